@@ -1,0 +1,367 @@
+import CLibPQ
+import Foundation
+import Logging
+
+/// One PostgreSQL connection over libpq, running on its own dedicated thread.
+///
+/// The actor's executor is a `DedicatedThreadExecutor`, so every blocking libpq call (connect,
+/// execute, wait for a notification) runs on that thread and never on Swift's cooperative pool.
+/// Actor isolation makes the `PGconn` single-user; methods are synchronous inside the actor, so a
+/// transaction body (`transaction(_:)`) cannot be interleaved with another caller's statements.
+///
+/// Every connection runs with `search_path=tasker,public` (upstream SQL is unqualified),
+/// `TimeZone=UTC` (naive `timestamp` columns hold UTC) and `DateStyle=ISO`.
+public actor PostgresConnection {
+    /// The session settings every connection starts with.
+    public static let sessionOptions = "-c search_path=tasker,public -c TimeZone=UTC -c DateStyle=ISO,MDY"
+
+    private let executor: DedicatedThreadExecutor
+    private let waiter = SocketWaiter()
+    private let noticeSink: NoticeSink
+    private var handle: OpaquePointer?
+    /// Server process id of this session (for `pg_terminate_backend`, logs).
+    public private(set) var backendPID: Int32 = 0
+    public nonisolated let logger: Logger
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
+
+    private init(label: String, logger: Logger) {
+        self.executor = DedicatedThreadExecutor(name: label)
+        self.logger = logger
+        self.noticeSink = NoticeSink(logger: logger)
+    }
+
+    // Runs on the connection's own thread, then lets that thread exit.
+    isolated deinit {
+        if let handle { PQfinish(handle) }
+        executor.shutdown()
+    }
+
+    /// Opens a connection. `url` is a `postgresql://` URL or a libpq conninfo string.
+    /// Waits at most `connectTimeout`; cancelling the calling task abandons the attempt at once.
+    public static func connect(
+        url: String,
+        applicationName: String = "tasker-worker",
+        connectTimeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "tasker.postgres")
+    ) async throws(PostgresError) -> PostgresConnection {
+        let connection = PostgresConnection(label: "pg-\(applicationName)", logger: logger)
+        do {
+            try await withTaskCancellationHandler {
+                try await connection.open(url: url, applicationName: applicationName, timeout: connectTimeout)
+            } onCancel: {
+                connection.interrupt()
+            }
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            throw PostgresError(.connectionFailed, "\(error)")
+        }
+        return connection
+    }
+
+    /// Ends a blocking wait in progress (or the next one) on this connection. Any thread.
+    public nonisolated func interrupt() {
+        waiter.wake()
+    }
+
+    private func open(url: String, applicationName: String, timeout: Duration) throws(PostgresError) {
+        let keys = ["dbname", "options", "application_name"]
+        let values = [url, Self.sessionOptions, applicationName]
+        let raw: OpaquePointer? = CStringArray.with(keys) { keyPtrs in
+            CStringArray.with(values) { valuePtrs in
+                PQconnectStartParams(keyPtrs, valuePtrs, 1)
+            }
+        }
+        guard let conn = raw else { throw PostgresError(.connectionFailed, "libpq could not allocate a connection") }
+        handle = conn
+        if PQstatus(conn) == CONNECTION_BAD {
+            throw connectFailure(conn, url: url)
+        }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var status = PGRES_POLLING_WRITING
+        while status != PGRES_POLLING_OK {
+            switch status {
+            case PGRES_POLLING_FAILED:
+                throw connectFailure(conn, url: url)
+            case PGRES_POLLING_READING, PGRES_POLLING_WRITING:
+                let interest: SocketWaiter.Interest = status == PGRES_POLLING_READING ? .read : .write
+                switch waiter.wait(socket: PQsocket(conn), for: interest, deadline: deadline) {
+                case .ready: break
+                case .woken:
+                    closeHandle()
+                    throw PostgresError(.cancelled, "connecting to \(Self.redact(url)) was cancelled")
+                case .timedOut:
+                    closeHandle()
+                    throw PostgresError(.connectionFailed, "connecting to \(Self.redact(url)) timed out after \(timeout)")
+                }
+            default:
+                break
+            }
+            status = PQconnectPoll(conn)
+        }
+        PQsetNoticeProcessor(conn, noticeProcessor, Unmanaged.passUnretained(noticeSink).toOpaque())
+        backendPID = PQbackendPID(conn)
+    }
+
+    private func connectFailure(_ conn: OpaquePointer, url: String) -> PostgresError {
+        let message = Self.errorMessage(conn)
+        closeHandle()
+        return PostgresError(.connectionFailed, "cannot connect to \(Self.redact(url)): \(message)")
+    }
+
+    /// Closes the connection; later calls fail with `connectionClosed`.
+    public func close() {
+        closeHandle()
+    }
+
+    private func closeHandle() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// True while libpq considers the connection usable.
+    public var isConnected: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Reads whatever the server sent without blocking and reports whether the connection is still
+    /// usable: a backend the server terminated while the connection sat idle shows up here.
+    public func checkAlive() -> Bool {
+        guard let handle else { return false }
+        if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+            closeHandle()
+            return false
+        }
+        return true
+    }
+
+    /// True when the session is idle (not inside a transaction block).
+    public var isIdle: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    // MARK: - Statements
+
+    /// Runs one parameterized statement (`$1`, `$2`, …) and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws(PostgresError) -> PostgresQueryResult {
+        let conn = try liveHandle()
+        let types = parameters.map { $0.postgresType }
+        let texts = parameters.map { $0.postgresText }
+        let result: OpaquePointer? = CStringArray.withOptional(texts) { valuePtrs in
+            types.withUnsafeBufferPointer { typePtr in
+                PQexecParams(conn, sql, Int32(parameters.count), typePtr.baseAddress, valuePtrs, nil, nil, 0)
+            }
+        }
+        return try consume(result, conn: conn, sql: sql)
+    }
+
+    /// Runs a script of one or more statements without parameters (simple query protocol), e.g. a
+    /// migration file. Returns the last statement's rows.
+    @discardableResult
+    public func execute(_ script: String) throws(PostgresError) -> PostgresQueryResult {
+        let conn = try liveHandle()
+        return try consume(PQexec(conn, script), conn: conn, sql: script)
+    }
+
+    /// Runs `body` inside `BEGIN … COMMIT`; any thrown error rolls the transaction back and is rethrown.
+    public func transaction<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
+        try execute("BEGIN")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        return value
+    }
+
+    private func rollbackQuietly() {
+        guard isConnected else { return }
+        do { try execute("ROLLBACK") } catch {
+            logger.warning("ROLLBACK failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: - LISTEN / NOTIFY
+
+    /// Subscribes to a channel. The name is quoted, so dotted names such as
+    /// `pgmq_message_ready.payments` work as upstream sends them.
+    public func listen(_ channel: String) throws(PostgresError) {
+        try execute("LISTEN \(try quoteIdentifier(channel))")
+    }
+
+    public func unlisten(_ channel: String) throws(PostgresError) {
+        try execute("UNLISTEN \(try quoteIdentifier(channel))")
+    }
+
+    /// Returns the notifications that have arrived, waiting on the socket (not polling) up to
+    /// `timeout` when none has. Returns an empty array on timeout or `interrupt()`. Throws
+    /// `connectionClosed` when the server ends the session.
+    public func waitForNotifications(timeout: Duration? = nil) throws(PostgresError) -> [PostgresNotification] {
+        let conn = try liveHandle()
+        var notes = try drainNotifications(conn)
+        if !notes.isEmpty { return notes }
+        let deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
+        switch waiter.wait(socket: PQsocket(conn), for: .read, deadline: deadline) {
+        case .woken, .timedOut:
+            return []
+        case .ready:
+            notes = try drainNotifications(conn)
+            return notes
+        }
+    }
+
+    private func drainNotifications(_ conn: OpaquePointer) throws(PostgresError) -> [PostgresNotification] {
+        if PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK {
+            let message = Self.errorMessage(conn)
+            closeHandle()
+            throw PostgresError(.connectionClosed, "connection lost while waiting for notifications: \(message)")
+        }
+        var notes: [PostgresNotification] = []
+        while let notify = PQnotifies(conn) {
+            let note = notify.pointee
+            notes.append(PostgresNotification(
+                channel: String(cString: note.relname),
+                payload: note.extra.map { String(cString: $0) } ?? "",
+                backendPID: note.be_pid))
+            PQfreemem(notify)
+        }
+        return notes
+    }
+
+    /// Quotes an identifier with libpq's `PQescapeIdentifier`.
+    public func quoteIdentifier(_ name: String) throws(PostgresError) -> String {
+        let conn = try liveHandle()
+        guard let escaped = PQescapeIdentifier(conn, name, name.utf8.count) else {
+            throw PostgresError(.usage, "cannot quote identifier \"\(name)\": \(Self.errorMessage(conn))")
+        }
+        defer { PQfreemem(escaped) }
+        return String(cString: escaped)
+    }
+
+    // MARK: - Results
+
+    private func liveHandle() throws(PostgresError) -> OpaquePointer {
+        guard let handle else { throw PostgresError(.connectionClosed, "connection is closed") }
+        return handle
+    }
+
+    private func consume(_ result: OpaquePointer?, conn: OpaquePointer, sql: String) throws(PostgresError) -> PostgresQueryResult {
+        guard let result else {
+            let message = Self.errorMessage(conn)
+            let lost = PQstatus(conn) != CONNECTION_OK
+            if lost { closeHandle() }
+            throw PostgresError(lost ? .connectionClosed : .server, message, query: Self.shorten(sql))
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_SINGLE_TUPLE:
+            return Self.copyRows(result)
+        default:
+            var error = Self.serverError(result, sql: sql)
+            if PQstatus(conn) != CONNECTION_OK {
+                closeHandle()
+                error.kind = .connectionClosed
+            }
+            throw error
+        }
+    }
+
+    private static func copyRows(_ result: OpaquePointer) -> PostgresQueryResult {
+        let fieldCount = Int(PQnfields(result))
+        let rowCount = Int(PQntuples(result))
+        var columns: [PostgresColumn] = []
+        columns.reserveCapacity(fieldCount)
+        for field in 0..<fieldCount {
+            columns.append(PostgresColumn(name: String(cString: PQfname(result, Int32(field))),
+                                          typeOID: PQftype(result, Int32(field))))
+        }
+        let index = PostgresColumnIndex(columns)
+        var rows: [PostgresRow] = []
+        rows.reserveCapacity(rowCount)
+        for row in 0..<rowCount {
+            var values: [[UInt8]?] = []
+            values.reserveCapacity(fieldCount)
+            for field in 0..<fieldCount {
+                if PQgetisnull(result, Int32(row), Int32(field)) == 1 {
+                    values.append(nil)
+                } else {
+                    let length = Int(PQgetlength(result, Int32(row), Int32(field)))
+                    let pointer = UnsafeRawPointer(PQgetvalue(result, Int32(row), Int32(field))!)
+                    values.append(Array(UnsafeRawBufferPointer(start: pointer, count: length)))
+                }
+            }
+            rows.append(PostgresRow(index: index, values: values))
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PostgresQueryResult(rows: rows, affectedRows: affected, index: index)
+    }
+
+    private static func serverError(_ result: OpaquePointer, sql: String) -> PostgresError {
+        func field(_ code: Int32) -> String? {
+            PQresultErrorField(result, code).map { String(cString: $0) }
+        }
+        let primary = field(CLIBPQ_DIAG_MESSAGE_PRIMARY)
+            ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+        return PostgresError(
+            .server, primary,
+            sqlState: field(CLIBPQ_DIAG_SQLSTATE), detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL),
+            hint: field(CLIBPQ_DIAG_MESSAGE_HINT), constraint: field(CLIBPQ_DIAG_CONSTRAINT_NAME),
+            table: field(CLIBPQ_DIAG_TABLE_NAME), column: field(CLIBPQ_DIAG_COLUMN_NAME),
+            query: shorten(sql))
+    }
+
+    static func errorMessage(_ conn: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func shorten(_ sql: String) -> String {
+        let flat = sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: " ")
+        return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
+    }
+
+    /// Hides the password of a `postgresql://user:password@host/db` URL.
+    public static func redact(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let at = url.range(of: "@", range: scheme.upperBound..<url.endIndex)
+        else { return url }
+        let userInfo = url[scheme.upperBound..<at.lowerBound]
+        guard let colon = userInfo.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at.lowerBound...])
+    }
+}
+
+/// A notification received on a LISTENed channel.
+public struct PostgresNotification: Sendable, Equatable {
+    public let channel: String
+    public let payload: String
+    /// Server process id of the session that sent it.
+    public let backendPID: Int32
+}
+
+/// Receives libpq notices (e.g. `NOTICE: relation already exists`) and logs them at debug level
+/// instead of libpq writing them to stderr.
+private final class NoticeSink: Sendable {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+}
+
+private func noticeProcessor(_ context: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
+    guard let context, let message else { return }
+    let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
+    let text = String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+    sink.logger.debug("postgres notice", metadata: ["notice": "\(text)"])
+}

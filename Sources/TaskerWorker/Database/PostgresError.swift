@@ -1,0 +1,77 @@
+/// An error from the PostgreSQL client: what failed, and the server's diagnostics when it has any.
+///
+/// `sqlState` separates the cases callers act on: `isUniqueViolation` (23505, e.g. a lost claim race)
+/// is a normal outcome, while `isConnectionLoss` means the connection is gone and must be replaced.
+public struct PostgresError: Error, Sendable, CustomStringConvertible {
+    /// The broad class of failure.
+    public enum Kind: String, Sendable {
+        /// Could not open a connection (bad URL, refused, authentication failed, timeout).
+        case connectionFailed
+        /// The connection broke while in use.
+        case connectionClosed
+        /// The server rejected a statement; `sqlState` says why.
+        case server
+        /// A value could not be decoded into the requested Swift type.
+        case decoding
+        /// The caller used the API wrongly (unknown column, wrong parameter count, …).
+        case usage
+        /// Waiting for a pooled connection took longer than the acquire timeout.
+        case acquireTimeout
+        /// The pool or listener has been shut down.
+        case shutdown
+        /// The operation was cancelled.
+        case cancelled
+    }
+
+    public var kind: Kind
+    /// A short statement of what failed.
+    public var message: String
+    /// Five-character SQLSTATE code from the server (`23505` = unique violation).
+    public var sqlState: String?
+    public var detail: String?
+    public var hint: String?
+    public var constraint: String?
+    public var table: String?
+    public var column: String?
+    /// The SQL that was running, shortened, for context in logs.
+    public var query: String?
+
+    public init(
+        _ kind: Kind, _ message: String, sqlState: String? = nil, detail: String? = nil,
+        hint: String? = nil, constraint: String? = nil, table: String? = nil, column: String? = nil,
+        query: String? = nil
+    ) {
+        self.kind = kind
+        self.message = message
+        self.sqlState = sqlState
+        self.detail = detail
+        self.hint = hint
+        self.constraint = constraint
+        self.table = table
+        self.column = column
+        self.query = query
+    }
+
+    /// 23505: a unique constraint rejected the row (for a step claim: another worker won).
+    public var isUniqueViolation: Bool { sqlState == "23505" }
+    /// 40001 / 40P01: serialization failure or deadlock; the transaction may be retried.
+    public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
+    /// The connection is unusable: it failed to open, broke, or the server is shutting it down
+    /// (SQLSTATE class 08, 57P01–57P03).
+    public var isConnectionLoss: Bool {
+        if kind == .connectionFailed || kind == .connectionClosed { return true }
+        guard let state = sqlState else { return false }
+        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+    }
+
+    public var description: String {
+        var text = "PostgreSQL \(kind.rawValue) error"
+        if let sqlState { text += " [\(sqlState)]" }
+        text += ": \(message)"
+        if let detail { text += " (detail: \(detail))" }
+        if let hint { text += " (hint: \(hint))" }
+        if let constraint { text += " (constraint: \(constraint))" }
+        if let query { text += " — in: \(query)" }
+        return text
+    }
+}

@@ -1,0 +1,67 @@
+/// Settings of a `PostgresConnectionPool` (upstream keys: `common.database.pool.*`).
+public struct PostgresPoolConfiguration: Sendable, Equatable {
+    public var url: String
+    public var maxConnections: Int
+    public var minConnections: Int
+    public var acquireTimeout: Duration
+    /// Idle connections above `minConnections` are closed after this long unused.
+    public var idleTimeout: Duration
+    /// Connections are replaced after this age.
+    public var maxLifetime: Duration
+    /// Acquires slower than this count as slow in the statistics.
+    public var slowAcquireThreshold: Duration
+    public var connectTimeout: Duration
+    public var applicationName: String
+    /// How often `run()` prunes, checks and tops up idle connections.
+    public var maintenanceInterval: Duration
+
+    public init(url: String, maxConnections: Int = 25, minConnections: Int = 5,
+                acquireTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
+                maxLifetime: Duration = .seconds(1800), slowAcquireThreshold: Duration = .milliseconds(100),
+                connectTimeout: Duration = .seconds(10), applicationName: String = "tasker-worker",
+                maintenanceInterval: Duration = .seconds(5)) {
+        self.url = url
+        self.maxConnections = max(1, maxConnections)
+        self.minConnections = min(max(0, minConnections), self.maxConnections)
+        self.acquireTimeout = acquireTimeout
+        self.idleTimeout = idleTimeout
+        self.maxLifetime = maxLifetime
+        self.slowAcquireThreshold = slowAcquireThreshold
+        self.connectTimeout = connectTimeout
+        self.applicationName = applicationName
+        self.maintenanceInterval = maintenanceInterval
+    }
+}
+
+/// A snapshot of pool activity, for health endpoints and metrics.
+public struct PostgresPoolStatistics: Sendable, Equatable, Codable {
+    /// Connections currently lent out.
+    public var active: Int
+    /// Open connections waiting in the pool.
+    public var idle: Int
+    public var max: Int
+    public var min: Int
+    /// Callers waiting for a connection right now.
+    public var waiting: Int
+    public var totalAcquires: Int
+    /// Acquires that took longer than the slow-acquire threshold.
+    public var slowAcquires: Int
+    /// Acquires that failed (timeout, connect error, shutdown).
+    public var acquireErrors: Int
+    public var averageAcquireMs: Double
+    public var maxAcquireMs: Double
+    public var connectionsOpened: Int
+    /// Connections found dead (or too old) and replaced.
+    public var connectionsReplaced: Int
+
+    enum CodingKeys: String, CodingKey {
+        case active, idle, max, min, waiting
+        case totalAcquires = "total_acquires"
+        case slowAcquires = "slow_acquires"
+        case acquireErrors = "acquire_errors"
+        case averageAcquireMs = "average_acquire_ms"
+        case maxAcquireMs = "max_acquire_ms"
+        case connectionsOpened = "connections_opened"
+        case connectionsReplaced = "connections_replaced"
+    }
+}
