@@ -132,7 +132,9 @@ public actor PostgresConnection {
     /// usable: a backend the server terminated while the connection sat idle shows up here.
     public func checkAlive() -> Bool {
         guard let handle else { return false }
-        if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+        // The first read may only pick up the server's FATAL message; the second then sees EOF.
+        // On a live idle connection both return at once with nothing to read.
+        if PQconsumeInput(handle) == 0 || PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
             closeHandle()
             return false
         }
@@ -170,7 +172,7 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`; any thrown error rolls the transaction back and is rethrown.
-    public func transaction<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
+    public func transaction<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
         try execute("BEGIN")
         let value: T
         do {

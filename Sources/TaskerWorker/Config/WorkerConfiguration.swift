@@ -1,0 +1,317 @@
+// The `[worker]` tree. Defaults equal config/tasker/base/worker.toml (tasker-core's base defaults), plus
+// tasker-core's serde defaults for keys the base file leaves out (`web.config_endpoint_enabled`,
+// the JWKS/API-key fields of `web.auth`, `grpc.tls_cert_path`/`tls_key_path`).
+
+/// `[worker]`: identity, event system, channels, HTTP and gRPC servers.
+public struct WorkerConfiguration: Codable, Sendable, Equatable {
+    public var workerId = "worker-default-001"
+    public var workerType = "general"
+    public var circuitBreakers = CircuitBreakers()
+    public var eventSystems = EventSystems()
+    public var mpscChannels = Channels()
+    public var orchestrationClient = OrchestrationClient()
+    public var web = Web()
+    public var grpc = GRPC()
+    public init() {}
+}
+
+extension WorkerConfiguration {
+    /// `[worker.circuit_breakers]` (used by FFI workers only).
+    public struct CircuitBreakers: Codable, Sendable, Equatable {
+        public var ffiCompletionSend = FFICompletionSend()
+        public init() {}
+    }
+
+    /// `[worker.circuit_breakers.ffi_completion_send]`.
+    public struct FFICompletionSend: Codable, Sendable, Equatable {
+        public var failureThreshold = 5
+        public var recoveryTimeoutSeconds = 5
+        public var successThreshold = 2
+        public var slowSendThresholdMs = 100
+        public init() {}
+    }
+
+    /// How step messages reach the worker (`event_systems.worker.deployment_mode`).
+    public enum DeploymentMode: String, Codable, Sendable, CaseIterable {
+        /// LISTEN/NOTIFY plus the fallback poller.
+        case hybrid = "Hybrid"
+        /// LISTEN/NOTIFY only.
+        case eventDrivenOnly = "EventDrivenOnly"
+        /// Polling only.
+        case pollingOnly = "PollingOnly"
+        /// No message intake.
+        case disabled = "Disabled"
+    }
+
+    /// `[worker.event_systems]`.
+    public struct EventSystems: Codable, Sendable, Equatable {
+        public var worker = EventSystem()
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker]`.
+    public struct EventSystem: Codable, Sendable, Equatable {
+        public var systemId = "worker-event-system"
+        public var deploymentMode = DeploymentMode.hybrid
+        public var timing = Timing()
+        public var processing = Processing()
+        public var health = Health()
+        public var metadata = Metadata()
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.timing]`.
+    public struct Timing: Codable, Sendable, Equatable {
+        public var healthCheckIntervalSeconds = 30
+        public var fallbackPollingIntervalSeconds = 2
+        /// Visibility timeout applied when reading step messages.
+        public var visibilityTimeoutSeconds = 30
+        public var processingTimeoutSeconds = 60
+        public var claimTimeoutSeconds = 300
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.processing]`.
+    public struct Processing: Codable, Sendable, Equatable {
+        public var maxConcurrentOperations = 100
+        public var batchSize = 20
+        public var maxRetries = 3
+        public var backoff = ProcessingBackoff()
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.processing.backoff]`.
+    public struct ProcessingBackoff: Codable, Sendable, Equatable {
+        public var initialDelayMs = 100
+        public var maxDelayMs = 10000
+        public var multiplier = 2.0
+        public var jitterPercent = 0.1
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.health]`.
+    public struct Health: Codable, Sendable, Equatable {
+        public var enabled = true
+        public var performanceMonitoringEnabled = true
+        public var maxConsecutiveErrors = 10
+        public var errorRateThresholdPerMinute = 20
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.metadata]`.
+    public struct Metadata: Codable, Sendable, Equatable {
+        public var inProcessEvents = InProcessEvents()
+        public var listener = Listener()
+        public var fallbackPoller = FallbackPoller()
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.metadata.in_process_events]`.
+    public struct InProcessEvents: Codable, Sendable, Equatable {
+        public var ffiIntegrationEnabled = true
+        public var deduplicationCacheSize = 10000
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.metadata.listener]`: the LISTEN/NOTIFY connection.
+    public struct Listener: Codable, Sendable, Equatable {
+        public var retryIntervalSeconds = 5
+        public var maxRetryAttempts = 5
+        public var eventTimeoutSeconds = 60
+        public var batchProcessing = true
+        public var connectionTimeoutSeconds = 30
+        public init() {}
+    }
+
+    /// `[worker.event_systems.worker.metadata.fallback_poller]`.
+    public struct FallbackPoller: Codable, Sendable, Equatable {
+        public var enabled = true
+        public var pollingIntervalMs = 1000
+        public var batchSize = 20
+        /// Only messages older than this are picked up by the poller.
+        public var ageThresholdSeconds = 5
+        public var maxAgeHours = 24
+        public var visibilityTimeoutSeconds = 30
+        /// Empty: every namespace.
+        public var supportedNamespaces: [String] = []
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels]`: bounded-buffer sizes and handler dispatch.
+    public struct Channels: Codable, Sendable, Equatable {
+        public var commandProcessor = CommandProcessorChannel()
+        public var eventSystems = EventSystemChannel()
+        public var eventSubscribers = EventSubscriberChannels()
+        public var inProcessEvents = InProcessEventChannel()
+        public var eventListeners = EventListenerChannel()
+        public var domainEvents = DomainEventChannel()
+        public var handlerDispatch = HandlerDispatch()
+        public var ffiDispatch = FFIDispatch()
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.command_processor]`.
+    public struct CommandProcessorChannel: Codable, Sendable, Equatable {
+        public var commandBufferSize = 2000
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.event_systems]`.
+    public struct EventSystemChannel: Codable, Sendable, Equatable {
+        public var eventChannelBufferSize = 2000
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.event_subscribers]`.
+    public struct EventSubscriberChannels: Codable, Sendable, Equatable {
+        public var completionBufferSize = 1000
+        public var resultBufferSize = 1000
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.in_process_events]`.
+    public struct InProcessEventChannel: Codable, Sendable, Equatable {
+        public var broadcastBufferSize = 2000
+        public var logSubscriberErrors = true
+        public var dispatchTimeoutMs = 5000
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.event_listeners]`.
+    public struct EventListenerChannel: Codable, Sendable, Equatable {
+        public var pgmqEventBufferSize = 10000
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.domain_events]`.
+    public struct DomainEventChannel: Codable, Sendable, Equatable {
+        public var commandBufferSize = 1000
+        public var shutdownDrainTimeoutMs = 5000
+        public var logDroppedEvents = true
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.handler_dispatch]`: how many handlers run at once and for how long.
+    public struct HandlerDispatch: Codable, Sendable, Equatable {
+        public var dispatchBufferSize = 1000
+        public var completionBufferSize = 1000
+        public var maxConcurrentHandlers = 10
+        public var handlerTimeoutMs = 30000
+        public var loadShedding = LoadShedding()
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.handler_dispatch.load_shedding]`.
+    public struct LoadShedding: Codable, Sendable, Equatable {
+        public var enabled = true
+        /// Percentage (0–100) of busy handler slots above which no new step is claimed.
+        public var capacityThresholdPercent = 80.0
+        /// Percentage (0–100) of busy handler slots above which a warning is logged.
+        public var warningThresholdPercent = 70.0
+        public init() {}
+    }
+
+    /// `[worker.mpsc_channels.ffi_dispatch]` (FFI workers only).
+    public struct FFIDispatch: Codable, Sendable, Equatable {
+        public var dispatchBufferSize = 1000
+        public var completionTimeoutMs = 30000
+        public var callbackTimeoutMs = 5000
+        public var starvationWarningThresholdMs = 10000
+        public var completionSendTimeoutMs = 10000
+        public init() {}
+    }
+
+    /// Transports for the orchestration client (`orchestration_client.transport`).
+    public enum ClientTransport: String, Codable, Sendable, CaseIterable {
+        case rest
+        case grpc
+    }
+
+    /// `[worker.orchestration_client]`.
+    public struct OrchestrationClient: Codable, Sendable, Equatable {
+        public var baseUrl = "http://localhost:8080"
+        public var transport = ClientTransport.rest
+        public var timeoutMs = 30000
+        public var maxRetries = 3
+        public init() {}
+    }
+
+    /// `[worker.web]`: the REST API.
+    public struct Web: Codable, Sendable, Equatable {
+        public var enabled = true
+        /// `host:port`.
+        public var bindAddress = "0.0.0.0:8081"
+        public var requestTimeoutMs = 30000
+        /// Serve `GET /config` (secrets redacted).
+        public var configEndpointEnabled = false
+        public var databasePools = WebDatabasePools()
+        public var auth = Auth()
+        public init() {}
+    }
+
+    /// `[worker.web.database_pools]`.
+    public struct WebDatabasePools: Codable, Sendable, Equatable {
+        public var webApiPoolSize = 10
+        public var webApiMaxConnections = 15
+        public var webApiConnectionTimeoutSeconds = 30
+        public var webApiIdleTimeoutSeconds = 600
+        public var maxTotalConnectionsHint = 25
+        public init() {}
+    }
+
+    /// `[worker.web.auth]`.
+    public struct Auth: Codable, Sendable, Equatable {
+        public var enabled = false
+        public var jwtIssuer = "tasker-worker"
+        public var jwtAudience = "worker-api"
+        public var jwtTokenExpiryHours = 24
+        public var jwtPrivateKey = ""
+        public var jwtPublicKey = ""
+        public var jwtPublicKeyPath = ""
+        /// `public_key` or `jwks`.
+        public var jwtVerificationMethod = "public_key"
+        public var jwksUrl = ""
+        public var jwksRefreshIntervalSeconds = 3600
+        public var jwksMaxStaleSeconds = 300
+        public var jwksUrlAllowHttp = false
+        public var jwtAllowedAlgorithms = ["RS256"]
+        public var permissionsClaim = "permissions"
+        public var strictValidation = true
+        public var logUnknownPermissions = true
+        public var apiKey = ""
+        public var apiKeyHeader = "X-API-Key"
+        public var apiKeysEnabled = false
+        public var apiKeys: [APIKey] = []
+        public init() {}
+    }
+
+    /// One `[[worker.web.auth.api_keys]]` entry.
+    public struct APIKey: Codable, Sendable, Equatable {
+        public var key = ""
+        public var permissions: [String] = []
+        public var description = ""
+        public init() {}
+        public init(key: String, permissions: [String], description: String = "") {
+            self.key = key
+            self.permissions = permissions
+            self.description = description
+        }
+    }
+
+    /// `[worker.grpc]`.
+    public struct GRPC: Codable, Sendable, Equatable {
+        public var enabled = true
+        /// `host:port`.
+        public var bindAddress = "0.0.0.0:9191"
+        public var tlsEnabled = false
+        public var tlsCertPath = ""
+        public var tlsKeyPath = ""
+        public var keepaliveIntervalSeconds = 30
+        public var keepaliveTimeoutSeconds = 20
+        public var maxConcurrentStreams = 1000
+        public var maxFrameSize = 16384
+        public var enableReflection = true
+        public var enableHealthService = true
+        public init() {}
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+
+/// How PGMQ got into the database.
+public enum PGMQInstallRoute: Sendable, Equatable, CustomStringConvertible {
+    /// `pgmq.meta` already existed (extension or script applied before).
+    case alreadyInstalled
+    /// `CREATE EXTENSION pgmq` (the server has the extension).
+    case createExtension
+    /// The SQL-only script at this path.
+    case sqlScript(path: String)
+
+    public var description: String {
+        switch self {
+        case .alreadyInstalled: return "already installed"
+        case .createExtension: return "CREATE EXTENSION pgmq"
+        case .sqlScript(let path): return "SQL-only install script \(path)"
+        }
+    }
+}
+
+/// What a migration run did.
+public struct MigrationReport: Sendable, Equatable {
+    public var pgmq: PGMQInstallRoute
+    /// Files applied by this run, in order.
+    public var applied: [String]
+    /// Files that had been applied before.
+    public var alreadyApplied: [String]
+    /// Already-applied files whose content has changed since (they are not re-applied).
+    public var changedSinceApplied: [String]
+}
+
+/// Applies PGMQ and then `migrations/*.sql` in filename order, each file in one transaction,
+/// recording applied files in `public.tasker_worker_migrations`; a second run applies nothing.
+/// Concurrent runs are serialised with an advisory lock.
+public struct Migrator: Sendable {
+    /// The table recording applied files.
+    public static let ledgerTable = "public.tasker_worker_migrations"
+    static let advisoryLockKey = 7_263_541_004_201
+
+    public let databaseURL: String
+    public let migrationsDirectory: String
+    public let pgmqScript: String?
+    public let pgmqSearchPaths: [String]
+    public let logger: Logger
+
+    /// - Parameters:
+    ///   - pgmqScript: the PGMQ SQL script to use when the server has no `pgmq` extension
+    ///     (see `PGMQScriptLocator`); `pgmqSearchPaths` are named in the error when it is nil.
+    public init(databaseURL: String, migrationsDirectory: String, pgmqScript: String?,
+                pgmqSearchPaths: [String] = [], logger: Logger = Logger(label: "tasker.migrate")) {
+        self.databaseURL = databaseURL
+        self.migrationsDirectory = migrationsDirectory
+        self.pgmqScript = pgmqScript
+        self.pgmqSearchPaths = pgmqSearchPaths
+        self.logger = logger
+    }
+
+    /// The migration files, sorted by name.
+    public func migrationFiles() throws(MigrationError) -> [String] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: migrationsDirectory)
+        } catch {
+            throw .noMigrations(directory: migrationsDirectory)
+        }
+        let files = names.filter { $0.hasSuffix(".sql") }.sorted()
+        if files.isEmpty { throw .noMigrations(directory: migrationsDirectory) }
+        return files
+    }
+
+    public func run() async throws -> MigrationReport {
+        let files = try migrationFiles()
+        let contents = try files.map { name throws(MigrationError) in (name, try Self.read("\(migrationsDirectory)/\(name)")) }
+        let connection = try await PostgresConnection.connect(url: databaseURL, applicationName: "tasker-worker-migrate",
+                                                              logger: logger)
+        do {
+            let report = try await migrateLocked(connection, files: contents)
+            await connection.close()
+            return report
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    private func migrateLocked(_ connection: PostgresConnection, files: [(String, String)]) async throws -> MigrationReport {
+        try await connection.query("SELECT pg_advisory_lock($1)", [Self.advisoryLockKey])
+        do {
+            let report = try await migrate(connection, files: files)
+            try await connection.query("SELECT pg_advisory_unlock($1)", [Self.advisoryLockKey])
+            return report
+        } catch {
+            _ = try? await connection.query("SELECT pg_advisory_unlock($1)", [Self.advisoryLockKey])
+            throw error
+        }
+    }
+
+    private func migrate(_ connection: PostgresConnection, files: [(String, String)]) async throws -> MigrationReport {
+        let route = try await installPGMQ(connection)
+        try await connection.execute("""
+            CREATE TABLE IF NOT EXISTS \(Self.ledgerTable) (
+                filename   text PRIMARY KEY,
+                checksum   text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """)
+        var applied: [String: String] = [:]
+        for row in try await connection.query("SELECT filename, checksum FROM \(Self.ledgerTable)") {
+            applied[try row.decode("filename")] = try row.decode("checksum", as: String.self)
+        }
+        var report = MigrationReport(pgmq: route, applied: [], alreadyApplied: [], changedSinceApplied: [])
+        for (name, sql) in files {
+            if let checksum = applied[name] {
+                report.alreadyApplied.append(name)
+                let current: String = try await connection.query("SELECT md5($1) AS sum", [sql])[0].decode("sum")
+                if current != checksum {
+                    report.changedSinceApplied.append(name)
+                    logger.warning("migration changed after it was applied; not re-applying", metadata: ["file": "\(name)"])
+                }
+                continue
+            }
+            do {
+                try await connection.transaction { connection in
+                    try connection.execute(sql)
+                    try connection.query("INSERT INTO \(Self.ledgerTable) (filename, checksum) VALUES ($1, md5($2))", [name, sql])
+                }
+            } catch {
+                throw MigrationError.fileFailed(file: name, underlying: error)
+            }
+            logger.info("applied migration", metadata: ["file": "\(name)"])
+            report.applied.append(name)
+        }
+        return report
+    }
+
+    private func installPGMQ(_ connection: PostgresConnection) async throws -> PGMQInstallRoute {
+        let installed: Bool = try await connection.query("SELECT to_regclass('pgmq.meta') IS NOT NULL AS present")[0].decode("present")
+        if installed { return .alreadyInstalled }
+        let available: Bool = try await connection.query(
+            "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pgmq') AS available")[0].decode("available")
+        if available {
+            try await connection.execute("CREATE EXTENSION IF NOT EXISTS pgmq CASCADE")
+            logger.info("installed PGMQ with CREATE EXTENSION")
+            return .createExtension
+        }
+        guard let path = pgmqScript else { throw MigrationError.pgmqUnavailable(searched: pgmqSearchPaths) }
+        let script = try Self.read(path)
+        do {
+            try await connection.transaction { connection in _ = try connection.execute(script) }
+        } catch {
+            throw MigrationError.pgmqScriptFailed(path: path, underlying: error)
+        }
+        logger.info("installed PGMQ from its SQL script", metadata: ["path": "\(path)"])
+        return .sqlScript(path: path)
+    }
+
+    private static func read(_ path: String) throws(MigrationError) -> String {
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw .unreadable(path: path, underlying: error)
+        }
+    }
+}

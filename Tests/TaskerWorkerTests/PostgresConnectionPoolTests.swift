@@ -1,0 +1,94 @@
+import Foundation
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+@Suite("Connection pool", .timeLimit(.minutes(2)))
+struct PostgresConnectionPoolTests {
+    @Test func exhaustionWaitsThenTimesOutAndCountsTheError() async throws {
+        try await withTestDatabase { db in
+            let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
+                url: db.url, maxConnections: 2, minConnections: 0, acquireTimeout: .milliseconds(300),
+                slowAcquireThreshold: .milliseconds(20)))
+            let first = try await pool.acquire()
+            let second = try await pool.acquire()
+            let error = await #expect(throws: PostgresError.self) { try await pool.acquire() }
+            #expect(error?.kind == .acquireTimeout)
+            var stats = await pool.statistics
+            #expect(stats.active == 2)
+            #expect(stats.acquireErrors == 1)
+            #expect(stats.totalAcquires == 3)
+
+            // A waiter gets the connection released while it waits.
+            async let third = pool.acquire()
+            try await Task.sleep(for: .milliseconds(50))
+            await pool.release(first)
+            let handedOver = try await third
+            #expect(handedOver === first)
+            await pool.release(second)
+            await pool.release(handedOver)
+            stats = await pool.statistics
+            #expect(stats.active == 0)
+            #expect(stats.idle == 2)
+            #expect(stats.max == 2)
+            #expect(stats.connectionsOpened == 2)
+            #expect(stats.maxAcquireMs >= 40)
+            #expect(stats.slowAcquires >= 1)  // the waiter (≥ 50 ms) and the timed-out one
+            await pool.close()
+        }
+    }
+
+    @Test func deadConnectionsAreReplaced() async throws {
+        try await withTestDatabase { db in
+            let pool = db.pool(maxConnections: 1)
+            let pid: Int32 = try await pool.withConnection { await $0.backendPID }
+            let admin = try await db.connect()
+            try await admin.query("SELECT pg_terminate_backend($1)", [Int32(pid)])
+            try await waitUntil { try await admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [Int32(pid)]).isEmpty }
+            let rows = try await pool.query("SELECT pg_backend_pid() AS pid")
+            #expect(try rows[0].decode("pid", as: Int32.self) != pid)
+            let stats = await pool.statistics
+            #expect(stats.connectionsReplaced == 1)
+            #expect(stats.connectionsOpened == 2)
+            await pool.close()
+        }
+    }
+
+    @Test func aConnectionBrokenWhileLentIsNotReturnedToThePool() async throws {
+        try await withTestDatabase { db in
+            let pool = db.pool(maxConnections: 2)
+            let admin = try await db.connect()
+            await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { connection in
+                    try await admin.query("SELECT pg_terminate_backend($1)", [Int32(await connection.backendPID)])
+                    try await waitUntil { await !(connection.checkAlive()) }
+                    try await connection.query("SELECT 1")
+                }
+            }
+            let stats = await pool.statistics
+            #expect(stats.idle == 0)
+            #expect(stats.active == 0)
+            #expect(stats.connectionsReplaced == 1)
+            #expect(try await pool.query("SELECT 1 AS one")[0].decode("one", as: Int.self) == 1)
+            await pool.close()
+        }
+    }
+
+    @Test func transactionsRunOnPooledConnectionsAndMinimumIsKept() async throws {
+        try await withTestDatabase { db in
+            let pool = db.pool(maxConnections: 3, minConnections: 2)
+            let run = Task { try await pool.run() }
+            try await waitUntil { await pool.statistics.idle == 2 }
+            try await pool.query("CREATE TABLE t (id int)")
+            let count = try await pool.transaction { c in
+                try c.query("INSERT INTO t VALUES (1), (2)")
+                return try c.query("SELECT count(*) AS n FROM t")[0].decode("n", as: Int.self)
+            }
+            #expect(count == 2)
+            run.cancel()
+            _ = try? await run.value
+            let closed = await #expect(throws: PostgresError.self) { try await pool.acquire() }
+            #expect(closed?.kind == .shutdown)
+        }
+    }
+}
