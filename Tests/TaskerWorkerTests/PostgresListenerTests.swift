@@ -46,15 +46,15 @@ struct PostgresListenerTests {
             var events = listener.events.makeAsyncIterator()
             #expect(await events.next() == .connected(isReconnect: false))
             listener.listen(["pgmq_message_ready.late"])
+            // Keep notifying until the listener has subscribed; only then can one arrive.
             let admin = try await db.connect()
-            try await waitUntil {
-                try await admin.query("""
-                    SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-                      AND application_name = 'tasker-worker-listener'
-                      AND query LIKE 'LISTEN%late%'
-                    """).count == 1
+            let sender = Task {
+                while !Task.isCancelled {
+                    _ = try? await admin.query("SELECT pg_notify('pgmq_message_ready.late', 'x')")
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
             }
-            try await admin.query("SELECT pg_notify('pgmq_message_ready.late', 'x')")
+            defer { sender.cancel() }
             if case .notification(let note) = await events.next() {
                 #expect(note.channel == "pgmq_message_ready.late")
             } else {
