@@ -172,6 +172,7 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`; any thrown error rolls the transaction back and is rethrown.
+    @discardableResult
     public func transaction<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
         try execute("BEGIN")
         let value: T
