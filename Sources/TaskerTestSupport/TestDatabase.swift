@@ -28,20 +28,16 @@ public struct TestDatabase: Sendable {
 ///
 /// Needs `TASKER_TEST_DATABASE_URL` (a superuser URL of a running cluster; `scripts/test` sets it).
 public func withTestDatabase<T: Sendable>(_ body: (TestDatabase) async throws -> T) async throws -> T {
-    let database = try await TestCluster.shared.createDatabase()
-    do {
-        let value = try await body(database)
-        await TestCluster.shared.dropDatabase(database.name)
-        return value
-    } catch {
-        await TestCluster.shared.dropDatabase(database.name)
-        throw error
-    }
+    try await withClonedDatabase(template: nil, body)
 }
 
 /// Runs `body` with an empty database (no PGMQ, no schema), for migration tests.
 public func withEmptyTestDatabase<T: Sendable>(_ body: (TestDatabase) async throws -> T) async throws -> T {
-    let database = try await TestCluster.shared.createDatabase(template: "template0")
+    try await withClonedDatabase(template: "template0", body)
+}
+
+private func withClonedDatabase<T: Sendable>(template: String?, _ body: (TestDatabase) async throws -> T) async throws -> T {
+    let database = try await TestCluster.shared.createDatabase(template: template)
     do {
         let value = try await body(database)
         await TestCluster.shared.dropDatabase(database.name)
