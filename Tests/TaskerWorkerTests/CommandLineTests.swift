@@ -1,0 +1,110 @@
+import Foundation
+import TaskerTestSupport
+import Testing
+import TaskerWorker
+
+/// The `tasker-worker` executable as an operator runs it.
+@Suite("tasker-worker command line", .timeLimit(.minutes(2)))
+struct CommandLineTests {
+    struct Outcome {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static var binary: String {
+        let root = TestEnvironment.repositoryRoot
+        let candidates = ["\(root)/.build/debug/tasker-worker", "\(root)/.build/release/tasker-worker"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "TASKER_CONFIG_PATH")
+        env.removeValue(forKey: "DATABASE_URL")
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                       stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func configCheckRejectsZeroHandlersAndNamesTheKey() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("worker.toml")
+        try """
+            [worker.mpsc_channels.handler_dispatch]
+            max_concurrent_handlers = 0
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let outcome = try Self.run(["config", "check", file.path])
+        #expect(outcome.status != 0)
+        #expect(outcome.stderr.contains("worker.mpsc_channels.handler_dispatch.max_concurrent_handlers"))
+        #expect(outcome.stderr.contains(file.path))
+    }
+
+    @Test func configCheckPrintsTheEffectiveConfigurationWithSecretsRedacted() throws {
+        let outcome = try Self.run(["config", "check"], environment: [
+            "TASKER_ENV": "test", "DATABASE_URL": "postgresql://tasker:s3cret-pw@db.example:5432/tasker_test",
+        ])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("max_concurrent_handlers"))
+        #expect(!outcome.stdout.contains("s3cret-pw"))
+        #expect(outcome.stdout.contains("db.example"))
+    }
+
+    @Test func migrateIsIdempotentFromTheCommandLine() async throws {
+        try await withEmptyTestDatabase { db in
+            let environment = ["TASKER_PGMQ_SQL": TestEnvironment.pgmqScript ?? "", "DATABASE_URL": db.url]
+            let first = try Self.run(["migrate"], environment: environment)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stdout.contains("applied: 0001"))
+            let second = try Self.run(["migrate", "--database-url", db.url], environment: environment)
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(second.stdout.contains("applied: nothing (up to date)"))
+            #expect(second.stdout.contains("PGMQ: already installed"))
+        }
+    }
+
+    @Test func runStartsIdleAndStopsCleanlyOnSIGTERM() async throws {
+        try await withTestDatabase { db in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = ["run"]
+            process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
+            var env = ProcessInfo.processInfo.environment
+            env.removeValue(forKey: "TASKER_CONFIG_PATH")
+            env["DATABASE_URL"] = db.url
+            env["TASKER_ENV"] = "test"
+            process.environment = env
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            // The worker's listener connection shows up in pg_stat_activity once it is running.
+            let admin = try await db.connect()
+            try await waitUntil(timeout: .seconds(20)) {
+                try await !admin.query("""
+                    SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+                      AND application_name = 'tasker-worker-listener'
+                    """).isEmpty
+            }
+            process.terminate()  // SIGTERM
+            process.waitUntilExit()
+            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 0, "\(log)")
+            #expect(log.contains("tasker worker stopped"))
+        }
+    }
+}
