@@ -211,6 +211,6 @@ extension ConfigValue {
 
     /// Renders a table as TOML text (sections sorted by key).
     func renderTOML() -> String {
-        tomlTable().convert(to: .toml, options: [.allowMultilineStrings, .indentArrayElements])
+        tomlTable().convert(to: .toml, options: [.allowMultilineStrings, .relaxedFloatPrecision])
     }
 }
