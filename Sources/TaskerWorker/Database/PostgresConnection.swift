@@ -68,8 +68,12 @@ public actor PostgresConnection {
     }
 
     private func open(url: String, applicationName: String, timeout: Duration) throws(PostgresError) {
-        let keys = ["dbname", "options", "application_name"]
-        let values = [url, Self.sessionOptions, applicationName]
+        // libpq reads the parameters in order: the TCP keepalive settings (so a dead peer is noticed
+        // in about a minute, not the kernel's two hours) come before the URL, which may override
+        // them; the session options and application name come after it and always apply.
+        let keys = ["keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                    "dbname", "options", "application_name"]
+        let values = ["1", "30", "10", "3", url, Self.sessionOptions, applicationName]
         let raw: OpaquePointer? = CStringArray.with(keys) { keyPtrs in
             CStringArray.with(values) { valuePtrs in
                 PQconnectStartParams(keyPtrs, valuePtrs, 1)

@@ -58,6 +58,8 @@ public final class PostgresListener: Service, Sendable {
         self.keepaliveInterval = keepaliveInterval
         self.connectTimeout = connectTimeout
         self.logger = logger
+        // Notifications are wake-up hints: if a consumer falls more than `bufferSize` behind, the
+        // oldest are dropped, and the consumer's queue reads still find every message.
         (stream, continuation) = AsyncStream.makeStream(of: ListenerEvent.self,
                                                        bufferingPolicy: .bufferingNewest(bufferSize))
         shared.withLock { $0.channels = Self.unique(channels) }
@@ -80,15 +82,15 @@ public final class PostgresListener: Service, Sendable {
         connection?.interrupt()
     }
 
+    /// Runs until cancelled or, inside a `ServiceGroup`, until graceful shutdown (which also cuts
+    /// short a reconnect backoff in progress).
     public func run() async throws {
-        await withGracefulShutdownHandler {
+        await cancelWhenGracefulShutdown {
             await withTaskCancellationHandler {
-                await runLoop()
+                await self.runLoop()
             } onCancel: {
-                stop()
+                self.stop()
             }
-        } onGracefulShutdown: {
-            self.stop()
         }
     }
 
