@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // libpq, found through pkg-config (Debian: libpq-dev).
@@ -48,6 +49,7 @@ let package = Package(
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(
@@ -66,7 +68,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TaskerWorkerTests",
-            dependencies: ["TaskerWorker", "TaskerTestSupport"]
+            dependencies: ["TaskerWorker", "TaskerTestSupport"],
+            exclude: ["Fixtures"]
         ),
     ]
 )

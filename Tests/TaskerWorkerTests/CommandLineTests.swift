@@ -101,7 +101,12 @@ struct CommandLineTests {
                     """).isEmpty
             }
             process.terminate()  // SIGTERM
-            process.waitUntilExit()
+            try await waitUntil(timeout: .seconds(20)) { !process.isRunning }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                Issue.record("the worker did not exit within 20 s of SIGTERM")
+                return
+            }
             let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 0, "\(log)")
             #expect(log.contains("tasker worker stopped"))

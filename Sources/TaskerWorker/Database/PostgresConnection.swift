@@ -1,6 +1,7 @@
 import CLibPQ
 import Foundation
 import Logging
+import Synchronization
 
 /// One PostgreSQL connection over libpq, running on its own dedicated thread.
 ///
@@ -137,8 +138,11 @@ public actor PostgresConnection {
     public func checkAlive() -> Bool {
         guard let handle else { return false }
         // The first read may only pick up the server's FATAL message; the second then sees EOF.
-        // On a live idle connection both return at once with nothing to read.
-        if PQconsumeInput(handle) == 0 || PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+        // On a live idle connection both return at once with nothing to read. PQisBusy parses what
+        // arrived: an error while idle (the server's "terminating connection" FATAL, sent before it
+        // closes the socket) reaches the notice processor, which remembers it.
+        if PQconsumeInput(handle) == 0 || PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK
+            || (PQisBusy(handle) == 0 && noticeSink.sawFatal) {
             closeHandle()
             return false
         }
@@ -363,12 +367,20 @@ public struct PostgresNotification: Sendable, Equatable {
 /// instead of libpq writing them to stderr.
 private final class NoticeSink: Sendable {
     let logger: Logger
+    private let fatal = Atomic<Bool>(false)
     init(logger: Logger) { self.logger = logger }
+
+    /// True once the server sent a FATAL message (it is about to close the connection).
+    var sawFatal: Bool { fatal.load(ordering: .relaxed) }
+
+    func receive(_ text: String) {
+        if text.hasPrefix("FATAL") { fatal.store(true, ordering: .relaxed) }
+        logger.debug("postgres notice", metadata: ["notice": "\(text)"])
+    }
 }
 
 private func noticeProcessor(_ context: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
     guard let context, let message else { return }
     let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
-    let text = String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
-    sink.logger.debug("postgres notice", metadata: ["notice": "\(text)"])
+    sink.receive(String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines))
 }

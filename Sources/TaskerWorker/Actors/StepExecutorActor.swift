@@ -1,0 +1,181 @@
+import AsyncAlgorithms
+import Foundation
+import Logging
+
+/// A message that arrived for a worker queue, by notification or by polling.
+public struct StepDelivery: Sendable {
+    public let queue: String
+    public let msgID: Int64
+    public let message: JSONValue
+
+    public init(queue: String, msgID: Int64, message: JSONValue) {
+        self.queue = queue
+        self.msgID = msgID
+        self.message = message
+    }
+}
+
+/// Claims steps and hands them to the dispatch channel (fire-and-forget).
+///
+/// For each delivery: decode the `StepMessage`, hydrate (one query), check the state, claim in one
+/// transaction that also archives the message, then send the claimed step to the dispatch channel.
+/// - A message that cannot be decoded, or names a task or step that does not exist, is archived
+///   with an error log and counted (`poisonMessages`): never retried forever, never a crash.
+/// - A message whose step is already past `enqueued` (a stale duplicate) is archived and counted.
+/// - A lost claim race is not acked; the message is someone else's now.
+/// - The same step arriving twice at once (listener and poller) is handled once.
+/// - With the handler permits at `capacity_threshold_percent`, nothing is claimed (load shedding):
+///   messages stay queued for later.
+public actor StepExecutorActor {
+    private let pool: PostgresConnectionPool
+    private let templates: TaskTemplateRegistry
+    private let dispatch: AsyncChannel<ClaimedStep>
+    private let statistics: WorkerStatistics
+    private let loadShedding: LoadShedding
+    private let logger: Logger
+    private var inFlight: Set<UUID> = []
+    private var accepting = true
+
+    public init(pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
+                statistics: WorkerStatistics, loadShedding: LoadShedding,
+                logger: Logger = Logger(label: "tasker.step_executor")) {
+        self.pool = pool
+        self.templates = templates
+        self.dispatch = dispatch
+        self.statistics = statistics
+        self.loadShedding = loadShedding
+        self.logger = logger
+    }
+
+    /// Stops claiming (shutdown); deliveries after this are left in their queues.
+    public func stopAccepting() { accepting = false }
+
+    public var isAccepting: Bool { accepting }
+
+    /// Processes one delivery. Never throws: every failure is logged, and the message is either
+    /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
+    public func execute(_ delivery: StepDelivery) async {
+        guard accepting else { return }
+        let message: StepMessage
+        do {
+            message = try delivery.message.decode(StepMessage.self)
+        } catch {
+            await archivePoison(delivery, reason: "undecodable step message: \(error)")
+            return
+        }
+        guard !inFlight.contains(message.stepUUID) else { return }
+        if loadShedding.shouldShed() {
+            statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
+            return
+        }
+        inFlight.insert(message.stepUUID)
+        defer { inFlight.remove(message.stepUUID) }
+        do {
+            try await claimAndDispatch(delivery, message)
+        } catch {
+            logger.warning("could not claim step; the message returns after its visibility timeout",
+                           metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
+        }
+    }
+
+    private func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
+        let hydrated = try await pool.withConnection { c in
+            try await StepRepository.hydrate(c, taskUUID: message.taskUUID, stepUUID: message.stepUUID)
+        }
+        guard let hydrated else {
+            await archivePoison(delivery, reason: "task \(message.taskUUID) has no step \(message.stepUUID)")
+            return
+        }
+        guard hydrated.currentState == "enqueued" || hydrated.currentState == "pending" else {
+            statistics.staleMessages.wrappingIncrement(ordering: .relaxed)
+            logger.info("archiving a stale message: the step is already \(hydrated.currentState)",
+                        metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
+            _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+            return
+        }
+        let definition = try await stepDefinition(for: hydrated)
+        var dependencies: [String: StepExecutionResult] = [:]
+        for (name, value) in hydrated.dependencyResults {
+            dependencies[name] = try? StepExecutionResult.decode(value)
+        }
+        let outcome = try await pool.withConnection { c in
+            try await StepRepository.claim(c, stepUUID: message.stepUUID, queue: delivery.queue, msgID: delivery.msgID)
+        }
+        guard case .claimed(let attempts) = outcome else {
+            statistics.claimsLost.wrappingIncrement(ordering: .relaxed)
+            logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
+            return
+        }
+        statistics.claimed.wrappingIncrement(ordering: .relaxed)
+        await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
+                                        dependencyResults: dependencies, attempts: attempts))
+    }
+
+    /// The template step for this step instance; nil (the step then fails as `handler_not_found`)
+    /// when the template or step is unknown.
+    private func stepDefinition(for step: HydratedStep) async throws -> StepDefinition? {
+        let template: TaskTemplate?
+        do {
+            template = try await templates.template(namespace: step.namespace, name: step.taskName, version: step.taskVersion)
+        } catch {
+            logger.error("cannot load the task template", metadata: [
+                "namespace": "\(step.namespace)", "task_name": "\(step.taskName)", "error": "\(error)"])
+            return nil
+        }
+        return template?.steps.first { $0.name == step.templateStepName }
+    }
+
+    private func archivePoison(_ delivery: StepDelivery, reason: String) async {
+        statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
+        logger.error("archiving a poison message", metadata: [
+            "queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "reason": "\(reason)"])
+        do {
+            _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+        } catch {
+            logger.warning("could not archive a poison message", metadata: ["msg_id": "\(delivery.msgID)", "error": "\(error)"])
+        }
+    }
+
+    static func metadata(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "task_uuid": "\(message.taskUUID)", "step_uuid": "\(message.stepUUID)",
+            "correlation_id": "\(message.correlationID)",
+        ]
+        metadata.merge(extra) { _, new in new }
+        return metadata
+    }
+}
+
+/// Load shedding (`handler_dispatch.load_shedding`): stop claiming at `capacity_threshold_percent`
+/// of the handler permits in use; warn at `warning_threshold_percent`.
+public struct LoadShedding: Sendable {
+    public let enabled: Bool
+    public let capacityThresholdPercent: Double
+    public let warningThresholdPercent: Double
+    public let semaphore: AsyncSemaphore
+    private let logger: Logger
+
+    public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double,
+                semaphore: AsyncSemaphore, logger: Logger = Logger(label: "tasker.load_shedding")) {
+        self.enabled = enabled
+        self.capacityThresholdPercent = capacityThresholdPercent
+        self.warningThresholdPercent = warningThresholdPercent
+        self.semaphore = semaphore
+        self.logger = logger
+    }
+
+    /// Percentage of handler permits in use (waiting claims count as in use).
+    public var usagePercent: Double {
+        Double(semaphore.inUse + semaphore.waiting) * 100 / Double(semaphore.limit)
+    }
+
+    func shouldShed() -> Bool {
+        guard enabled else { return false }
+        let usage = usagePercent
+        if usage >= capacityThresholdPercent { return true }
+        if usage >= warningThresholdPercent {
+            logger.warning("handler capacity nearly exhausted", metadata: ["usage_percent": "\(Int(usage))"])
+        }
+        return false
+    }
+}

@@ -1,0 +1,60 @@
+import Atomics
+
+/// Lock-free step counters (the upstream `AtomicStepExecutionStats` plus the pipeline's own).
+public final class WorkerStatistics: Sendable {
+    let executed = ManagedAtomic<Int>(0)
+    let succeeded = ManagedAtomic<Int>(0)
+    let failed = ManagedAtomic<Int>(0)
+    let executionTimeMs = ManagedAtomic<Int>(0)
+    let claimed = ManagedAtomic<Int>(0)
+    let claimsLost = ManagedAtomic<Int>(0)
+    let poisonMessages = ManagedAtomic<Int>(0)
+    let staleMessages = ManagedAtomic<Int>(0)
+    let shedClaims = ManagedAtomic<Int>(0)
+    let completionRetries = ManagedAtomic<Int>(0)
+    let domainEventsPublished = ManagedAtomic<Int>(0)
+    let domainEventsFailed = ManagedAtomic<Int>(0)
+
+    public init() {}
+
+    /// Records a finished step.
+    public func recordExecution(success: Bool, executionTimeMs ms: Int) {
+        executed.wrappingIncrement(ordering: .relaxed)
+        (success ? succeeded : failed).wrappingIncrement(ordering: .relaxed)
+        executionTimeMs.wrappingIncrement(by: max(0, ms), ordering: .relaxed)
+    }
+
+    public var snapshot: Snapshot {
+        let executed = executed.load(ordering: .relaxed)
+        let time = executionTimeMs.load(ordering: .relaxed)
+        return Snapshot(
+            totalExecuted: executed, totalSucceeded: succeeded.load(ordering: .relaxed),
+            totalFailed: failed.load(ordering: .relaxed), totalExecutionTimeMs: time,
+            averageExecutionTimeMs: executed == 0 ? 0 : Double(time) / Double(executed),
+            claimed: claimed.load(ordering: .relaxed), claimsLost: claimsLost.load(ordering: .relaxed),
+            poisonMessages: poisonMessages.load(ordering: .relaxed), staleMessages: staleMessages.load(ordering: .relaxed),
+            shedClaims: shedClaims.load(ordering: .relaxed), completionRetries: completionRetries.load(ordering: .relaxed),
+            domainEventsPublished: domainEventsPublished.load(ordering: .relaxed),
+            domainEventsFailed: domainEventsFailed.load(ordering: .relaxed))
+    }
+
+    /// A consistent-enough copy of the counters.
+    public struct Snapshot: Sendable, Equatable {
+        public var totalExecuted: Int
+        public var totalSucceeded: Int
+        public var totalFailed: Int
+        public var totalExecutionTimeMs: Int
+        public var averageExecutionTimeMs: Double
+        public var claimed: Int
+        public var claimsLost: Int
+        public var poisonMessages: Int
+        public var staleMessages: Int
+        public var shedClaims: Int
+        public var completionRetries: Int
+        public var domainEventsPublished: Int
+        public var domainEventsFailed: Int
+
+        /// Failed / executed, 0 when nothing ran.
+        public var failureRate: Double { totalExecuted == 0 ? 0 : Double(totalFailed) / Double(totalExecuted) }
+    }
+}

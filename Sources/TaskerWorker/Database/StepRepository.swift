@@ -1,0 +1,200 @@
+import Foundation
+
+/// Everything the worker reads about one step before claiming it, in one round trip
+/// (task identity, step row, current state, dependency results).
+public struct HydratedStep: Sendable, Equatable {
+    public var taskUUID: UUID
+    public var namedTaskUUID: UUID
+    public var correlationID: UUID
+    public var taskContext: JSONValue
+    public var taskName: String
+    public var taskVersion: String
+    public var namespace: String
+    public var stepUUID: UUID
+    public var stepName: String
+    /// The template step this instance runs (`inputs.__template_step_name` for dynamic steps).
+    public var templateStepName: String
+    public var retryable: Bool
+    public var maxAttempts: Int
+    public var attempts: Int
+    public var inputs: JSONValue
+    public var checkpoint: JSONValue
+    /// The `most_recent` transition's `to_state` (`pending` when there is none).
+    public var currentState: String
+    /// Results of every processed ancestor with results, by step instance name (raw JSON).
+    public var dependencyResults: [String: JSONValue]
+}
+
+/// What a claim attempt did.
+public enum ClaimOutcome: Sendable, Equatable {
+    /// The step is ours: `in_progress`, `in_process = true`, attempts incremented, message archived.
+    case claimed(attempts: Int)
+    /// The step was not in a claimable state (another worker won, or it moved on); nothing changed.
+    case notClaimable
+}
+
+/// What a completion did.
+public enum CompletionOutcome: Sendable, Equatable {
+    /// Result stored, transition written, orchestration notified (`msgID` on `orchestration_step_results`).
+    case completed(msgID: Int64)
+    /// The step was no longer `in_progress`; nothing was written or sent (as upstream).
+    case notInProgress
+}
+
+/// The worker's SQL against the Tasker schema: hydrate, claim (one transaction), complete (one
+/// transaction). Upstream spreads claim and completion over several transactions; a crash between
+/// them leaves a step half-claimed or a result without its notification. Here each is atomic.
+public enum StepRepository {
+    /// Loads the step with its task, state and dependency results; nil when the step does not exist
+    /// or belongs to another task.
+    public static func hydrate(_ c: isolated PostgresConnection, taskUUID: UUID, stepUUID: UUID) throws(PostgresError) -> HydratedStep? {
+        let rows = try c.query("""
+            SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
+                   nt.name AS task_name, nt.version AS task_version, tn.name AS namespace_name,
+                   ws.workflow_step_uuid, ns.name AS step_name,
+                   COALESCE(ws.inputs->>'__template_step_name', ns.name) AS template_step_name,
+                   ws.retryable, ws.max_attempts, COALESCE(ws.attempts, 0) AS attempts, ws.inputs, ws.checkpoint,
+                   COALESCE((SELECT wst.to_state FROM tasker.workflow_step_transitions wst
+                              WHERE wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent), 'pending') AS current_state,
+                   (SELECT jsonb_object_agg(d.step_name, d.results)
+                      FROM tasker.get_step_transitive_dependencies(ws.workflow_step_uuid) d
+                     WHERE d.processed AND d.results IS NOT NULL) AS dependency_results
+              FROM tasker.workflow_steps ws
+              JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
+              JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+              JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+              JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+             WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $2
+            """, [stepUUID, taskUUID])
+        guard let row = rows.first else { return nil }
+        var dependencies: [String: JSONValue] = [:]
+        if case .object(let members) = try row.decode("dependency_results", as: JSONValue.self) {
+            dependencies = members
+        }
+        return HydratedStep(
+            taskUUID: try row.decode("task_uuid"), namedTaskUUID: try row.decode("named_task_uuid"),
+            correlationID: try row.decode("correlation_id"), taskContext: try row.decode("context"),
+            taskName: try row.decode("task_name"), taskVersion: try row.decode("task_version"),
+            namespace: try row.decode("namespace_name"), stepUUID: try row.decode("workflow_step_uuid"),
+            stepName: try row.decode("step_name"), templateStepName: try row.decode("template_step_name"),
+            retryable: try row.decode("retryable"), maxAttempts: try row.decode("max_attempts", as: Int?.self) ?? 3,
+            attempts: try row.decode("attempts"), inputs: try row.decode("inputs"),
+            checkpoint: try row.decode("checkpoint"), currentState: try row.decode("current_state"),
+            dependencyResults: dependencies)
+    }
+
+    /// Claims the step and acks its message in ONE transaction: the `enqueued→in_progress` transition
+    /// (legacy `pending→in_progress` only when every parent is complete) with upstream's metadata,
+    /// `in_process = true`, `attempts + 1`, `last_attempted_at`, and `pgmq.archive` of the message.
+    ///
+    /// The racing claimer blocks on the row lock of the current transition and then finds it no
+    /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
+    public static func claim(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
+                             now: Date = Date()) throws(PostgresError) -> ClaimOutcome {
+        let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
+        do {
+            return try c.transaction { c in
+                let current = try c.query("""
+                    UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+                     WHERE workflow_step_uuid = $1 AND most_recent AND to_state IN ('enqueued', 'pending')
+                    RETURNING to_state, sort_key
+                    """, [stepUUID])
+                guard let previous = current.first else { throw ClaimRejected() }
+                let fromState: String = try previous.decode("to_state")
+                let sortKey: Int = try previous.decode("sort_key")
+                if fromState == "pending" {
+                    let unmet: Int = try c.query("""
+                        SELECT count(*) AS unmet FROM tasker.workflow_step_edges e
+                         WHERE e.to_step_uuid = $1 AND NOT EXISTS (
+                               SELECT 1 FROM tasker.workflow_step_transitions p
+                                WHERE p.workflow_step_uuid = e.from_step_uuid AND p.most_recent
+                                  AND p.to_state IN ('complete', 'resolved_manually'))
+                        """, [stepUUID])[0].decode("unmet")
+                    if unmet > 0 { throw ClaimRejected() }
+                }
+                let row = try c.query("""
+                    WITH transition AS (
+                        INSERT INTO tasker.workflow_step_transitions
+                            (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+                        VALUES ($1, 'in_progress', $2, $3::jsonb, $4, true, NOW(), NOW())
+                        RETURNING 1),
+                    step AS (
+                        UPDATE tasker.workflow_steps
+                           SET in_process = true, attempts = COALESCE(attempts, 0) + 1,
+                               last_attempted_at = NOW(), updated_at = NOW()
+                         WHERE workflow_step_uuid = $1
+                        RETURNING attempts)
+                    SELECT (SELECT attempts FROM step) AS attempts, (SELECT count(*) FROM transition) AS inserted,
+                           pgmq.archive($5::text, $6::bigint) AS archived
+                    """, [stepUUID, fromState, PostgresJSON(raw: metadata), sortKey + 1, queue, msgID])[0]
+                return ClaimOutcome.claimed(attempts: try row.decode("attempts"))
+            }
+        } catch is ClaimRejected {
+            return .notClaimable
+        } catch let error as PostgresError {
+            if error.isUniqueViolation { return .notClaimable }
+            throw error
+        } catch {
+            throw PostgresError(.usage, "claim failed: \(error)")
+        }
+    }
+
+    /// Stores a result in ONE transaction: `in_progress→enqueued_for_orchestration` (or
+    /// `enqueued_as_error_for_orchestration` when `success` is false) with the upstream metadata
+    /// (`event` JSON string, `timestamp`, `worker_uuid`, `correlation_id`), `results`,
+    /// `in_process = false`, and the `{task_uuid, step_uuid, correlation_id}` message to
+    /// `orchestration_step_results` through `pgmq_send_with_notify`.
+    public static func complete(_ c: isolated PostgresConnection, message: StepMessage, success: Bool,
+                                resultJSON: String, workerUUID: UUID, now: Date = Date()) throws(PostgresError) -> CompletionOutcome {
+        let eventType = success ? "EnqueueForOrchestration" : "EnqueueAsErrorForOrchestration"
+        let toState = success ? "enqueued_for_orchestration" : "enqueued_as_error_for_orchestration"
+        let event = #"{"type":"\#(eventType)","data":\#(resultJSON)}"#
+        let metadata: String
+        let body: String
+        do {
+            metadata = try JSONValue.object([
+                "event": .string(event), "timestamp": .string(RFC3339.string(now)),
+                "worker_uuid": .string(workerUUID.uuidString.lowercased()),
+                "correlation_id": .string(message.correlationID.uuidString.lowercased()),
+            ]).jsonString()
+            body = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+        } catch {
+            throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
+        }
+        do {
+            return try c.transaction { c in
+                let current = try c.query("""
+                    UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+                     WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'in_progress'
+                    RETURNING sort_key
+                    """, [message.stepUUID])
+                guard let previous = current.first else { throw ClaimRejected() }
+                let sortKey: Int = try previous.decode("sort_key")
+                let row = try c.query("""
+                    WITH transition AS (
+                        INSERT INTO tasker.workflow_step_transitions
+                            (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+                        VALUES ($1, $2, 'in_progress', $3::jsonb, $4, true, NOW(), NOW())
+                        RETURNING 1),
+                    step AS (
+                        UPDATE tasker.workflow_steps SET in_process = false, results = $5::jsonb, updated_at = NOW()
+                         WHERE workflow_step_uuid = $1
+                        RETURNING 1)
+                    SELECT (SELECT count(*) FROM transition) AS inserted, (SELECT count(*) FROM step) AS updated,
+                           tasker.pgmq_send_with_notify($6::text, $7::jsonb, 0) AS msg_id
+                    """, [message.stepUUID, toState, PostgresJSON(raw: metadata), sortKey + 1,
+                          PostgresJSON(raw: resultJSON), QueueNames.stepResults, PostgresJSON(raw: body)])[0]
+                return CompletionOutcome.completed(msgID: try row.decode("msg_id"))
+            }
+        } catch is ClaimRejected {
+            return .notInProgress
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            throw PostgresError(.usage, "completion failed: \(error)")
+        }
+    }
+}
+
+/// Internal: rolls a claim or completion transaction back when the step is not in the expected state.
+private struct ClaimRejected: Error {}

@@ -1,0 +1,152 @@
+import Foundation
+
+/// What a handler returns: a success with its output, or a ``StepFailure``.
+///
+/// The dispatcher turns it into a ``StepExecutionResult`` with
+/// ``toExecutionResult(stepUUID:startedAt:completedAt:workerID:hostname:handlerVersion:)``.
+public struct StepHandlerResult: Sendable, Equatable {
+    /// The two outcomes.
+    public enum Outcome: Sendable, Equatable {
+        /// `result` becomes `results.result`; `metadata` becomes `results.metadata.custom`.
+        case success(result: JSONValue, metadata: [String: JSONValue])
+        case failure(StepFailure)
+    }
+
+    public var outcome: Outcome
+
+    public init(outcome: Outcome) {
+        self.outcome = outcome
+    }
+
+    /// A success; `metadata` is written to `metadata.custom`.
+    public static func success(_ result: JSONValue, metadata: [String: JSONValue] = [:]) -> StepHandlerResult {
+        StepHandlerResult(outcome: .success(result: result, metadata: metadata))
+    }
+
+    /// A handler-reported failure (`status:"failed"`).
+    public static func failure(_ failure: StepFailure) -> StepHandlerResult {
+        StepHandlerResult(outcome: .failure(failure))
+    }
+
+    /// A failure built from its parts.
+    public static func failure(
+        message: String, errorType: String = StepFailure.defaultErrorType, errorCode: String? = nil,
+        retryable: Bool = true, context: [String: JSONValue] = [:]
+    ) -> StepHandlerResult {
+        .failure(StepFailure(message: message, errorType: errorType, errorCode: errorCode,
+                             retryable: retryable, context: context))
+    }
+
+    /// Maps a thrown error: a ``StepFailure`` (alias ``StepHandlerError``) keeps its fields;
+    /// any other error becomes a retryable `handler_error` with the error's description.
+    public static func failure(from error: any Error) -> StepHandlerResult {
+        .failure(StepFailure(error: error))
+    }
+
+    /// Whether this is a success.
+    public var isSuccess: Bool {
+        if case .success = outcome { return true }
+        return false
+    }
+
+    /// The success output, or nil for a failure.
+    public var result: JSONValue? {
+        if case .success(let result, _) = outcome { return result }
+        return nil
+    }
+
+    /// The failure, or nil for a success.
+    public var failure: StepFailure? {
+        if case .failure(let failure) = outcome { return failure }
+        return nil
+    }
+
+    /// The stored result for this outcome.
+    public func toExecutionResult(
+        stepUUID: UUID, startedAt: Date, completedAt: Date, workerID: String?, hostname: String?,
+        handlerVersion: String? = nil
+    ) -> StepExecutionResult {
+        switch outcome {
+        case .success(let result, let metadata):
+            return .success(stepUUID: stepUUID, result: result, startedAt: startedAt, completedAt: completedAt,
+                            workerID: workerID, hostname: hostname, custom: metadata,
+                            handlerVersion: handlerVersion)
+        case .failure(let failure):
+            return .failure(stepUUID: stepUUID, failure: failure, startedAt: startedAt, completedAt: completedAt,
+                            workerID: workerID, hostname: hostname, handlerVersion: handlerVersion)
+        }
+    }
+}
+
+/// A handler failure: returned in ``StepHandlerResult/failure(_:)`` or thrown (as
+/// ``StepHandlerError``). Only ``retryable`` decides whether orchestration retries.
+public struct StepFailure: Sendable, Error, Equatable, CustomStringConvertible {
+    /// `handler_error`, the type upstream gives handler errors.
+    public static let defaultErrorType = "handler_error"
+
+    /// `error.message`.
+    public var message: String
+    /// `error.error_type` and `metadata.error_type` (for example `permanent_error`,
+    /// `retryable_error`, `validation_error`, `timeout`, `handler_error`).
+    public var errorType: String
+    /// `metadata.error_code` (for example `DECISION_ERROR`, `BATCH_ERROR`, `HTTP_503`).
+    public var errorCode: String?
+    /// `metadata.retryable` (and `error.retryable`).
+    public var retryable: Bool
+    /// `orchestration_metadata.backoff_hint`.
+    public var backoffHint: BackoffHint?
+    /// `orchestration_metadata.headers` (for example `retry-after`).
+    public var headers: [String: String]
+    /// `orchestration_metadata.error_context`.
+    public var errorContext: String?
+    /// `metadata.context`.
+    public var context: [String: JSONValue]
+    /// `metadata.custom`.
+    public var metadata: [String: JSONValue]
+
+    public init(
+        message: String, errorType: String = StepFailure.defaultErrorType, errorCode: String? = nil,
+        retryable: Bool = true, backoffHint: BackoffHint? = nil, headers: [String: String] = [:],
+        errorContext: String? = nil, context: [String: JSONValue] = [:], metadata: [String: JSONValue] = [:]
+    ) {
+        self.message = message
+        self.errorType = errorType
+        self.errorCode = errorCode
+        self.retryable = retryable
+        self.backoffHint = backoffHint
+        self.headers = headers
+        self.errorContext = errorContext
+        self.context = context
+        self.metadata = metadata
+    }
+
+    /// A ``StepFailure`` keeps its fields; any other error becomes a retryable `handler_error`
+    /// whose message is the error's `LocalizedError.errorDescription` or its description.
+    public init(error: any Error) {
+        if let failure = error as? StepFailure {
+            self = failure
+            return
+        }
+        let text = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        self.init(message: text)
+    }
+
+    public var description: String { message }
+
+    /// A permanent (not retryable) failure.
+    public static func permanent(_ message: String, errorType: String = "permanent_error",
+                                 errorCode: String? = nil) -> StepFailure {
+        StepFailure(message: message, errorType: errorType, errorCode: errorCode, retryable: false)
+    }
+
+    /// A retryable failure, optionally with a backoff hint.
+    public static func retryable(_ message: String, errorType: String = "retryable_error",
+                                 errorCode: String? = nil, backoffHint: BackoffHint? = nil) -> StepFailure {
+        StepFailure(message: message, errorType: errorType, errorCode: errorCode, retryable: true,
+                    backoffHint: backoffHint)
+    }
+}
+
+/// The error handlers throw to fail a step with chosen `retryable`, `errorType`, `errorCode`
+/// and backoff; identical to returning ``StepHandlerResult/failure(_:)``.
+public typealias StepHandlerError = StepFailure

@@ -1,0 +1,92 @@
+import Foundation
+
+/// A message read from a PGMQ queue (read by column name: PGMQ 1.13 added `last_read_at`).
+public struct QueueMessage: Sendable, Equatable {
+    public let queue: String
+    public let msgID: Int64
+    public let readCount: Int
+    /// The message body; `.null` when it is not valid JSON or missing.
+    public let message: JSONValue
+
+    public init(queue: String, msgID: Int64, readCount: Int, message: JSONValue) {
+        self.queue = queue
+        self.msgID = msgID
+        self.readCount = readCount
+        self.message = message
+    }
+
+    init(queue: String, row: PostgresRow) throws(PostgresError) {
+        self.init(queue: queue, msgID: try row.decode("msg_id"), readCount: try row.decode("read_ct"),
+                  message: try row.decode("message"))
+    }
+}
+
+/// Queue names as Tasker builds them.
+public enum QueueNames {
+    public static let stepResults = "orchestration_step_results"
+    public static let taskRequests = "orchestration_task_requests"
+    public static let taskFinalizations = "orchestration_task_finalizations"
+
+    /// `worker_<namespace>_queue`.
+    public static func workerQueue(namespace: String) -> String { "worker_\(namespace)_queue" }
+    /// `<namespace>_domain_events`.
+    public static func domainEvents(namespace: String) -> String { "\(namespace)_domain_events" }
+    /// The channel `pgmq_send_with_notify` notifies for a worker namespace.
+    public static func readyChannel(namespace: String) -> String { "pgmq_message_ready.\(namespace)" }
+}
+
+/// The PGMQ calls the worker makes, with typed casts (PGMQ's functions are overloaded).
+public enum PGMQ {
+    /// Reads up to `quantity` visible messages, hiding them for `visibilityTimeout` seconds. With
+    /// `minAgeSeconds > 0` only messages enqueued at least that long ago are read (PGMQ's own
+    /// `read` has no age filter, so this updates the queue table as `pgmq.read` does, leaving out
+    /// PGMQ 1.13's `last_read_at`, which older PGMQ versions do not have).
+    public static func read(_ c: isolated PostgresConnection, queue: String, visibilityTimeout: Int,
+                            quantity: Int, minAgeSeconds: Int = 0) throws(PostgresError) -> [QueueMessage] {
+        if minAgeSeconds <= 0 {
+            return try c.query("""
+                SELECT msg_id, read_ct, message FROM pgmq.read(queue_name => $1::text, vt => $2::integer, qty => $3::integer)
+                """, [queue, Int32(clamping: visibilityTimeout), Int32(clamping: quantity)])
+                .map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
+        }
+        let table = try c.quoteIdentifier("q_" + queue.lowercased())
+        return try c.query("""
+            WITH ready AS (
+                SELECT msg_id FROM pgmq.\(table)
+                 WHERE vt <= clock_timestamp() AND enqueued_at <= clock_timestamp() - make_interval(secs => $3)
+                 ORDER BY msg_id LIMIT $2 FOR UPDATE SKIP LOCKED)
+            UPDATE pgmq.\(table) q
+               SET vt = clock_timestamp() + make_interval(secs => $1), read_ct = q.read_ct + 1
+              FROM ready WHERE q.msg_id = ready.msg_id
+            RETURNING q.msg_id, q.read_ct, q.message
+            """, [Int32(clamping: visibilityTimeout), Int32(clamping: quantity), Int32(clamping: minAgeSeconds)])
+            .map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
+    }
+
+    /// Reads one message by id if it is visible (`tasker.pgmq_read_specific_message`).
+    public static func readSpecific(_ c: isolated PostgresConnection, queue: String, msgID: Int64,
+                                    visibilityTimeout: Int) throws(PostgresError) -> QueueMessage? {
+        try c.query("SELECT msg_id, read_ct, message FROM tasker.pgmq_read_specific_message($1::text, $2::bigint, $3::integer)",
+                    [queue, msgID, Int32(clamping: visibilityTimeout)])
+            .first.map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
+    }
+
+    /// Archives (acks) a message; false when it was already gone.
+    @discardableResult
+    public static func archive(_ c: isolated PostgresConnection, queue: String, msgID: Int64) throws(PostgresError) -> Bool {
+        try c.query("SELECT pgmq.archive($1::text, $2::bigint) AS archived", [queue, msgID])[0].decode("archived")
+    }
+
+    /// Sends with Tasker's notification (`tasker.pgmq_send_with_notify`); returns the msg_id.
+    @discardableResult
+    public static func sendWithNotify(_ c: isolated PostgresConnection, queue: String, message: PostgresJSON,
+                                      delaySeconds: Int = 0) throws(PostgresError) -> Int64 {
+        try c.query("SELECT tasker.pgmq_send_with_notify($1::text, $2::jsonb, $3::integer) AS msg_id",
+                    [queue, message, Int32(clamping: delaySeconds)])[0].decode("msg_id")
+    }
+
+    /// Creates a queue (idempotent).
+    public static func create(_ c: isolated PostgresConnection, queue: String) throws(PostgresError) {
+        try c.query("SELECT pgmq.create($1::text)", [queue])
+    }
+}

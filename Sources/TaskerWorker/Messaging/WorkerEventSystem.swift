@@ -1,0 +1,188 @@
+import AsyncAlgorithms
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// How the worker learns about step messages (upstream `DeploymentMode` names).
+/// `Hybrid`: LISTEN plus the fallback poller; `EventDrivenOnly`: LISTEN (plus one poll after every
+/// (re)connect); `PollingOnly`: the poller; `Disabled`: neither.
+public struct WorkerEventSystemSettings: Sendable {
+    public var mode: WorkerConfiguration.DeploymentMode
+    public var namespaces: [String]
+    /// Visibility timeout for messages read by id after a `message_ready` notification.
+    public var visibilityTimeoutSeconds: Int
+    public var pollInterval: Duration
+    public var pollBatchSize: Int
+    public var pollVisibilityTimeoutSeconds: Int
+    /// In Hybrid mode the poller leaves messages younger than this to the listener.
+    public var pollAgeThresholdSeconds: Int
+    /// `fallback_poller.enabled`: false leaves Hybrid mode to the listener (plus catch-up reads).
+    public var pollerEnabled: Bool
+    /// Deliveries processed at once.
+    public var maxConcurrentDeliveries: Int
+
+    public init(mode: WorkerConfiguration.DeploymentMode, namespaces: [String], visibilityTimeoutSeconds: Int = 30,
+                pollInterval: Duration = .seconds(1), pollBatchSize: Int = 20, pollVisibilityTimeoutSeconds: Int = 30,
+                pollAgeThresholdSeconds: Int = 5, pollerEnabled: Bool = true, maxConcurrentDeliveries: Int = 32) {
+        self.mode = mode
+        self.namespaces = namespaces
+        self.visibilityTimeoutSeconds = visibilityTimeoutSeconds
+        self.pollInterval = pollInterval
+        self.pollBatchSize = pollBatchSize
+        self.pollVisibilityTimeoutSeconds = pollVisibilityTimeoutSeconds
+        self.pollAgeThresholdSeconds = pollAgeThresholdSeconds
+        self.pollerEnabled = pollerEnabled
+        self.maxConcurrentDeliveries = maxConcurrentDeliveries
+    }
+
+    var usesListener: Bool { mode == .hybrid || mode == .eventDrivenOnly }
+    var usesPoller: Bool { mode == .pollingOnly || (mode == .hybrid && pollerEnabled) }
+}
+
+/// Feeds `StepExecutorActor` from LISTEN/NOTIFY and the fallback poller, according to the
+/// deployment mode. On graceful shutdown it stops listening and polling, waits for the deliveries
+/// in progress, stops the executor and finishes the dispatch channel, which lets the rest of the
+/// pipeline drain.
+public final class WorkerEventSystem: Service, Sendable {
+    public let settings: WorkerEventSystemSettings
+    public let listener: PostgresListener?
+    private let pool: PostgresConnectionPool
+    private let executor: StepExecutorActor
+    private let dispatch: AsyncChannel<ClaimedStep>
+    private let pollSignals: AsyncStream<PollReason>
+    private let pollSignal: AsyncStream<PollReason>.Continuation
+    private let logger: Logger
+
+    public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
+                executor: StepExecutorActor, dispatch: AsyncChannel<ClaimedStep>,
+                logger: Logger = Logger(label: "tasker.event_system")) {
+        self.settings = settings
+        self.pool = pool
+        self.executor = executor
+        self.dispatch = dispatch
+        self.logger = logger
+        (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
+        self.listener = settings.usesListener
+            ? PostgresListener(url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
+                               logger: Logger(label: "tasker.postgres.listener"))
+            : nil
+    }
+
+    enum PollReason: Sendable { case tick, catchUp }
+
+    public func run() async {
+        let slots = AsyncSemaphore(permits: settings.maxConcurrentDeliveries)
+        await withDiscardingTaskGroup { group in
+            if let listener {
+                group.addTask { try? await listener.run() }
+                group.addTask { await self.consumeListener(listener, slots: slots) }
+            }
+            group.addTask { await self.pollLoop(slots: slots) }
+        }
+        await executor.stopAccepting()
+        dispatch.finish()
+        logger.info("event system stopped; no further steps will be claimed")
+    }
+
+    // MARK: - Listener
+
+    private func consumeListener(_ listener: PostgresListener, slots: AsyncSemaphore) async {
+        await withDiscardingTaskGroup { deliveries in
+            for await event in listener.events.cancelOnGracefulShutdown() {
+                switch event {
+                case .connected:
+                    // Anything sent while we were not listening is only found by reading the queues.
+                    pollSignal.yield(.catchUp)
+                case .notification(let note):
+                    let notification: QueueNotification
+                    do {
+                        notification = try QueueNotification.parse(note.payload)
+                    } catch {
+                        logger.warning("ignoring a malformed notification", metadata: ["error": "\(error)"])
+                        continue
+                    }
+                    await slots.acquire()
+                    deliveries.addTask {
+                        await self.handle(notification)
+                        slots.release()
+                    }
+                }
+            }
+        }
+    }
+
+    private func handle(_ notification: QueueNotification) async {
+        switch notification {
+        case .messageWithPayload(let queue, let msgID, let message):
+            await executor.execute(StepDelivery(queue: queue, msgID: msgID, message: message))
+        case .messageReady(let queue, let msgID):
+            await readAndExecute(queue: queue, msgIDs: [msgID])
+        case .batchReady(let queue, let msgIDs):
+            await readAndExecute(queue: queue, msgIDs: msgIDs)
+        case .queueCreated:
+            break
+        }
+    }
+
+    private func readAndExecute(queue: String, msgIDs: [Int64]) async {
+        for msgID in msgIDs {
+            do {
+                let timeout = settings.visibilityTimeoutSeconds
+                let message = try await pool.withConnection { c in
+                    try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
+                }
+                if let message {
+                    await executor.execute(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
+                }
+            } catch {
+                logger.warning("could not read a notified message; the poller will find it",
+                               metadata: ["queue": "\(queue)", "msg_id": "\(msgID)", "error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: - Poller
+
+    private func pollLoop(slots: AsyncSemaphore) async {
+        var timer: Task<Void, Never>?
+        if settings.usesPoller {
+            let (interval, signal) = (settings.pollInterval, pollSignal)
+            timer = Task {
+                for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) { signal.yield(.tick) }
+            }
+            // Catch up on start; EventDrivenOnly catches up when the listener connects.
+            pollSignal.yield(.catchUp)
+        }
+        defer { timer?.cancel() }
+        await poll(pollSignals, slots: slots)
+    }
+
+    private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
+        for await reason in reasons.cancelOnGracefulShutdown() {
+            for namespace in settings.namespaces {
+                let queue = QueueNames.workerQueue(namespace: namespace)
+                // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
+                let minAge = settings.mode == .hybrid && reason == .tick ? settings.pollAgeThresholdSeconds : 0
+                let messages: [QueueMessage]
+                do {
+                    let (timeout, batch) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize)
+                    messages = try await pool.withConnection { c in
+                        try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: batch, minAgeSeconds: minAge)
+                    }
+                } catch {
+                    logger.warning("polling failed", metadata: ["queue": "\(queue)", "error": "\(error)"])
+                    continue
+                }
+                await withDiscardingTaskGroup { group in
+                    for message in messages {
+                        await slots.acquire()
+                        group.addTask {
+                            await self.executor.execute(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
+                            slots.release()
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
