@@ -47,6 +47,7 @@ public final class CompletionProcessorService: Service, Sendable {
             }
         }
         await domainEvents.finish()
+        try? await gracefulShutdown()
     }
 
     /// Stores one result, retrying database errors; then publishes its events.

@@ -56,6 +56,9 @@ public final class HandlerDispatchService: Service, Sendable {
         }
         // Every handler has returned and every result is in the completion channel.
         completions.finish()
+        // Return only when the group asks this service to stop (after the event system), so the
+        // ServiceGroup sees the services end in their shutdown order.
+        try? await gracefulShutdown()
     }
 
     private func execute(_ step: ClaimedStep) async {

@@ -1,0 +1,160 @@
+import Foundation
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// The step pipeline end to end against a real PostgreSQL: a step enqueued the way orchestration
+/// does it is claimed, run and reported exactly as the reference says.
+@Suite("Step pipeline", .timeLimit(.minutes(3)))
+struct PipelineTests {
+    static let yaml = """
+        name: flow
+        namespace_name: pipeline
+        version: 1.0.0
+        steps:
+          - name: add_one
+            handler: { callable: test.add_one }
+          - name: double
+            dependencies: [add_one]
+            handler: { callable: test.double }
+          - name: report
+            dependencies: [double]
+            handler: { callable: test.report, initialization: { label: total } }
+          - name: boom
+            handler: { callable: test.boom }
+          - name: slow
+            timeout_seconds: 1
+            handler: { callable: test.slow }
+          - name: ghost
+            handler: { callable: test.not_registered }
+        """
+
+    static func handlers() -> HandlerRegistry {
+        let registry = HandlerRegistry.withBuiltIns()
+        registry.register("test.add_one") { context in
+            let n = context.taskContext["n"]?.intValue ?? 0
+            return .success(.object(["n": .int(Int64(n + 1))]))
+        }
+        registry.register("test.double") { context in
+            guard let n = context.dependencyResult("add_one")?["n"]?.intValue else {
+                return .failure(message: "add_one result missing", retryable: false)
+            }
+            return .success(.object(["n": .int(Int64(n * 2))]))
+        }
+        registry.register("test.report") { context in
+            let n = context.dependencyResult("double")?["n"]?.intValue ?? -1
+            let label = context.stepConfig["label"]?.stringValue ?? "?"
+            return .success(.object([label: .int(Int64(n)), "attempt": .int(Int64(context.attempt))]))
+        }
+        registry.register("test.boom") { _ in
+            struct Boom: Error, CustomStringConvertible { var description: String { "boom went the handler" } }
+            throw Boom()
+        }
+        registry.register("test.slow") { _ in
+            try await Task.sleep(for: .seconds(30))
+            return .success(.emptyObject)
+        }
+        return registry
+    }
+
+    @Test(arguments: [WorkerConfiguration.DeploymentMode.hybrid, .eventDrivenOnly, .pollingOnly])
+    func aStepEnqueuedLikeOrchestrationIsClaimedRunAndReported(mode: WorkerConfiguration.DeploymentMode) async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let worker = harness.startWorker(Self.handlers(), configuration: harness.configuration(mode: mode))
+            let task = try await harness.createTask(steps: ["add_one"], context: .object(["n": .int(41)]))
+            try await harness.enqueue(task, "add_one")
+            try await harness.waitForState(task["add_one"], ["enqueued_for_orchestration"])
+            try await worker.stop()
+
+            let transitions = try await harness.transitions(task["add_one"])
+            #expect(transitions.map(\.to) == ["pending", "enqueued", "in_progress", "enqueued_for_orchestration"])
+            #expect(transitions[2].from == "enqueued")
+            #expect(transitions[2].metadata["event"]?.stringValue == #"{"type":"Start"}"#)
+            #expect(transitions[2].metadata["timestamp"]?.stringValue?.hasSuffix("+00:00") == true)
+            let final = transitions[3].metadata
+            #expect(final["worker_uuid"]?.stringValue == worker.daemon.identity.uuid.uuidString.lowercased())
+            #expect(final["correlation_id"]?.stringValue == task.correlationID.uuidString.lowercased())
+            let event = try JSONDecoder().decode(JSONValue.self, from: Data((final["event"]?.stringValue ?? "").utf8))
+            #expect(event["type"]?.stringValue == "EnqueueForOrchestration")
+            #expect(event["data"]?["success"]?.boolValue == true)
+
+            let result = try await harness.result(task["add_one"])
+            #expect(result.success)
+            #expect(result.status == "completed")
+            #expect(result.stepUUID == task["add_one"])
+            #expect(result.result["n"]?.intValue == 42)
+            #expect(result.metadata.retryable == false)
+            #expect(result.metadata.workerID == worker.daemon.identity.workerID)
+
+            let row = try await harness.admin.query(
+                "SELECT attempts, in_process, processed, last_attempted_at IS NOT NULL AS attempted FROM tasker.workflow_steps WHERE workflow_step_uuid = $1",
+                [task["add_one"]])[0]
+            #expect(try row.decode("attempts", as: Int.self) == 1)
+            #expect(try row.decode("in_process", as: Bool.self) == false)
+            #expect(try row.decode("processed", as: Bool.self) == false)  // orchestration's to set
+            #expect(try row.decode("attempted", as: Bool.self))
+
+            // The worker queue message was archived (acked) exactly once; orchestration got the StepMessage.
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            #expect(try await harness.admin.query("SELECT count(*) AS n FROM pgmq.q_\(queue)")[0].decode("n", as: Int.self) == 0)
+            #expect(try await harness.admin.query("SELECT count(*) AS n FROM pgmq.a_\(queue)")[0].decode("n", as: Int.self) == 1)
+            let sent = try await harness.admin.query("SELECT message FROM pgmq.q_orchestration_step_results")
+            #expect(sent.count == 1)
+            let message = try sent[0].decode("message", as: JSONValue.self).decode(StepMessage.self)
+            #expect(message == StepMessage(taskUUID: task.taskUUID, stepUUID: task["add_one"], correlationID: task.correlationID))
+            #expect(worker.daemon.statistics.snapshot.totalSucceeded == 1)
+        }
+    }
+
+    @Test func aLinearChainPassesDependencyResultsOn() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let worker = harness.startWorker(Self.handlers(), configuration: harness.configuration())
+            let task = try await harness.createTask(
+                steps: ["add_one", "double", "report"], edges: [("add_one", "double"), ("double", "report")],
+                context: .object(["n": .int(4)]))
+            for step in ["add_one", "double", "report"] {
+                try await harness.enqueue(task, step)
+                try await harness.waitForState(task[step], ["enqueued_for_orchestration"])
+                try await harness.completeLikeOrchestration(task, step)
+            }
+            try await worker.stop()
+            let report = try await harness.result(task["report"])
+            #expect(report.result["total"]?.intValue == 10)
+            #expect(report.result["attempt"]?.intValue == 1)
+        }
+    }
+
+    @Test func errorsTimeoutsAndUnknownHandlersBecomeFailureResults() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let worker = harness.startWorker(Self.handlers(), configuration: harness.configuration())
+            let task = try await harness.createTask(steps: ["boom", "slow", "ghost"])
+            for step in ["boom", "slow", "ghost"] { try await harness.enqueue(task, step) }
+            for step in ["boom", "slow", "ghost"] {
+                try await harness.waitForState(task[step], ["enqueued_as_error_for_orchestration"])
+            }
+            try await worker.stop()
+
+            let boom = try await harness.result(task["boom"])
+            #expect(!boom.success)
+            #expect(boom.error?.errorType == "handler_error")
+            #expect(boom.metadata.retryable == true)
+            #expect(boom.error?.message.contains("boom went the handler") == true)
+
+            let slow = try await harness.result(task["slow"])
+            #expect(slow.error?.errorType == "handler_timeout")
+            #expect(slow.metadata.retryable == true)
+            #expect(slow.error?.message == "Handler timed out after 1000ms")
+
+            let ghost = try await harness.result(task["ghost"])
+            #expect(ghost.error?.errorType == "handler_not_found")
+            #expect(ghost.metadata.retryable == false)
+            #expect(ghost.error?.message == "Handler not found: test.not_registered")
+            let final = try await harness.transitions(task["ghost"]).last
+            let event = try JSONDecoder().decode(JSONValue.self, from: Data((final?.metadata["event"]?.stringValue ?? "").utf8))
+            #expect(event["type"]?.stringValue == "EnqueueAsErrorForOrchestration")
+        }
+    }
+}
