@@ -34,7 +34,7 @@ public final class CompletionProcessorService: Service, Sendable {
     }
 
     /// Runs until the completion channel finishes (the dispatch service finishes it after the last
-    /// handler), storing every result; then ends the in-process event streams.
+    /// handler), storing every result.
     public func run() async {
         let slots = AsyncSemaphore(permits: concurrency)
         await withDiscardingTaskGroup { group in
@@ -46,7 +46,6 @@ public final class CompletionProcessorService: Service, Sendable {
                 }
             }
         }
-        await domainEvents.finish()
         try? await gracefulShutdown()
     }
 

@@ -15,7 +15,8 @@ public struct DomainEvent: Sendable, Equatable {
 /// upstream `DomainEvent` JSON to `<ns>_domain_events` with `pgmq_send_with_notify`, `fast` yields
 /// it to in-process subscribers (`events`), `broadcast` does both. Fire-and-forget: a failure is
 /// logged and counted and never fails the step.
-public actor DomainEventActor {
+public actor DomainEventActor: WorkerActor {
+    public nonisolated let actorName = "domain_events"
     private let pool: PostgresConnectionPool
     private let statistics: WorkerStatistics
     private let logger: Logger
@@ -38,6 +39,8 @@ public actor DomainEventActor {
     }
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    public func stopped() async { finish() }
 
     /// Ends every subscriber's stream (shutdown, after the last publish).
     public func finish() {

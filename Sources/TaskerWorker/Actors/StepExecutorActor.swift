@@ -26,9 +26,10 @@ public struct StepDelivery: Sendable {
 /// - The same step arriving twice at once (listener and poller) is handled once.
 /// - With the handler permits at `capacity_threshold_percent`, nothing is claimed (load shedding):
 ///   messages stay queued for later.
-public actor StepExecutorActor {
+public actor StepExecutorActor: WorkerActor {
+    public nonisolated let actorName = "step_executor"
     private let pool: PostgresConnectionPool
-    private let templates: TaskTemplateRegistry
+    private let templates: TemplateCacheActor
     private let dispatch: AsyncChannel<ClaimedStep>
     private let statistics: WorkerStatistics
     private let loadShedding: LoadShedding
@@ -36,7 +37,7 @@ public actor StepExecutorActor {
     private var inFlight: Set<UUID> = []
     private var accepting = true
 
-    public init(pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
+    public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
                 statistics: WorkerStatistics, loadShedding: LoadShedding,
                 logger: Logger = Logger(label: "tasker.step_executor")) {
         self.pool = pool
@@ -47,8 +48,10 @@ public actor StepExecutorActor {
         self.logger = logger
     }
 
-    /// Stops claiming (shutdown); deliveries after this are left in their queues.
-    public func stopAccepting() { accepting = false }
+    /// Turns claiming on or off (off for shutdown); deliveries while off stay in their queues.
+    public func setAccepting(_ accepting: Bool) { self.accepting = accepting }
+
+    public func stopped() async { accepting = false }
 
     public var isAccepting: Bool { accepting }
 
@@ -63,6 +66,12 @@ public actor StepExecutorActor {
             await archivePoison(delivery, reason: "undecodable step message: \(error)")
             return
         }
+        await execute(message, from: delivery)
+    }
+
+    /// Processes an already-decoded step message that came with `delivery`.
+    public func execute(_ message: StepMessage, from delivery: StepDelivery) async {
+        guard accepting else { return }
         guard !inFlight.contains(message.stepUUID) else { return }
         if loadShedding.shouldShed() {
             statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
@@ -93,7 +102,7 @@ public actor StepExecutorActor {
             _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
             return
         }
-        let definition = try await stepDefinition(for: hydrated)
+        let definition = await templates.stepDefinition(for: hydrated)
         var dependencies: [String: StepExecutionResult] = [:]
         for (name, value) in hydrated.dependencyResults {
             dependencies[name] = try? StepExecutionResult.decode(value)
@@ -109,20 +118,6 @@ public actor StepExecutorActor {
         statistics.claimed.wrappingIncrement(ordering: .relaxed)
         await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
                                         dependencyResults: dependencies, attempts: attempts))
-    }
-
-    /// The template step for this step instance; nil (the step then fails as `handler_not_found`)
-    /// when the template or step is unknown.
-    private func stepDefinition(for step: HydratedStep) async throws -> StepDefinition? {
-        let template: TaskTemplate?
-        do {
-            template = try await templates.template(namespace: step.namespace, name: step.taskName, version: step.taskVersion)
-        } catch {
-            logger.error("cannot load the task template", metadata: [
-                "namespace": "\(step.namespace)", "task_name": "\(step.taskName)", "error": "\(error)"])
-            return nil
-        }
-        return template?.steps.first { $0.name == step.templateStepName }
     }
 
     private func archivePoison(_ delivery: StepDelivery, reason: String) async {

@@ -47,18 +47,18 @@ public final class WorkerEventSystem: Service, Sendable {
     public let settings: WorkerEventSystemSettings
     public let listener: PostgresListener?
     private let pool: PostgresConnectionPool
-    private let executor: StepExecutorActor
+    private let commands: ActorCommandProcessor
     private let dispatch: AsyncChannel<ClaimedStep>
     private let pollSignals: AsyncStream<PollReason>
     private let pollSignal: AsyncStream<PollReason>.Continuation
     private let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
-                executor: StepExecutorActor, dispatch: AsyncChannel<ClaimedStep>,
+                commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
                 logger: Logger = Logger(label: "tasker.event_system")) {
         self.settings = settings
         self.pool = pool
-        self.executor = executor
+        self.commands = commands
         self.dispatch = dispatch
         self.logger = logger
         (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
@@ -79,7 +79,7 @@ public final class WorkerEventSystem: Service, Sendable {
             }
             group.addTask { await self.pollLoop(slots: slots) }
         }
-        await executor.stopAccepting()
+        await commands.process(.shutdown)
         dispatch.finish()
         logger.info("event system stopped; no further steps will be claimed")
     }
@@ -114,7 +114,7 @@ public final class WorkerEventSystem: Service, Sendable {
     private func handle(_ notification: QueueNotification) async {
         switch notification {
         case .messageWithPayload(let queue, let msgID, let message):
-            await executor.execute(StepDelivery(queue: queue, msgID: msgID, message: message))
+            await commands.process(.executeStepFromMessage(StepDelivery(queue: queue, msgID: msgID, message: message)))
         case .messageReady(let queue, let msgID):
             await readAndExecute(queue: queue, msgIDs: [msgID])
         case .batchReady(let queue, let msgIDs):
@@ -132,7 +132,7 @@ public final class WorkerEventSystem: Service, Sendable {
                     try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
                 }
                 if let message {
-                    await executor.execute(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
+                    await commands.process(.executeStepFromMessage(StepDelivery(queue: queue, msgID: message.msgID, message: message.message)))
                 }
             } catch {
                 logger.warning("could not read a notified message; the poller will find it",
@@ -177,7 +177,7 @@ public final class WorkerEventSystem: Service, Sendable {
                     for message in messages {
                         await slots.acquire()
                         group.addTask {
-                            await self.executor.execute(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
+                            await self.commands.process(.executeStepFromMessage(StepDelivery(queue: queue, msgID: message.msgID, message: message.message)))
                             slots.release()
                         }
                     }

@@ -23,7 +23,8 @@ public final class WorkerDaemon: Sendable {
     public let statistics = WorkerStatistics()
     private let templateLoader: TaskTemplateLoader
     private let logger: Logger
-    private let group = ServiceGroupBox()
+    private let group = LockedBox<ServiceGroup>()
+    private let commandProcessor = LockedBox<ActorCommandProcessor>()
 
     public init(configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
                 templateLoader: TaskTemplateLoader = TaskTemplateLoader(), identity: WorkerIdentity = WorkerIdentity(),
@@ -82,6 +83,9 @@ public final class WorkerDaemon: Sendable {
         let dispatchChannel = AsyncChannel<ClaimedStep>()
         let completionChannel = AsyncChannel<StepCompletion>()
         let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
+        let completionService = CompletionProcessorService(
+            completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
+            domainEvents: domainEvents, statistics: statistics, identity: identity)
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
             registry: handlers, maxConcurrentHandlers: handlerDispatch.maxConcurrentHandlers,
@@ -91,8 +95,16 @@ public final class WorkerDaemon: Sendable {
             capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
             warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
             semaphore: dispatchService.semaphore)
-        let executor = StepExecutorActor(pool: pool, templates: templates, dispatch: dispatchChannel,
+        let templateCache = TemplateCacheActor(registry: templates)
+        let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
                                          statistics: statistics, loadShedding: shedding)
+        let actors = WorkerActorRegistry(
+            stepExecutor: executor, completion: CompletionActor(processor: completionService),
+            templateCache: templateCache, domainEvents: domainEvents,
+            status: WorkerStatusActor(identity: identity, statistics: statistics, pool: pool,
+                                      dispatch: dispatchService, executor: executor, templates: templateCache))
+        let commands = ActorCommandProcessor(actors: actors, completions: completionChannel)
+        commandProcessor.set(commands)
         let eventSystem = WorkerEventSystem(
             settings: WorkerEventSystemSettings(
                 mode: eventConfig.deploymentMode, namespaces: namespaces,
@@ -101,20 +113,35 @@ public final class WorkerDaemon: Sendable {
                 pollVisibilityTimeoutSeconds: poller.visibilityTimeoutSeconds,
                 pollAgeThresholdSeconds: poller.ageThresholdSeconds,
                 pollerEnabled: poller.enabled),
-            databaseURL: configuration.common.database.url, pool: pool, executor: executor, dispatch: dispatchChannel)
-        let completionService = CompletionProcessorService(
-            completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
-            domainEvents: domainEvents, statistics: statistics, identity: identity)
-        // Shut down in reverse: event system, dispatch, completion, pool.
-        return [pool, completionService, dispatchService, eventSystem]
+            databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel)
+        // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool.
+        return [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
+    }
+
+    /// Sends a command to the running worker (nil before the pipeline is built).
+    public func process(_ command: WorkerCommand) async -> WorkerCommandResponse? {
+        guard let commands = commandProcessor.get() else { return nil }
+        return await commands.process(command)
     }
 }
 
-/// Holds the running `ServiceGroup` so `shutdown()` can reach it.
-private final class ServiceGroupBox: Sendable {
-    private let storage = Synchronization.Mutex<ServiceGroup?>(nil)
-    func set(_ group: ServiceGroup) { storage.withLock { $0 = group } }
-    func get() -> ServiceGroup? { storage.withLock { $0 } }
+/// Runs the actors' `started()` hooks when the group starts and `stopped()` once the pipeline has
+/// drained (it is shut down after the completion service).
+struct ActorLifecycleService: Service {
+    let actors: WorkerActorRegistry
+
+    func run() async throws {
+        await actors.startAll()
+        try? await gracefulShutdown()
+        await actors.stopAll()
+    }
+}
+
+/// A value set once the worker has built it, readable from any task.
+private final class LockedBox<Value: Sendable>: Sendable {
+    private let storage = Synchronization.Mutex<Value?>(nil)
+    func set(_ value: Value) { storage.withLock { $0 = value } }
+    func get() -> Value? { storage.withLock { $0 } }
 }
 
 extension PostgresPoolConfiguration {
