@@ -158,3 +158,47 @@ struct PipelineTests {
         }
     }
 }
+
+@Suite("Worker commands", .timeLimit(.minutes(2)))
+struct WorkerCommandTests {
+    @Test func statusHealthAndEventIntegrationGoThroughTheCommandProcessor() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: PipelineTests.yaml)
+            let worker = harness.startWorker(PipelineTests.handlers(), configuration: harness.configuration(mode: .pollingOnly))
+            // Wait until the pipeline is built.
+            var response: WorkerCommandResponse?
+            for _ in 0..<200 where response == nil {
+                response = await worker.daemon.process(.getWorkerStatus)
+                if response == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            guard case .status(let status)? = response else {
+                Issue.record("no status")
+                return
+            }
+            #expect(status.workerID == worker.daemon.identity.workerID)
+            #expect(status.publicID.hasPrefix("worker-"))
+            #expect(status.namespaces == ["pipeline"])
+            #expect(status.handlerPermits == 10)
+            #expect(status.acceptingSteps)
+            guard case .health(let health)? = await worker.daemon.process(.healthCheck) else {
+                Issue.record("no health")
+                return
+            }
+            #expect(health.status == .healthy)
+
+            // With event integration off, nothing is claimed; back on, the step runs.
+            _ = await worker.daemon.process(.setEventIntegration(enabled: false))
+            let task = try await harness.createTask(steps: ["add_one"], context: .object(["n": .int(1)]))
+            try await harness.enqueue(task, "add_one")
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await harness.state(task["add_one"]) == "enqueued")
+            _ = await worker.daemon.process(.setEventIntegration(enabled: true))
+            // The poller did not read (and hide) the message while claiming was off, so it runs at once.
+            try await harness.waitForState(task["add_one"], ["enqueued_for_orchestration"], timeout: .seconds(5))
+            guard case .status(let after)? = await worker.daemon.process(.getWorkerStatus) else { return }
+            #expect(after.statistics.totalExecuted == 1)
+            #expect(after.statistics.claimed == 1)
+            try await worker.stop()
+        }
+    }
+}

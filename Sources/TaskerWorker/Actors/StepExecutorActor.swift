@@ -55,6 +55,11 @@ public actor StepExecutorActor: WorkerActor {
 
     public var isAccepting: Bool { accepting }
 
+    /// Whether reading more messages makes sense now: claiming is on and the handlers are not at
+    /// the load-shedding threshold. The poller asks before reading, because a read hides messages
+    /// for their visibility timeout.
+    public var isReadyForWork: Bool { accepting && !loadShedding.isShedding }
+
     /// Processes one delivery. Never throws: every failure is logged, and the message is either
     /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
     public func execute(_ delivery: StepDelivery) async {
@@ -163,6 +168,9 @@ public struct LoadShedding: Sendable {
     public var usagePercent: Double {
         Double(semaphore.inUse + semaphore.waiting) * 100 / Double(semaphore.limit)
     }
+
+    /// At or above the capacity threshold (no warning logged).
+    public var isShedding: Bool { enabled && usagePercent >= capacityThresholdPercent }
 
     func shouldShed() -> Bool {
         guard enabled else { return false }

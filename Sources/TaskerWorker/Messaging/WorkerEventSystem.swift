@@ -159,6 +159,8 @@ public final class WorkerEventSystem: Service, Sendable {
 
     private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
         for await reason in reasons.cancelOnGracefulShutdown() {
+            // Reading hides messages for their visibility timeout: skip while claiming is off or shed.
+            guard await commands.actors.stepExecutor.isReadyForWork else { continue }
             for namespace in settings.namespaces {
                 let queue = QueueNames.workerQueue(namespace: namespace)
                 // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
