@@ -27,6 +27,8 @@ struct PipelineTests {
             handler: { callable: test.slow }
           - name: ghost
             handler: { callable: test.not_registered }
+          - name: chunks
+            handler: { callable: test.chunks }
         """
 
     static func handlers() -> HandlerRegistry {
@@ -53,6 +55,17 @@ struct PipelineTests {
         registry.register("test.slow") { _ in
             try await Task.sleep(for: .seconds(30))
             return .success(.emptyObject)
+        }
+        registry.register("test.chunks") { context in
+            // Processes 3 chunks of 10 items, yielding a checkpoint after each of the first two.
+            let done = context.checkpoint?["items_processed"]?.intValue ?? 0
+            let sum = context.checkpoint?["accumulated_results"]?["sum"]?.intValue ?? 0
+            let chunkSum = (done..<(done + 10)).reduce(0, +)
+            if done + 10 < 30 {
+                return .checkpoint(cursor: .int(Int64(done + 10)), itemsProcessed: done + 10,
+                                   accumulatedResults: .object(["sum": .int(Int64(sum + chunkSum))]))
+            }
+            return .success(.object(["sum": .int(Int64(sum + chunkSum)), "items": .int(30)]))
         }
         return registry
     }
@@ -155,6 +168,32 @@ struct PipelineTests {
             let final = try await harness.transitions(task["ghost"]).last
             let event = try JSONDecoder().decode(JSONValue.self, from: Data((final?.metadata["event"]?.stringValue ?? "").utf8))
             #expect(event["type"]?.stringValue == "EnqueueAsErrorForOrchestration")
+        }
+    }
+}
+
+extension PipelineTests {
+    @Test func checkpointYieldsArePersistedAndTheHandlerResumes() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let worker = harness.startWorker(Self.handlers(), configuration: harness.configuration())
+            let task = try await harness.createTask(steps: ["chunks"])
+            try await harness.enqueue(task, "chunks")
+            try await harness.waitForState(task["chunks"], ["enqueued_for_orchestration"])
+            try await worker.stop()
+            let result = try await harness.result(task["chunks"])
+            #expect(result.result["sum"]?.intValue == (0..<30).reduce(0, +))
+            let checkpoint: JSONValue = try await harness.admin.query(
+                "SELECT checkpoint FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [task["chunks"]])[0].decode("checkpoint")
+            #expect(checkpoint["items_processed"]?.intValue == 20)
+            #expect(checkpoint["cursor"]?.intValue == 20)
+            guard case .array(let history)? = checkpoint["history"] else {
+                Issue.record("no checkpoint history: \(checkpoint)")
+                return
+            }
+            #expect(history.map { $0["cursor"]?.intValue } == [10, 20])
+            // One claim for the whole step: the yields did not re-claim.
+            #expect(try await harness.transitions(task["chunks"]).filter { $0.to == "in_progress" }.count == 1)
         }
     }
 }

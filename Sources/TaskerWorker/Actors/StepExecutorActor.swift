@@ -1,6 +1,7 @@
 import AsyncAlgorithms
 import Foundation
 import Logging
+import Synchronization
 
 /// A message that arrived for a worker queue, by notification or by polling.
 public struct StepDelivery: Sendable {
@@ -154,6 +155,7 @@ public struct LoadShedding: Sendable {
     public let warningThresholdPercent: Double
     public let semaphore: AsyncSemaphore
     private let logger: Logger
+    private let warningThrottle = Throttle(interval: .seconds(10))
 
     public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double,
                 semaphore: AsyncSemaphore, logger: Logger = Logger(label: "tasker.load_shedding")) {
@@ -176,9 +178,27 @@ public struct LoadShedding: Sendable {
         guard enabled else { return false }
         let usage = usagePercent
         if usage >= capacityThresholdPercent { return true }
-        if usage >= warningThresholdPercent {
+        if usage >= warningThresholdPercent, warningThrottle.allow() {
             logger.warning("handler capacity nearly exhausted", metadata: ["usage_percent": "\(Int(usage))"])
         }
         return false
+    }
+}
+
+/// Lets an action through at most once per `interval` (for warnings that would otherwise repeat
+/// on every message under load).
+final class Throttle: Sendable {
+    private let intervalNanoseconds: Int64
+    private let last = Atomic<Int64>(Int64.min / 2)
+
+    init(interval: Duration) {
+        intervalNanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+    }
+
+    func allow() -> Bool {
+        let now = Int64(DispatchTime.now().uptimeNanoseconds)
+        let previous = last.load(ordering: .relaxed)
+        guard now - previous >= intervalNanoseconds else { return false }
+        return last.compareExchange(expected: previous, desired: now, ordering: .relaxed).exchanged
     }
 }

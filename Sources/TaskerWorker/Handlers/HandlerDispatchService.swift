@@ -24,18 +24,20 @@ public final class HandlerDispatchService: Service, Sendable {
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
     private let registry: HandlerRegistry
+    private let pool: PostgresConnectionPool
     private let defaultTimeout: Duration
     private let identity: WorkerIdentity
     private let logger: Logger
     private let overdue = Atomic<Int>(0)
 
     public init(dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
-                registry: HandlerRegistry, maxConcurrentHandlers: Int, defaultTimeout: Duration,
+                registry: HandlerRegistry, pool: PostgresConnectionPool, maxConcurrentHandlers: Int, defaultTimeout: Duration,
                 identity: WorkerIdentity, logger: Logger = Logger(label: "tasker.dispatch")) {
         self.dispatch = dispatch
         self.completions = completions
         self.bufferSize = max(1, bufferSize)
         self.registry = registry
+        self.pool = pool
         self.semaphore = AsyncSemaphore(permits: maxConcurrentHandlers)
         self.defaultTimeout = defaultTimeout
         self.identity = identity
@@ -76,27 +78,51 @@ public final class HandlerDispatchService: Service, Sendable {
             return
         }
         let timeout = definition.timeoutSeconds.map { Duration.seconds($0) } ?? defaultTimeout
-        let context = makeContext(step, definition: definition, timeout: timeout)
+        var context = makeContext(step, definition: definition, timeout: timeout)
         let callable = definition.handler.callable
-        let work = Task { try await handler.call(context) }
-        switch await Self.race(work, timeout: timeout) {
-        case .finished(let outcome):
-            semaphore.release()
-            await finish(step, result(of: outcome, step: step, callable: callable, version: handler.version,
-                                      startedAt: startedAt))
-        case .timedOut:
-            work.cancel()
-            overdue.add(1, ordering: .relaxed)
-            let timeoutMs = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-            logger.warning("handler timed out", metadata: metadata(step, ["callable": "\(callable)", "timeout_ms": "\(timeoutMs)"]))
-            await finish(step, .dispatchError(
-                stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
-                taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
-                workerID: identity.workerID, hostname: identity.hostname))
-            // The permit stays with the handler's code until it really returns (see the type's doc).
-            _ = await work.result
-            overdue.subtract(1, ordering: .relaxed)
-            semaphore.release()
+        while true {
+            let invocation = context
+            let work = Task { try await handler.call(invocation) }
+            switch await Self.race(work, timeout: timeout) {
+            case .finished(.success(let handlerResult)):
+                if case .checkpointYield(let yield) = handlerResult.outcome {
+                    // Persist, then call the handler again with its checkpoint (same claim and permit).
+                    do {
+                        context.checkpoint = try await pool.withConnection { c in
+                            try await StepRepository.persistCheckpoint(c, stepUUID: step.message.stepUUID, yield: yield)
+                        }
+                        continue
+                    } catch {
+                        semaphore.release()
+                        await finish(step, .dispatchError(
+                            stepUUID: step.message.stepUUID, kind: .checkpointError, callable: callable, timeoutMs: nil,
+                            taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
+                            workerID: identity.workerID, hostname: identity.hostname))
+                        return
+                    }
+                }
+                semaphore.release()
+                await finish(step, result(of: .success(handlerResult), step: step, callable: callable,
+                                          version: handler.version, startedAt: startedAt))
+            case .finished(let outcome):
+                semaphore.release()
+                await finish(step, result(of: outcome, step: step, callable: callable, version: handler.version,
+                                          startedAt: startedAt))
+            case .timedOut:
+                work.cancel()
+                overdue.add(1, ordering: .relaxed)
+                let timeoutMs = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+                logger.warning("handler timed out", metadata: metadata(step, ["callable": "\(callable)", "timeout_ms": "\(timeoutMs)"]))
+                await finish(step, .dispatchError(
+                    stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
+                    taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
+                    workerID: identity.workerID, hostname: identity.hostname))
+                // The permit stays with the handler's code until it really returns (see the type's doc).
+                _ = await work.result
+                overdue.subtract(1, ordering: .relaxed)
+                semaphore.release()
+            }
+            return
         }
     }
 

@@ -10,6 +10,9 @@ public struct StepHandlerResult: Sendable, Equatable {
         /// `result` becomes `results.result`; `metadata` becomes `results.metadata.custom`.
         case success(result: JSONValue, metadata: [String: JSONValue])
         case failure(StepFailure)
+        /// Progress saved; the worker persists it and calls the handler again with
+        /// `StepContext.checkpoint` set (see ``CheckpointYield``).
+        case checkpointYield(CheckpointYield)
     }
 
     public var outcome: Outcome
@@ -21,6 +24,14 @@ public struct StepHandlerResult: Sendable, Equatable {
     /// A success; `metadata` is written to `metadata.custom`.
     public static func success(_ result: JSONValue, metadata: [String: JSONValue] = [:]) -> StepHandlerResult {
         StepHandlerResult(outcome: .success(result: result, metadata: metadata))
+    }
+
+    /// Saves progress and asks to be called again (long batch work): the worker persists the
+    /// checkpoint in `workflow_steps.checkpoint` and re-dispatches the handler in-process, still
+    /// `in_progress` and without a new claim, with `StepContext.checkpoint` holding the record.
+    public static func checkpoint(cursor: JSONValue, itemsProcessed: Int, accumulatedResults: JSONValue? = nil) -> StepHandlerResult {
+        StepHandlerResult(outcome: .checkpointYield(CheckpointYield(
+            cursor: cursor, itemsProcessed: itemsProcessed, accumulatedResults: accumulatedResults)))
     }
 
     /// A handler-reported failure (`status:"failed"`).
@@ -74,6 +85,11 @@ public struct StepHandlerResult: Sendable, Equatable {
         case .failure(let failure):
             return .failure(stepUUID: stepUUID, failure: failure, startedAt: startedAt, completedAt: completedAt,
                             workerID: workerID, hostname: hostname, handlerVersion: handlerVersion)
+        case .checkpointYield:
+            // The dispatcher handles yields itself; a yield that reaches this point was not persisted.
+            return .dispatchError(stepUUID: stepUUID, kind: .checkpointError, callable: "", timeoutMs: nil,
+                                  taskUUID: nil, message: "checkpoint yield was not persisted",
+                                  startedAt: startedAt, completedAt: completedAt, workerID: workerID, hostname: hostname)
         }
     }
 }
@@ -150,3 +166,17 @@ public struct StepFailure: Sendable, Error, Equatable, CustomStringConvertible {
 /// The error handlers throw to fail a step with chosen `retryable`, `errorType`, `errorCode`
 /// and backoff; identical to returning ``StepHandlerResult/failure(_:)``.
 public typealias StepHandlerError = StepFailure
+
+/// A handler's checkpoint: where it got to, how many items it processed, and what it has
+/// accumulated so far.
+public struct CheckpointYield: Sendable, Equatable {
+    public var cursor: JSONValue
+    public var itemsProcessed: Int
+    public var accumulatedResults: JSONValue?
+
+    public init(cursor: JSONValue, itemsProcessed: Int, accumulatedResults: JSONValue? = nil) {
+        self.cursor = cursor
+        self.itemsProcessed = itemsProcessed
+        self.accumulatedResults = accumulatedResults
+    }
+}

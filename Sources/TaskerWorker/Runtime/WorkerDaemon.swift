@@ -88,7 +88,7 @@ public final class WorkerDaemon: Sendable {
             domainEvents: domainEvents, statistics: statistics, identity: identity)
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
-            registry: handlers, maxConcurrentHandlers: handlerDispatch.maxConcurrentHandlers,
+            registry: handlers, pool: pool, maxConcurrentHandlers: handlerDispatch.maxConcurrentHandlers,
             defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity)
         let shedding = LoadShedding(
             enabled: handlerDispatch.loadShedding.enabled,
