@@ -41,7 +41,7 @@ enum PostgresTimestamp {
             offsetSeconds = 0
         }
         guard bytes.isEmpty else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDate.daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
@@ -54,7 +54,7 @@ enum PostgresTimestamp {
         var days = seconds / 86_400
         seconds -= days * 86_400
         if seconds < 0 { seconds += 86_400; days -= 1 }
-        let (year, month, day) = civilFromDays(days)
+        let (year, month, day) = CivilDate.civilFromDays(days)
         func pad(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
@@ -79,9 +79,13 @@ enum PostgresTimestamp {
         bytes.removeFirst()
         return true
     }
+}
 
-    // Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+/// Proleptic Gregorian calendar arithmetic (H. Hinnant's algorithms), day 0 = 1970-01-01; shared by
+/// every timestamp parser and formatter in the worker.
+enum CivilDate {
+    /// Days since 1970-01-01.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -90,7 +94,7 @@ enum PostgresTimestamp {
         return era * 146_097 + doe - 719_468
     }
 
-    private static func civilFromDays(_ days: Int) -> (Int, Int, Int) {
+    static func civilFromDays(_ days: Int) -> (Int, Int, Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
