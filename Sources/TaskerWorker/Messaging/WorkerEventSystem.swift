@@ -20,6 +20,12 @@ public struct WorkerEventSystemSettings: Sendable {
     public var pollerEnabled: Bool
     /// Deliveries processed at once.
     public var maxConcurrentDeliveries: Int
+    /// Listener reconnect backoff cap (`listener.retry_interval_seconds`); it never gives up.
+    public var listenerRetryInterval: Duration = .seconds(5)
+    /// Listener connect timeout (`listener.connection_timeout_seconds`).
+    public var listenerConnectTimeout: Duration = .seconds(30)
+    /// Idle listener liveness check (`timing.health_check_interval_seconds`).
+    public var listenerKeepalive: Duration = .seconds(30)
 
     public init(mode: WorkerConfiguration.DeploymentMode, namespaces: [String], visibilityTimeoutSeconds: Int = 30,
                 pollInterval: Duration = .seconds(1), pollBatchSize: Int = 20, pollVisibilityTimeoutSeconds: Int = 30,
@@ -64,6 +70,8 @@ public final class WorkerEventSystem: Service, Sendable {
         (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
         self.listener = settings.usesListener
             ? PostgresListener(url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
+                               backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
+                               keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
                                logger: Logger(label: "tasker.postgres.listener"))
             : nil
     }

@@ -105,14 +105,19 @@ public final class WorkerDaemon: Sendable {
                                       dispatch: dispatchService, executor: executor, templates: templateCache))
         let commands = ActorCommandProcessor(actors: actors, completions: completionChannel)
         commandProcessor.set(commands)
+        var settings = WorkerEventSystemSettings(
+            mode: eventConfig.deploymentMode, namespaces: namespaces,
+            visibilityTimeoutSeconds: eventConfig.timing.visibilityTimeoutSeconds,
+            pollInterval: .milliseconds(poller.pollingIntervalMs), pollBatchSize: poller.batchSize,
+            pollVisibilityTimeoutSeconds: poller.visibilityTimeoutSeconds,
+            pollAgeThresholdSeconds: poller.ageThresholdSeconds,
+            pollerEnabled: poller.enabled)
+        let listenerConfig = eventConfig.metadata.listener
+        settings.listenerRetryInterval = .seconds(max(1, listenerConfig.retryIntervalSeconds))
+        settings.listenerConnectTimeout = .seconds(max(1, listenerConfig.connectionTimeoutSeconds))
+        settings.listenerKeepalive = .seconds(max(1, eventConfig.timing.healthCheckIntervalSeconds))
         let eventSystem = WorkerEventSystem(
-            settings: WorkerEventSystemSettings(
-                mode: eventConfig.deploymentMode, namespaces: namespaces,
-                visibilityTimeoutSeconds: eventConfig.timing.visibilityTimeoutSeconds,
-                pollInterval: .milliseconds(poller.pollingIntervalMs), pollBatchSize: poller.batchSize,
-                pollVisibilityTimeoutSeconds: poller.visibilityTimeoutSeconds,
-                pollAgeThresholdSeconds: poller.ageThresholdSeconds,
-                pollerEnabled: poller.enabled),
+            settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel)
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool.
         return [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
