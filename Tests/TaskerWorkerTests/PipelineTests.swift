@@ -29,6 +29,10 @@ struct PipelineTests {
             handler: { callable: test.not_registered }
           - name: chunks
             handler: { callable: test.chunks }
+          - name: hold
+            handler: { callable: test.hold }
+          - name: after_hold
+            handler: { callable: tasker.noop }
         """
 
     static func handlers() -> HandlerRegistry {
@@ -54,6 +58,10 @@ struct PipelineTests {
         }
         registry.register("test.slow") { _ in
             try await Task.sleep(for: .seconds(30))
+            return .success(.emptyObject)
+        }
+        registry.register("test.hold") { _ in
+            try await Task.sleep(for: .milliseconds(800))
             return .success(.emptyObject)
         }
         registry.register("test.chunks") { context in
@@ -194,6 +202,29 @@ extension PipelineTests {
             #expect(history.map { $0["cursor"]?.intValue } == [10, 20])
             // One claim for the whole step: the yields did not re-claim.
             #expect(try await harness.transitions(task["chunks"]).filter { $0.to == "in_progress" }.count == 1)
+        }
+    }
+}
+
+extension PipelineTests {
+    @Test func loadSheddingLeavesMessagesQueuedUntilPermitsFreeUp() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            var configuration = harness.configuration(mode: .hybrid, maxConcurrentHandlers: 2)
+            configuration.worker.mpscChannels.handlerDispatch.loadShedding.capacityThresholdPercent = 50
+            configuration.worker.mpscChannels.handlerDispatch.loadShedding.warningThresholdPercent = 40
+            let worker = harness.startWorker(Self.handlers(), configuration: configuration)
+            let task = try await harness.createTask(steps: ["hold", "after_hold"])
+            try await harness.enqueue(task, "hold")
+            try await harness.waitForState(task["hold"], ["in_progress"])
+            // One of two permits is in use: 50 % → claims are shed, the message stays queued.
+            try await harness.enqueue(task, "after_hold")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await harness.state(task["after_hold"]) == "enqueued")
+            #expect(worker.daemon.statistics.snapshot.shedClaims >= 1)
+            // Once the handler finishes, the queued step is claimed (by the poller or a notification).
+            try await harness.waitForState(task["after_hold"], ["enqueued_for_orchestration"], timeout: .seconds(20))
+            try await worker.stop()
         }
     }
 }
