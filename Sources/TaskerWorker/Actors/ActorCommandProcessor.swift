@@ -15,12 +15,12 @@ public struct ActorCommandProcessor: Sendable {
     public func process(_ command: WorkerCommand) async -> WorkerCommandResponse {
         switch command {
         case .executeStep(let message, let queue, let msgID):
-            await actors.stepExecutor.execute(message, from: StepDelivery(queue: queue, msgID: msgID, message: .null))
+            return .delivery(await actors.stepExecutor.execute(message, from: StepDelivery(queue: queue, msgID: msgID, message: .null)))
         case .executeStepWithCorrelation(var message, let queue, let msgID, let correlationID):
             message.correlationID = correlationID
-            await actors.stepExecutor.execute(message, from: StepDelivery(queue: queue, msgID: msgID, message: .null))
+            return .delivery(await actors.stepExecutor.execute(message, from: StepDelivery(queue: queue, msgID: msgID, message: .null)))
         case .executeStepFromMessage(let delivery):
-            await actors.stepExecutor.execute(delivery)
+            return .delivery(await actors.stepExecutor.execute(delivery))
         case .sendStepResult(let completion):
             await actors.completion.send(completion)
         case .processStepCompletion(let completion):

@@ -16,6 +16,16 @@ public struct StepDelivery: Sendable {
     }
 }
 
+/// What became of a delivery.
+public enum DeliveryOutcome: Sendable, Equatable {
+    /// Claimed and dispatched, or settled for good (poison or stale archived, race lost, duplicate).
+    case handled
+    /// Left queued (database trouble, load shedding): the queue must be read again later.
+    case retryLater
+    /// Claiming is off.
+    case notAccepting
+}
+
 /// Claims steps and hands them to the dispatch channel (fire-and-forget).
 ///
 /// For each delivery: decode the `StepMessage`, hydrate (one query), check the state, claim in one
@@ -63,33 +73,37 @@ public actor StepExecutorActor: WorkerActor {
 
     /// Processes one delivery. Never throws: every failure is logged, and the message is either
     /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
-    public func execute(_ delivery: StepDelivery) async {
-        guard accepting else { return }
+    @discardableResult
+    public func execute(_ delivery: StepDelivery) async -> DeliveryOutcome {
+        guard accepting else { return .notAccepting }
         let message: StepMessage
         do {
             message = try delivery.message.decode(StepMessage.self)
         } catch {
             await archivePoison(delivery, reason: "undecodable step message: \(error)")
-            return
+            return .handled
         }
-        await execute(message, from: delivery)
+        return await execute(message, from: delivery)
     }
 
     /// Processes an already-decoded step message that came with `delivery`.
-    public func execute(_ message: StepMessage, from delivery: StepDelivery) async {
-        guard accepting else { return }
-        guard !inFlight.contains(message.stepUUID) else { return }
+    @discardableResult
+    public func execute(_ message: StepMessage, from delivery: StepDelivery) async -> DeliveryOutcome {
+        guard accepting else { return .notAccepting }
+        guard !inFlight.contains(message.stepUUID) else { return .handled }
         if loadShedding.shouldShed() {
             statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
-            return
+            return .retryLater
         }
         inFlight.insert(message.stepUUID)
         defer { inFlight.remove(message.stepUUID) }
         do {
             try await claimAndDispatch(delivery, message)
+            return .handled
         } catch {
-            logger.warning("could not claim step; the message returns after its visibility timeout",
+            logger.warning("could not claim step; the message stays queued and is read again",
                            metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
+            return .retryLater
         }
     }
 

@@ -26,6 +26,8 @@ public enum WorkerCommand: Sendable {
 /// What a command answers.
 public enum WorkerCommandResponse: Sendable {
     case accepted
+    /// The outcome of an `executeStep…` command.
+    case delivery(DeliveryOutcome)
     case status(WorkerStatus)
     case health(WorkerHealth)
 }

@@ -29,6 +29,9 @@ public actor PostgresConnectionPool: Service {
     private var idle: [Pooled] = []
     private var lent: [ObjectIdentifier: Pooled] = [:]
     private var opening = 0
+    /// Connections taken out of `idle` or `lent` while an `await` checks them: still open, so they
+    /// count against `maxConnections`, but in neither list (actor reentrancy must not see them).
+    private var checking = 0
     private var waiters: [Waiter] = []
     private var nextWaiterID = 0
     private var isClosed = false
@@ -98,8 +101,10 @@ public actor PostgresConnectionPool: Service {
             logger.warning("released a connection that this pool did not lend")
             return
         }
+        checking += 1
         let connected = await connection.isConnected
         let reusable = connected ? await connection.isIdle : false
+        checking -= 1
         if !reusable || isClosed || age(pooled) > configuration.maxLifetime {
             if !reusable && !isClosed {
                 connectionsReplaced += 1
@@ -161,7 +166,9 @@ public actor PostgresConnectionPool: Service {
     private func obtain() async throws(PostgresError) -> Pooled {
         if isClosed { throw PostgresError(.shutdown, "the connection pool is closed") }
         while let candidate = idle.popLast() {
+            checking += 1
             let alive = await candidate.connection.checkAlive()
+            checking -= 1
             if alive, age(candidate) <= configuration.maxLifetime {
                 return candidate
             }
@@ -174,7 +181,7 @@ public actor PostgresConnectionPool: Service {
         return try await waitForConnection()
     }
 
-    private var openCount: Int { idle.count + lent.count + opening }
+    private var openCount: Int { idle.count + lent.count + opening + checking }
 
     private func openConnection() async throws(PostgresError) -> Pooled {
         opening += 1
@@ -247,22 +254,26 @@ public actor PostgresConnectionPool: Service {
     private func maintain() async {
         guard !isClosed else { return }
         let now = ContinuousClock.now
+        // Take the idle connections out while they are checked: other calls may run at each await
+        // and must neither lend them nor see a stale list afterwards.
+        let candidates = idle
+        idle.removeAll()
+        checking += candidates.count
         var kept: [Pooled] = []
-        var open = idle.count + lent.count
-        for pooled in idle {
-            let surplus = open > configuration.minConnections
+        for pooled in candidates {
+            let surplus = openCount + kept.count > configuration.minConnections
             let tooOld = age(pooled) > configuration.maxLifetime
             let idleTooLong = surplus && pooled.lastUsed.duration(to: now) > configuration.idleTimeout
             let alive = tooOld || idleTooLong ? false : await pooled.connection.checkAlive()
-            if !alive {
-                if !idleTooLong { connectionsReplaced += 1 }
-                open -= 1
-                discard(pooled.connection)
-            } else {
+            checking -= 1
+            if alive {
                 kept.append(pooled)
+            } else {
+                if !idleTooLong { connectionsReplaced += 1 }
+                discard(pooled.connection)
             }
         }
-        idle = kept
+        for pooled in kept { handOver(pooled) }
         while !isClosed && openCount < configuration.minConnections {
             do {
                 let pooled = try await openConnection()

@@ -78,6 +78,19 @@ public final class WorkerEventSystem: Service, Sendable {
 
     enum PollReason: Sendable { case tick, catchUp }
 
+    /// Stops listening and polling without waiting for the group's graceful-shutdown signal
+    /// (`WorkerDaemon.shutdown()` calls it too, so a stop requested during start-up is never lost).
+    /// `run()` then drains and returns as on graceful shutdown.
+    public func stop() {
+        listener?.stop()
+        pollSignal.finish()
+    }
+
+    /// Reads the queues now (e.g. after claiming was switched back on).
+    public func catchUp() {
+        pollSignal.yield(.catchUp)
+    }
+
     public func run() async {
         let slots = AsyncSemaphore(permits: settings.maxConcurrentDeliveries)
         await withDiscardingTaskGroup { group in
@@ -90,6 +103,16 @@ public final class WorkerEventSystem: Service, Sendable {
         await commands.process(.shutdown)
         dispatch.finish()
         logger.info("event system stopped; no further steps will be claimed")
+    }
+
+    /// Hands a delivery to the executor; a delivery left queued (database trouble, load shedding)
+    /// schedules catch-up reads, so that no mode, EventDrivenOnly included, depends on a later
+    /// notification to find it: one soon, one after the visibility timeout of a read message.
+    private func deliver(_ delivery: StepDelivery) async {
+        guard case .delivery(.retryLater) = await commands.process(.executeStepFromMessage(delivery)) else { return }
+        let visibility = max(settings.visibilityTimeoutSeconds, settings.pollVisibilityTimeoutSeconds)
+        scheduleCatchUp(after: .seconds(1))
+        scheduleCatchUp(after: .seconds(visibility + 1))
     }
 
     // MARK: - Listener
@@ -122,7 +145,7 @@ public final class WorkerEventSystem: Service, Sendable {
     private func handle(_ notification: QueueNotification) async {
         switch notification {
         case .messageWithPayload(let queue, let msgID, let message):
-            await commands.process(.executeStepFromMessage(StepDelivery(queue: queue, msgID: msgID, message: message)))
+            await deliver(StepDelivery(queue: queue, msgID: msgID, message: message))
         case .messageReady(let queue, let msgID):
             await readAndExecute(queue: queue, msgIDs: [msgID])
         case .batchReady(let queue, let msgIDs):
@@ -140,7 +163,7 @@ public final class WorkerEventSystem: Service, Sendable {
                     try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
                 }
                 if let message {
-                    await commands.process(.executeStepFromMessage(StepDelivery(queue: queue, msgID: message.msgID, message: message.message)))
+                    await deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
                 }
             } catch {
                 logger.warning("could not read a notified message; the poller will find it",
@@ -167,32 +190,51 @@ public final class WorkerEventSystem: Service, Sendable {
 
     private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
         for await reason in reasons.cancelOnGracefulShutdown() {
-            // Reading hides messages for their visibility timeout: skip while claiming is off or shed.
-            guard await commands.actors.stepExecutor.isReadyForWork else { continue }
             for namespace in settings.namespaces {
-                let queue = QueueNames.workerQueue(namespace: namespace)
                 // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
                 let minAge = settings.mode == .hybrid && reason == .tick ? settings.pollAgeThresholdSeconds : 0
-                let messages: [QueueMessage]
-                do {
-                    let (timeout, batch) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize)
-                    messages = try await pool.withConnection { c in
-                        try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: batch, minAgeSeconds: minAge)
-                    }
-                } catch {
-                    logger.warning("polling failed", metadata: ["queue": "\(queue)", "error": "\(error)"])
-                    continue
+                await drain(QueueNames.workerQueue(namespace: namespace), minAge: minAge, slots: slots)
+            }
+        }
+    }
+
+    /// Reads and delivers batches until the queue has no more visible messages (or work must wait).
+    private func drain(_ queue: String, minAge: Int, slots: AsyncSemaphore) async {
+        let (timeout, batch) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize)
+        while true {
+            // Reading hides messages for their visibility timeout: not while claiming is off or shed.
+            guard await commands.actors.stepExecutor.isReadyForWork else {
+                if await commands.actors.stepExecutor.isAccepting { scheduleCatchUp(after: .seconds(1)) }
+                return
+            }
+            let messages: [QueueMessage]
+            do {
+                messages = try await pool.withConnection { c in
+                    try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: batch, minAgeSeconds: minAge)
                 }
-                await withDiscardingTaskGroup { group in
-                    for message in messages {
-                        await slots.acquire()
-                        group.addTask {
-                            await self.commands.process(.executeStepFromMessage(StepDelivery(queue: queue, msgID: message.msgID, message: message.message)))
-                            slots.release()
-                        }
+            } catch {
+                logger.warning("polling failed", metadata: ["queue": "\(queue)", "error": "\(error)"])
+                scheduleCatchUp(after: .seconds(1))
+                return
+            }
+            await withDiscardingTaskGroup { group in
+                for message in messages {
+                    await slots.acquire()
+                    group.addTask {
+                        await self.deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
+                        slots.release()
                     }
                 }
             }
+            if messages.count < batch { return }
+        }
+    }
+
+    private func scheduleCatchUp(after delay: Duration) {
+        let signal = pollSignal
+        Task {
+            try? await Task.sleep(for: delay)
+            signal.yield(.catchUp)
         }
     }
 }

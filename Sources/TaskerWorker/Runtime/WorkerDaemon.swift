@@ -25,6 +25,8 @@ public final class WorkerDaemon: Sendable {
     private let logger: Logger
     private let group = LockedBox<ServiceGroup>()
     private let commandProcessor = LockedBox<ActorCommandProcessor>()
+    private let eventSystem = LockedBox<WorkerEventSystem>()
+    private let shutdownRequested = Synchronization.Atomic<Bool>(false)
 
     public init(configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
                 templateLoader: TaskTemplateLoader = TaskTemplateLoader(), identity: WorkerIdentity = WorkerIdentity(),
@@ -66,12 +68,19 @@ public final class WorkerDaemon: Sendable {
             gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
             logger: logger))
         group.set(serviceGroup)
+        if shutdownRequested.load(ordering: .sequentiallyConsistent) {
+            await serviceGroup.triggerGracefulShutdown()
+            eventSystem.get()?.stop()
+        }
         try await serviceGroup.run()
         logger.info("tasker worker stopped", metadata: ["steps_executed": "\(statistics.snapshot.totalExecuted)"])
     }
 
-    /// Starts a graceful shutdown (as SIGTERM does).
+    /// Starts a graceful shutdown (as SIGTERM does). Safe at any time, also during boot: the
+    /// request is remembered and the event system is told to stop directly as well.
     public func shutdown() async {
+        shutdownRequested.store(true, ordering: .sequentiallyConsistent)
+        eventSystem.get()?.stop()
         await group.get()?.triggerGracefulShutdown()
     }
 
@@ -119,6 +128,7 @@ public final class WorkerDaemon: Sendable {
         let eventSystem = WorkerEventSystem(
             settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel)
+        self.eventSystem.set(eventSystem)
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool.
         return [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
     }
@@ -126,7 +136,10 @@ public final class WorkerDaemon: Sendable {
     /// Sends a command to the running worker (nil before the pipeline is built).
     public func process(_ command: WorkerCommand) async -> WorkerCommandResponse? {
         guard let commands = commandProcessor.get() else { return nil }
-        return await commands.process(command)
+        let response = await commands.process(command)
+        // Messages that arrived while claiming was off are only found by reading the queues.
+        if case .setEventIntegration(true) = command { eventSystem.get()?.catchUp() }
+        return response
     }
 }
 
