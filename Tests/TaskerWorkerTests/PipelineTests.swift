@@ -265,6 +265,8 @@ struct WorkerCommandTests {
             _ = await worker.daemon.process(.setEventIntegration(enabled: true))
             // The poller did not read (and hide) the message while claiming was off, so it runs at once.
             try await harness.waitForState(task["add_one"], ["enqueued_for_orchestration"], timeout: .seconds(5))
+            // The statistics are updated right after the completion transaction commits.
+            try await waitUntil(timeout: .seconds(5)) { worker.daemon.statistics.snapshot.totalExecuted == 1 }
             guard case .status(let after)? = await worker.daemon.process(.getWorkerStatus) else { return }
             #expect(after.statistics.totalExecuted == 1)
             #expect(after.statistics.claimed == 1)
