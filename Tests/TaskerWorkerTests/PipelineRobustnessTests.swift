@@ -10,6 +10,16 @@ import Testing
 struct PipelineRobustnessTests {
     static let modes: [WorkerConfiguration.DeploymentMode] = [.hybrid, .eventDrivenOnly, .pollingOnly]
 
+    /// Built-ins plus `test.work`, which records each run in `invocations`.
+    static func countingHandlers(_ invocations: InvocationCounter) -> HandlerRegistry {
+        let handlers = HandlerRegistry.withBuiltIns()
+        handlers.register("test.work") { context in
+            invocations.record(context.stepUUID)
+            return .success(.emptyObject)
+        }
+        return handlers
+    }
+
     static let events = """
             publishes_events:
               - name: pipeline.done
@@ -106,11 +116,7 @@ struct PipelineRobustnessTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let invocations = InvocationCounter()
-            let handlers = HandlerRegistry.withBuiltIns()
-            handlers.register("test.work") { context in
-                invocations.record(context.stepUUID)
-                return .success(.emptyObject)
-            }
+            let handlers = Self.countingHandlers(invocations)
             let worker = harness.startWorker(handlers, configuration: Self.configuration(harness, mode: mode))
             try await harness.waitForWorkersReady(1, mode: mode)
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
@@ -165,11 +171,7 @@ struct PipelineRobustnessTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let invocations = InvocationCounter()
-            let handlers = HandlerRegistry.withBuiltIns()
-            handlers.register("test.work") { context in
-                invocations.record(context.stepUUID)
-                return .success(.emptyObject)
-            }
+            let handlers = Self.countingHandlers(invocations)
             let worker = harness.startWorker(handlers, configuration: Self.configuration(harness, mode: mode))
             try await harness.waitForWorkersReady(1, mode: mode)
             let task = try await harness.createTask(steps: ["work"])
