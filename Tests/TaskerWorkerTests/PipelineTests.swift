@@ -33,6 +33,19 @@ struct PipelineTests {
             handler: { callable: test.hold }
           - name: after_hold
             handler: { callable: tasker.noop }
+          - name: announce
+            handler: { callable: test.add_one }
+            publishes_events:
+              - name: pipeline.fast_done
+                description: in-process only
+                condition: success
+                delivery_mode: fast
+                schema: null
+              - name: pipeline.never
+                description: must not fire on success
+                condition: permanent_failure
+                delivery_mode: fast
+                schema: null
         """
 
     static func handlers() -> HandlerRegistry {
@@ -225,6 +238,34 @@ extension PipelineTests {
             // Once the handler finishes, the queued step is claimed (by the poller or a notification).
             try await harness.waitForState(task["after_hold"], ["enqueued_for_orchestration"], timeout: .seconds(20))
             try await worker.stop()
+        }
+    }
+}
+
+extension PipelineTests {
+    @Test func fastDomainEventsReachInProcessSubscribersAfterTheResultCommits() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let worker = harness.startWorker(Self.handlers(), configuration: harness.configuration())
+            var stream: AsyncStream<DomainEvent>?
+            for _ in 0..<200 where stream == nil {
+                stream = await worker.daemon.subscribeToDomainEvents()
+                if stream == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            var events = try #require(stream).makeAsyncIterator()
+            let task = try await harness.createTask(steps: ["announce"], context: ["n": 1])
+            try await harness.enqueue(task, "announce")
+            let event = try #require(await events.next())
+            // Delivered after the completion transaction committed.
+            #expect(try await harness.state(task["announce"]) == "enqueued_for_orchestration")
+            #expect(event.name == "pipeline.fast_done")
+            #expect(event.json["event_version"] == "1.0")
+            #expect(event.json["payload"]?["payload"] == ["n": 2])
+            #expect(event.json["metadata"]?["correlation_id"]?.stringValue == task.correlationID.uuidString.lowercased())
+            try await worker.stop()
+            // `fast` never touches the durable queue; the permanent_failure event did not fire.
+            #expect(try await harness.admin.query("SELECT count(*) AS n FROM pgmq.q_pipeline_domain_events")[0].decode("n", as: Int.self) == 0)
+            #expect(await events.next() == nil)  // the stream ends with the worker
         }
     }
 }

@@ -91,7 +91,7 @@ public actor StepExecutorActor: WorkerActor {
     public func execute(_ message: StepMessage, from delivery: StepDelivery) async -> DeliveryOutcome {
         guard accepting else { return .notAccepting }
         guard !inFlight.contains(message.stepUUID) else { return .handled }
-        if loadShedding.shouldShed() {
+        if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
             statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
             return .retryLater
         }
@@ -136,6 +136,7 @@ public actor StepExecutorActor: WorkerActor {
             return
         }
         statistics.claimed.wrappingIncrement(ordering: .relaxed)
+        loadShedding.backlog.add()
         await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
                                         dependencyResults: dependencies, attempts: attempts))
     }
@@ -168,35 +169,50 @@ public struct LoadShedding: Sendable {
     public let capacityThresholdPercent: Double
     public let warningThresholdPercent: Double
     public let semaphore: AsyncSemaphore
+    /// Claimed steps that do not hold a permit yet (in the dispatch channel or waiting for one).
+    public let backlog: DispatchBacklog
     private let logger: Logger
     private let warningThrottle = Throttle(interval: .seconds(10))
 
     public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double,
-                semaphore: AsyncSemaphore, logger: Logger = Logger(label: "tasker.load_shedding")) {
+                semaphore: AsyncSemaphore, backlog: DispatchBacklog,
+                logger: Logger = Logger(label: "tasker.load_shedding")) {
         self.enabled = enabled
         self.capacityThresholdPercent = capacityThresholdPercent
         self.warningThresholdPercent = warningThresholdPercent
         self.semaphore = semaphore
+        self.backlog = backlog
         self.logger = logger
     }
 
-    /// Percentage of handler permits in use (waiting claims count as in use).
+    /// Claimed work as a percentage of the handler permits: running handlers plus claimed steps
+    /// still queued for a permit, so a burst of claims is shed before it overfills the dispatch buffer.
     public var usagePercent: Double {
-        Double(semaphore.inUse + semaphore.waiting) * 100 / Double(semaphore.limit)
+        Double(semaphore.inUse + backlog.count) * 100 / Double(semaphore.limit)
     }
 
     /// At or above the capacity threshold (no warning logged).
     public var isShedding: Bool { enabled && usagePercent >= capacityThresholdPercent }
 
-    func shouldShed() -> Bool {
+    /// `inFlightClaims`: claims under way, which will hold permits soon.
+    func shouldShed(inFlightClaims: Int = 0) -> Bool {
         guard enabled else { return false }
-        let usage = usagePercent
+        let usage = usagePercent + Double(inFlightClaims) * 100 / Double(semaphore.limit)
         if usage >= capacityThresholdPercent { return true }
         if usage >= warningThresholdPercent, warningThrottle.allow() {
             logger.warning("handler capacity nearly exhausted", metadata: ["usage_percent": "\(Int(usage))"])
         }
         return false
     }
+}
+
+/// Counts claimed steps that wait for a handler permit (shared by the executor and the dispatcher).
+public final class DispatchBacklog: Sendable {
+    private let value = Atomic<Int>(0)
+    public init() {}
+    public var count: Int { value.load(ordering: .relaxed) }
+    func add() { value.add(1, ordering: .relaxed) }
+    func remove() { value.subtract(1, ordering: .relaxed) }
 }
 
 /// Lets an action through at most once per `interval` (for warnings that would otherwise repeat

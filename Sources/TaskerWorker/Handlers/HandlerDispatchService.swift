@@ -20,6 +20,8 @@ import Synchronization
 ///   overdue handlers, claiming stops (load shedding) rather than running more code concurrently.
 public final class HandlerDispatchService: Service, Sendable {
     public let semaphore: AsyncSemaphore
+    /// Claimed steps not yet holding a permit (load shedding counts them).
+    public let backlog: DispatchBacklog
     private let dispatch: AsyncChannel<ClaimedStep>
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
@@ -32,7 +34,9 @@ public final class HandlerDispatchService: Service, Sendable {
 
     public init(dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
                 registry: HandlerRegistry, pool: PostgresConnectionPool, maxConcurrentHandlers: Int, defaultTimeout: Duration,
-                identity: WorkerIdentity, logger: Logger = Logger(label: "tasker.dispatch")) {
+                identity: WorkerIdentity, backlog: DispatchBacklog = DispatchBacklog(),
+                logger: Logger = Logger(label: "tasker.dispatch")) {
+        self.backlog = backlog
         self.dispatch = dispatch
         self.completions = completions
         self.bufferSize = max(1, bufferSize)
@@ -53,6 +57,7 @@ public final class HandlerDispatchService: Service, Sendable {
         await withDiscardingTaskGroup { group in
             for await step in dispatch.buffer(policy: .bounded(bufferSize)) {
                 await semaphore.acquire()
+                backlog.remove()
                 group.addTask { await self.execute(step) }
             }
         }

@@ -103,7 +103,7 @@ public final class WorkerDaemon: Sendable {
             enabled: handlerDispatch.loadShedding.enabled,
             capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
             warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
-            semaphore: dispatchService.semaphore)
+            semaphore: dispatchService.semaphore, backlog: dispatchService.backlog)
         let templateCache = TemplateCacheActor(registry: templates)
         let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
                                          statistics: statistics, loadShedding: shedding)
@@ -131,6 +131,11 @@ public final class WorkerDaemon: Sendable {
         self.eventSystem.set(eventSystem)
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool.
         return [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
+    }
+
+    /// In-process delivery of the `fast` and `broadcast` domain events (nil before the pipeline is built).
+    public func subscribeToDomainEvents(bufferSize: Int = 1000) async -> AsyncStream<DomainEvent>? {
+        await commandProcessor.get()?.actors.domainEvents.subscribe(bufferSize: bufferSize)
     }
 
     /// Sends a command to the running worker (nil before the pipeline is built).
