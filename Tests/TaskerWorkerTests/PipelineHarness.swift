@@ -141,16 +141,10 @@ struct PipelineHarness {
             """, [task[step]])
     }
 
+    /// Orchestration's 3-statement transition write (the one `SchemaTests` uses), with upstream metadata.
     func transition(_ step: UUID, from: String, to: String, event: String) async throws {
         let metadata = try JSONValue.object(["event": .string(event), "timestamp": .string("2026-11-23T00:00:00+00:00")]).jsonString()
-        try await admin.transaction { c in
-            let key: Int = try c.query("SELECT COALESCE(MAX(sort_key), 0) + 1 AS k FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1", [step])[0].decode("k")
-            try c.query("UPDATE tasker.workflow_step_transitions SET most_recent = false WHERE workflow_step_uuid = $1 AND most_recent", [step])
-            try c.query("""
-                INSERT INTO tasker.workflow_step_transitions (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-                VALUES ($1, $2, $3, $4::jsonb, $5, true, NOW(), NOW())
-                """, [step, to, from, PostgresJSON(raw: metadata), key])
-        }
+        try await SchemaTests.transition(admin, step: step, from: from, to: to, metadata: metadata)
     }
 
     func state(_ step: UUID) async throws -> String {

@@ -10,6 +10,16 @@ import Testing
 struct PipelineRobustnessTests {
     static let modes: [WorkerConfiguration.DeploymentMode] = [.hybrid, .eventDrivenOnly, .pollingOnly]
 
+    /// A harness on `yaml` with one ready worker whose `test.work` runs are counted.
+    static func startCountingWorker(_ db: TestDatabase, mode: WorkerConfiguration.DeploymentMode) async throws
+        -> (PipelineHarness, InvocationCounter, PipelineHarness.RunningWorker) {
+        let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+        let invocations = InvocationCounter()
+        let worker = harness.startWorker(countingHandlers(invocations), configuration: configuration(harness, mode: mode))
+        try await harness.waitForWorkersReady(1, mode: mode)
+        return (harness, invocations, worker)
+    }
+
     /// Built-ins plus `test.work`, which records each run in `invocations`.
     static func countingHandlers(_ invocations: InvocationCounter) -> HandlerRegistry {
         let handlers = HandlerRegistry.withBuiltIns()
@@ -114,11 +124,7 @@ struct PipelineRobustnessTests {
     @Test(arguments: Self.modes)
     func poisonMessagesAreArchivedAndTheWorkerKeepsRunning(mode: WorkerConfiguration.DeploymentMode) async throws {
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let invocations = InvocationCounter()
-            let handlers = Self.countingHandlers(invocations)
-            let worker = harness.startWorker(handlers, configuration: Self.configuration(harness, mode: mode))
-            try await harness.waitForWorkersReady(1, mode: mode)
+            let (harness, invocations, worker) = try await Self.startCountingWorker(db, mode: mode)
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
             let real = try await harness.createTask(steps: ["work"])
             let otherTask = try await harness.createTask(steps: ["work"])
@@ -169,11 +175,7 @@ struct PipelineRobustnessTests {
     @Test(arguments: Self.modes)
     func aStaleDuplicateMessageIsArchivedWithoutRunningTheStepAgain(mode: WorkerConfiguration.DeploymentMode) async throws {
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let invocations = InvocationCounter()
-            let handlers = Self.countingHandlers(invocations)
-            let worker = harness.startWorker(handlers, configuration: Self.configuration(harness, mode: mode))
-            try await harness.waitForWorkersReady(1, mode: mode)
+            let (harness, invocations, worker) = try await Self.startCountingWorker(db, mode: mode)
             let task = try await harness.createTask(steps: ["work"])
             try await harness.enqueue(task, "work")
             try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])

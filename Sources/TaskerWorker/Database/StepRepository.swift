@@ -94,14 +94,7 @@ public enum StepRepository {
         let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
         do {
             return try c.transaction { c in
-                let current = try c.query("""
-                    UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-                     WHERE workflow_step_uuid = $1 AND most_recent AND to_state IN ('enqueued', 'pending')
-                    RETURNING to_state, sort_key
-                    """, [stepUUID])
-                guard let previous = current.first else { throw ClaimRejected() }
-                let fromState: String = try previous.decode("to_state")
-                let sortKey: Int = try previous.decode("sort_key")
+                let (fromState, sortKey) = try retireCurrentTransition(c, stepUUID, ifIn: ["enqueued", "pending"])
                 if fromState == "pending" {
                     let unmet: Int = try c.query("""
                         SELECT count(*) AS unmet FROM tasker.workflow_step_edges e
@@ -163,13 +156,7 @@ public enum StepRepository {
         }
         do {
             return try c.transaction { c in
-                let current = try c.query("""
-                    UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-                     WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'in_progress'
-                    RETURNING sort_key
-                    """, [message.stepUUID])
-                guard let previous = current.first else { throw ClaimRejected() }
-                let sortKey: Int = try previous.decode("sort_key")
+                let (_, sortKey) = try retireCurrentTransition(c, message.stepUUID, ifIn: ["in_progress"])
                 let row = try c.query("""
                     WITH transition AS (
                         INSERT INTO tasker.workflow_step_transitions
@@ -230,6 +217,21 @@ extension StepRepository {
         }
         return try row.decode("checkpoint")
     }
+}
+
+/// Step 1 of every worker transition: clears `most_recent` on the current transition if its state
+/// is one of `states`, returning that state and its `sort_key` (the new row gets `sort_key + 1`).
+/// A concurrent writer blocks on the row lock and then finds no current row in those states;
+/// both cases throw `ClaimRejected`, which rolls the transaction back.
+private func retireCurrentTransition(_ c: isolated PostgresConnection, _ stepUUID: UUID,
+                                     ifIn states: [String]) throws -> (state: String, sortKey: Int) {
+    let rows = try c.query("""
+        UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+         WHERE workflow_step_uuid = $1 AND most_recent AND to_state = ANY($2::text[])
+        RETURNING to_state, sort_key
+        """, [stepUUID, "{" + states.joined(separator: ",") + "}"])
+    guard let row = rows.first else { throw ClaimRejected() }
+    return (try row.decode("to_state"), try row.decode("sort_key"))
 }
 
 /// Internal: rolls a claim or completion transaction back when the step is not in the expected state.
