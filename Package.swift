@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // libpq, found through pkg-config (Debian: libpq-dev).
@@ -50,6 +51,7 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         .executableTarget(
@@ -68,7 +70,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TaskerWorkerTests",
-            dependencies: ["TaskerWorker", "TaskerTestSupport"],
+            dependencies: [
+                "TaskerWorker", "TaskerTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             exclude: ["Fixtures"]
         ),
     ]

@@ -2,6 +2,7 @@ import AsyncAlgorithms
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// How the worker learns about step messages (upstream `DeploymentMode` names).
 /// `Hybrid`: LISTEN plus the fallback poller; `EventDrivenOnly`: LISTEN (plus one poll after every
@@ -57,6 +58,8 @@ public final class WorkerEventSystem: Service, Sendable {
     private let dispatch: AsyncChannel<ClaimedStep>
     private let pollSignals: AsyncStream<PollReason>
     private let pollSignal: AsyncStream<PollReason>.Continuation
+    private let running = Synchronization.Atomic<Bool>(false)
+    private let lastPollSucceeded = Synchronization.Atomic<Bool>(true)
     private let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
@@ -91,7 +94,17 @@ public final class WorkerEventSystem: Service, Sendable {
         pollSignal.yield(.catchUp)
     }
 
+    /// What the health checks read: whether the system runs and whether its sources work.
+    public var status: WorkerEventSystemStatus {
+        WorkerEventSystemStatus(
+            mode: settings.mode, running: running.load(ordering: .relaxed), listenerState: listener?.state,
+            pollingActive: settings.usesPoller && running.load(ordering: .relaxed),
+            lastPollSucceeded: lastPollSucceeded.load(ordering: .relaxed), namespaces: settings.namespaces)
+    }
+
     public func run() async {
+        running.store(true, ordering: .relaxed)
+        defer { running.store(false, ordering: .relaxed) }
         let slots = AsyncSemaphore(permits: settings.maxConcurrentDeliveries)
         await withDiscardingTaskGroup { group in
             if let listener {
@@ -213,10 +226,12 @@ public final class WorkerEventSystem: Service, Sendable {
                     try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: batch, minAgeSeconds: minAge)
                 }
             } catch {
+                lastPollSucceeded.store(false, ordering: .relaxed)
                 logger.warning("polling failed", metadata: ["queue": "\(queue)", "error": "\(error)"])
                 scheduleCatchUp(after: .seconds(1))
                 return
             }
+            lastPollSucceeded.store(true, ordering: .relaxed)
             await withDiscardingTaskGroup { group in
                 for message in messages {
                     await slots.acquire()
@@ -236,5 +251,24 @@ public final class WorkerEventSystem: Service, Sendable {
             try? await Task.sleep(for: delay)
             signal.yield(.catchUp)
         }
+    }
+}
+
+/// A snapshot of the event system for health checks and status endpoints.
+public struct WorkerEventSystemStatus: Sendable, Equatable {
+    public var mode: WorkerConfiguration.DeploymentMode
+    /// True between the start of `run()` and the end of its drain.
+    public var running: Bool
+    /// The listener's connection state; nil when the mode does not listen (PollingOnly, Disabled).
+    public var listenerState: ListenerConnectionState?
+    /// True while the fallback poller runs (PollingOnly, or Hybrid with the poller enabled).
+    public var pollingActive: Bool
+    /// False when the last queue read failed (e.g. the database is unreachable).
+    public var lastPollSucceeded: Bool
+    public var namespaces: [String]
+
+    /// The upstream readiness rule for the event system: running, with its listener connected or polling active.
+    public var isReceiving: Bool {
+        running && ((listenerState?.isConnected ?? false) || (pollingActive && lastPollSucceeded))
     }
 }

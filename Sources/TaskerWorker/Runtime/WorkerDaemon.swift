@@ -1,4 +1,5 @@
 import AsyncAlgorithms
+import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -26,6 +27,11 @@ public final class WorkerDaemon: Sendable {
     private let group = LockedBox<ServiceGroup>()
     private let commandProcessor = LockedBox<ActorCommandProcessor>()
     private let eventSystem = LockedBox<WorkerEventSystem>()
+    private let runtimeBox = LockedBox<WorkerRuntime>()
+    /// When this daemon was created (the process's uptime origin).
+    public let startedAt = Date()
+    /// Where the REST and gRPC servers listen, once they do.
+    public let boundAddresses = BoundAddresses()
     private let shutdownRequested = Synchronization.Atomic<Bool>(false)
 
     public init(configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
@@ -129,9 +135,19 @@ public final class WorkerDaemon: Sendable {
             settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel)
         self.eventSystem.set(eventSystem)
-        // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool.
-        return [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
+        let runtime = WorkerRuntime(
+            configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
+            statistics: statistics, commands: commands, eventSystem: eventSystem, dispatch: dispatchService,
+            domainEvents: domainEvents, startedAt: startedAt, boundAddresses: boundAddresses)
+        runtimeBox.set(runtime)
+        // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool, then the
+        // operator servers (they keep answering health probes while the pipeline drains).
+        return OperatorServices.make(runtime: runtime)
+            + [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
     }
+
+    /// The running worker's parts for the operator surface (nil before the pipeline is built).
+    public var runtime: WorkerRuntime? { runtimeBox.get() }
 
     /// In-process delivery of the `fast` and `broadcast` domain events (nil before the pipeline is built).
     public func subscribeToDomainEvents(bufferSize: Int = 1000) async -> AsyncStream<DomainEvent>? {

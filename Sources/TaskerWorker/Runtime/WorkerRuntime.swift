@@ -1,0 +1,25 @@
+import Foundation
+
+/// Everything the operator surface (REST, gRPC, metrics, health) reads from a running worker.
+/// Built once by `WorkerDaemon` when the pipeline is assembled, with every part already running
+/// or about to run in the same `ServiceGroup`; nothing in it is half-initialised.
+public struct WorkerRuntime: Sendable {
+    public let configuration: TaskerConfiguration
+    public let identity: WorkerIdentity
+    public let pool: PostgresConnectionPool
+    public let templates: TaskTemplateRegistry
+    public let handlers: HandlerRegistry
+    public let statistics: WorkerStatistics
+    /// Routes `WorkerCommand`s (status, health, shutdown …) to the actors.
+    public let commands: ActorCommandProcessor
+    public let eventSystem: WorkerEventSystem
+    /// The handler semaphore and the claimed-but-waiting backlog (channel saturation, load).
+    public let dispatch: HandlerDispatchService
+    public let domainEvents: DomainEventActor
+    /// When this worker process started (uptime).
+    public let startedAt: Date
+    /// Addresses the REST and gRPC servers really bound (port 0 in tests), set once they listen.
+    public let boundAddresses: BoundAddresses
+
+    public var actors: WorkerActorRegistry { commands.actors }
+}
