@@ -26,6 +26,9 @@ struct CommandLineTests {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TASKER_CONFIG_PATH")
         env.removeValue(forKey: "DATABASE_URL")
+        // Tests run in parallel: let the operator servers pick free ports.
+        env["TASKER_WEB_BIND_ADDRESS"] = "127.0.0.1:0"
+        env["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
         env.merge(environment) { _, new in new }
         process.environment = env
         let out = Pipe(), err = Pipe()
@@ -87,6 +90,9 @@ struct CommandLineTests {
             env.removeValue(forKey: "TASKER_CONFIG_PATH")
             env["DATABASE_URL"] = db.url
             env["TASKER_ENV"] = "test"
+            // Tests run in parallel: let the operator servers pick free ports.
+            env["TASKER_WEB_BIND_ADDRESS"] = "127.0.0.1:0"
+            env["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
             process.environment = env
             let err = Pipe()
             process.standardError = err

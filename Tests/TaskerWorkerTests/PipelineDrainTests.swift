@@ -37,6 +37,9 @@ struct PipelineDrainTests {
             env.removeValue(forKey: "TASKER_CONFIG_PATH")
             env["DATABASE_URL"] = db.url
             env["TASKER_ENV"] = "test"
+            // Tests run in parallel: let the operator servers pick free ports.
+            env["TASKER_WEB_BIND_ADDRESS"] = "127.0.0.1:0"
+            env["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
             env["TASKER_TEMPLATE_PATH"] = harness.templateDirectory
             process.environment = env
             let log = try FileHandle(forWritingTo: logFile)

@@ -47,6 +47,9 @@ struct PipelineHarness {
         configuration.worker.eventSystems.worker.metadata.fallbackPoller.ageThresholdSeconds = 1
         configuration.worker.mpscChannels.handlerDispatch.maxConcurrentHandlers = maxConcurrentHandlers
         configuration.worker.mpscChannels.handlerDispatch.handlerTimeoutMs = handlerTimeoutMs
+        // Tests run in parallel: the operator servers take free loopback ports.
+        configuration.worker.web.bindAddress = "127.0.0.1:0"
+        configuration.worker.grpc.bindAddress = "127.0.0.1:0"
         return configuration
     }
 

@@ -14,7 +14,8 @@ public struct DomainEvent: Sendable, Equatable {
 /// `retryable_failure`, `permanent_failure`, `always`), in declaration order: `durable` sends the
 /// upstream `DomainEvent` JSON to `<ns>_domain_events` with `pgmq_send_with_notify`, `fast` yields
 /// it to in-process subscribers (`events`), `broadcast` does both. Fire-and-forget: a failure is
-/// logged and counted and never fails the step.
+/// logged and counted and never fails the step. An event whose payload (`result.result`) does not
+/// satisfy the declaration's JSON `schema` is skipped (logged, counted in `domainEventsInvalid`).
 public actor DomainEventActor: WorkerActor {
     public nonisolated let actorName = "domain_events"
     private let pool: PostgresConnectionPool
@@ -53,6 +54,18 @@ public actor DomainEventActor: WorkerActor {
         guard let declarations = completion.step.definition?.publishesEvents, !declarations.isEmpty else { return }
         let result = completion.result
         for declaration in declarations where Self.matches(declaration.condition, result) {
+            // As upstream: the payload (`result.result`) must satisfy the declared schema, else the event is skipped.
+            if let schema = declaration.schema, !schema.isNull {
+                let violations = JSONSchema(schema).violations(of: result.result)
+                if !violations.isEmpty {
+                    statistics.domainEventsInvalid.wrappingIncrement(ordering: .relaxed)
+                    logger.warning("domain event skipped: its payload does not match the declared schema", metadata: [
+                        "event_name": "\(declaration.name)", "step_uuid": "\(completion.step.message.stepUUID)",
+                        "task_uuid": "\(completion.step.message.taskUUID)",
+                        "violations": "\(violations.prefix(5).map(\.description).joined(separator: "; "))"])
+                    continue
+                }
+            }
             do {
                 let event = try Self.event(declaration, completion)
                 if declaration.deliveryMode != .fast {

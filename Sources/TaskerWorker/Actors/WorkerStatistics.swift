@@ -14,6 +14,7 @@ public final class WorkerStatistics: Sendable {
     let completionRetries = ManagedAtomic<Int>(0)
     let domainEventsPublished = ManagedAtomic<Int>(0)
     let domainEventsFailed = ManagedAtomic<Int>(0)
+    let domainEventsInvalid = ManagedAtomic<Int>(0)
 
     public init() {}
 
@@ -35,7 +36,8 @@ public final class WorkerStatistics: Sendable {
             poisonMessages: poisonMessages.load(ordering: .relaxed), staleMessages: staleMessages.load(ordering: .relaxed),
             shedClaims: shedClaims.load(ordering: .relaxed), completionRetries: completionRetries.load(ordering: .relaxed),
             domainEventsPublished: domainEventsPublished.load(ordering: .relaxed),
-            domainEventsFailed: domainEventsFailed.load(ordering: .relaxed))
+            domainEventsFailed: domainEventsFailed.load(ordering: .relaxed),
+            domainEventsInvalid: domainEventsInvalid.load(ordering: .relaxed))
     }
 
     /// A consistent-enough copy of the counters.
@@ -53,6 +55,8 @@ public final class WorkerStatistics: Sendable {
         public var completionRetries: Int
         public var domainEventsPublished: Int
         public var domainEventsFailed: Int
+        /// Events skipped because their payload did not satisfy the declared `schema`.
+        public var domainEventsInvalid: Int
 
         /// Failed / executed, 0 when nothing ran.
         public var failureRate: Double { totalExecuted == 0 ? 0 : Double(totalFailed) / Double(totalExecuted) }

@@ -111,6 +111,10 @@ public enum TaskTemplateValidator {
                 if event.name.trimmingCharacters(in: .whitespaces).isEmpty {
                     report(label, "a publishes_events entry has an empty name")
                 }
+                switch event.schema {
+                case nil, .null?, .bool?, .object?: break
+                default: report(label, "event \"\(event.name)\": schema must be a JSON Schema object, a boolean or null")
+                }
                 if let publisher = event.publisher, publisher.isEmpty {
                     report(label, "event \"\(event.name)\": publisher is empty")
                 }
