@@ -2,9 +2,15 @@
 #
 # Tasker worker (Swift) — multi-stage image.
 #   docker build -t tasker-worker-swift .
-#   docker run --rm -e DATABASE_URL=postgresql://... tasker-worker-swift          # run
-#   docker run --rm -e DATABASE_URL=... tasker-worker-swift migrate --database-url ...  # migrate
-# Local stack: docker compose up (see docker-compose.yml).
+#   docker run --rm -e TASKER_ENV=production -e DATABASE_URL=postgresql://... -p 8081:8081 -p 9191:9191 tasker-worker-swift
+#   docker run --rm -e TASKER_ENV=production -e DATABASE_URL=postgresql://... tasker-worker-swift migrate
+# Local stack: docker compose --profile server up --build (see docker-compose.yml).
+#
+# The build and start steps live in scripts that CI also runs (README, "Container"):
+#   scripts/container/build        builder stage: release build (--static-swift-stdlib) + staging into /out
+#   scripts/container/entrypoint   ENTRYPOINT: checks TASKER_ENV / DATABASE_URL, optional migration, exec
+#   scripts/container/healthcheck  HEALTHCHECK: GET /health
+# Tests/TaskerWorkerTests/ContainerFilesTests.swift parses this file and checks it against the repo.
 
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -28,39 +34,39 @@ COPY Package.swift Package.resolve[d] ./
 RUN swift package resolve
 
 COPY . .
-RUN swift build -c release --static-swift-stdlib --product tasker-worker \
-    && install -D -m 0755 "$(swift build -c release --show-bin-path)/tasker-worker" /out/bin/tasker-worker \
-    && mkdir -p config migrations \
-    && cp -R config /out/config \
-    && cp -R migrations /out/migrations
+RUN scripts/container/build /out
 
 # ---------------------------------------------------------------------------
 # Runtime
 # ---------------------------------------------------------------------------
 FROM ${RUNTIME_IMAGE} AS runtime
 
+# libpq5 (the database client), libstdc++6 and zlib1g (needed by the statically linked Swift
+# runtime and Foundation), ca-certificates (TLS to the database), curl (the health check).
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
-    && apt-get install -y -q --no-install-recommends libpq5 ca-certificates curl tzdata libstdc++6 \
+    && apt-get install -y -q --no-install-recommends libpq5 libstdc++6 zlib1g ca-certificates curl tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 tasker \
     && useradd --system --uid 10001 --gid tasker --home-dir /app --shell /usr/sbin/nologin tasker
 
-WORKDIR /app
-COPY --from=builder /out/bin/tasker-worker /usr/local/bin/tasker-worker
-COPY --from=builder --chown=root:root /out/config /app/config
-COPY --from=builder --chown=root:root /out/migrations /app/migrations
+# /usr/local/bin/{tasker-worker,tasker-entrypoint,tasker-healthcheck} and
+# /app/{config/tasker,config/tasks,migrations}, owned by root: read-only for the worker.
+COPY --from=builder /out/ /
 
-ENV TASKER_ENV=production \
-    TASKER_MIGRATIONS_DIR=/app/migrations
+WORKDIR /app
+ENV TASKER_TEMPLATE_PATH=/app/config/tasks \
+    TASKER_MIGRATIONS_DIR=/app/migrations \
+    TASKER_LOG_FORMAT=json
 
 USER tasker:tasker
 
-# 8081: HTTP (health, metrics), 9191: gRPC
+# 8081: REST (health, metrics, templates), 9191: gRPC
 EXPOSE 8081 9191
 
-HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-    CMD curl -fsS http://localhost:8081/health || exit 1
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["/usr/local/bin/tasker-healthcheck"]
 
-ENTRYPOINT ["tasker-worker"]
+# TASKER_ENV and DATABASE_URL are required (the entrypoint refuses to start without them).
+ENTRYPOINT ["/usr/local/bin/tasker-entrypoint"]
 CMD ["run"]

@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // libpq, found through pkg-config (Debian: libpq-dev).
@@ -52,12 +54,28 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
+        ),
+        // The companion orchestration: drives workflows in the database as Tasker's orchestration does.
+        .target(
+            name: "TaskerOrchestration",
+            dependencies: [
+                "TaskerWorker",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]
+        ),
+        // Example step handlers for the example workflows in config/tasks/.
+        .target(
+            name: "TaskerExamples",
+            dependencies: ["TaskerWorker"]
         ),
         .executableTarget(
             name: "TaskerWorkerCLI",
             dependencies: [
-                "TaskerWorker",
+                "TaskerWorker", "TaskerOrchestration", "TaskerExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -71,8 +89,11 @@ let package = Package(
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
-                "TaskerWorker", "TaskerTestSupport",
+                "TaskerWorker", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"]
         ),

@@ -1,15 +1,9 @@
-import Foundation
-import Logging
+import TaskerWorker
 
-/// Process-wide logging: stderr lines at `TASKER_LOG_LEVEL` (default `info`).
+/// Process-wide logging: `WorkerLogging` lines on stderr at `TASKER_LOG_LEVEL` (default `info`),
+/// text or JSON (`TASKER_LOG_FORMAT=json`). Idempotent; the launcher adds `worker_id` later.
 enum LogSetup {
     static func bootstrap() {
-        let name = ProcessInfo.processInfo.environment["TASKER_LOG_LEVEL"]?.lowercased() ?? "info"
-        let level = Logger.Level(rawValue: name) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        WorkerLogging.bootstrap()
     }
 }

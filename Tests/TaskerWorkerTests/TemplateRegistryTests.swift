@@ -63,6 +63,27 @@ struct TemplateRegistryTests {
         }
     }
 
+    @Test func cacheStatisticsCountHitsMissesAndEvictions() async throws {
+        try await Self.withRegistry { _, _, registry in
+            try await registry.register([Self.template(), Self.template("other")])
+            var stats = await registry.cacheStatistics
+            #expect(stats.entries == 2 && stats.hits == 0 && stats.misses == 0 && stats.evictions == 0)
+            for _ in 0..<3 { _ = try await registry.template(namespace: "reg_ns", name: "smoke", version: "1.0.0") }
+            await registry.invalidate(namespace: "reg_ns", name: "other", version: "1.0.0")
+            _ = try await registry.template(namespace: "reg_ns", name: "other", version: "1.0.0")  // read back: a miss
+            _ = try await registry.template(namespace: "reg_ns", name: "absent", version: "1.0.0")  // a miss, nothing cached
+            stats = await registry.cacheStatistics
+            #expect(stats.entries == 2)
+            #expect(stats.hits == 3)
+            #expect(stats.misses == 2)
+            #expect(stats.evictions == 1)
+            #expect(stats.averageAccessCount == 2)  // smoke: 3, other: 1
+            await registry.invalidateAll()
+            #expect(await registry.cacheStatistics.evictions == 3)
+            #expect(await registry.cacheStatistics.oldestEntryAge == .zero)
+        }
+    }
+
     @Test func registeringTwiceUpdatesInsteadOfDuplicating() async throws {
         try await Self.withRegistry { db, _, registry in
             try await registry.register([Self.template()])

@@ -16,12 +16,15 @@ public final class CompletionProcessorService: Service, Sendable {
     private let identity: WorkerIdentity
     private let retryBackoff: ReconnectBackoff
     private let concurrency: Int
+    private let eventDrainTimeout: Duration
     private let logger: Logger
 
     public init(completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
                 domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
                 concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
+                eventDrainTimeout: Duration = .seconds(5),
                 logger: Logger = Logger(label: "tasker.completion")) {
+        self.eventDrainTimeout = eventDrainTimeout
         self.completions = completions
         self.bufferSize = max(1, bufferSize)
         self.pool = pool
@@ -45,6 +48,9 @@ public final class CompletionProcessorService: Service, Sendable {
                     slots.release()
                 }
             }
+            // Every handler is done: the remaining results are stored whatever happens, their
+            // domain events get `shutdown_drain_timeout_ms`.
+            await domainEvents.beginShutdownDrain(timeout: eventDrainTimeout)
         }
         try? await gracefulShutdown()
     }
@@ -53,11 +59,13 @@ public final class CompletionProcessorService: Service, Sendable {
     func store(_ completion: StepCompletion) async {
         let message = completion.step.message
         let result = completion.result
+        let storeStart = ContinuousClock.now
+        defer { StepMetrics.completionFinished(completion) }
         let resultJSON: String
         do {
             resultJSON = try result.jsonString()
         } catch {
-            logger.critical("cannot encode a step result", metadata: StepExecutorActor.metadata(message, ["error": "\(error)"]))
+            logger.critical("cannot encode a step result", metadata: StepLogMetadata.of(completion.step, ["error": "\(error)"]))
             return
         }
         var attempt = 0
@@ -71,13 +79,14 @@ public final class CompletionProcessorService: Service, Sendable {
                 statistics.recordExecution(success: result.isSuccess,
                                            executionTimeMs: Int(elapsed.components.seconds * 1000
                                                + elapsed.components.attoseconds / 1_000_000_000_000_000))
+                StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart)
                 if case .notInProgress = outcome {
                     logger.warning("step was no longer in_progress; result not stored",
-                                   metadata: StepExecutorActor.metadata(message))
+                                   metadata: StepLogMetadata.of(completion.step))
                     return
                 }
                 if !result.isSuccess {
-                    logger.info("step failed", metadata: StepExecutorActor.metadata(message, [
+                    logger.info("step failed", metadata: StepLogMetadata.of(completion.step, [
                         "error_type": "\(result.error?.errorType ?? "unknown")", "retryable": "\(result.isRetryable)"]))
                 }
                 await domainEvents.publish(for: completion)
@@ -85,12 +94,13 @@ public final class CompletionProcessorService: Service, Sendable {
             } catch {
                 attempt += 1
                 statistics.completionRetries.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.completionRetry(completion)
                 let delay = retryBackoff.delay(forAttempt: attempt - 1)
-                logger.warning("storing a step result failed; retrying", metadata: StepExecutorActor.metadata(message, [
+                logger.warning("storing a step result failed; retrying", metadata: StepLogMetadata.of(completion.step, [
                     "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
                 if Task.isCancelled && attempt >= 20 {
                     logger.critical("giving up storing a step result during forced shutdown",
-                                    metadata: StepExecutorActor.metadata(message, ["result": "\(resultJSON)"]))
+                                    metadata: StepLogMetadata.of(completion.step, ["result": "\(resultJSON)"]))
                     return
                 }
                 try? await Task.sleep(for: delay)

@@ -22,6 +22,10 @@ public actor DomainEventActor: WorkerActor {
     private let statistics: WorkerStatistics
     private let logger: Logger
     private var subscribers: [UUID: AsyncStream<DomainEvent>.Continuation] = [:]
+    /// Routing counts for `/metrics/events` (they also feed the Prometheus counters).
+    public nonisolated let routing = DomainEventRoutingStatistics()
+    /// Set at shutdown: events not published by then are dropped (logged and counted).
+    private var drainDeadline: ContinuousClock.Instant?
 
     public init(pool: PostgresConnectionPool, statistics: WorkerStatistics,
                 logger: Logger = Logger(label: "tasker.domain_events")) {
@@ -41,6 +45,9 @@ public actor DomainEventActor: WorkerActor {
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 
+    /// In-process subscribers now.
+    public var subscriberCount: Int { subscribers.count }
+
     public func stopped() async { finish() }
 
     /// Ends every subscriber's stream (shutdown, after the last publish).
@@ -49,20 +56,33 @@ public actor DomainEventActor: WorkerActor {
         subscribers.removeAll()
     }
 
+    /// Starts the shutdown drain window (`mpsc_channels.domain_events.shutdown_drain_timeout_ms`):
+    /// once it has passed, events still to publish are dropped with a warning and counted as
+    /// failed; step results are not affected (they are stored before their events).
+    public func beginShutdownDrain(timeout: Duration) {
+        if drainDeadline == nil { drainDeadline = .now.advanced(by: timeout) }
+    }
+
     /// Publishes the events `completion`'s template step declares for its result.
     public func publish(for completion: StepCompletion) async {
         guard let declarations = completion.step.definition?.publishesEvents, !declarations.isEmpty else { return }
         let result = completion.result
         for declaration in declarations where Self.matches(declaration.condition, result) {
+            if let drainDeadline, ContinuousClock.now >= drainDeadline {
+                statistics.domainEventsFailed.wrappingIncrement(ordering: .relaxed)
+                routing.failed(declaration.deliveryMode)
+                logger.warning("domain event dropped: the shutdown drain timeout has passed", metadata: StepLogMetadata.of(completion.step, ["event_name": "\(declaration.name)"]))
+                continue
+            }
             // As upstream: the payload (`result.result`) must satisfy the declared schema, else the event is skipped.
             if let schema = declaration.schema, !schema.isNull {
                 let violations = JSONSchema(schema).violations(of: result.result)
                 if !violations.isEmpty {
                     statistics.domainEventsInvalid.wrappingIncrement(ordering: .relaxed)
-                    logger.warning("domain event skipped: its payload does not match the declared schema", metadata: [
-                        "event_name": "\(declaration.name)", "step_uuid": "\(completion.step.message.stepUUID)",
-                        "task_uuid": "\(completion.step.message.taskUUID)",
-                        "violations": "\(violations.prefix(5).map(\.description).joined(separator: "; "))"])
+                    routing.invalid(declaration.deliveryMode)
+                    logger.warning("domain event skipped: its payload does not match the declared schema", metadata: StepLogMetadata.of(completion.step, [
+                        "event_name": "\(declaration.name)",
+                        "violations": "\(violations.prefix(5).map(\.description).joined(separator: "; "))"]))
                     continue
                 }
             }
@@ -77,11 +97,12 @@ public actor DomainEventActor: WorkerActor {
                     for continuation in subscribers.values { continuation.yield(event) }
                 }
                 statistics.domainEventsPublished.wrappingIncrement(ordering: .relaxed)
+                routing.routed(declaration.deliveryMode, subscribers: declaration.deliveryMode == .durable ? 0 : subscribers.count)
             } catch {
                 statistics.domainEventsFailed.wrappingIncrement(ordering: .relaxed)
-                logger.warning("domain event not published", metadata: [
-                    "event_name": "\(declaration.name)", "step_uuid": "\(completion.step.message.stepUUID)",
-                    "error": "\(error)"])
+                routing.failed(declaration.deliveryMode)
+                logger.warning("domain event not published", metadata: StepLogMetadata.of(completion.step, [
+                    "event_name": "\(declaration.name)", "error": "\(error)"]))
             }
         }
     }

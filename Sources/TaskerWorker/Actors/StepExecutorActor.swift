@@ -44,13 +44,16 @@ public actor StepExecutorActor: WorkerActor {
     private let dispatch: AsyncChannel<ClaimedStep>
     private let statistics: WorkerStatistics
     private let loadShedding: LoadShedding
+    /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
+    private let claimTimeout: Duration?
     private let logger: Logger
     private var inFlight: Set<UUID> = []
     private var accepting = true
 
     public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
-                statistics: WorkerStatistics, loadShedding: LoadShedding,
+                statistics: WorkerStatistics, loadShedding: LoadShedding, claimTimeout: Duration? = nil,
                 logger: Logger = Logger(label: "tasker.step_executor")) {
+        self.claimTimeout = claimTimeout
         self.pool = pool
         self.templates = templates
         self.dispatch = dispatch
@@ -93,6 +96,7 @@ public actor StepExecutorActor: WorkerActor {
         guard !inFlight.contains(message.stepUUID) else { return .handled }
         if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
             statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.shed(queue: delivery.queue)
             return .retryLater
         }
         inFlight.insert(message.stepUUID)
@@ -101,6 +105,7 @@ public actor StepExecutorActor: WorkerActor {
             try await claimAndDispatch(delivery, message)
             return .handled
         } catch {
+            StepMetrics.failure(queue: delivery.queue, .databaseError)
             logger.warning("could not claim step; the message stays queued and is read again",
                            metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
             return .retryLater
@@ -108,15 +113,18 @@ public actor StepExecutorActor: WorkerActor {
     }
 
     private func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
+        let claimStart = ContinuousClock.now
         let hydrated = try await pool.withConnection { c in
             try await StepRepository.hydrate(c, taskUUID: message.taskUUID, stepUUID: message.stepUUID)
         }
         guard let hydrated else {
+            StepMetrics.failure(queue: delivery.queue, .stepNotFound)
             await archivePoison(delivery, reason: "task \(message.taskUUID) has no step \(message.stepUUID)")
             return
         }
         guard hydrated.currentState == "enqueued" || hydrated.currentState == "pending" else {
             statistics.staleMessages.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.stale(namespace: hydrated.namespace)
             logger.info("archiving a stale message: the step is already \(hydrated.currentState)",
                         metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
             _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
@@ -128,14 +136,17 @@ public actor StepExecutorActor: WorkerActor {
             dependencies[name] = try? StepExecutionResult.decode(value)
         }
         let outcome = try await pool.withConnection { c in
-            try await StepRepository.claim(c, stepUUID: message.stepUUID, queue: delivery.queue, msgID: delivery.msgID)
+            try await StepRepository.claim(c, stepUUID: message.stepUUID, queue: delivery.queue, msgID: delivery.msgID,
+                                           timeout: claimTimeout)
         }
         guard case .claimed(let attempts) = outcome else {
             statistics.claimsLost.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.failure(namespace: hydrated.namespace, .claimFailed)
             logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
             return
         }
         statistics.claimed.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart)
         loadShedding.backlog.add()
         await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
                                         dependencyResults: dependencies, attempts: attempts))
@@ -143,6 +154,7 @@ public actor StepExecutorActor: WorkerActor {
 
     private func archivePoison(_ delivery: StepDelivery, reason: String) async {
         statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.poison(queue: delivery.queue)
         logger.error("archiving a poison message", metadata: [
             "queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "reason": "\(reason)"])
         do {
@@ -153,12 +165,7 @@ public actor StepExecutorActor: WorkerActor {
     }
 
     static func metadata(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [
-            "task_uuid": "\(message.taskUUID)", "step_uuid": "\(message.stepUUID)",
-            "correlation_id": "\(message.correlationID)",
-        ]
-        metadata.merge(extra) { _, new in new }
-        return metadata
+        StepLogMetadata.of(message, extra)
     }
 }
 

@@ -90,10 +90,13 @@ public enum StepRepository {
     /// The racing claimer blocks on the row lock of the current transition and then finds it no
     /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
     public static func claim(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
-                             now: Date = Date()) throws(PostgresError) -> ClaimOutcome {
+                             timeout: Duration? = nil, now: Date = Date()) throws(PostgresError) -> ClaimOutcome {
         let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
+        let timeoutMs = timeout.map { max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
         do {
             return try c.transaction { c in
+                // `timing.claim_timeout_seconds`: a claim stuck (e.g. on a lock) gives up; the message stays queued.
+                if let timeoutMs { _ = try c.execute("SET LOCAL statement_timeout = \(timeoutMs)") }
                 let (fromState, sortKey) = try retireCurrentTransition(c, stepUUID, ifIn: ["enqueued", "pending"])
                 if fromState == "pending" {
                     let unmet: Int = try c.query("""

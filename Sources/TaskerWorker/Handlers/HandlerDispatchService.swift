@@ -18,6 +18,10 @@ import Synchronization
 ///   cancellation keeps occupying its slot, so the number of handler bodies running never exceeds
 ///   `maxConcurrentHandlers`. `overdueHandlers` counts such handlers; when every permit is held by
 ///   overdue handlers, claiming stops (load shedding) rather than running more code concurrently.
+/// - **Drain deadline.** Shutdown arms `drainDeadline` (`timing.processing_timeout_seconds`). A
+///   handler still running when it fires, or a claimed step whose handler has not started, gets a
+///   retryable `handler_timeout` result naming the shutdown, and its permit is given back without
+///   waiting for the abandoned code; so the drain ends and every claimed step has a result.
 public final class HandlerDispatchService: Service, Sendable {
     public let semaphore: AsyncSemaphore
     /// Claimed steps not yet holding a permit (load shedding counts them).
@@ -31,12 +35,16 @@ public final class HandlerDispatchService: Service, Sendable {
     private let identity: WorkerIdentity
     private let logger: Logger
     private let overdue = Atomic<Int>(0)
+    /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
+    public let drainDeadline: DrainDeadline
 
     public init(dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
                 registry: HandlerRegistry, pool: PostgresConnectionPool, maxConcurrentHandlers: Int, defaultTimeout: Duration,
                 identity: WorkerIdentity, backlog: DispatchBacklog = DispatchBacklog(),
+                drainDeadline: DrainDeadline = DrainDeadline(),
                 logger: Logger = Logger(label: "tasker.dispatch")) {
         self.backlog = backlog
+        self.drainDeadline = drainDeadline
         self.dispatch = dispatch
         self.completions = completions
         self.bufferSize = max(1, bufferSize)
@@ -61,7 +69,9 @@ public final class HandlerDispatchService: Service, Sendable {
                 group.addTask { await self.execute(step) }
             }
         }
-        // Every handler has returned and every result is in the completion channel.
+        // Every handler has returned (or was abandoned at the drain deadline) and every result is
+        // in the completion channel.
+        drainDeadline.disarm()
         completions.finish()
         // Return only when the group asks this service to stop (after the event system), so the
         // ServiceGroup sees the services end in their shutdown order.
@@ -86,9 +96,14 @@ public final class HandlerDispatchService: Service, Sendable {
         var context = makeContext(step, definition: definition, timeout: timeout)
         let callable = definition.handler.callable
         while true {
+            if drainDeadline.hasFired {
+                semaphore.release()
+                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: false)
+                return
+            }
             let invocation = context
             let work = Task { try await handler.call(invocation) }
-            switch await Self.race(work, timeout: timeout) {
+            switch await Self.race(work, timeout: timeout, deadline: drainDeadline) {
             case .finished(.success(let handlerResult)):
                 if case .checkpointYield(let yield) = handlerResult.outcome {
                     // Persist, then call the handler again with its checkpoint (same claim and permit).
@@ -122,10 +137,15 @@ public final class HandlerDispatchService: Service, Sendable {
                     stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
                     taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
                     workerID: identity.workerID, hostname: identity.hostname))
-                // The permit stays with the handler's code until it really returns (see the type's doc).
-                _ = await work.result
+                // The permit stays with the handler's code until it really returns (see the type's
+                // doc), or until the shutdown drain deadline abandons it.
+                _ = await Self.race(work, timeout: nil, deadline: drainDeadline)
                 overdue.subtract(1, ordering: .relaxed)
                 semaphore.release()
+            case .drainDeadline:
+                work.cancel()
+                semaphore.release()
+                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: true)
             }
             return
         }
@@ -151,7 +171,21 @@ public final class HandlerDispatchService: Service, Sendable {
         }
     }
 
+    /// The retryable result of a step the shutdown drain did not let finish (or start).
+    private func finishAtDrainDeadline(_ step: ClaimedStep, callable: String, startedAt: Date, started: Bool) async {
+        logger.warning(started ? "handler abandoned at the shutdown drain deadline" : "step not started before the shutdown drain deadline",
+                       metadata: metadata(step, ["handler": "\(callable)"]))
+        let elapsed = Int(Date().timeIntervalSince(startedAt) * 1000)
+        await finish(step, .dispatchError(
+            stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: elapsed,
+            taskUUID: step.message.taskUUID,
+            message: started ? "Handler did not finish before the worker's shutdown drain deadline"
+                : "Handler not started before the worker's shutdown drain deadline",
+            startedAt: startedAt, completedAt: Date(), workerID: identity.workerID, hostname: identity.hostname))
+    }
+
     private func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {
+        StepMetrics.handlerFinished(step, result)
         await completions.send(StepCompletion(step: step, result: result))
     }
 
@@ -168,44 +202,36 @@ public final class HandlerDispatchService: Service, Sendable {
     }
 
     private func metadata(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [
-            "task_uuid": "\(step.message.taskUUID)", "step_uuid": "\(step.message.stepUUID)",
-            "correlation_id": "\(step.message.correlationID)", "step_name": "\(step.hydrated.stepName)",
-        ]
-        metadata.merge(extra) { _, new in new }
-        return metadata
+        StepLogMetadata.of(step, extra)
     }
 
-    enum RaceOutcome {
+    enum RaceOutcome: Sendable {
         case finished(Result<StepHandlerResult, any Error>)
         case timedOut
+        case drainDeadline
     }
 
-    /// Waits for `work` or the timeout, whichever comes first, without waiting for a handler that
-    /// ignores cancellation.
-    static func race(_ work: Task<StepHandlerResult, any Error>, timeout: Duration) async -> RaceOutcome {
-        let settled = OnceFlag()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<RaceOutcome, Never>) in
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                guard !Task.isCancelled else { return }
-                if settled.claim() {
-                    continuation.resume(returning: .timedOut)
-                }
-            }
-            Task {
-                let outcome = await work.result
-                timer.cancel()
-                if settled.claim() {
-                    continuation.resume(returning: .finished(outcome))
-                }
-            }
+    /// Waits for `work`, its timeout (none when nil) or the drain deadline, whichever comes first,
+    /// without waiting for a handler that ignores cancellation.
+    static func race(_ work: Task<StepHandlerResult, any Error>, timeout: Duration?, deadline: DrainDeadline) async -> RaceOutcome {
+        let (outcomes, outcome) = AsyncStream.makeStream(of: RaceOutcome.self)
+        let timer = Task {
+            guard let timeout else { return }
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { outcome.yield(.timedOut) }
         }
+        let drain = Task {
+            await deadline.wait()
+            if !Task.isCancelled { outcome.yield(.drainDeadline) }
+        }
+        Task {
+            outcome.yield(.finished(await work.result))
+        }
+        var first = outcomes.makeAsyncIterator()
+        let winner = await first.next() ?? .drainDeadline
+        timer.cancel()
+        drain.cancel()
+        outcome.finish()
+        return winner
     }
-}
-
-/// True for the first caller of `claim()` only.
-final class OnceFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func claim() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
 }

@@ -38,12 +38,13 @@ public enum QueueNames {
 /// The PGMQ calls the worker makes, with typed casts (PGMQ's functions are overloaded).
 public enum PGMQ {
     /// Reads up to `quantity` visible messages, hiding them for `visibilityTimeout` seconds. With
-    /// `minAgeSeconds > 0` only messages enqueued at least that long ago are read (PGMQ's own
-    /// `read` has no age filter, so this updates the queue table as `pgmq.read` does, leaving out
-    /// PGMQ 1.13's `last_read_at`, which older PGMQ versions do not have).
+    /// `minAgeSeconds > 0` only messages enqueued at least that long ago are read, with
+    /// `maxAgeSeconds > 0` only messages enqueued less than that long ago (PGMQ's own `read` has no
+    /// age filter, so this updates the queue table as `pgmq.read` does, leaving out PGMQ 1.13's
+    /// `last_read_at`, which older PGMQ versions do not have).
     public static func read(_ c: isolated PostgresConnection, queue: String, visibilityTimeout: Int,
-                            quantity: Int, minAgeSeconds: Int = 0) throws(PostgresError) -> [QueueMessage] {
-        if minAgeSeconds <= 0 {
+                            quantity: Int, minAgeSeconds: Int = 0, maxAgeSeconds: Int = 0) throws(PostgresError) -> [QueueMessage] {
+        if minAgeSeconds <= 0 && maxAgeSeconds <= 0 {
             return try c.query("""
                 SELECT msg_id, read_ct, message FROM pgmq.read(queue_name => $1::text, vt => $2::integer, qty => $3::integer)
                 """, [queue, Int32(clamping: visibilityTimeout), Int32(clamping: quantity)])
@@ -54,12 +55,14 @@ public enum PGMQ {
             WITH ready AS (
                 SELECT msg_id FROM pgmq.\(table)
                  WHERE vt <= clock_timestamp() AND enqueued_at <= clock_timestamp() - make_interval(secs => $3)
+                   AND ($4 <= 0 OR enqueued_at > clock_timestamp() - make_interval(secs => $4))
                  ORDER BY msg_id LIMIT $2 FOR UPDATE SKIP LOCKED)
             UPDATE pgmq.\(table) q
                SET vt = clock_timestamp() + make_interval(secs => $1), read_ct = q.read_ct + 1
               FROM ready WHERE q.msg_id = ready.msg_id
             RETURNING q.msg_id, q.read_ct, q.message
-            """, [Int32(clamping: visibilityTimeout), Int32(clamping: quantity), Int32(clamping: minAgeSeconds)])
+            """, [Int32(clamping: visibilityTimeout), Int32(clamping: quantity), Int32(clamping: max(0, minAgeSeconds)),
+                  Int32(clamping: maxAgeSeconds)])
             .map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
     }
 

@@ -164,7 +164,8 @@ extension StepExecutionResult {
     ///   - callable: `handler.callable` (reported as `handler_name`).
     ///   - timeoutMs: the configured handler timeout (``DispatchErrorKind/handlerTimeout``).
     ///   - message: the thrown error's text (``DispatchErrorKind/handlerError``), the panic
-    ///     text (``DispatchErrorKind/handlerPanic``) or the checkpoint failure.
+    ///     text (``DispatchErrorKind/handlerPanic``), the checkpoint failure, or a timeout's own
+    ///     text (the shutdown drain deadline).
     public static func dispatchError(
         stepUUID: UUID, kind: DispatchErrorKind, callable: String, timeoutMs: Int?, taskUUID: UUID?,
         message: String?, startedAt: Date, completedAt: Date, workerID: String?, hostname: String?
@@ -185,7 +186,7 @@ extension StepExecutionResult {
             context["task_uuid"] = taskValue
         case .handlerTimeout:
             let millis = timeoutMs ?? 0
-            text = "Handler timed out after \(millis)ms"
+            text = message ?? "Handler timed out after \(millis)ms"
             context["handler_name"] = .string(callable)
             context["task_uuid"] = taskValue
             context["timeout_ms"] = .int(Int64(millis))

@@ -27,6 +27,21 @@ public struct WorkerEventSystemSettings: Sendable {
     public var listenerConnectTimeout: Duration = .seconds(30)
     /// Idle listener liveness check (`timing.health_check_interval_seconds`).
     public var listenerKeepalive: Duration = .seconds(30)
+    /// `fallback_poller.max_age_hours` in seconds (0: no limit): reads skip older messages. A
+    /// message that old belongs to a task orchestration's staleness handling (DLQ) has taken
+    /// over; it stays in the queue, visible in the queue depth and oldest-message-age metrics.
+    public var pollMaxAgeSeconds: Int = 0
+    /// `fallback_poller.supported_namespaces`: when not empty, the namespaces read by polling and
+    /// catch-up (the listener still covers every namespace).
+    public var pollNamespaces: [String] = []
+    /// `timing.fallback_polling_interval_seconds`: in EventDrivenOnly mode, how often the queues
+    /// are read while the listener is disconnected (it is the only source of work then).
+    public var disconnectedPollInterval: Duration = .seconds(2)
+
+    /// The namespaces the poller reads.
+    var polledNamespaces: [String] {
+        pollNamespaces.isEmpty ? namespaces : namespaces.filter(pollNamespaces.contains)
+    }
 
     public init(mode: WorkerConfiguration.DeploymentMode, namespaces: [String], visibilityTimeoutSeconds: Int = 30,
                 pollInterval: Duration = .seconds(1), pollBatchSize: Int = 20, pollVisibilityTimeoutSeconds: Int = 30,
@@ -60,12 +75,15 @@ public final class WorkerEventSystem: Service, Sendable {
     private let pollSignal: AsyncStream<PollReason>.Continuation
     private let running = Synchronization.Atomic<Bool>(false)
     private let lastPollSucceeded = Synchronization.Atomic<Bool>(true)
+    private let onShutdownBegins: @Sendable () -> Void
     private let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
                 commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
+                onShutdownBegins: @escaping @Sendable () -> Void = {},
                 logger: Logger = Logger(label: "tasker.event_system")) {
         self.settings = settings
+        self.onShutdownBegins = onShutdownBegins
         self.pool = pool
         self.commands = commands
         self.dispatch = dispatch
@@ -85,6 +103,7 @@ public final class WorkerEventSystem: Service, Sendable {
     /// (`WorkerDaemon.shutdown()` calls it too, so a stop requested during start-up is never lost).
     /// `run()` then drains and returns as on graceful shutdown.
     public func stop() {
+        onShutdownBegins()
         listener?.stop()
         pollSignal.finish()
     }
@@ -106,12 +125,17 @@ public final class WorkerEventSystem: Service, Sendable {
         running.store(true, ordering: .relaxed)
         defer { running.store(false, ordering: .relaxed) }
         let slots = AsyncSemaphore(permits: settings.maxConcurrentDeliveries)
-        await withDiscardingTaskGroup { group in
-            if let listener {
-                group.addTask { try? await listener.run() }
-                group.addTask { await self.consumeListener(listener, slots: slots) }
+        // Shutdown starts here (this service is the first the group stops): the drain clock starts.
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                if let listener {
+                    group.addTask { try? await listener.run() }
+                    group.addTask { await self.consumeListener(listener, slots: slots) }
+                }
+                group.addTask { await self.pollLoop(slots: slots) }
             }
-            group.addTask { await self.pollLoop(slots: slots) }
+        } onGracefulShutdown: { [onShutdownBegins] in
+            onShutdownBegins()
         }
         await commands.process(.shutdown)
         dispatch.finish()
@@ -196,6 +220,14 @@ public final class WorkerEventSystem: Service, Sendable {
             }
             // Catch up on start; EventDrivenOnly catches up when the listener connects.
             pollSignal.yield(.catchUp)
+        } else if settings.mode == .eventDrivenOnly, let listener {
+            // The listener is the only source: while it is down, read the queues at the fallback interval.
+            let (interval, signal) = (settings.disconnectedPollInterval, pollSignal)
+            timer = Task {
+                for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) where !listener.state.isConnected {
+                    signal.yield(.catchUp)
+                }
+            }
         }
         defer { timer?.cancel() }
         await poll(pollSignals, slots: slots)
@@ -203,7 +235,7 @@ public final class WorkerEventSystem: Service, Sendable {
 
     private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
         for await reason in reasons.cancelOnGracefulShutdown() {
-            for namespace in settings.namespaces {
+            for namespace in settings.polledNamespaces {
                 // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
                 let minAge = settings.mode == .hybrid && reason == .tick ? settings.pollAgeThresholdSeconds : 0
                 await drain(QueueNames.workerQueue(namespace: namespace), minAge: minAge, slots: slots)
@@ -213,7 +245,7 @@ public final class WorkerEventSystem: Service, Sendable {
 
     /// Reads and delivers batches until the queue has no more visible messages (or work must wait).
     private func drain(_ queue: String, minAge: Int, slots: AsyncSemaphore) async {
-        let (timeout, batch) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize)
+        let (timeout, batch, maxAge) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize, settings.pollMaxAgeSeconds)
         while true {
             // Reading hides messages for their visibility timeout: not while claiming is off or shed.
             guard await commands.actors.stepExecutor.isReadyForWork else {
@@ -223,10 +255,12 @@ public final class WorkerEventSystem: Service, Sendable {
             let messages: [QueueMessage]
             do {
                 messages = try await pool.withConnection { c in
-                    try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: batch, minAgeSeconds: minAge)
+                    try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: batch, minAgeSeconds: minAge,
+                                        maxAgeSeconds: maxAge)
                 }
             } catch {
                 lastPollSucceeded.store(false, ordering: .relaxed)
+                StepMetrics.pollFailed(queue: queue)
                 logger.warning("polling failed", metadata: ["queue": "\(queue)", "error": "\(error)"])
                 scheduleCatchUp(after: .seconds(1))
                 return

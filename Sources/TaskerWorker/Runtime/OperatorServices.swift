@@ -1,14 +1,29 @@
 import Foundation
+import GRPCCore
 import ServiceLifecycle
 import Synchronization
 
 /// The operator surface run next to the pipeline in the worker's `ServiceGroup`: the REST server
 /// (`worker.web`) and the gRPC server (`worker.grpc`), each only when enabled. They come first in
 /// the group, so they shut down last and keep answering health probes while the pipeline drains.
+///
+/// Both share one `WorkerAuthenticator` (`worker.web.auth`): REST guards the template and config
+/// routes with `RequirePermissionMiddleware`, gRPC the config and template services with
+/// `GRPCAuthInterceptor`; health, metrics, API docs, `grpc.health.v1` and reflection stay open.
 enum OperatorServices {
-    static func make(runtime: WorkerRuntime) -> [any Service] {
+    static func make(runtime: WorkerRuntime, authenticator: WorkerAuthenticator) -> [any Service] {
         var services: [any Service] = []
-        _ = runtime
+        if runtime.configuration.worker.web.enabled {
+            let guardRoutes: WebAuthorizer = { permission in
+                RequirePermissionMiddleware<WorkerRequestContext>(authenticator: authenticator, permission: permission)
+            }
+            services.append(WorkerWebServer(runtime: runtime, authorizer: authenticator.isEnabled ? guardRoutes : nil))
+        }
+        if runtime.configuration.worker.grpc.enabled {
+            let interceptors: [any ServerInterceptor] = authenticator.isEnabled
+                ? [GRPCAuthInterceptor(authenticator: authenticator)] : []
+            services.append(WorkerGRPCServer(runtime: runtime, interceptors: interceptors))
+        }
         return services
     }
 }

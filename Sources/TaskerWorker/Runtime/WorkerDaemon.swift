@@ -65,7 +65,10 @@ public final class WorkerDaemon: Sendable {
             "namespaces": "\(namespaces.joined(separator: ","))",
             "mode": "\(configuration.worker.eventSystems.worker.deploymentMode)",
         ])
-        let services = makeServices(namespaces: namespaces)
+        // Auth configuration errors stop the boot with the key named (as a bad template directory would not).
+        let authenticator = try await WorkerAuthenticator(configuration: configuration.worker.web.auth)
+        for warning in authenticator.warnings { logger.warning("auth configuration", metadata: ["warning": "\(warning)"]) }
+        let services = makeServices(namespaces: namespaces, authenticator: authenticator)
         let serviceGroup = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.map {
                 .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
@@ -90,7 +93,7 @@ public final class WorkerDaemon: Sendable {
         await group.get()?.triggerGracefulShutdown()
     }
 
-    private func makeServices(namespaces: [String]) -> [any Service] {
+    private func makeServices(namespaces: [String], authenticator: WorkerAuthenticator) -> [any Service] {
         let worker = configuration.worker
         let handlerDispatch = worker.mpscChannels.handlerDispatch
         let eventConfig = worker.eventSystems.worker
@@ -100,11 +103,14 @@ public final class WorkerDaemon: Sendable {
         let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
-            domainEvents: domainEvents, statistics: statistics, identity: identity)
+            domainEvents: domainEvents, statistics: statistics, identity: identity,
+            eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs))
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
             registry: handlers, pool: pool, maxConcurrentHandlers: handlerDispatch.maxConcurrentHandlers,
             defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity)
+        let drainDeadline = dispatchService.drainDeadline
+        let drainTimeout = Duration.seconds(max(1, eventConfig.timing.processingTimeoutSeconds))
         let shedding = LoadShedding(
             enabled: handlerDispatch.loadShedding.enabled,
             capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
@@ -112,7 +118,8 @@ public final class WorkerDaemon: Sendable {
             semaphore: dispatchService.semaphore, backlog: dispatchService.backlog)
         let templateCache = TemplateCacheActor(registry: templates)
         let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
-                                         statistics: statistics, loadShedding: shedding)
+                                         statistics: statistics, loadShedding: shedding,
+                                         claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)))
         let actors = WorkerActorRegistry(
             stepExecutor: executor, completion: CompletionActor(processor: completionService),
             templateCache: templateCache, domainEvents: domainEvents,
@@ -126,14 +133,19 @@ public final class WorkerDaemon: Sendable {
             pollInterval: .milliseconds(poller.pollingIntervalMs), pollBatchSize: poller.batchSize,
             pollVisibilityTimeoutSeconds: poller.visibilityTimeoutSeconds,
             pollAgeThresholdSeconds: poller.ageThresholdSeconds,
-            pollerEnabled: poller.enabled)
+            pollerEnabled: poller.enabled,
+            maxConcurrentDeliveries: max(1, eventConfig.processing.maxConcurrentOperations))
+        settings.pollMaxAgeSeconds = max(0, poller.maxAgeHours) * 3600
+        settings.pollNamespaces = poller.supportedNamespaces
+        settings.disconnectedPollInterval = .seconds(max(1, eventConfig.timing.fallbackPollingIntervalSeconds))
         let listenerConfig = eventConfig.metadata.listener
         settings.listenerRetryInterval = .seconds(max(1, listenerConfig.retryIntervalSeconds))
         settings.listenerConnectTimeout = .seconds(max(1, listenerConfig.connectionTimeoutSeconds))
         settings.listenerKeepalive = .seconds(max(1, eventConfig.timing.healthCheckIntervalSeconds))
         let eventSystem = WorkerEventSystem(
             settings: settings,
-            databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel)
+            databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
+            onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
         self.eventSystem.set(eventSystem)
         let runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
@@ -142,7 +154,7 @@ public final class WorkerDaemon: Sendable {
         runtimeBox.set(runtime)
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool, then the
         // operator servers (they keep answering health probes while the pipeline drains).
-        return OperatorServices.make(runtime: runtime)
+        return OperatorServices.make(runtime: runtime, authenticator: authenticator)
             + [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
     }
 

@@ -10,7 +10,9 @@ import Logging
 /// ```
 ///
 /// Loads the configuration (`TASKER_CONFIG_PATH`, else `config/tasker` by `TASKER_ENV`), prints
-/// warnings, and runs a `WorkerDaemon` until SIGINT/SIGTERM.
+/// warnings, and runs a `WorkerDaemon` until SIGINT/SIGTERM. Bootstraps logging (`WorkerLogging`:
+/// `TASKER_LOG_LEVEL`, `TASKER_LOG_FORMAT`; every line carries `worker_id`) and metrics
+/// (`WorkerMetrics`), both idempotent.
 public enum WorkerLauncher {
     /// Why the worker did not start.
     public struct LaunchError: Error, CustomStringConvertible {
@@ -19,6 +21,9 @@ public enum WorkerLauncher {
 
     public static func run(handlers: HandlerRegistry = .withBuiltIns(), configPath: String? = nil,
                            loader: ConfigurationLoader = ConfigurationLoader()) async throws {
+        let identity = WorkerIdentity()
+        WorkerLogging.bootstrap(metadata: ["worker_id": "\(identity.workerID)"])
+        WorkerMetrics.bootstrap()
         let loaded: LoadedConfiguration
         do {
             loaded = try configPath.map { try loader.load(file: $0) } ?? loader.load()
@@ -29,6 +34,6 @@ public enum WorkerLauncher {
         for warning in loaded.warnings {
             logger.warning("configuration warning", metadata: ["warning": "\(warning)"])
         }
-        try await WorkerDaemon(configuration: loaded.configuration, handlers: handlers).run()
+        try await WorkerDaemon(configuration: loaded.configuration, handlers: handlers, identity: identity).run()
     }
 }

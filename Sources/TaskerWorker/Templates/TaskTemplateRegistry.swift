@@ -49,8 +49,42 @@ public actor TaskTemplateRegistry {
 
     private let pool: PostgresConnectionPool
     private let logger: Logger
-    private var cache: [Key: TaskTemplate] = [:]
+    private var cache: [Key: CacheEntry] = [:]
     private var namespaces: Set<String> = []
+    private var hits = 0
+    private var misses = 0
+    private var evictions = 0
+
+    private struct CacheEntry {
+        let template: TaskTemplate
+        let cachedAt: ContinuousClock.Instant
+        var accessCount = 0
+    }
+
+    /// Figures of the in-memory template cache (the REST/gRPC `cache_stats`).
+    public struct CacheStatistics: Sendable, Equatable {
+        public var entries: Int
+        /// Lookups answered from memory.
+        public var hits: Int
+        /// Lookups that read the database.
+        public var misses: Int
+        /// Entries dropped by `invalidate`/`invalidateAll`.
+        public var evictions: Int
+        /// Age of the oldest entry (0 when empty).
+        public var oldestEntryAge: Duration
+        /// Lookups per entry, on average (0 when empty).
+        public var averageAccessCount: Double
+    }
+
+    /// The cache's current figures.
+    public var cacheStatistics: CacheStatistics {
+        let now = ContinuousClock.now
+        let oldest = cache.values.map { $0.cachedAt.duration(to: now) }.max() ?? .zero
+        let accesses = cache.values.reduce(0) { $0 + $1.accessCount }
+        return CacheStatistics(entries: cache.count, hits: hits, misses: misses, evictions: evictions,
+                               oldestEntryAge: oldest,
+                               averageAccessCount: cache.isEmpty ? 0 : Double(accesses) / Double(cache.count))
+    }
 
     public init(pool: PostgresConnectionPool, logger: Logger = Logger(label: "tasker.templates")) {
         self.pool = pool
@@ -76,7 +110,7 @@ public actor TaskTemplateRegistry {
         for template in templates {
             try await upsert(template)
             let key = Key(namespace: template.namespaceName, name: template.name, version: template.version)
-            cache[key] = template
+            cache[key] = CacheEntry(template: template, cachedAt: .now)
             namespaces.insert(template.namespaceName)
             logger.info("registered task template", metadata: [
                 "namespace": "\(template.namespaceName)", "name": "\(template.name)", "version": "\(template.version)",
@@ -90,7 +124,12 @@ public actor TaskTemplateRegistry {
     /// remembered). Nil when no such named task exists.
     public func template(namespace: String, name: String, version: String) async throws -> TaskTemplate? {
         let key = Key(namespace: namespace, name: name, version: version)
-        if let cached = cache[key] { return cached }
+        if let cached = cache[key] {
+            hits += 1
+            cache[key]?.accessCount += 1
+            return cached.template
+        }
+        misses += 1
         let rows = try await pool.query("""
             SELECT nt.configuration
             FROM tasker.named_tasks nt
@@ -109,17 +148,18 @@ public actor TaskTemplateRegistry {
         } catch {
             throw TaskTemplateRegistryError.undecodableConfiguration(template: identifier, reason: "\(error)")
         }
-        cache[key] = template
+        cache[key] = CacheEntry(template: template, cachedAt: .now, accessCount: 1)
         return template
     }
 
     /// Forgets the cached copy of one template; the next lookup reads the database.
     public func invalidate(namespace: String, name: String, version: String) {
-        cache[Key(namespace: namespace, name: name, version: version)] = nil
+        if cache.removeValue(forKey: Key(namespace: namespace, name: name, version: version)) != nil { evictions += 1 }
     }
 
     /// Forgets every cached template.
     public func invalidateAll() {
+        evictions += cache.count
         cache.removeAll()
     }
 

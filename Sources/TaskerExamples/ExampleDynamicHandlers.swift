@@ -1,0 +1,116 @@
+import Foundation
+import TaskerWorker
+
+/// `decision_workflow`: validate → route (decision) → auto_approve | manager_approval → finalize.
+enum DecisionHandlers {
+    static func register(into registry: HandlerRegistry) {
+        registry.register("examples.decision.validate") { context in
+            let amount = try ExampleValues.contextInt(context, "amount")
+            guard amount > 0 else {
+                throw StepFailure.permanent("amount must be positive, got \(amount)", errorType: "validation_error")
+            }
+            return .success(["value": .int(amount)])
+        }
+        registry.register("examples.decision.route") { context in
+            let amount = try ExampleValues.dependencyValue(context, "decision_validate")
+            let threshold = try ExampleValues.configInt(context, "threshold")
+            let branch = amount < threshold ? "decision_auto_approve" : "decision_manager_approval"
+            return .decision(createSteps: [branch], routingContext: ["amount": .int(amount), "threshold": .int(threshold)])
+        }
+        registry.register("examples.decision.auto_approve") { context in
+            let amount = try ExampleValues.dependencyValue(context, "decision_validate")
+            return .success(["value": .int(amount), "approved_by": "system"])
+        }
+        registry.register("examples.decision.manager_approval") { context in
+            let amount = try ExampleValues.dependencyValue(context, "decision_validate")
+            return .success(["value": .int(amount), "approved_by": "manager"])
+        }
+        registry.register("examples.decision.finalize") { context in
+            let amount = try ExampleValues.contextInt(context, "amount")
+            let threshold = try ExampleValues.configInt(context, "threshold")
+            let expected = amount < threshold ? "decision_auto_approve" : "decision_manager_approval"
+            let other = amount < threshold ? "decision_manager_approval" : "decision_auto_approve"
+            guard context.dependencyResults[other] == nil else {
+                throw StepFailure.permanent("\(other) ran although the amount was \(amount)", errorType: "verification_error")
+            }
+            let approved = try ExampleValues.dependencyValue(context, expected)
+            try ExampleValues.check(approved, equals: amount, expected)
+            return .success(["value": .int(amount), "branch": .string(expected),
+                             "approved_by": context.dependencyField(expected, "approved_by") ?? .null])
+        }
+    }
+}
+
+/// `batch_workflow`: analyze (batchable) → batch_process_NNN workers → aggregate (convergence).
+enum BatchHandlers {
+    static func register(into registry: HandlerRegistry) {
+        registry.register("examples.batch.analyze") { context in
+            let count = try ExampleValues.contextInt(context, "item_count")
+            guard count >= 0 else {
+                throw StepFailure.permanent("item_count must not be negative", errorType: "validation_error")
+            }
+            let template = context.config("worker_template_name")?.stringValue ?? "batch_process"
+            let size = max(1, try ExampleValues.configInt(context, "batch_size"))
+            let maxWorkers = max(1, try ExampleValues.configInt(context, "max_workers"))
+            let workers = Int(min((count + size - 1) / size, maxWorkers))
+            // Batch ids "001", "002", … so that workers are named `<template>_001`, ….
+            let cursors = CursorConfig.evenlyDistributed(totalItems: UInt64(count), workerCount: workers)
+                .enumerated().map { index, cursor in
+                    var numbered = cursor
+                    numbered.batchID = String(format: "%03d", index + 1)
+                    return numbered
+                }
+            return .batchAnalyzerSuccess(workerTemplate: template, cursorConfigs: cursors, totalItems: UInt64(count))
+        }
+        registry.register("examples.batch.process") { context in
+            try await .batchWorker(context) { inputs in
+                var sum: Int64 = 0
+                for index in inputs.startPosition..<max(inputs.startPosition, inputs.endPosition) {
+                    sum += Int64(index) * Int64(index)
+                }
+                let processed = inputs.totalBatchSize
+                return .batchWorkerSuccess(processed: processed, succeeded: processed, failed: 0, skipped: 0,
+                                           extra: ["sum": .int(sum), "batch_id": .string(inputs.batchID)])
+            }
+        }
+        registry.register("examples.batch.aggregate") { context in
+            let count = try ExampleValues.contextInt(context, "item_count")
+            let results = context.dependencyResults
+            let scenario = try BatchAggregationScenario.detect(
+                dependencyResults: results, batchableStepName: "batch_analyze", workerTemplateName: "batch_process")
+            let totals = BatchWorkerTotals(scenario)
+            var sum: Int64 = 0
+            if case .withBatches(let workers) = scenario {
+                for worker in workers { sum += Int64(worker.result.result["sum"]?.intValue ?? 0) }
+            }
+            let expected = count > 0 ? (count - 1) * count * (2 * count - 1) / 6 : 0
+            try ExampleValues.check(sum, equals: expected, "sum of squares below \(count)")
+            try ExampleValues.check(Int64(totals.processed), equals: count, "items processed")
+            return .success(["value": .int(sum), "processed": .int(Int64(totals.processed)),
+                             "workers": .int(Int64(scenario.workerCount))])
+        }
+    }
+}
+
+/// `retry_workflow`: fetch (fails once, retryably, with a backoff hint) → confirm.
+enum RetryHandlers {
+    static func register(into registry: HandlerRegistry) {
+        registry.register("examples.retry.fetch") { context in
+            let number = try ExampleValues.contextInt(context, "number")
+            if context.attempt <= 1 {
+                let delay = UInt32(clamping: (try? ExampleValues.configInt(context, "backoff_seconds")) ?? 1)
+                throw StepFailure.retryable("upstream service busy on attempt \(context.attempt)",
+                                            errorType: "service_unavailable",
+                                            backoffHint: .serverRequested(delay, context: "example backoff"))
+            }
+            return .success(["value": .int(number + 1), "attempts": .int(Int64(context.attempt))])
+        }
+        registry.register("examples.retry.confirm") { context in
+            let number = try ExampleValues.contextInt(context, "number")
+            try ExampleValues.check(try ExampleValues.dependencyValue(context, "retry_fetch"), equals: number + 1, "retry_fetch")
+            let attempts = Int64(context.dependencyField("retry_fetch", "attempts")?.intValue ?? 0)
+            try ExampleValues.check(attempts, equals: 2, "attempts of retry_fetch")
+            return .success(["value": .int(number + 1), "confirmed": true])
+        }
+    }
+}

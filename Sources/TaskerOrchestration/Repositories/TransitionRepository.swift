@@ -1,0 +1,143 @@
+import Foundation
+import TaskerWorker
+
+/// Task and step transitions, written as upstream writes them (db-and-orchestration.md §3.0): in one
+/// transaction, retire the `most_recent` row, then insert the new one with `sort_key + 1`.
+///
+/// Every write here is a compare-and-set on the current state: the retiring UPDATE only matches a
+/// row in the expected state, and the partial unique index on `(…, most_recent) WHERE most_recent`
+/// turns a racing insert into a unique violation. Either way the loser sees `false`.
+public enum TransitionRepository {
+    /// `metadata` of the first task and step transitions (`NULL→pending`).
+    static let initialMetadata = #"{"initial_state":"pending","from_service":"task_initializer"}"#
+
+    // MARK: Tasks
+
+    /// The task's current state; nil when it has no transition yet.
+    public static func currentTaskState(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> TaskState? {
+        let rows = try c.query("""
+            SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1 AND most_recent
+            """, [taskUUID])
+        guard let text: String = try rows.first?.decode("to_state") else { return nil }
+        guard let state = TaskState(rawValue: text) else {
+            throw PostgresError(.decoding, "task \(taskUUID) is in unknown state \"\(text)\"")
+        }
+        return state
+    }
+
+    /// Writes the task's first transition, `NULL→pending`, owned by `processorUUID`.
+    static func insertInitialTaskTransition(_ c: isolated PostgresConnection, taskUUID: UUID,
+                                            processorUUID: UUID) throws(PostgresError) {
+        try c.query("""
+            INSERT INTO tasker.task_transitions
+                (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
+            VALUES ($1, 'pending', NULL, $2::jsonb, 1, true, $3, NOW(), NOW())
+            """, [taskUUID, PostgresJSON(raw: initialMetadata), processorUUID])
+    }
+
+    /// Moves the task from `from` to `to` inside the caller's transaction. Returns false (and writes
+    /// nothing) when the task is not in `from`. `finalization` adds upstream's finalizer metadata
+    /// (`timestamp`, `atomic_finalization: true`).
+    static func transitionTask(_ c: isolated PostgresConnection, taskUUID: UUID, from: TaskState, to: TaskState,
+                               event: TaskEvent, processorUUID: UUID, finalization: Bool = false,
+                               now: Date = Date()) throws(PostgresError) -> Bool {
+        let retired = try c.query("""
+            UPDATE tasker.task_transitions SET most_recent = false, updated_at = NOW()
+             WHERE task_uuid = $1 AND most_recent AND to_state = $2
+            RETURNING sort_key
+            """, [taskUUID, from.rawValue])
+        guard let sortKey: Int = try retired.first?.decode("sort_key") else { return false }
+        var metadata: [String: JSONValue] = ["event": .string(event.debugRendering)]
+        if finalization {
+            metadata["timestamp"] = .string(Timestamps.rfc3339(now))
+            metadata["atomic_finalization"] = true
+        }
+        try c.query("""
+            INSERT INTO tasker.task_transitions
+                (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
+            VALUES ($1, $2, $3, $4::jsonb, $5, true, $6, NOW(), NOW())
+            """, [taskUUID, to.rawValue, from.rawValue, try json(.object(metadata)), sortKey + 1, processorUUID])
+        return true
+    }
+
+    // MARK: Steps
+
+    /// Writes a step's first transition, `NULL→pending` (task initialization only).
+    static func insertInitialStepTransition(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) {
+        try c.query("""
+            INSERT INTO tasker.workflow_step_transitions
+                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+            VALUES ($1, 'pending', NULL, $2::jsonb, 1, true, NOW(), NOW())
+            """, [stepUUID, PostgresJSON(raw: initialMetadata)])
+    }
+
+    /// The step's current state (`pending` when it has no transition, as upstream resolves it).
+    public static func currentStepState(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepState {
+        let rows = try c.query("""
+            SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent
+            """, [stepUUID])
+        guard let text: String = try rows.first?.decode("to_state") else { return .pending }
+        guard let state = StepState(rawValue: text) else {
+            throw PostgresError(.decoding, "step \(stepUUID) is in unknown state \"\(text)\"")
+        }
+        return state
+    }
+
+    /// Moves the step from `from` to `to` inside the caller's transaction, with metadata
+    /// `{"event": <serde JSON of the event>, "timestamp": RFC 3339}`. A step without transitions
+    /// counts as `pending`. Returns false when the step is not in `from`.
+    static func transitionStep(_ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, to: StepState,
+                               event: StepEvent, now: Date = Date()) throws(PostgresError) -> Bool {
+        let retired = try c.query("""
+            UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND most_recent AND to_state = $2
+            RETURNING sort_key
+            """, [stepUUID, from.rawValue])
+        var sortKey = 0
+        if let row = retired.first {
+            sortKey = try row.decode("sort_key")
+        } else {
+            // Dynamic steps (decision and batch) start without a transition: they are `pending`.
+            let existing: Int = try c.query("""
+                SELECT count(*) AS n FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1
+                """, [stepUUID])[0].decode("n")
+            guard from == .pending, existing == 0 else { return false }
+        }
+        let eventText: String
+        do { eventText = try event.jsonString() } catch {
+            throw PostgresError(.usage, "cannot encode step event for \(stepUUID): \(error)")
+        }
+        let metadata: JSONValue = ["event": .string(eventText), "timestamp": .string(Timestamps.rfc3339(now))]
+        try c.query("""
+            INSERT INTO tasker.workflow_step_transitions
+                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+            VALUES ($1, $2, $3, $4::jsonb, $5, true, NOW(), NOW())
+            """, [stepUUID, to.rawValue, from.rawValue, try json(metadata), sortKey + 1])
+        return true
+    }
+
+    static func json(_ value: JSONValue) throws(PostgresError) -> PostgresJSON {
+        do { return PostgresJSON(raw: try value.jsonString()) } catch {
+            throw PostgresError(.usage, "cannot encode transition metadata: \(error)")
+        }
+    }
+}
+
+/// Timestamps as chrono's `to_rfc3339` writes them (`2026-03-21T21:16:08.123456+00:00`).
+enum Timestamps {
+    static func rfc3339(_ date: Date) -> String {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let seconds = micros / 1_000_000
+        let fraction = Int(micros % 1_000_000)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
+                                            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        func pad(_ value: Int?, _ width: Int) -> String {
+            let text = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))T\(pad(parts.hour, 2)):"
+            + "\(pad(parts.minute, 2)):\(pad(parts.second, 2)).\(pad(fraction, 6))+00:00"
+    }
+}

@@ -1,0 +1,213 @@
+import AsyncAlgorithms
+import Foundation
+import Logging
+import ServiceLifecycle
+import TaskerWorker
+
+/// How the orchestration reads its queues and discovers ready tasks.
+public struct OrchestrationSettings: Sendable, Equatable {
+    /// Fallback polling of `orchestration_step_results` and `orchestration_task_requests`
+    /// (`common.queues.pgmq.poll_interval_ms`); LISTEN wakes the reader in between.
+    public var pollInterval: Duration = .milliseconds(500)
+    /// How often `get_next_ready_tasks` is asked for tasks whose backoff has passed.
+    public var readinessInterval: Duration = .seconds(1)
+    /// Messages read per queue per pass.
+    public var batchSize = 50
+    /// Tasks discovered per readiness pass.
+    public var readinessBatchSize = 50
+    /// Visibility timeout of a read message (seconds); unprocessed messages come back after it.
+    public var visibilityTimeoutSeconds = 30
+    /// LISTEN on `pgmq_message_ready.orchestration` (else polling only).
+    public var listen = true
+
+    public init() {}
+
+    /// Settings from the `[common]` configuration.
+    public init(configuration: TaskerConfiguration) {
+        pollInterval = .milliseconds(max(10, configuration.common.queues.pgmq.pollIntervalMs))
+        visibilityTimeoutSeconds = max(1, configuration.common.queues.defaultVisibilityTimeoutSeconds)
+    }
+}
+
+/// The companion orchestration as a swift-service-lifecycle `Service`: consumes
+/// `orchestration_task_requests` and `orchestration_step_results` (LISTEN on
+/// `pgmq_message_ready.orchestration` plus polling; a message is archived once processed) and runs
+/// the readiness discovery, routing everything through ``OrchestrationCommandProcessorActor``.
+/// Graceful shutdown stops reading, finishes the messages in hand, then closes the pool.
+public final class OrchestrationService: Service, Sendable {
+    public let processor: OrchestrationCommandProcessorActor
+    public let settings: OrchestrationSettings
+    public let statistics = OrchestrationStatistics()
+    private let pool: PostgresConnectionPool
+    private let listener: PostgresListener
+    private let logger: Logger
+
+    /// An orchestration on `pool` (closed when `run()` returns).
+    public init(pool: PostgresConnectionPool, databaseURL: String, settings: OrchestrationSettings = OrchestrationSettings(),
+                processorUUID: UUID = UUID.v7(), logger: Logger = Logger(label: "tasker.orchestration")) {
+        self.pool = pool
+        self.settings = settings
+        self.logger = logger
+        self.processor = OrchestrationCommandProcessorActor(
+            context: OrchestrationContext(pool: pool, processorUUID: processorUUID, logger: logger))
+        self.listener = PostgresListener(url: databaseURL, channels: [QueueNames.readyChannel(namespace: "orchestration")],
+                                         logger: Logger(label: "tasker.orchestration.listener"))
+    }
+
+    /// An orchestration configured from `[common]` (database URL and pool, queue polling).
+    public convenience init(configuration: TaskerConfiguration, logger: Logger = Logger(label: "tasker.orchestration")) {
+        let database = configuration.common.database
+        let pool = PostgresConnectionPool(
+            configuration: PostgresPoolConfiguration(url: database.url, settings: database.pool,
+                                                     applicationName: "tasker-orchestration"),
+            logger: Logger(label: "tasker.orchestration.pool"))
+        self.init(pool: pool, databaseURL: database.url, settings: OrchestrationSettings(configuration: configuration),
+                  logger: logger)
+    }
+
+    /// Processes one command directly (tests, `submit`).
+    public func process(_ command: OrchestrationCommand) async throws -> OrchestrationCommandResult {
+        try await processor.process(command)
+    }
+
+    public func run() async throws {
+        try await ensureQueues()
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        logger.info("tasker orchestration starting", metadata: ["processor_uuid": "\(processor.context.processorUUID)"])
+        await withDiscardingTaskGroup { group in
+            if settings.listen {
+                group.addTask { try? await self.listener.run() }
+                group.addTask { for await _ in self.listener.events { wake.yield() } }
+            }
+            group.addTask {
+                for await _ in AsyncTimerSequence(interval: self.settings.pollInterval, clock: .continuous)
+                    .cancelOnGracefulShutdown() { wake.yield() }
+            }
+            group.addTask {
+                for await _ in AsyncTimerSequence(interval: self.settings.readinessInterval, clock: .continuous)
+                    .cancelOnGracefulShutdown() { await self.discoverReadyTasks() }
+            }
+            wake.yield()
+            for await _ in wakes.cancelOnGracefulShutdown() {
+                await drainQueues()
+            }
+            listener.stop()
+            group.cancelAll()
+        }
+        await pool.close()
+        logger.info("tasker orchestration stopped", metadata: ["results_processed": "\(statistics.resultsProcessed)"])
+    }
+
+    private func ensureQueues() async throws {
+        try await pool.withConnection { c in
+            for queue in TaskTemplateRegistry.orchestrationQueues { try await PGMQ.create(c, queue: queue) }
+        }
+    }
+
+    // MARK: Queues
+
+    /// Reads and processes both queues until they are empty (or shutdown begins).
+    private func drainQueues() async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            let requests = await read(QueueNames.taskRequests)
+            let results = await read(QueueNames.stepResults)
+            if requests.isEmpty && results.isEmpty { return }
+            await withDiscardingTaskGroup { group in
+                for message in requests { group.addTask { await self.handleTaskRequest(message) } }
+                for message in results { group.addTask { await self.handleStepResult(message) } }
+            }
+        }
+    }
+
+    private func read(_ queue: String) async -> [QueueMessage] {
+        do {
+            let (timeout, size) = (settings.visibilityTimeoutSeconds, settings.batchSize)
+            return try await pool.withConnection { c in
+                try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: size)
+            }
+        } catch {
+            logger.warning("cannot read queue", metadata: ["queue": "\(queue)", "error": "\(error)"])
+            return []
+        }
+    }
+
+    private func handleStepResult(_ message: QueueMessage) async {
+        let step: StepMessage
+        do {
+            step = try message.message.decode(StepMessage.self)
+        } catch {
+            statistics.recordPoison()
+            logger.error("undecodable step result message archived", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
+            await archive(message)
+            return
+        }
+        do {
+            _ = try await processor.process(.processStepResult(step))
+            statistics.recordResult()
+            await archive(message)
+        } catch let error as OrchestrationError {
+            switch error {
+            case .database:
+                logger.warning("step result not processed; retried after the visibility timeout",
+                               metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+            default:
+                statistics.recordPoison()
+                logger.error("step result rejected and archived", metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+                await archive(message)
+            }
+        } catch {
+            logger.warning("step result not processed; retried after the visibility timeout",
+                           metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+        }
+    }
+
+    private func handleTaskRequest(_ message: QueueMessage) async {
+        do {
+            let request = try message.message.decode(TaskRequestMessage.self)
+            let created = try await processor.process(.initializeTask(request.taskRequest))
+            statistics.recordTaskRequest()
+            logger.info("task request processed", metadata: ["request_id": "\(request.requestID)", "result": "\(created)"])
+            await archive(message)
+        } catch let error as PostgresError {
+            logger.warning("task request not processed; retried after the visibility timeout",
+                           metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
+        } catch {
+            statistics.recordPoison()
+            logger.error("task request rejected and archived", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
+            await archive(message)
+        }
+    }
+
+    private func archive(_ message: QueueMessage) async {
+        do {
+            try await pool.withConnection { c in try await PGMQ.archive(c, queue: message.queue, msgID: message.msgID) }
+        } catch {
+            logger.warning("cannot archive message", metadata: ["queue": "\(message.queue)", "msg_id": "\(message.msgID)"])
+        }
+    }
+
+    // MARK: Discovery
+
+    /// One `get_next_ready_tasks` pass: every task found gets `ProcessTaskReadiness`.
+    public func discoverReadyTasks() async {
+        let limit = settings.readinessBatchSize
+        let tasks: [(UUID, String)]
+        do {
+            tasks = try await pool.withConnection { c in try await TaskRepository.nextReadyTasks(c, limit: limit) }
+        } catch {
+            logger.warning("readiness discovery failed", metadata: ["error": "\(error)"])
+            return
+        }
+        await withDiscardingTaskGroup { group in
+            for (task, _) in tasks {
+                group.addTask {
+                    do {
+                        _ = try await self.processor.process(.processTaskReadiness(task))
+                    } catch {
+                        self.logger.warning("task readiness failed", metadata: ["task_uuid": "\(task)", "error": "\(error)"])
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import Synchronization
+
+/// Counters of a running orchestration.
+public final class OrchestrationStatistics: Sendable {
+    private let results = Atomic<Int>(0)
+    private let requests = Atomic<Int>(0)
+    private let poison = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Step result messages processed and archived.
+    public var resultsProcessed: Int { results.load(ordering: .relaxed) }
+    /// Task requests turned into tasks.
+    public var taskRequestsProcessed: Int { requests.load(ordering: .relaxed) }
+    /// Messages archived without effect (undecodable, unknown step, invalid results).
+    public var poisonMessages: Int { poison.load(ordering: .relaxed) }
+
+    func recordResult() { results.add(1, ordering: .relaxed) }
+    func recordTaskRequest() { requests.add(1, ordering: .relaxed) }
+    func recordPoison() { poison.add(1, ordering: .relaxed) }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Logging
+import TaskerWorker
+
+/// What every orchestration service shares: the pool, the template registry (read from
+/// `named_tasks.configuration`), this orchestrator's processor UUID (written on task transitions),
+/// the backoff policy, and the per-task serialization.
+public struct OrchestrationContext: Sendable {
+    public let pool: PostgresConnectionPool
+    public let templates: TaskTemplateRegistry
+    /// `task_transitions.processor_uuid` of every transition this orchestrator writes.
+    public let processorUUID: UUID
+    public let backoff: BackoffCalculator
+    public let locks: TaskLocks
+    public let logger: Logger
+
+    public init(pool: PostgresConnectionPool, processorUUID: UUID = UUID.v7(), backoff: BackoffCalculator = BackoffCalculator(),
+                logger: Logger = Logger(label: "tasker.orchestration")) {
+        self.pool = pool
+        self.templates = TaskTemplateRegistry(pool: pool, logger: logger)
+        self.processorUUID = processorUUID
+        self.backoff = backoff
+        self.locks = TaskLocks()
+        self.logger = logger
+    }
+
+    /// The template of a task, from the registry (memory, else `named_tasks.configuration`).
+    func template(of task: TaskIdentity) async throws -> TaskTemplate {
+        guard let template = try await templates.template(namespace: task.namespace, name: task.name, version: task.version)
+        else { throw OrchestrationError.templateNotFound(namespace: task.namespace, name: task.name, version: task.version) }
+        return template
+    }
+
+    /// Runs `body` on a pooled connection inside one transaction.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
+        try await pool.transaction(body)
+    }
+}
+
+/// Serializes the work on each task in this process: a step result, a readiness pass and an
+/// initialization of the same task never interleave (transitions are also compare-and-set in SQL,
+/// which guards against other orchestrators).
+public actor TaskLocks {
+    private var waiters: [UUID: [CheckedContinuation<Void, Never>]] = [:]
+
+    public init() {}
+
+    /// Runs `body` while holding the task's lock.
+    public nonisolated func withLock<T: Sendable>(_ task: UUID, _ body: @Sendable () async throws -> T) async throws -> T {
+        await acquire(task)
+        do {
+            let value = try await body()
+            await release(task)
+            return value
+        } catch {
+            await release(task)
+            throw error
+        }
+    }
+
+    private func acquire(_ task: UUID) async {
+        if waiters[task] == nil {
+            waiters[task] = []
+            return
+        }
+        await withCheckedContinuation { continuation in waiters[task, default: []].append(continuation) }
+    }
+
+    private func release(_ task: UUID) {
+        guard var queue = waiters[task], !queue.isEmpty else {
+            waiters[task] = nil
+            return
+        }
+        let next = queue.removeFirst()
+        waiters[task] = queue
+        next.resume()
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import TaskerWorker
+
+/// What processing one step result did.
+public enum StepResultOutcome: Sendable, Equatable {
+    /// `enqueued_for_orchestration → complete`; `created` are the steps a decision or batchable
+    /// step's outcome created.
+    case completed(created: [String])
+    /// `enqueued_as_error_for_orchestration → waiting_for_retry`, with the backoff written (if any).
+    case waitingForRetry(backoffSeconds: Int?)
+    /// `→ error`: not retryable, or out of attempts.
+    case failed
+    /// The step was not waiting for orchestration (a duplicate or stale message); nothing changed.
+    case ignored(state: StepState)
+}
+
+/// Consumes one `orchestration_step_results` message (upstream `result_processing`): strict
+/// hydration of `workflow_steps.results` as a `StepExecutionResult`, the backoff from
+/// `orchestration_metadata`, the final step transition, decision and batch step creation, then the
+/// task coordination (`steps_in_process → evaluating_results`, finalization).
+public struct ResultProcessingService: Sendable {
+    let context: OrchestrationContext
+    let finalizer: TaskFinalizationService
+
+    public init(context: OrchestrationContext, finalizer: TaskFinalizationService) {
+        self.context = context
+        self.finalizer = finalizer
+    }
+
+    /// Processes the result of `message.stepUUID` (the caller holds the task's lock).
+    func process(_ message: StepMessage) async throws -> StepResultOutcome {
+        let stepUUID = message.stepUUID
+        guard let row = try await context.pool.withConnection({ c in try await StepResultRepository.load(c, stepUUID: stepUUID) }),
+              row.taskUUID == message.taskUUID
+        else { throw OrchestrationError.stepNotFound(stepUUID) }
+        guard row.state == .enqueuedForOrchestration || row.state == .enqueuedAsErrorForOrchestration else {
+            return .ignored(state: row.state)
+        }
+        guard let resultsJSON = row.resultsJSON else {
+            throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "results is NULL")
+        }
+        let result: StepExecutionResult
+        do {
+            result = try StepExecutionResult.decode(json: resultsJSON)
+        } catch {
+            throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "\(error)")
+        }
+        let task = try await context.pool.withConnection { c in try await TaskRepository.identity(c, taskUUID: row.taskUUID) }
+        let template = try await context.template(of: task)
+        let plan = Plan(row: row, result: result, resultsJSON: resultsJSON, template: template, backoff: context.backoff)
+        let logger = context.logger
+        let outcome = try await context.transaction { c in try plan.apply(c, logger: logger) }
+        if case .ignored = outcome { return outcome }
+        try await coordinate(taskUUID: row.taskUUID, stepUUID: stepUUID)
+        return outcome
+    }
+
+    /// Task coordination after a step result: `steps_in_process → evaluating_results`
+    /// (`StepCompleted(step)`) then evaluation; a task already evaluating is evaluated again;
+    /// any other state is left alone.
+    private func coordinate(taskUUID: UUID, stepUUID: UUID) async throws {
+        let processor = context.processorUUID
+        let state = try await context.pool.withConnection { c in try await TransitionRepository.currentTaskState(c, taskUUID: taskUUID) }
+        switch state {
+        case .stepsInProcess?:
+            let moved = try await context.transaction { c in
+                try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .stepsInProcess, to: .evaluatingResults,
+                                                        event: .stepCompleted(stepUUID), processorUUID: processor)
+            }
+            if moved { try await finalizer.evaluate(taskUUID) }
+        case .evaluatingResults?:
+            try await finalizer.evaluate(taskUUID)
+        default:
+            break
+        }
+    }
+
+    /// The step-level decision for one result, applied in one transaction.
+    private struct Plan: Sendable {
+        let row: StepResultRow
+        let result: StepExecutionResult
+        let resultsJSON: String
+        let template: TaskTemplate
+        let backoff: BackoffCalculator
+
+        func apply(_ c: isolated PostgresConnection, logger: Logger) throws -> StepResultOutcome {
+            let step = row.stepUUID
+            if row.state == .enqueuedForOrchestration && result.success {
+                guard try TransitionRepository.transitionStep(c, stepUUID: step, from: row.state, to: .complete,
+                                                              event: .complete(resultsJSON: resultsJSON))
+                else { return .ignored(state: row.state) }
+                try StepResultRepository.markProcessed(c, stepUUID: step)
+                let created = createDynamicSteps(c, logger: logger)
+                return .completed(created: created.sorted())
+            }
+            let message = result.error?.message ?? "Step failed with status \(result.effectiveStatus)"
+            var delay: Int?
+            if !result.success, let seconds = backoff.delaySeconds(for: result, attempts: row.attempts) {
+                try StepResultRepository.writeBackoff(c, stepUUID: step, seconds: seconds)
+                delay = seconds
+            }
+            let retry = row.state == .enqueuedAsErrorForOrchestration && result.isRetryable && row.attempts < row.maxAttempts
+            if retry {
+                guard try TransitionRepository.transitionStep(c, stepUUID: step, from: row.state, to: .waitingForRetry,
+                                                              event: .waitForRetry("\(message) - retryable"))
+                else { return .ignored(state: row.state) }
+                try StepResultRepository.markNotInProcess(c, stepUUID: step)
+                return .waitingForRetry(backoffSeconds: delay)
+            }
+            guard try TransitionRepository.transitionStep(c, stepUUID: step, from: row.state, to: .error,
+                                                          event: .fail(message))
+            else { return .ignored(state: row.state) }
+            try StepResultRepository.markNotInProcess(c, stepUUID: step)
+            return .failed
+        }
+
+        /// Decision and batch outcomes (only of `completed` results) inside a savepoint: a bad
+        /// outcome is logged and creates nothing, as upstream treats it as non-fatal.
+        private func createDynamicSteps(_ c: isolated PostgresConnection, logger: Logger) -> [String] {
+            guard result.effectiveStatus == StepExecutionResult.Status.completed,
+                  let definition = template.step(named: row.templateStepName) else { return [] }
+            do {
+                try c.execute("SAVEPOINT dynamic_steps")
+                var created: [String: UUID] = [:]
+                switch definition.type {
+                case .decision:
+                    if let outcome = DecisionPointOutcome.from(result), outcome.requiresStepCreation {
+                        created = try StepCreation.createDecisionSteps(
+                            c, taskUUID: row.taskUUID, decisionStep: row.stepUUID, decisionName: definition.name,
+                            requested: outcome.stepNames, graph: WorkflowGraph(template))
+                    }
+                case .batchable:
+                    guard let outcome = BatchProcessingOutcome.from(result) else {
+                        throw OrchestrationError.invalidBatchOutcome(
+                            step: row.stepUUID, reason: "result has no batch_processing_outcome")
+                    }
+                    created = try StepCreation.createBatchWorkers(
+                        c, taskUUID: row.taskUUID, batchableStep: row.stepUUID, batchableName: definition.name,
+                        outcome: outcome, template: template)
+                default:
+                    break
+                }
+                try c.execute("RELEASE SAVEPOINT dynamic_steps")
+                return Array(created.keys)
+            } catch {
+                logger.error("dynamic step creation failed; the step completes without creating steps",
+                             metadata: ["step_uuid": "\(row.stepUUID)", "error": "\(error)"])
+                _ = try? c.execute("ROLLBACK TO SAVEPOINT dynamic_steps")
+                return []
+            }
+        }
+    }
+}

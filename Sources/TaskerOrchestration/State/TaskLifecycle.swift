@@ -1,0 +1,126 @@
+import Foundation
+import TaskerWorker
+
+/// The task states of Tasker's task state machine (the `to_state` of `tasker.task_transitions`).
+public enum TaskState: String, Sendable, Equatable, CaseIterable, Codable {
+    case pending
+    case initializing
+    case enqueuingSteps = "enqueuing_steps"
+    case stepsInProcess = "steps_in_process"
+    case evaluatingResults = "evaluating_results"
+    case waitingForDependencies = "waiting_for_dependencies"
+    case waitingForRetry = "waiting_for_retry"
+    case blockedByFailures = "blocked_by_failures"
+    case complete
+    case error
+    case cancelled
+    case resolvedManually = "resolved_manually"
+
+    /// Whether the task can never move again on its own.
+    public var isTerminal: Bool {
+        switch self {
+        case .complete, .error, .cancelled, .resolvedManually: return true
+        default: return false
+        }
+    }
+}
+
+/// The workflow step states (the `to_state` of `tasker.workflow_step_transitions`).
+public enum StepState: String, Sendable, Equatable, CaseIterable, Codable {
+    case pending
+    case enqueued
+    case inProgress = "in_progress"
+    case enqueuedForOrchestration = "enqueued_for_orchestration"
+    case enqueuedAsErrorForOrchestration = "enqueued_as_error_for_orchestration"
+    case waitingForRetry = "waiting_for_retry"
+    case complete
+    case error
+    case cancelled
+    case resolvedManually = "resolved_manually"
+}
+
+/// The events that move a task (upstream `TaskEvent`). The transition metadata records the event as
+/// Rust's `Debug` rendering, e.g. `StepCompleted(0198…)` or `PermanentFailure("…")`.
+public enum TaskEvent: Sendable, Equatable {
+    case start
+    case readyStepsFound(Int)
+    case noStepsFound
+    case noDependenciesReady
+    case dependenciesReady
+    case stepsEnqueued([UUID])
+    case stepCompleted(UUID)
+    case allStepsCompleted
+    case allStepsSuccessful
+    case permanentFailure(String)
+    case giveUp
+    case retryReady
+
+    /// Rust's `{:?}` of the event, as stored in `metadata.event`.
+    public var debugRendering: String {
+        switch self {
+        case .start: return "Start"
+        case .readyStepsFound(let count): return "ReadyStepsFound(\(count))"
+        case .noStepsFound: return "NoStepsFound"
+        case .noDependenciesReady: return "NoDependenciesReady"
+        case .dependenciesReady: return "DependenciesReady"
+        case .stepsEnqueued(let steps):
+            return "StepsEnqueued([" + steps.map { $0.uuidString.lowercased() }.joined(separator: ", ") + "])"
+        case .stepCompleted(let step): return "StepCompleted(\(step.uuidString.lowercased()))"
+        case .allStepsCompleted: return "AllStepsCompleted"
+        case .allStepsSuccessful: return "AllStepsSuccessful"
+        case .permanentFailure(let message): return "PermanentFailure(\(Self.rustDebugString(message)))"
+        case .giveUp: return "GiveUp"
+        case .retryReady: return "RetryReady"
+        }
+    }
+
+    /// Rust's `Debug` of a `String`: quoted, with `"`, `\` and control characters escaped.
+    static func rustDebugString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7f {
+                    out += "\\u{\(String(scalar.value, radix: 16))}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// The events orchestration writes on steps (upstream `StepEvent`, serde `tag="type",content="data"`);
+/// the transition metadata holds the event's JSON as a string.
+public enum StepEvent: Sendable, Equatable {
+    case enqueue
+    case retry
+    /// `Complete` with the step's `results` blob as data.
+    case complete(resultsJSON: String)
+    case fail(String)
+    case waitForRetry(String)
+
+    /// The serde JSON of the event.
+    public func jsonString() throws -> String {
+        switch self {
+        case .enqueue: return #"{"type":"Enqueue"}"#
+        case .retry: return #"{"type":"Retry"}"#
+        case .complete(let results): return #"{"type":"Complete","data":"# + results + "}"
+        case .fail(let message): return #"{"type":"Fail","data":"# + (try Self.jsonString(message)) + "}"
+        case .waitForRetry(let message): return #"{"type":"WaitForRetry","data":"# + (try Self.jsonString(message)) + "}"
+        }
+    }
+
+    /// A JSON string literal (serde's escaping of `/` aside, which both sides read alike).
+    static func jsonString(_ text: String) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(text), as: UTF8.self)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+
+/// Computes the health bodies (`/health…` and gRPC `WorkerHealthService`) from the running worker.
+///
+/// Readiness (every check exactly `healthy`, else 503):
+/// - `database`: `SELECT 1` through the pool within `thresholds.databaseTimeout`;
+/// - `command_processor`: the command processor answers a status command within
+///   `thresholds.commandProcessorTimeout`, the executor takes steps, and the event system runs with
+///   its listener connected or its poller reading successfully;
+/// - `queue_processing`: the depth of this worker's own `worker_<ns>_queue`s (pgmq metrics).
+/// Detailed health adds `event_system`, `step_processing` (failure rate from `WorkerStatistics`) and
+/// `circuit_breakers` (none are built in: reported as such, healthy).
+public struct WorkerHealthService: Sendable {
+    public let runtime: WorkerRuntime
+    public let thresholds: HealthThresholds
+
+    public init(runtime: WorkerRuntime, thresholds: HealthThresholds = .default) {
+        self.runtime = runtime
+        self.thresholds = thresholds
+    }
+
+    /// `GET /health`: always `healthy` while the process answers.
+    public func basic() -> BasicHealthResponse {
+        BasicHealthResponse(status: "healthy", workerID: runtime.identity.publicID)
+    }
+
+    /// `GET /health/live`: always `alive` while the process answers.
+    public func liveness() -> BasicHealthResponse {
+        BasicHealthResponse(status: "alive", workerID: runtime.identity.publicID)
+    }
+
+    /// `GET /health/ready`: `status` is `ready` or `not_ready`; see `ReadinessResponse.isReady`.
+    public func readiness() async -> ReadinessResponse {
+        async let database = checkDatabase()
+        async let commandProcessor = checkCommandProcessor()
+        async let queues = checkQueueProcessing()
+        let (processor, status) = await commandProcessor
+        let checks = WorkerReadinessChecks(database: await database, commandProcessor: processor, queueProcessing: await queues)
+        return ReadinessResponse(
+            status: checks.allHealthy ? "ready" : "not_ready", timestamp: Date(), workerID: runtime.identity.publicID,
+            checks: checks, systemInfo: await systemInfo(status: status))
+    }
+
+    /// `GET /health/detailed`: `healthy` when all six checks are, else `degraded`.
+    public func detailed() async -> DetailedHealthResponse {
+        async let database = checkDatabase()
+        async let commandProcessor = checkCommandProcessor()
+        async let queues = checkQueueProcessing()
+        let (processor, status) = await commandProcessor
+        let checks = WorkerDetailedChecks(
+            database: await database, commandProcessor: processor, queueProcessing: await queues,
+            eventSystem: checkEventSystem(), stepProcessing: checkStepProcessing(), circuitBreakers: checkCircuitBreakers())
+        let healthy = checks.all.allSatisfy { $0.verdict == .healthy }
+        return DetailedHealthResponse(
+            status: healthy ? "healthy" : "degraded", timestamp: Date(), workerID: runtime.identity.publicID,
+            checks: checks, systemInfo: await systemInfo(status: status), distributedCache: DistributedCacheInfo.none)
+    }
+
+    // MARK: - Checks
+
+    /// `SELECT 1` through the pool, bounded by `thresholds.databaseTimeout`.
+    public func checkDatabase() async -> HealthCheck {
+        let clock = Timing()
+        let pool = runtime.pool
+        switch await withDeadline(thresholds.databaseTimeout, { _ = try await pool.query("SELECT 1") }) {
+        case .value:
+            return HealthCheck(status: .healthy, message: "Database connection successful", durationMs: clock.elapsedMs)
+        case .failed(let error):
+            return HealthCheck(status: .unhealthy, message: "Database connection failed: \(error)", durationMs: clock.elapsedMs)
+        case .timedOut:
+            return HealthCheck(status: .unhealthy, message: "Database did not answer SELECT 1 within \(thresholds.databaseTimeout)",
+                               durationMs: clock.elapsedMs)
+        }
+    }
+
+    /// Asks the command processor for the worker's status (bounded) and judges the intake with it.
+    /// Also returns the status, for `system_info`.
+    public func checkCommandProcessor() async -> (HealthCheck, WorkerStatus?) {
+        let clock = Timing()
+        let commands = runtime.commands
+        let answer = await withDeadline(thresholds.commandProcessorTimeout) { await commands.process(.getWorkerStatus) }
+        guard case .value(.status(let status)) = answer else {
+            let message = "Command processor did not answer a status command within \(thresholds.commandProcessorTimeout)"
+            return (HealthCheck(status: .unhealthy, message: message, durationMs: clock.elapsedMs), nil)
+        }
+        let events = runtime.eventSystem.status
+        let verdict: HealthStatus
+        if !events.running {
+            verdict = .unhealthy
+        } else if !status.acceptingSteps || !events.isReceiving {
+            verdict = .degraded
+        } else {
+            verdict = .healthy
+        }
+        let message = "Command processor answered; accepting steps: \(status.acceptingSteps) "
+            + "(\(status.handlerPermitsInUse)/\(status.handlerPermits) handler permits in use); event system: "
+            + Self.describe(events)
+        return (HealthCheck(status: verdict, message: message, durationMs: clock.elapsedMs), status)
+    }
+
+    /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`).
+    public func checkQueueProcessing() async -> HealthCheck {
+        let clock = Timing()
+        let queues = runtime.eventSystem.settings.namespaces.map(QueueNames.workerQueue(namespace:))
+        guard !queues.isEmpty else {
+            return HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
+        }
+        let pool = runtime.pool
+        let outcome = await withDeadline(thresholds.queueMetricsTimeout) { try await Self.queueDepths(pool, queues: queues) }
+        switch outcome {
+        case .value(let depths):
+            let total = depths.reduce(0) { $0 + $1.depth }
+            let detail = depths.map { "\($0.queue)=\($0.depth)" }.joined(separator: ", ")
+            return HealthCheck(status: thresholds.queueDepthStatus(total),
+                               message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
+        case .failed(let error):
+            return HealthCheck(status: .unhealthy, message: "Queue metrics unavailable: \(error)", durationMs: clock.elapsedMs)
+        case .timedOut:
+            return HealthCheck(status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
+                               durationMs: clock.elapsedMs)
+        }
+    }
+
+    /// Healthy while the event system runs and receives (listener connected or polling succeeding).
+    public func checkEventSystem() -> HealthCheck {
+        let clock = Timing()
+        let events = runtime.eventSystem.status
+        let verdict: HealthStatus = !events.running ? .unhealthy : events.isReceiving ? .healthy : .degraded
+        return HealthCheck(status: verdict, message: Self.describe(events), durationMs: clock.elapsedMs)
+    }
+
+    /// The failure rate of the steps this worker has run (`WorkerStatistics`).
+    public func checkStepProcessing() -> HealthCheck {
+        let clock = Timing()
+        let stats = runtime.statistics.snapshot
+        let rate = stats.failureRate
+        let message = "\(stats.totalExecuted) steps executed, \(stats.totalSucceeded) succeeded, \(stats.totalFailed) failed ("
+            + String(format: "%.1f", rate * 100) + " % failure rate)"
+        return HealthCheck(status: thresholds.failureRateStatus(rate), message: message, durationMs: clock.elapsedMs)
+    }
+
+    /// This worker has no circuit breakers: an empty set, which is healthy.
+    public func checkCircuitBreakers() -> HealthCheck {
+        HealthCheck(status: .healthy, message: "No circuit breakers configured", durationMs: 0)
+    }
+
+    /// `system_info`; `status` is the command processor's answer (nil when it did not answer).
+    public func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
+        let pool = await runtime.pool.statistics
+        let detail = PoolDetail(pool)
+        return WorkerSystemInfo(
+            version: TaskerWorkerVersion.current, environment: runtime.configuration.common.execution.environment,
+            uptimeSeconds: max(0, Int(Date().timeIntervalSince(runtime.startedAt))), workerType: "command_processor",
+            databasePoolSize: pool.active + pool.idle,
+            commandProcessorActive: runtime.eventSystem.status.running && (status?.acceptingSteps ?? false),
+            supportedNamespaces: await runtime.templates.supportedNamespaces,
+            poolUtilization: PoolUtilizationInfo(taskerPool: detail, pgmqPool: detail))
+    }
+
+    // MARK: - Helpers
+
+    struct QueueDepth: Sendable {
+        let queue: String
+        let depth: Int
+    }
+
+    static func queueDepths(_ pool: PostgresConnectionPool, queues: [String]) async throws -> [QueueDepth] {
+        let rows = try await pool.query("""
+            SELECT m.queue_name, m.queue_length
+              FROM unnest(string_to_array($1::text, ',')) AS q(name), LATERAL pgmq.metrics(q.name) AS m
+             ORDER BY m.queue_name
+            """, [queues.joined(separator: ",")])
+        return try rows.map { row in
+            QueueDepth(queue: try row.decode("queue_name"), depth: Int(try row.decode("queue_length", as: Int64.self)))
+        }
+    }
+
+    static func describe(_ events: WorkerEventSystemStatus) -> String {
+        var parts = ["mode \(events.mode.rawValue)", events.running ? "running" : "not running"]
+        if let listener = events.listenerState {
+            switch listener {
+            case .connected: parts.append("listener connected")
+            case .reconnecting(let attempt, let lastError): parts.append("listener reconnecting (attempt \(attempt)): \(lastError)")
+            case .idle: parts.append("listener not started")
+            case .connecting: parts.append("listener connecting")
+            case .stopped: parts.append("listener stopped")
+            }
+        }
+        if events.pollingActive {
+            parts.append(events.lastPollSucceeded ? "polling active" : "polling active, last read failed")
+        }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Milliseconds since creation, for `duration_ms`.
+struct Timing {
+    private let start = ContinuousClock.now
+
+    var elapsedMs: Int {
+        let elapsed = ContinuousClock.now - start
+        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+}

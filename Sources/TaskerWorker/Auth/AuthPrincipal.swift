@@ -1,0 +1,141 @@
+/// Who made a request, how they proved it, and what they may do. Never holds the credential itself.
+public struct AuthPrincipal: Sendable, Equatable, CustomStringConvertible {
+    /// How the principal authenticated.
+    public enum Method: Sendable, Equatable, CustomStringConvertible {
+        /// A verified JWT (`Authorization: Bearer …`).
+        case jwt
+        /// A configured API key; `name` is the key's `description`, or `api_keys[<index>]`, or `api_key`
+        /// for the legacy single key — never the key itself.
+        case apiKey(name: String)
+        /// Auth is disabled (`web.auth.enabled = false`): everything is allowed.
+        case disabled
+
+        /// `jwt`, `api_key(<name>)` or `disabled`.
+        public var description: String {
+            switch self {
+            case .jwt: "jwt"
+            case .apiKey(let name): "api_key(\(name))"
+            case .disabled: "disabled"
+            }
+        }
+    }
+
+    /// The JWT `sub`, `api-key:<name>` for API keys, or `anonymous` when auth is disabled.
+    public var subject: String
+    /// The granted permissions (exact names or `resource:*` wildcards), sorted.
+    public var permissions: [String]
+    /// How the principal authenticated.
+    public var method: Method
+
+    /// Creates a principal.
+    public init(subject: String, permissions: [String], method: Method) {
+        self.subject = subject
+        self.permissions = permissions.sorted()
+        self.method = method
+    }
+
+    /// The principal used when auth is disabled.
+    public static let anonymous = AuthPrincipal(subject: "anonymous", permissions: [], method: .disabled)
+
+    /// Whether the principal may do what `permission` guards. Always true when auth is disabled.
+    public func has(_ permission: WorkerPermission) -> Bool {
+        if method == .disabled { return true }
+        return permissions.contains { PermissionVocabulary.grant($0, satisfies: permission.rawValue) }
+    }
+
+    /// `subject via method [permissions]`; contains no credential.
+    public var description: String {
+        "\(subject) via \(method) [\(permissions.joined(separator: ", "))]"
+    }
+}
+
+/// Why a request was refused, in the upstream shape (`x-auth-failure-reason` / `-severity`).
+public struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The `x-auth-failure-reason` value.
+    public enum Kind: String, Sendable, Equatable {
+        /// No credentials were sent (401).
+        case missing
+        /// A credential header is not visible ASCII (401).
+        case malformed
+        /// The token or key did not verify (401).
+        case invalid
+        /// Authenticated, but the permission is missing (403).
+        case forbidden
+    }
+
+    /// The `x-auth-failure-severity` value; `medium` and `high` add a `Retry-After`.
+    public enum Severity: String, Sendable, Equatable {
+        /// Missing credentials: no `Retry-After`.
+        case low
+        /// Missing permission: `Retry-After: 5`.
+        case medium
+        /// Malformed or invalid credentials: `Retry-After: 60`.
+        case high
+
+        /// `Retry-After` seconds: 5 for `medium`, 60 for `high`, none for `low`.
+        public var retryAfterSeconds: Int? {
+            switch self {
+            case .low: nil
+            case .medium: 5
+            case .high: 60
+            }
+        }
+    }
+
+    /// The failure reason.
+    public var kind: Kind
+    /// The client-facing message (the upstream wording; never contains a credential).
+    public var message: String
+    /// The failure severity.
+    public var severity: Severity
+
+    /// Creates a failure.
+    public init(kind: Kind, message: String, severity: Severity) {
+        self.kind = kind
+        self.message = message
+        self.severity = severity
+    }
+
+    /// Whether this is an authorization (403) rather than an authentication (401) failure.
+    public var isForbidden: Bool { kind == .forbidden }
+
+    /// No credentials: `missing`/`low`, "Missing authentication credentials".
+    public static let missingCredentials = AuthFailure(
+        kind: .missing, message: "Missing authentication credentials", severity: .low)
+    /// `Authorization` header is not visible ASCII: `malformed`/`high`.
+    public static let malformedAuthorizationHeader = AuthFailure(
+        kind: .malformed, message: "Malformed Authorization header", severity: .high)
+    /// API key header is not visible ASCII: `malformed`/`high`.
+    public static let malformedAPIKeyHeader = AuthFailure(
+        kind: .malformed, message: "Malformed API key header", severity: .high)
+    /// The bearer token did not verify: `invalid`/`high`, "Invalid or expired token".
+    public static let invalidToken = AuthFailure(
+        kind: .invalid, message: "Invalid or expired token", severity: .high)
+    /// The API key matched no configured key: `invalid`/`high`, "Invalid API key".
+    public static let invalidAPIKey = AuthFailure(kind: .invalid, message: "Invalid API key", severity: .high)
+
+    /// The principal lacks `permission`: `forbidden`/`medium`, "Missing required permission: <perm>".
+    public static func missingPermission(_ permission: WorkerPermission) -> AuthFailure {
+        AuthFailure(kind: .forbidden, message: "Missing required permission: \(permission.rawValue)", severity: .medium)
+    }
+
+    /// `<kind>/<severity>: <message>`.
+    public var description: String { "\(kind.rawValue)/\(severity.rawValue): \(message)" }
+}
+
+/// `web.auth` cannot be turned into a working authenticator. Names the offending key; never shows its value.
+public struct AuthConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The configuration key, e.g. `worker.web.auth.jwt_public_key_path`.
+    public var keyPath: String
+    /// What is wrong with it.
+    public var reason: String
+
+    /// Creates an error about `worker.web.auth.<key>`.
+    public init(key: String, reason: String) {
+        self.keyPath = key.isEmpty ? "worker.web.auth" : "worker.web.auth.\(key)"
+        self.reason = reason
+    }
+
+    /// `invalid worker.web.auth.<key>: <reason>`.
+    public var description: String { "invalid \(keyPath): \(reason)" }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import GRPCCore
+import GRPCProtobuf
+import Synchronization
+
+/// `grpc.health.v1.Health` for the worker: `""` (the whole server) and the three `tasker.v1` worker
+/// services report SERVING while the worker is ready (the same verdict as `/health/ready` and
+/// `CheckReadiness`) and NOT_SERVING otherwise.
+///
+/// `Check` on any other name fails with NOT_FOUND. `Watch` sends the current status at once, then
+/// re-evaluates every `pollInterval` and sends only when the status changed; for an unknown name it
+/// sends SERVICE_UNKNOWN once and stays open. A watch ends when the client cancels it or when the
+/// server shuts down (`shutdown` is triggered).
+public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol {
+    /// The names with a status: the server as a whole and the worker's own services.
+    public static let serviceNames: [String] = [
+        "",
+        "tasker.v1.WorkerHealthService",
+        "tasker.v1.WorkerConfigService",
+        "tasker.v1.WorkerTemplateService",
+    ]
+
+    private typealias Status = Grpc_Health_V1_HealthCheckResponse.ServingStatus
+
+    private let readiness: CachedReadiness
+    private let pollInterval: Duration
+    private let shutdown: ShutdownSignal
+
+    /// - Parameters:
+    ///   - pollInterval: how often a `Watch` re-evaluates readiness; evaluations are shared between
+    ///     calls within that interval.
+    ///   - shutdown: triggered when the server begins shutting down; ends every open `Watch`.
+    ///   - isReady: the worker's readiness verdict.
+    public init(pollInterval: Duration = .seconds(1), shutdown: ShutdownSignal,
+                isReady: @escaping @Sendable () async -> Bool) {
+        self.readiness = CachedReadiness(maxAge: pollInterval, evaluate: isReady)
+        self.pollInterval = pollInterval
+        self.shutdown = shutdown
+    }
+
+    /// The current status of `request.service`; NOT_FOUND when it has none.
+    public func check(request: Grpc_Health_V1_HealthCheckRequest,
+                      context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse {
+        guard Self.serviceNames.contains(request.service) else {
+            throw RPCError(code: .notFound, message: "unknown service: \(request.service)")
+        }
+        return Self.response(await currentStatus())
+    }
+
+    /// The current status, then each change, until the RPC is cancelled or the server shuts down.
+    public func watch(request: Grpc_Health_V1_HealthCheckRequest,
+                      response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
+                      context: ServerContext) async throws {
+        let known = Self.serviceNames.contains(request.service)
+        try await shutdown.run(until: context) {
+            if known {
+                try await self.stream(to: response)
+            } else {
+                try await response.write(Self.response(.serviceUnknown))
+                try await Task.sleep(for: .seconds(365 * 24 * 3600))
+            }
+        }
+        // As other gRPC servers do: watchers learn that the server is going away.
+        if known, shutdown.isTriggered {
+            try? await response.write(Self.response(.notServing))
+        }
+    }
+
+    private func stream(to response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>) async throws {
+        var last: Status?
+        while !Task.isCancelled {
+            let status = await currentStatus()
+            if status != last {
+                try await response.write(Self.response(status))
+                last = status
+            }
+            try await Task.sleep(for: pollInterval)
+        }
+    }
+
+    private func currentStatus() async -> Status {
+        await readiness.value() ? .serving : .notServing
+    }
+
+    private static func response(_ status: Status) -> Grpc_Health_V1_HealthCheckResponse {
+        var response = Grpc_Health_V1_HealthCheckResponse()
+        response.status = status
+        return response
+    }
+}
+
+/// A readiness verdict reused for `maxAge`, so that many watchers cost one evaluation per interval.
+final class CachedReadiness: Sendable {
+    private let maxAge: Duration
+    private let evaluate: @Sendable () async -> Bool
+    private let cached = Mutex<(value: Bool, at: ContinuousClock.Instant)?>(nil)
+
+    init(maxAge: Duration, evaluate: @escaping @Sendable () async -> Bool) {
+        self.maxAge = maxAge
+        self.evaluate = evaluate
+    }
+
+    func value() async -> Bool {
+        let now = ContinuousClock.now
+        if let hit = cached.withLock({ $0 }), now - hit.at < maxAge { return hit.value }
+        let value = await evaluate()
+        cached.withLock { $0 = (value, ContinuousClock.now) }
+        return value
+    }
+}
+
+/// A one-way signal: `trigger()` once, and every current and future `wait()` returns.
+public final class ShutdownSignal: Sendable {
+    private struct State {
+        var triggered = false
+        var nextID = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Whether `trigger()` was called.
+    public var isTriggered: Bool { state.withLock { $0.triggered } }
+
+    /// Releases every waiter, now and later. Idempotent.
+    public func trigger() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.triggered = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Runs `body` until it returns, the RPC is cancelled or the signal is triggered; in the last two
+    /// cases `body` is cancelled and this returns normally.
+    public func run(until context: ServerContext, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask(operation: body)
+            group.addTask { try? await context.cancellation.cancelled }
+            group.addTask { await self.wait() }
+            defer { group.cancelAll() }
+            do {
+                _ = try await group.next()
+            } catch is CancellationError where isTriggered || context.cancellation.isCancelled {
+                return
+            }
+        }
+    }
+
+    /// Returns once the signal is triggered, or when the calling task is cancelled.
+    public func wait() async {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.triggered || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+}

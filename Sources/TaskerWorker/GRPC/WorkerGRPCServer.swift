@@ -1,0 +1,134 @@
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Logging
+import ServiceLifecycle
+
+/// The worker's gRPC server (`worker.grpc`), a `Service` of the worker's `ServiceGroup`.
+///
+/// Serves `tasker.v1.WorkerHealthService`, `WorkerConfigService` and `WorkerTemplateService`, plus
+/// `grpc.health.v1.Health` (when `enable_health_service`) and `grpc.reflection.v1.ServerReflection`
+/// (when `enable_reflection`), over plaintext HTTP/2 at `bind_address`, with the keepalive, maximum
+/// concurrent streams and maximum frame size of `worker.grpc` (`tls_enabled` is not applied, as
+/// upstream). Once bound, the real `host:port` is published in `runtime.boundAddresses.grpc`.
+///
+/// On graceful shutdown the server stops accepting RPCs, ends open health watches and reflection
+/// streams, and returns once the RPCs in flight have finished.
+public struct WorkerGRPCServer: Service {
+    private let runtime: WorkerRuntime
+    private let interceptors: [any ServerInterceptor]
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - interceptors: run on every RPC, in order (authentication, for instance).
+    public init(runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [],
+                logger: Logger = Logger(label: "tasker.grpc")) {
+        self.runtime = runtime
+        self.interceptors = interceptors
+        self.logger = logger
+    }
+
+    /// Binds, serves until graceful shutdown, then drains the RPCs in flight.
+    public func run() async throws {
+        let settings = runtime.configuration.worker.grpc
+        let address = try GRPCBindAddress(settings.bindAddress)
+        let shutdown = ShutdownSignal()
+        let (services, names) = try Self.services(runtime: runtime, shutdown: shutdown)
+        let server = GRPCServer(
+            transport: .http2NIOPosix(address: address.socketAddress, transportSecurity: .plaintext,
+                                      config: Self.transportConfig(settings)),
+            services: services, interceptors: interceptors)
+        if settings.tlsEnabled {
+            logger.warning("worker.grpc.tls_enabled is set but not applied: the gRPC server is plaintext")
+        }
+        let logger = self.logger
+        let bound = runtime.boundAddresses
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await server.serve() }
+                group.addTask {
+                    guard let listening = try? await server.listeningAddress else { return }
+                    let published = GRPCBindAddress.describe(listening)
+                    bound.setGRPC(published)
+                    logger.info("gRPC server listening", metadata: [
+                        "address": "\(published)", "services": "\(names.joined(separator: ","))",
+                    ])
+                }
+            }
+        } onGracefulShutdown: {
+            shutdown.trigger()
+            server.beginGracefulShutdown()
+        }
+        logger.info("gRPC server stopped")
+    }
+
+    /// The services this server offers for `runtime`'s configuration, and their fully qualified
+    /// names (what reflection lists). `shutdown` ends health watches and reflection streams.
+    public static func services(runtime: WorkerRuntime, shutdown: ShutdownSignal) throws
+        -> (services: [any RegistrableRPCService], names: [String]) {
+        let settings = runtime.configuration.worker.grpc
+        let health = WorkerHealthService(runtime: runtime)
+        var services: [any RegistrableRPCService] = [
+            WorkerHealthGRPCService(health: health),
+            WorkerConfigGRPCService(config: WorkerConfigQueryService(runtime: runtime)),
+            WorkerTemplateGRPCService(templates: WorkerTemplateQueryService(runtime: runtime)),
+        ]
+        var names = [
+            "tasker.v1.WorkerHealthService", "tasker.v1.WorkerConfigService", "tasker.v1.WorkerTemplateService",
+        ]
+        if settings.enableHealthService {
+            services.append(StandardHealthService(shutdown: shutdown) { await health.readiness().isReady })
+            names.append("grpc.health.v1.Health")
+        }
+        if settings.enableReflection {
+            names.append("grpc.reflection.v1.ServerReflection")
+            services.append(ServerReflectionService(index: try .generated(), services: names, shutdown: shutdown))
+        }
+        return (services, names)
+    }
+
+    /// HTTP/2 settings from `worker.grpc`.
+    static func transportConfig(_ settings: WorkerConfiguration.GRPC) -> HTTP2ServerTransport.Posix.Config {
+        .defaults { config in
+            config.connection.keepalive.time = .seconds(max(1, settings.keepaliveIntervalSeconds))
+            config.connection.keepalive.timeout = .seconds(max(1, settings.keepaliveTimeoutSeconds))
+            config.http2.maxConcurrentStreams = settings.maxConcurrentStreams > 0 ? settings.maxConcurrentStreams : nil
+            // HTTP/2 allows 2^14 ... 2^24-1 (RFC 9113 §6.5.2).
+            config.http2.maxFrameSize = min(max(settings.maxFrameSize, 1 << 14), (1 << 24) - 1)
+        }
+    }
+}
+
+/// `worker.grpc.bind_address` (`host:port`, `[v6]:port`) as a transport address.
+struct GRPCBindAddress: Equatable {
+    var host: String
+    var port: Int
+    var isIPv6: Bool
+
+    struct Invalid: Error, CustomStringConvertible {
+        var value: String
+        var description: String { "invalid worker.grpc.bind_address '\(value)': expected host:port" }
+    }
+
+    init(_ value: String) throws {
+        guard let colon = value.lastIndex(of: ":"), let port = Int(value[value.index(after: colon)...]),
+              (0...65535).contains(port) else { throw Invalid(value: value) }
+        var host = String(value[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw Invalid(value: value) }
+        self.host = host
+        self.port = port
+        self.isIPv6 = host.contains(":")
+    }
+
+    var socketAddress: GRPCNIOTransportCore.SocketAddress {
+        isIPv6 ? .ipv6(host: host, port: port) : .ipv4(host: host, port: port)
+    }
+
+    /// `host:port` (`[host]:port` for IPv6) of a bound address.
+    static func describe(_ address: GRPCNIOTransportCore.SocketAddress) -> String {
+        if let v4 = address.ipv4 { return "\(v4.host):\(v4.port)" }
+        if let v6 = address.ipv6 { return "[\(v6.host)]:\(v6.port)" }
+        return address.description
+    }
+}

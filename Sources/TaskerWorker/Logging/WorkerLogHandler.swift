@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+
+/// The worker's swift-log handler (see `WorkerLogging`): text or JSON lines, with the global and
+/// per-task metadata of `WorkerLogging` under the logger's own and the call's metadata.
+public struct WorkerLogHandler: LogHandler {
+    public let label: String
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private var levelOverride: Logger.Level?
+    private let output: LogOutput?
+    private let format: WorkerLogging.Format?
+
+    /// A handler following `WorkerLogging`'s settings; `output`, `format` and `level` fix them for
+    /// this handler only (tests).
+    public init(label: String, output: LogOutput? = nil, format: WorkerLogging.Format? = nil,
+                level: Logger.Level? = nil, metadataProvider: Logger.MetadataProvider? = nil) {
+        self.label = label
+        self.output = output
+        self.format = format
+        self.levelOverride = level
+        self.metadataProvider = metadataProvider
+    }
+
+    public var logLevel: Logger.Level {
+        get { levelOverride ?? WorkerLogging.effectiveLevel }
+        set { levelOverride = newValue }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        let (settings, override) = WorkerLogging.current
+        var merged = settings.metadata
+        if let override { merged.merge(override.metadata) { _, new in new } }
+        merged.merge(metadata) { _, new in new }
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let own = event.metadata { merged.merge(own) { _, new in new } }
+        if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
+        let record = LogRecord(
+            timestamp: Date(), level: event.level, label: label, message: event.message.description, metadata: merged,
+            source: settings.includeSourceLocation ? (event.source, event.file, event.function, event.line) : nil)
+        let line = switch format ?? override?.format ?? settings.format {
+        case .text: record.text()
+        case .json: record.json()
+        }
+        (output ?? override?.output ?? settings.output).write(line)
+    }
+}
+
+/// One log line before formatting.
+struct LogRecord {
+    var timestamp: Date
+    var level: Logger.Level
+    var label: String
+    var message: String
+    var metadata: Logger.Metadata
+    var source: (module: String, file: String, function: String, line: UInt)?
+
+    static let reservedKeys: Set<String> = ["timestamp", "level", "label", "message", "source", "file", "function", "line"]
+
+    /// `<timestamp> <level> <label>: <message> key=value …` (keys sorted).
+    func text() -> String {
+        var line = "\(Self.iso8601(timestamp)) \(level) \(label): \(message)"
+        for key in metadata.keys.sorted() {
+            line += " \(key)=\(Self.plain(metadata[key]!))"
+        }
+        if let source { line += " (\(source.file):\(source.line))" }
+        return line + "\n"
+    }
+
+    /// One JSON object: timestamp, level, label, message, optional source location, then every
+    /// metadata key at the top level (nested dictionaries flattened with dots; a key that collides
+    /// with a fixed field gets a `metadata.` prefix).
+    func json() -> String {
+        var fields: [(String, String)] = [
+            ("timestamp", Self.quoted(Self.iso8601(timestamp))), ("level", Self.quoted(level.rawValue)),
+            ("label", Self.quoted(label)), ("message", Self.quoted(message)),
+        ]
+        if let source {
+            fields += [("source", Self.quoted(source.module)), ("file", Self.quoted(source.file)),
+                       ("function", Self.quoted(source.function)), ("line", "\(source.line)")]
+        }
+        var flat: [(String, String)] = []
+        Self.flatten(metadata, prefix: "", into: &flat)
+        for (key, value) in flat.sorted(by: { $0.0 < $1.0 }) {
+            fields.append((Self.reservedKeys.contains(key) ? "metadata.\(key)" : key, value))
+        }
+        return "{" + fields.map { "\(Self.quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}\n"
+    }
+
+    private static func flatten(_ metadata: Logger.Metadata, prefix: String, into out: inout [(String, String)]) {
+        for (key, value) in metadata {
+            switch value {
+            case .dictionary(let nested): flatten(nested, prefix: "\(prefix)\(key).", into: &out)
+            default: out.append(("\(prefix)\(key)", jsonValue(value)))
+            }
+        }
+    }
+
+    private static func jsonValue(_ value: Logger.Metadata.Value) -> String {
+        switch value {
+        case .string(let text): return quoted(text)
+        case .stringConvertible(let convertible): return quoted(convertible.description)
+        case .array(let values): return "[" + values.map(jsonValue).joined(separator: ",") + "]"
+        case .dictionary(let nested):
+            return "{" + nested.keys.sorted().map { "\(quoted($0)):\(jsonValue(nested[$0]!))" }.joined(separator: ",") + "}"
+        }
+    }
+
+    private static func plain(_ value: Logger.Metadata.Value) -> String {
+        switch value {
+        case .string(let text): return text.contains(" ") ? quoted(text) : text
+        case .stringConvertible(let convertible): return plain(.string(convertible.description))
+        case .array(let values): return "[" + values.map(plain).joined(separator: ",") + "]"
+        case .dictionary(let nested): return "{" + nested.keys.sorted().map { "\($0)=\(plain(nested[$0]!))" }.joined(separator: ",") + "}"
+        }
+    }
+
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// `2026-03-21T21:16:08.123Z` (UTC, milliseconds).
+    static func iso8601(_ date: Date) -> String {
+        let interval = date.timeIntervalSince1970
+        var seconds = time_t(interval.rounded(.down))
+        let millis = min(999, Int((interval - Double(seconds)) * 1000))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Hummingbird
+
+/// The REST routes (paths, permissions and bodies as upstream, `worker-contract.md` Appendix B).
+/// Routes needing a permission sit in their own group, where the `WebAuthorizer`'s middleware goes.
+enum WorkerWebRoutes {
+    static func register(on router: Router<WorkerRequestContext>, runtime: WorkerRuntime, authorizer: WebAuthorizer?) {
+        let health = WorkerHealthService(runtime: runtime)
+        let templates = WorkerTemplateQueryService(runtime: runtime)
+        let configEnabled = runtime.configuration.worker.web.configEndpointEnabled
+
+        router.get("/health") { _, _ in JSONResponses.make(health.basic()) }
+        router.get("/health/live") { _, _ in JSONResponses.make(health.liveness()) }
+        router.get("/health/ready") { _, context in
+            let readiness = await health.readiness()
+            guard readiness.isReady else {
+                return JSONResponses.errorResponse(.serviceUnavailable, message: "Worker is not ready to process steps",
+                                                   status: .serviceUnavailable, context: context)
+            }
+            return JSONResponses.make(readiness)
+        }
+        router.get("/health/detailed") { _, _ in JSONResponses.make(await health.detailed()) }
+
+        let read = protectedGroup(router, "/v1/templates", .templatesRead, authorizer)
+        read.get { request, _ in
+            let include = try boolParameter(request, "include_cache_stats") ?? false
+            return try await respond(context: nil) { () throws(TemplateQueryError) in
+                try await templates.list(includeCacheStats: include)
+            }
+        }
+        read.get("{namespace}/{name}/{version}") { _, context in
+            let (namespace, name, version) = try templateKey(context)
+            return try await respond(context: context) { () throws(TemplateQueryError) in
+                try await templates.get(namespace: namespace, name: name, version: version)
+            }
+        }
+        let validate = protectedGroup(router, "/v1/templates", .templatesValidate, authorizer)
+        validate.post("{namespace}/{name}/{version}/validate") { _, context in
+            let (namespace, name, version) = try templateKey(context)
+            return try await respond(context: context) { () throws(TemplateQueryError) in
+                try await templates.validate(namespace: namespace, name: name, version: version)
+            }
+        }
+
+        if configEnabled {
+            let configService = WorkerConfigQueryService(runtime: runtime)
+            protectedGroup(router, "/config", .configRead, authorizer).get { _, _ in
+                JSONResponses.make(await configService.config())
+            }
+        }
+    }
+
+    /// Serves the OpenAPI document for the routes `router` ended up with.
+    static func registerDocs(on router: Router<WorkerRequestContext>, runtime: WorkerRuntime, metrics: Bool) {
+        let document = WorkerOpenAPIDocument.make(
+            configEndpoint: runtime.configuration.worker.web.configEndpointEnabled, metricsEndpoints: metrics)
+        let body = (try? APIJSON.encode(document)) ?? Data()
+        router.get("/api-docs/openapi.json") { _, _ in JSONResponses.raw(body) }
+    }
+
+    // MARK: - Helpers
+
+    /// A group under `path` guarded by `authorizer`'s middleware for `permission` (if any).
+    @discardableResult
+    static func protectedGroup(_ router: Router<WorkerRequestContext>, _ path: RouterPath, _ permission: WorkerPermission,
+                               _ authorizer: WebAuthorizer?) -> RouterGroup<WorkerRequestContext> {
+        let group = router.group(path)
+        if let middleware = authorizer?(permission) { group.add(middleware: middleware) }
+        return group
+    }
+
+    /// A query parameter that must be `true` or `false` when present (as serde parses a bool).
+    static func boolParameter(_ request: Request, _ name: String) throws -> Bool? {
+        guard let value = request.uri.queryParameters.get(name) else { return nil }
+        switch value {
+        case "true": return true
+        case "false": return false
+        default:
+            throw WebRequestError(code: .badRequest,
+                                  message: "Invalid query parameter \(name): expected true or false, got \"\(value)\"")
+        }
+    }
+
+    static func templateKey(_ context: WorkerRequestContext) throws -> (String, String, String) {
+        (try context.parameters.require("namespace"), try context.parameters.require("name"),
+         try context.parameters.require("version"))
+    }
+
+    /// The body of a template query, or its `ErrorResponse` (404 not found, 500 internal).
+    static func respond<T: Encodable & Sendable>(context: WorkerRequestContext?,
+                                                 _ query: () async throws(TemplateQueryError) -> T) async throws -> Response {
+        do {
+            return JSONResponses.make(try await query())
+        } catch {
+            let status: HTTPResponse.Status = error.kind == .internalError ? .internalServerError : .notFound
+            return JSONResponses.make(ErrorResponse(error.kind, message: error.description, requestID: context?.requestID),
+                                      status: status)
+        }
+    }
+}

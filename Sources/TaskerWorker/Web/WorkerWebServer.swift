@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The worker's REST server (`worker.web`): a Hummingbird application run as a `Service` of the
+/// worker's `ServiceGroup`. Once it listens it publishes the address it really bound in
+/// `runtime.boundAddresses.web` (port 0 picks a free port).
+///
+/// Middleware, outermost first: request id (`x-request-id` echoed or generated, on every response),
+/// CORS (any origin), JSON errors (unknown paths and thrown errors → `{"error":{"code","message"}}`),
+/// request timeout (`worker.web.request_timeout_ms` → 408). Routes: see `WorkerWebRoutes`; the
+/// metrics routes come from `Metrics/WorkerMetricsRoutes`.
+public struct WorkerWebServer: Service {
+    public let runtime: WorkerRuntime
+    /// Guards the permission-protected route groups (nil: no auth).
+    public let authorizer: WebAuthorizer?
+    private let logger: Logger
+
+    public init(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, logger: Logger = Logger(label: "tasker.web")) {
+        self.runtime = runtime
+        self.authorizer = authorizer
+        self.logger = logger
+    }
+
+    /// The router with every middleware and route of the server (tests can drive it without sockets).
+    public static func makeRouter(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil) -> Router<WorkerRequestContext> {
+        let web = runtime.configuration.worker.web
+        let router = Router(context: WorkerRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: CORSMiddleware(
+            allowOrigin: .all,
+            allowHeaders: [.accept, .authorization, .contentType, .origin, HTTPField.Name("x-api-key")!,
+                           RequestIDMiddleware.header],
+            allowMethods: [.get, .post, .head, .options],
+            exposedHeaders: [RequestIDMiddleware.header.canonicalName]))
+        router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: RequestTimeoutMiddleware(timeout: .milliseconds(max(1, web.requestTimeoutMs))))
+        WorkerWebRoutes.register(on: router, runtime: runtime, authorizer: authorizer)
+        router.addWorkerMetricsRoutes(runtime: runtime)
+        WorkerWebRoutes.registerDocs(on: router, runtime: runtime, metrics: true)
+        return router
+    }
+
+    /// Serves until graceful shutdown; throws when the bind address is invalid or cannot be bound.
+    public func run() async throws {
+        let bind = runtime.configuration.worker.web.bindAddress
+        let (host, port) = try Self.parse(bindAddress: bind)
+        let addresses = runtime.boundAddresses
+        let logger = self.logger
+        let application = Application(
+            router: Self.makeRouter(runtime: runtime, authorizer: authorizer),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                let address = Self.describe(channel.localAddress) ?? bind
+                addresses.setWeb(address)
+                logger.info("REST server listening", metadata: ["address": "\(address)"])
+            },
+            logger: logger)
+        try await application.run()
+    }
+
+    /// `host:port` (IPv6 hosts in brackets) split into host and port.
+    static func parse(bindAddress: String) throws -> (String, Int) {
+        guard let colon = bindAddress.lastIndex(of: ":"),
+              let port = Int(bindAddress[bindAddress.index(after: colon)...]), (0...65_535).contains(port) else {
+            throw WebServerError(message: "worker.web.bind_address must be host:port, got \"\(bindAddress)\"")
+        }
+        var host = String(bindAddress[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else {
+            throw WebServerError(message: "worker.web.bind_address must be host:port, got \"\(bindAddress)\"")
+        }
+        return (host, port)
+    }
+
+    /// `host:port` of a bound socket address.
+    static func describe(_ address: SocketAddress?) -> String? {
+        guard let address, let ip = address.ipAddress, let port = address.port else { return nil }
+        if case .v6 = address { return "[\(ip)]:\(port)" }
+        return "\(ip):\(port)"
+    }
+}
+
+/// The REST server could not start.
+public struct WebServerError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// `WorkerHealthService` against a running worker and a real PostgreSQL: queue depth over the
+/// worker's own queues only, step failure rate from real steps, event intake per deployment mode.
+@Suite("Worker health service", .timeLimit(.minutes(3)))
+struct HealthServiceTests {
+    @Test
+    func queueDepthCountsOnlyThisWorkersOwnQueues() async throws {
+        try await withTestDatabase { db in
+            let worker = try await WebTestWorker.start(db)
+            var thresholds = HealthThresholds()
+            thresholds.queueDepthHealthyBelow = 2
+            thresholds.queueDepthDegradedBelow = 3
+            let health = WorkerHealthService(runtime: try #require(worker.daemon.runtime), thresholds: thresholds)
+            #expect(await health.checkQueueProcessing().verdict == .healthy)
+
+            // Another namespace's queue, however deep, is not this worker's.
+            try await worker.admin.query("SELECT pgmq.create('worker_elsewhere_queue')")
+            for _ in 0..<5 { try await Self.send(worker.admin, queue: "worker_elsewhere_queue", delaySeconds: 0) }
+            #expect(await health.checkQueueProcessing().verdict == .healthy)
+
+            // Delayed messages in the worker's own queue count (the worker cannot read them yet).
+            for _ in 0..<2 { try await Self.send(worker.admin, queue: "worker_webtest_queue", delaySeconds: 300) }
+            let degraded = await health.checkQueueProcessing()
+            #expect(degraded.verdict == .degraded)
+            #expect(degraded.message == "Own queues total depth: 2 (worker_webtest_queue=2)")
+            let readiness = await health.readiness()
+            #expect(!readiness.isReady)
+            #expect(readiness.status == "not_ready")
+            #expect(readiness.checks.database.verdict == .healthy)
+            #expect(readiness.checks.commandProcessor.verdict == .healthy)
+
+            try await Self.send(worker.admin, queue: "worker_webtest_queue", delaySeconds: 300)
+            #expect(await health.checkQueueProcessing().verdict == .unhealthy)
+            try await worker.admin.query("SELECT pgmq.purge_queue('worker_webtest_queue')")
+            #expect(await health.readiness().isReady)
+            try await worker.stop()
+        }
+    }
+
+    @Test
+    func stepProcessingFollowsTheFailureRateOfRealSteps() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: """
+                name: health_steps
+                namespace_name: healthsteps
+                version: 1.0.0
+                steps:
+                  - name: ok
+                    handler: { callable: tasker.noop }
+                  - name: boom
+                    handler: { callable: tasker.fail }
+                """)
+            let running = harness.startWorker(.withBuiltIns(), configuration: harness.configuration())
+            try await waitUntil(timeout: .seconds(20)) { running.daemon.runtime != nil }
+            let runtime = try #require(running.daemon.runtime)
+            let health = WorkerHealthService(runtime: runtime)
+            let idle = health.checkStepProcessing()
+            #expect(idle.verdict == .healthy)
+            #expect(idle.message == "0 steps executed, 0 succeeded, 0 failed (0.0 % failure rate)")
+
+            for _ in 0..<3 { try await run(harness, step: "ok", expecting: "enqueued_for_orchestration") }
+            try await waitUntil { runtime.statistics.snapshot.totalExecuted == 3 }
+            #expect(health.checkStepProcessing().verdict == .healthy)
+
+            try await run(harness, step: "boom", expecting: "enqueued_as_error_for_orchestration")
+            try await waitUntil { runtime.statistics.snapshot.totalExecuted == 4 }
+            let failing = health.checkStepProcessing()
+            #expect(failing.verdict == .unhealthy)
+            #expect(failing.message == "4 steps executed, 3 succeeded, 1 failed (25.0 % failure rate)")
+            let detailed = await health.detailed()
+            #expect(detailed.status == "degraded")
+            #expect(detailed.checks.stepProcessing == HealthCheck(
+                status: .unhealthy, message: failing.message, durationMs: detailed.checks.stepProcessing.durationMs,
+                lastChecked: detailed.checks.stepProcessing.lastChecked))
+            // Failing handlers do not make the worker unready.
+            #expect(await health.readiness().isReady)
+            try await running.stop()
+        }
+    }
+
+    @Test(arguments: [
+        (WorkerConfiguration.DeploymentMode.pollingOnly, "polling active"),
+        (.eventDrivenOnly, "listener connected"),
+        (.hybrid, "listener connected"),
+    ])
+    func theEventSystemIsHealthyWhileItReceives(mode: WorkerConfiguration.DeploymentMode, source: String) async throws {
+        try await withTestDatabase { db in
+            let worker = try await WebTestWorker.start(db) { $0.worker.eventSystems.worker.deploymentMode = mode }
+            let health = WorkerHealthService(runtime: try #require(worker.daemon.runtime))
+            try await waitUntil { health.checkEventSystem().message?.contains(source) == true }
+            let check = health.checkEventSystem()
+            #expect(check.verdict == .healthy, "\(check)")
+            #expect(check.message?.hasPrefix("mode \(mode.rawValue), running") == true, "\(check)")
+            try await worker.stop()
+        }
+    }
+
+    @Test
+    func aWorkerWithoutMessageIntakeIsNotReady() async throws {
+        try await withTestDatabase { db in
+            let worker = try await WebTestWorker.start(db, waitForReady: false) {
+                $0.worker.eventSystems.worker.deploymentMode = .disabled
+            }
+            let health = WorkerHealthService(runtime: try #require(worker.daemon.runtime))
+            let readiness = await health.readiness()
+            #expect(!readiness.isReady)
+            #expect(readiness.checks.commandProcessor.verdict == .degraded)
+            #expect(readiness.checks.database.verdict == .healthy)
+            #expect(health.checkEventSystem().verdict == .degraded)
+            #expect(try await worker.get("/health/ready").status == .serviceUnavailable)
+            try await worker.stop()
+        }
+    }
+
+    @Test
+    func aDeadlineAnswersOnTimeEvenWhenTheOperationIgnoresCancellation() async throws {
+        let started = ContinuousClock.now
+        let outcome = await withDeadline(.milliseconds(100)) { () async -> Int in
+            // Not cancellable: resumes only after 2 s, whatever happens to the task.
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 2) { continuation.resume(returning: 1) }
+            }
+        }
+        guard case .timedOut = outcome else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
+
+        guard case .value(7) = await withDeadline(.seconds(5), { 7 }) else {
+            Issue.record("a fast operation's value was lost")
+            return
+        }
+        struct Boom: Error {}
+        guard case .failed(let error) = await withDeadline(.seconds(5), { () throws -> Int in throw Boom() }) else {
+            Issue.record("a failing operation's error was lost")
+            return
+        }
+        #expect(error is Boom)
+    }
+
+    // MARK: - Helpers
+
+    static func send(_ admin: PostgresConnection, queue: String, delaySeconds: Int) async throws {
+        try await admin.query("SELECT pgmq.send($1::text, $2::jsonb, $3::integer)",
+                              [queue, PostgresJSON(raw: #"{"task_uuid":null}"#), delaySeconds])
+    }
+
+    func run(_ harness: PipelineHarness, step: String, expecting state: String) async throws {
+        let task = try await harness.createTask(steps: [step])
+        try await harness.enqueue(task, step)
+        try await harness.waitForState(task[step], [state])
+    }
+}

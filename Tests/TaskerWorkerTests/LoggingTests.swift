@@ -1,0 +1,142 @@
+import Foundation
+import Logging
+import Synchronization
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// The worker's log handler: text and JSON lines, levels, metadata, and a real run's step lines.
+@Suite("Logging", .timeLimit(.minutes(2)))
+struct LoggingTests {
+    /// Collects lines written by a `WorkerLogHandler`.
+    final class Capture: Sendable {
+        private let lines = Mutex<[String]>([])
+        var output: LogOutput { LogOutput { line in self.lines.withLock { $0.append(line) } } }
+        var all: [String] { lines.withLock { $0 } }
+
+        /// Every line parsed as a JSON object (a line that does not parse fails the test).
+        func objects() throws -> [[String: Any]] {
+            try all.map { line in
+                #expect(line.hasSuffix("\n") && line.dropLast().firstIndex(of: "\n") == nil, "one object per line: \(line)")
+                return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            }
+        }
+    }
+
+    @Test func jsonLinesCarryFixedFieldsAndFlattenedMetadata() throws {
+        let capture = Capture()
+        var logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .json, level: .info) }
+        logger[metadataKey: "worker_id"] = "worker_x"
+        logger.info("hello \"world\"\nsecond line", metadata: [
+            "step_uuid": "s-1", "nested": ["a": "1", "b": ["c": "2"]], "list": ["x", "y"], "message": "collides",
+        ])
+        logger.debug("filtered out")
+        let objects = try capture.objects()
+        #expect(objects.count == 1)
+        let line = try #require(objects.first)
+        #expect(line["level"] as? String == "info")
+        #expect(line["label"] as? String == "tasker.test")
+        #expect(line["message"] as? String == "hello \"world\"\nsecond line")
+        #expect(line["worker_id"] as? String == "worker_x")
+        #expect(line["step_uuid"] as? String == "s-1")
+        #expect(line["nested.a"] as? String == "1")
+        #expect(line["nested.b.c"] as? String == "2")
+        #expect(line["list"] as? [String] == ["x", "y"])
+        #expect(line["metadata.message"] as? String == "collides")
+        #expect(line["file"] == nil)
+        let timestamp = try #require(line["timestamp"] as? String)
+        #expect(timestamp.hasSuffix("Z") && timestamp.count == 24, "\(timestamp)")
+    }
+
+    @Test func textLinesAreHumanReadable() {
+        let capture = Capture()
+        let logger = Logger(label: "tasker.completion") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }
+        logger.warning("step failed", metadata: ["error_type": "boom", "reason": "two words"])
+        let line = capture.all.joined()
+        #expect(line.hasSuffix(" warning tasker.completion: step failed error_type=boom reason=\"two words\"\n"), "\(line)")
+    }
+
+    @Test func levelAndFormatFollowTheOverride() async {
+        let capture = Capture()
+        let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0) }
+        await WorkerLogging.withOverride(.init(output: capture.output, format: .json, level: .debug, metadata: ["worker_id": "w1"])) {
+            logger.debug("debug shown")
+            logger.trace("trace hidden")
+            await WorkerLogging.withOverride(.init(metadata: ["task_uuid": "t1"])) {
+                logger.info("nested")
+            }
+        }
+        let lines = capture.all
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains(#""worker_id":"w1""#) == true)
+        #expect(lines.last?.contains(#""task_uuid":"t1""#) == true)
+        #expect(lines.last?.contains(#""worker_id":"w1""#) == true)
+    }
+
+    @Test func bootstrapIsIdempotentAndReadsTheEnvironment() {
+        WorkerLogging.bootstrap(environment: ["TASKER_LOG_LEVEL": "warning", "TASKER_LOG_FORMAT": "json"])
+        #expect(WorkerLogging.level == .warning)
+        #expect(WorkerLogging.format == .json)
+        #expect(!WorkerLogging.bootstrap(environment: ["TASKER_LOG_LEVEL": "nonsense"]))
+        #expect(WorkerLogging.level == .info)
+        #expect(WorkerLogging.format == .text)
+    }
+
+    // MARK: - A real worker
+
+    @Test func stepPathLinesCarryTheStepAndWorkerIDs() async throws {
+        WorkerLogging.bootstrap()
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: """
+                name: logged
+                namespace_name: logged
+                version: 1.0.0
+                steps:
+                  - name: ok
+                    handler: { callable: tasker.noop }
+                  - name: broken
+                    handler: { callable: test.throws }
+                """)
+            let handlers = HandlerRegistry.withBuiltIns()
+            struct Boom: Error {}
+            handlers.register("test.throws") { _ in throw Boom() }
+            let daemon = WorkerDaemon(
+                configuration: harness.configuration(mode: .hybrid), handlers: handlers,
+                templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": harness.templateDirectory]))
+            let capture = Capture()
+            let override = WorkerLogging.Override(output: capture.output, format: .json, level: .info,
+                                                  metadata: ["worker_id": "\(daemon.identity.workerID)"])
+            let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run(handleSignals: false) } }
+            let worker = PipelineHarness.RunningWorker(daemon: daemon, task: task)
+            try await harness.waitForWorkersReady(1, mode: .hybrid)
+            let seeded = try await harness.createTask(steps: ["ok", "broken"])
+            try await harness.enqueue(seeded, "ok")
+            try await harness.enqueue(seeded, "broken")
+            try await harness.waitForState(seeded["ok"], ["enqueued_for_orchestration"])
+            try await harness.waitForState(seeded["broken"], ["enqueued_as_error_for_orchestration"])
+            try await waitUntil { capture.all.contains { $0.contains(#""message":"step failed""#) } }
+            try await worker.stop()
+
+            let lines = try capture.objects()
+            #expect(!lines.isEmpty)
+            for line in lines {
+                #expect(line["worker_id"] as? String == daemon.identity.workerID, "\(line)")
+                #expect(line["timestamp"] is String && line["level"] is String && line["label"] is String)
+            }
+            let broken = seeded["broken"].uuidString
+            let stepLines = lines.filter { ($0["step_uuid"] as? String)?.uppercased() == broken }
+            #expect(stepLines.contains { $0["message"] as? String == "handler failed" })
+            #expect(stepLines.contains { $0["message"] as? String == "step failed" })
+            for line in stepLines {
+                #expect((line["task_uuid"] as? String)?.uppercased() == seeded.taskUUID.uuidString)
+                #expect((line["correlation_id"] as? String)?.uppercased() == seeded.correlationID.uuidString)
+                #expect(line["handler"] as? String == "test.throws", "\(line)")
+            }
+            // No info line for a successful step.
+            let ok = seeded["ok"].uuidString
+            #expect(!lines.contains { ($0["step_uuid"] as? String)?.uppercased() == ok }, "\(lines)")
+            // Shutdown is logged at info.
+            #expect(lines.contains { ($0["message"] as? String)?.contains("stopped") == true })
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import TaskerExamples
+import TaskerOrchestration
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// End to end through the companion orchestration and a real worker: the task and step transition
+/// logs must be the ones upstream writes (db-and-orchestration.md §3.8).
+@Suite(.serialized) struct OrchestrationLifecycleTests {
+    static let stepLog = ["pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete"]
+
+    /// §3.8's own scenario: step_a then step_b; step_b fails once with `Retry-After: 2`.
+    static let transitionLogYAML = """
+        name: transition_log
+        namespace_name: examples
+        version: 1.0.0
+        steps:
+          - name: log_step_a
+            handler:
+              callable: tasker.noop
+          - name: log_step_b
+            dependencies: [log_step_a]
+            handler:
+              callable: tests.fail_once_retry_after
+        """
+
+    @Test func verifiedTransitionLogOfSection38() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db, extra: ["transition_log.yaml": Self.transitionLogYAML])
+            let handlers = OrchestrationHarness.exampleHandlers()
+            handlers.register("tests.fail_once_retry_after") { context in
+                if context.attempt <= 1 {
+                    throw StepFailure(message: "rate limited", errorType: "rate_limited", retryable: true,
+                                      headers: ["Retry-After": "2"])
+                }
+                return .success(["attempt": .int(Int64(context.attempt))])
+            }
+            let worker = harness.startWorker(handlers)
+            let orchestration = harness.startOrchestration()
+            let created = try await orchestration.submit(OrchestrationHarness.request("transition_log", ["n": 1]))
+            let task = created.taskUUID
+            // During the backoff the task waits for its dependencies and discovery does not return it.
+            let stepB = try await harness.stepUUID(task, "log_step_b")
+            try await harness.waitForTask(task, in: ["waiting_for_dependencies"])
+            let backoff: Int? = try await harness.admin.query(
+                "SELECT backoff_request_seconds FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [stepB])[0]
+                .decode("backoff_request_seconds")
+            #expect(backoff == 2)
+            let started = ContinuousClock.now
+            try await harness.waitForTask(task, in: ["complete", "error"])
+            #expect(ContinuousClock.now - started > .milliseconds(1000))
+            #expect(try await harness.taskTransitions(task) == [
+                "pending", "initializing", "enqueuing_steps", "steps_in_process", "evaluating_results", "enqueuing_steps",
+                "steps_in_process", "evaluating_results", "waiting_for_dependencies", "evaluating_results",
+                "enqueuing_steps", "steps_in_process", "evaluating_results", "complete",
+            ])
+            #expect(try await harness.stepTransitions(task, "log_step_a") == Self.stepLog)
+            #expect(try await harness.stepTransitions(task, "log_step_b") == [
+                "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
+                "pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete",
+            ])
+            try await Self.expectUpstreamMetadata(harness, task: task, stepB: stepB)
+            try await orchestration.stop()
+            try await worker.stop()
+        }
+    }
+
+    /// Columns and metadata as upstream writes them.
+    static func expectUpstreamMetadata(_ harness: OrchestrationHarness, task: UUID, stepB: UUID) async throws {
+        let row = try await harness.admin.query(
+            "SELECT complete, completed_at IS NOT NULL AS has_completed_at FROM tasker.tasks WHERE task_uuid = $1", [task])[0]
+        #expect(try row.decode("complete", as: Bool.self))
+        #expect(try row.decode("has_completed_at", as: Bool.self))
+        let taskRows = try await harness.admin.query("""
+            SELECT to_state, from_state, metadata, processor_uuid IS NOT NULL AS owned FROM tasker.task_transitions
+             WHERE task_uuid = $1 ORDER BY sort_key
+            """, [task])
+        let events = try taskRows.map { try $0.decode("metadata", as: JSONValue.self)["event"]?.stringValue }
+        #expect(try taskRows[0].decode("metadata", as: JSONValue.self)
+            == ["initial_state": "pending", "from_service": "task_initializer"])
+        #expect(events[1] == "Start" && events[2] == "ReadyStepsFound(1)")
+        #expect(events[3]?.hasPrefix("StepsEnqueued([") == true)
+        #expect(events[4] == "StepCompleted(\(try await harness.stepUUID(task, "log_step_a").uuidString.lowercased()))")
+        #expect(events[8] == "NoDependenciesReady" && events[9] == "DependenciesReady")
+        #expect(events[13] == "AllStepsSuccessful")
+        #expect(try taskRows[13].decode("metadata", as: JSONValue.self)["atomic_finalization"] == true)
+        #expect(try taskRows.allSatisfy { try $0.decode("owned", as: Bool.self) })
+        let stepRows = try await harness.admin.query("""
+            SELECT to_state, metadata FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 ORDER BY sort_key
+            """, [stepB])
+        let stepEvents = try stepRows.map { try $0.decode("metadata", as: JSONValue.self)["event"]?.stringValue ?? "" }
+        #expect(stepEvents[1] == #"{"type":"Enqueue"}"#)
+        #expect(stepEvents[4].hasPrefix(#"{"type":"WaitForRetry","data":"rate limited"#))
+        #expect(stepEvents[5] == #"{"type":"Retry"}"#)
+        #expect(stepEvents[9].hasPrefix(#"{"type":"Complete","data":{"#))
+        let step = try await harness.admin.query("""
+            SELECT processed, in_process, attempts, processed_at IS NOT NULL AS has_processed_at
+              FROM tasker.workflow_steps WHERE workflow_step_uuid = $1
+            """, [stepB])[0]
+        #expect(try step.decode("processed", as: Bool.self) && !step.decode("in_process", as: Bool.self))
+        #expect(try step.decode("attempts", as: Int.self) == 2 && step.decode("has_processed_at", as: Bool.self))
+    }
+
+    @Test func linearWorkflowCompletesWithTheUpstreamTransitionLog() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let worker = harness.startWorker()
+            let orchestration = harness.startOrchestration()
+            let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 6]))
+            #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "complete")
+            #expect(try await harness.result(created.taskUUID, "linear_verify").result["value"] == .int((36 + 5) * 3))
+            let cycle = ["evaluating_results", "enqueuing_steps", "steps_in_process"]
+            #expect(try await harness.taskTransitions(created.taskUUID)
+                == ["pending", "initializing", "enqueuing_steps", "steps_in_process"] + cycle + cycle + cycle
+                + ["evaluating_results", "complete"])
+            for step in ["linear_square", "linear_add", "linear_multiply", "linear_verify"] {
+                #expect(try await harness.stepTransitions(created.taskUUID, step) == Self.stepLog)
+            }
+            try await orchestration.stop()
+            try await worker.stop()
+        }
+    }
+
+    @Test func retryWorkflowWaitsForRetryThenCompletesAfterItsBackoff() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let worker = harness.startWorker()
+            let orchestration = harness.startOrchestration()
+            let started = ContinuousClock.now
+            let created = try await orchestration.submit(OrchestrationHarness.request("retry_workflow", ["number": 41]))
+            #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "complete")
+            #expect(ContinuousClock.now - started > .seconds(1))
+            #expect(try await harness.stepTransitions(created.taskUUID, "retry_fetch") == [
+                "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
+                "pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete",
+            ])
+            #expect(try await harness.result(created.taskUUID, "retry_confirm").result["confirmed"] == true)
+            let fetch = try await harness.stepUUID(created.taskUUID, "retry_fetch")
+            let row = try await harness.admin.query(
+                "SELECT attempts, backoff_request_seconds FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [fetch])[0]
+            #expect(try row.decode("attempts", as: Int.self) == 2)
+            #expect(try row.decode("backoff_request_seconds", as: Int?.self) == 1)
+            let transitions = try await harness.taskTransitions(created.taskUUID)
+            #expect(transitions.contains("waiting_for_dependencies") && transitions.last == "complete")
+            try await orchestration.stop()
+            try await worker.stop()
+        }
+    }
+
+    @Test func permanentlyFailingStepEndsTheTaskBlockedThenInError() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let worker = harness.startWorker()
+            let orchestration = harness.startOrchestration()
+            let created = try await orchestration.submit(OrchestrationHarness.request("failure_workflow", ["number": 2]))
+            #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "error")
+            #expect(try await harness.taskTransitions(created.taskUUID) == [
+                "pending", "initializing", "enqueuing_steps", "steps_in_process", "evaluating_results", "enqueuing_steps",
+                "steps_in_process", "evaluating_results", "blocked_by_failures", "error",
+            ])
+            #expect(try await harness.stepTransitions(created.taskUUID, "failure_explode")
+                == ["pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "error"])
+            #expect(try await harness.stepTransitions(created.taskUUID, "failure_prepare") == Self.stepLog)
+            let complete: Bool = try await harness.admin.query(
+                "SELECT complete FROM tasker.tasks WHERE task_uuid = $1", [created.taskUUID])[0].decode("complete")
+            #expect(!complete)
+            try await orchestration.stop()
+            try await worker.stop()
+        }
+    }
+}

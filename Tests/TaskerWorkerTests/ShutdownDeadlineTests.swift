@@ -1,0 +1,128 @@
+import Foundation
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// The timing keys the upstream runtime ignores and we apply: the shutdown drain deadline
+/// (`timing.processing_timeout_seconds`), the claim timeout (`timing.claim_timeout_seconds`) and the
+/// poller's `max_age_hours` / `supported_namespaces`.
+@Suite("Shutdown deadline and timing keys", .timeLimit(.minutes(2)))
+struct ShutdownDeadlineTests {
+    static let yaml = """
+        name: deadline
+        namespace_name: deadline
+        version: 1.0.0
+        steps:
+          - name: stuck
+            handler: { callable: test.stuck }
+          - name: waiting
+            handler: { callable: test.stuck }
+        """
+
+    /// A handler that ignores cancellation for `seconds` without blocking a thread.
+    static func stuckHandlers(seconds: Double, started: TestFlag) -> HandlerRegistry {
+        let handlers = HandlerRegistry.withBuiltIns()
+        handlers.register("test.stuck") { _ in
+            started.set(true)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { continuation.resume() }
+            }
+            return .success(["late": true])
+        }
+        return handlers
+    }
+
+    /// One permit, a handler stuck for 30 s and a second claimed step waiting for the permit:
+    /// shutdown with a 1 s drain deadline ends in about a second, and both steps have a retryable
+    /// `handler_timeout` result naming the shutdown.
+    @Test func theDrainDeadlineGivesEveryClaimedStepAResult() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let started = TestFlag()
+            var configuration = harness.configuration(mode: .pollingOnly, maxConcurrentHandlers: 1, handlerTimeoutMs: 60_000)
+            configuration.worker.mpscChannels.handlerDispatch.loadShedding.enabled = false
+            configuration.worker.eventSystems.worker.timing.processingTimeoutSeconds = 1
+            let worker = harness.startWorker(Self.stuckHandlers(seconds: 30, started: started), configuration: configuration)
+            let task = try await harness.createTask(steps: ["stuck", "waiting"])
+            try await harness.enqueue(task, "stuck")
+            try await waitUntil { started.value }
+            try await harness.enqueue(task, "waiting")
+            try await harness.waitForState(task["waiting"], ["in_progress"])
+
+            let clock = ContinuousClock()
+            let stopStarted = clock.now
+            #expect(await worker.stop(within: .seconds(15)))
+            let took = stopStarted.duration(to: clock.now)
+            #expect(took < .seconds(10), "shutdown took \(took): the drain deadline did not apply")
+
+            for (step, text) in [("stuck", "did not finish"), ("waiting", "not started")] {
+                #expect(try await harness.state(task[step]) == "enqueued_as_error_for_orchestration")
+                let result = try await harness.result(task[step])
+                #expect(result.error?.errorType == "handler_timeout")
+                #expect(result.isRetryable)
+                #expect(result.error?.message.contains(text) == true, "\(step): \(result.error?.message ?? "")")
+            }
+        }
+    }
+
+    /// A claim blocked on the step's row lock gives up after `claim_timeout_seconds`; the message
+    /// stays queued and the step unclaimed.
+    @Test func aClaimStuckOnALockGivesUpAfterTheClaimTimeout() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let task = try await harness.createTask(steps: ["stuck"])
+            try await harness.enqueue(task, "stuck")
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            let message = try #require(try await harness.admin.query(
+                "SELECT msg_id FROM pgmq.q_\(queue)").first?.decode("msg_id", as: Int64.self))
+
+            let locker = try await db.connect(applicationName: "tasker-test-locker")
+            try await locker.query("BEGIN")
+            try await locker.query("""
+                SELECT 1 FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent FOR UPDATE
+                """, [task["stuck"]])
+            let claimer = try await db.connect()
+            let started = ContinuousClock.now
+            await #expect(throws: PostgresError.self) {
+                try await StepRepository.claim(claimer, stepUUID: task["stuck"], queue: queue, msgID: message, timeout: .seconds(1))
+            }
+            #expect(started.duration(to: .now) < .seconds(5))
+            try await locker.query("ROLLBACK")
+            #expect(try await harness.state(task["stuck"]) == "enqueued")
+            #expect(try await harness.admin.query("SELECT count(*) AS n FROM pgmq.q_\(queue)")[0].decode("n", as: Int.self) == 1)
+            // Without the lock the same claim succeeds.
+            let outcome = try await StepRepository.claim(claimer, stepUUID: task["stuck"], queue: queue, msgID: message,
+                                                         timeout: .seconds(1))
+            #expect(outcome == .claimed(attempts: 1))
+            await claimer.close()
+            await locker.close()
+        }
+    }
+
+    /// `max_age_hours`: polling reads skip messages older than the limit and leave them queued.
+    @Test func pollingSkipsMessagesOlderThanMaxAge() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let task = try await harness.createTask(steps: ["stuck", "waiting"])
+            try await harness.enqueue(task, "stuck")
+            try await harness.enqueue(task, "waiting")
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            try await harness.admin.query("""
+                UPDATE pgmq.q_\(queue) SET enqueued_at = now() - interval '3 hours'
+                 WHERE message->>'step_uuid' = $1
+                """, [task["stuck"].uuidString.lowercased()])
+            let read = try await PGMQ.read(harness.admin, queue: queue, visibilityTimeout: 30, quantity: 10,
+                                           maxAgeSeconds: 2 * 3600)
+            #expect(read.map { $0.message["step_uuid"]?.stringValue } == [task["waiting"].uuidString.lowercased()])
+            let old = try await PGMQ.read(harness.admin, queue: queue, visibilityTimeout: 30, quantity: 10)
+            #expect(old.map { $0.message["step_uuid"]?.stringValue } == [task["stuck"].uuidString.lowercased()])
+        }
+    }
+
+    @Test func supportedNamespacesLimitWhatThePollerReads() {
+        var settings = WorkerEventSystemSettings(mode: .hybrid, namespaces: ["a", "b", "c"])
+        #expect(settings.polledNamespaces == ["a", "b", "c"])
+        settings.pollNamespaces = ["c", "a", "zz"]
+        #expect(settings.polledNamespaces == ["a", "c"])
+    }
+}
