@@ -42,7 +42,7 @@ RUN scripts/container/build /out
 FROM ${RUNTIME_IMAGE} AS runtime
 
 # libpq5 (the database client), libstdc++6 and zlib1g (needed by the statically linked Swift
-# runtime and Foundation), ca-certificates (TLS to the database), curl (the health check).
+# runtime and Foundation), ca-certificates (TLS to the database), curl (the health check), tzdata.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends libpq5 libstdc++6 zlib1g ca-certificates curl tzdata \

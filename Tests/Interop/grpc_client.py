@@ -143,7 +143,8 @@ def run(args) -> dict:
 
     recorder = Recorder(args.timeout)
     result = {"target": args.address, "calls": {}, "health": {}, "reflection": {}}
-    with grpc.insecure_channel(args.address) as channel:
+    # Loopback: never through an http_proxy/grpc_proxy from the environment.
+    with grpc.insecure_channel(args.address, options=[("grpc.enable_http_proxy", 0)]) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=args.timeout)
         except grpc.FutureTimeoutError:

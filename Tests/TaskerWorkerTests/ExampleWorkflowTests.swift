@@ -25,13 +25,13 @@ import Testing
     }
 
     @Test func linear() async throws {
-        try await Self.run("linear_workflow", ["number": 3]) { harness, task in
+        try await Self.run("linear_workflow", ["number": 3]) { (harness: OrchestrationHarness, task: UUID) async throws in
             #expect(try await harness.result(task, "linear_verify").result == ["value": 42, "verified": true])
         }
     }
 
     @Test func diamond() async throws {
-        try await Self.run("diamond_workflow", ["number": 5]) { harness, task in
+        try await Self.run("diamond_workflow", ["number": 5]) { (harness: OrchestrationHarness, task: UUID) async throws in
             #expect(try await harness.result(task, "diamond_left").result["value"] == 26)
             #expect(try await harness.result(task, "diamond_right").result["value"] == 50)
             #expect(try await harness.result(task, "diamond_merge").result == ["value": 76, "verified": true])
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func tree() async throws {
-        try await Self.run("tree_workflow", ["number": 10]) { harness, task in
+        try await Self.run("tree_workflow", ["number": 10]) { (harness: OrchestrationHarness, task: UUID) async throws in
             // leaves: 11·2 + 11·3 + 12·4 = 103
             #expect(try await harness.result(task, "tree_gather").result == ["value": 103, "verified": true])
             #expect(try await harness.stepNames(task).count == 7)
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func decisionCreatesOnlyTheChosenBranch() async throws {
-        try await Self.run("decision_workflow", ["amount": 250]) { harness, task in
+        try await Self.run("decision_workflow", ["amount": 250]) { (harness: OrchestrationHarness, task: UUID) async throws in
             #expect(try await harness.stepNames(task)
                 == ["decision_auto_approve", "decision_finalize", "decision_route", "decision_validate"])
             let finalize = try await harness.result(task, "decision_finalize").result
@@ -57,7 +57,7 @@ import Testing
             let route = try await harness.result(task, "decision_route").result
             #expect(route["decision_point_outcome"]?["type"] == "create_steps")
         }
-        try await Self.run("decision_workflow", ["amount": 5000]) { harness, task in
+        try await Self.run("decision_workflow", ["amount": 5000]) { (harness: OrchestrationHarness, task: UUID) async throws in
             #expect(try await harness.stepNames(task)
                 == ["decision_finalize", "decision_manager_approval", "decision_route", "decision_validate"])
             #expect(try await harness.result(task, "decision_finalize").result["approved_by"] == "manager")
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func batchCreatesCursorWorkersAndConverges() async throws {
-        try await Self.run("batch_workflow", ["item_count": 100]) { harness, task in
+        try await Self.run("batch_workflow", ["item_count": 100]) { (harness: OrchestrationHarness, task: UUID) async throws in
             #expect(try await harness.stepNames(task) == [
                 "batch_aggregate", "batch_analyze", "batch_process_001", "batch_process_002", "batch_process_003",
                 "batch_process_004",
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func batchWithNoItemsRunsOneNoOpWorker() async throws {
-        try await Self.run("batch_workflow", ["item_count": 0]) { harness, task in
+        try await Self.run("batch_workflow", ["item_count": 0]) { (harness: OrchestrationHarness, task: UUID) async throws in
             #expect(try await harness.stepNames(task) == ["batch_aggregate", "batch_analyze", "batch_process_000"])
             #expect(try await harness.result(task, "batch_process_000").result["no_op"] == true)
             #expect(try await harness.result(task, "batch_aggregate").result["value"] == 0)
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func retry() async throws {
-        try await Self.run("retry_workflow", ["number": 1]) { harness, task in
+        try await Self.run("retry_workflow", ["number": 1]) { (harness: OrchestrationHarness, task: UUID) async throws in
             #expect(try await harness.result(task, "retry_confirm").result == ["value": 2, "confirmed": true])
             #expect(try await harness.result(task, "retry_fetch").result["attempts"] == 2)
         }

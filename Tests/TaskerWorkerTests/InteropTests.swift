@@ -58,7 +58,6 @@ struct InteropTests {
                 address, "--template", template.namespaceName, template.name, template.version,
             ])
             let json = try Self.decode(run, "grpc_client.py")
-            try? run.stdout.write(to: URL(fileURLWithPath: "/tmp/interop-debug.json"))  // DEBUG-REMOVE
             #expect(run.status == 0, "grpc_client.py failures: \(json["failures"].map(String.init(describing:)) ?? "?")")
             #expect(json["failures"] == [])
             #expect(json["target"] == .string(address))

@@ -59,6 +59,9 @@ struct OrchestrationHarness {
         configuration.common.database.pool.minConnections = 1
         configuration.worker.eventSystems.worker.metadata.fallbackPoller.pollingIntervalMs = 100
         configuration.worker.eventSystems.worker.metadata.fallbackPoller.ageThresholdSeconds = 1
+        // A polled batch larger than the free handler permits is partly shed; shed messages come
+        // back after this visibility timeout instead of the default 30 s.
+        configuration.worker.eventSystems.worker.metadata.fallbackPoller.visibilityTimeoutSeconds = 2
         configuration.worker.mpscChannels.handlerDispatch.maxConcurrentHandlers = maxConcurrentHandlers
         configuration.worker.web.bindAddress = "127.0.0.1:0"
         configuration.worker.grpc.bindAddress = "127.0.0.1:0"

@@ -169,4 +169,49 @@ import Testing
             try await worker.stop()
         }
     }
+
+    @Test func requestsForUnknownTemplatesAndDuplicateIdentitiesAreRefused() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let orchestration = harness.startOrchestration()
+            await #expect(throws: OrchestrationError.self) {
+                _ = try await orchestration.submit(OrchestrationHarness.request("no_such_workflow", [:]))
+            }
+            _ = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 9]))
+            do {
+                _ = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 9]))
+                Issue.record("a second task with the same identity was created")
+            } catch OrchestrationError.duplicateTask {
+            }
+            let tasks: Int = try await harness.admin.query("SELECT count(*) AS n FROM tasker.tasks")[0].decode("n")
+            #expect(tasks == 1)
+            try await orchestration.stop()
+        }
+    }
+
+    @Test func resultsThatAreNotAStepExecutionResultAreRejected() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let orchestration = harness.startOrchestration()
+            // No worker: play its part by hand with a malformed result (step_uuid is not a UUID).
+            let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 1]))
+            let step = created.steps["linear_square"]!
+            try await harness.admin.query("""
+                WITH retired AS (UPDATE tasker.workflow_step_transitions SET most_recent = false
+                                  WHERE workflow_step_uuid = $1 AND most_recent RETURNING sort_key)
+                INSERT INTO tasker.workflow_step_transitions
+                    (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+                SELECT $1, 'enqueued_for_orchestration', 'enqueued', '{}', sort_key + 1, true, NOW(), NOW() FROM retired
+                """, [step])
+            try await harness.admin.query(
+                #"UPDATE tasker.workflow_steps SET results = '{"step_uuid":"nope","success":true}' WHERE workflow_step_uuid = $1"#,
+                [step])
+            let message = StepMessage(taskUUID: created.taskUUID, stepUUID: step, correlationID: created.correlationID)
+            await #expect(throws: OrchestrationError.self) {
+                _ = try await orchestration.service.process(.processStepResult(message))
+            }
+            #expect(try await harness.stepTransitions(created.taskUUID, "linear_square").last == "enqueued_for_orchestration")
+            try await orchestration.stop()
+        }
+    }
 }

@@ -126,3 +126,45 @@ struct ShutdownDeadlineTests {
         #expect(settings.polledNamespaces == ["a", "c"])
     }
 }
+
+/// The poller reads no more than can be claimed before load shedding starts, so that it never hides
+/// messages for their visibility timeout only to shed them.
+@Suite("Poller reads within capacity", .timeLimit(.minutes(2)))
+struct PollerCapacityTests {
+    @Test func remainingCapacityFollowsTheThreshold() {
+        let semaphore = AsyncSemaphore(permits: 10)
+        let shedding = LoadShedding(enabled: true, capacityThresholdPercent: 85, warningThresholdPercent: 70,
+                                    semaphore: semaphore, backlog: DispatchBacklog())
+        #expect(shedding.remainingCapacity(inFlightClaims: 0) == 9)   // 8 claimed = 80 % < 85 %; the 9th reaches it
+        #expect(shedding.remainingCapacity(inFlightClaims: 4) == 5)
+        #expect(shedding.remainingCapacity(inFlightClaims: 20) == 0)
+        let off = LoadShedding(enabled: false, capacityThresholdPercent: 85, warningThresholdPercent: 70,
+                               semaphore: semaphore, backlog: DispatchBacklog())
+        #expect(off.remainingCapacity(inFlightClaims: 0) == nil)
+    }
+
+    /// Two permits, ten queued steps, a 30 s visibility timeout: everything finishes in seconds,
+    /// because no read hides more messages than the worker can claim.
+    @Test func aSmallWorkerDrainsABacklogWithoutWaitingForVisibilityTimeouts() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: ShutdownDeadlineTests.yaml)
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.stuck") { _ in
+                try await Task.sleep(for: .milliseconds(150))
+                return .success(.emptyObject)
+            }
+            var configuration = harness.configuration(mode: .pollingOnly, maxConcurrentHandlers: 2)
+            configuration.worker.eventSystems.worker.metadata.fallbackPoller.visibilityTimeoutSeconds = 30
+            configuration.worker.eventSystems.worker.metadata.fallbackPoller.batchSize = 20
+            let tasks = try await harness.createSingleStepTasks(count: 10, step: "stuck")
+            try await harness.enqueueBatch(tasks, "stuck")
+            let worker = harness.startWorker(handlers, configuration: configuration)
+            let finished = await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(15))
+            await worker.stop(within: .seconds(20))
+            #expect(finished, "steps waited for the visibility timeout of messages read beyond capacity")
+            #expect(worker.daemon.statistics.snapshot.totalExecuted == 10)
+            // Nothing was read beyond capacity, so nothing had to be shed.
+            #expect(worker.daemon.statistics.snapshot.shedClaims == 0)
+        }
+    }
+}

@@ -8,11 +8,15 @@ public struct StepDelivery: Sendable {
     public let queue: String
     public let msgID: Int64
     public let message: JSONValue
+    /// True when this worker read the message (poll, read by id), which hid it for its visibility
+    /// timeout; a delivery shed for load is then made visible again at once.
+    public let hiddenByRead: Bool
 
-    public init(queue: String, msgID: Int64, message: JSONValue) {
+    public init(queue: String, msgID: Int64, message: JSONValue, hiddenByRead: Bool = false) {
         self.queue = queue
         self.msgID = msgID
         self.message = message
+        self.hiddenByRead = hiddenByRead
     }
 }
 
@@ -69,10 +73,13 @@ public actor StepExecutorActor: WorkerActor {
 
     public var isAccepting: Bool { accepting }
 
-    /// Whether reading more messages makes sense now: claiming is on and the handlers are not at
-    /// the load-shedding threshold. The poller asks before reading, because a read hides messages
-    /// for their visibility timeout.
-    public var isReadyForWork: Bool { accepting && !loadShedding.isShedding }
+    /// How many more steps may be claimed before load shedding starts (nil: no limit, shedding is
+    /// off; 0 while not accepting). The poller reads no more than this, so that it does not hide
+    /// messages for their visibility timeout only to shed them.
+    public var readCapacity: Int? {
+        guard accepting else { return 0 }
+        return loadShedding.remainingCapacity(inFlightClaims: inFlight.count)
+    }
 
     /// Processes one delivery. Never throws: every failure is logged, and the message is either
     /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
@@ -97,6 +104,7 @@ public actor StepExecutorActor: WorkerActor {
         if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
             statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
             StepMetrics.shed(queue: delivery.queue)
+            if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
             return .retryLater
         }
         inFlight.insert(message.stepUUID)
@@ -152,6 +160,19 @@ public actor StepExecutorActor: WorkerActor {
                                         dependencyResults: dependencies, attempts: attempts))
     }
 
+    /// A shed message this worker had hidden by reading it goes back to the queue at once (another
+    /// worker, or this one when it has room, can take it without waiting for the visibility timeout).
+    private func makeVisibleAgain(_ delivery: StepDelivery) async {
+        do {
+            try await pool.withConnection { c in
+                try await PGMQ.setVisibilityTimeout(c, queue: delivery.queue, msgID: delivery.msgID, seconds: 0)
+            }
+        } catch {
+            logger.debug("could not make a shed message visible again; it returns after its visibility timeout",
+                         metadata: ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "error": "\(error)"])
+        }
+    }
+
     private func archivePoison(_ delivery: StepDelivery, reason: String) async {
         statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
         StepMetrics.poison(queue: delivery.queue)
@@ -190,6 +211,13 @@ public struct LoadShedding: Sendable {
         self.semaphore = semaphore
         self.backlog = backlog
         self.logger = logger
+    }
+
+    /// Claims that still fit below the capacity threshold (nil when shedding is disabled).
+    func remainingCapacity(inFlightClaims: Int) -> Int? {
+        guard enabled else { return nil }
+        let allowed = Int((capacityThresholdPercent * Double(semaphore.limit) / 100).rounded(.up))
+        return max(0, allowed - semaphore.inUse - backlog.count - inFlightClaims)
     }
 
     /// Claimed work as a percentage of the handler permits: running handlers plus claimed steps

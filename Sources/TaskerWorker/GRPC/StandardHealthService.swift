@@ -109,31 +109,10 @@ final class CachedReadiness: Sendable {
     }
 }
 
-/// A one-way signal: `trigger()` once, and every current and future `wait()` returns.
-public final class ShutdownSignal: Sendable {
-    private struct State {
-        var triggered = false
-        var nextID = 0
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    }
+/// The gRPC services' shutdown signal: triggered when the server begins its graceful shutdown.
+public typealias ShutdownSignal = OneShotSignal
 
-    private let state = Mutex(State())
-
-    public init() {}
-
-    /// Whether `trigger()` was called.
-    public var isTriggered: Bool { state.withLock { $0.triggered } }
-
-    /// Releases every waiter, now and later. Idempotent.
-    public func trigger() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.triggered = true
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
+extension OneShotSignal {
     /// Runs `body` until it returns, the RPC is cancelled or the signal is triggered; in the last two
     /// cases `body` is cancelled and this returns normally.
     public func run(until context: ServerContext, _ body: @escaping @Sendable () async throws -> Void) async throws {
@@ -147,27 +126,6 @@ public final class ShutdownSignal: Sendable {
             } catch is CancellationError where isTriggered || context.cancellation.isCancelled {
                 return
             }
-        }
-    }
-
-    /// Returns once the signal is triggered, or when the calling task is cancelled.
-    public func wait() async {
-        let id = state.withLock { state -> Int in
-            state.nextID += 1
-            return state.nextID
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.triggered || Task.isCancelled { return true }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume()
         }
     }
 }

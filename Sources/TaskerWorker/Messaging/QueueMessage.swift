@@ -74,6 +74,13 @@ public enum PGMQ {
             .first.map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
     }
 
+    /// Sets a message's visibility timeout to `seconds` from now (0: visible at once).
+    public static func setVisibilityTimeout(_ c: isolated PostgresConnection, queue: String, msgID: Int64,
+                                            seconds: Int) throws(PostgresError) {
+        _ = try c.query("SELECT msg_id FROM pgmq.set_vt($1::text, $2::bigint, $3::integer)",
+                        [queue, msgID, Int32(clamping: seconds)])
+    }
+
     /// Archives (acks) a message; false when it was already gone.
     @discardableResult
     public static func archive(_ c: isolated PostgresConnection, queue: String, msgID: Int64) throws(PostgresError) -> Bool {

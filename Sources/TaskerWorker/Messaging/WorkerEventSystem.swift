@@ -76,6 +76,7 @@ public final class WorkerEventSystem: Service, Sendable {
     private let running = Synchronization.Atomic<Bool>(false)
     private let lastPollSucceeded = Synchronization.Atomic<Bool>(true)
     private let onShutdownBegins: @Sendable () -> Void
+    private let pollFailureLog = Throttle(interval: .seconds(10))
     private let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
@@ -200,7 +201,7 @@ public final class WorkerEventSystem: Service, Sendable {
                     try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
                 }
                 if let message {
-                    await deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
+                    await deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message, hiddenByRead: true))
                 }
             } catch {
                 logger.warning("could not read a notified message; the poller will find it",
@@ -247,21 +248,27 @@ public final class WorkerEventSystem: Service, Sendable {
     private func drain(_ queue: String, minAge: Int, slots: AsyncSemaphore) async {
         let (timeout, batch, maxAge) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize, settings.pollMaxAgeSeconds)
         while true {
-            // Reading hides messages for their visibility timeout: not while claiming is off or shed.
-            guard await commands.actors.stepExecutor.isReadyForWork else {
-                if await commands.actors.stepExecutor.isAccepting { scheduleCatchUp(after: .seconds(1)) }
+            // Reading hides messages for their visibility timeout: not while claiming is off or shed,
+            // and no more than can be claimed before load shedding starts.
+            let executor = commands.actors.stepExecutor
+            let quantity = min(batch, await executor.readCapacity ?? batch)
+            guard quantity > 0 else {
+                if await executor.isAccepting { scheduleCatchUp(after: .seconds(1)) }
                 return
             }
             let messages: [QueueMessage]
             do {
                 messages = try await pool.withConnection { c in
-                    try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: batch, minAgeSeconds: minAge,
+                    try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: quantity, minAgeSeconds: minAge,
                                         maxAgeSeconds: maxAge)
                 }
             } catch {
                 lastPollSucceeded.store(false, ordering: .relaxed)
                 StepMetrics.pollFailed(queue: queue)
-                logger.warning("polling failed", metadata: ["queue": "\(queue)", "error": "\(error)"])
+                if pollFailureLog.allow() {
+                    logger.warning("polling failed (repeats are logged at most every 10 s)",
+                                   metadata: ["queue": "\(queue)", "error": "\(error)"])
+                }
                 scheduleCatchUp(after: .seconds(1))
                 return
             }
@@ -270,12 +277,13 @@ public final class WorkerEventSystem: Service, Sendable {
                 for message in messages {
                     await slots.acquire()
                     group.addTask {
-                        await self.deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message))
+                        await self.deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message,
+                                                        hiddenByRead: true))
                         slots.release()
                     }
                 }
             }
-            if messages.count < batch { return }
+            if messages.count < quantity { return }
         }
     }
 

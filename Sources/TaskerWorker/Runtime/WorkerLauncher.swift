@@ -34,6 +34,10 @@ public enum WorkerLauncher {
         for warning in loaded.warnings {
             logger.warning("configuration warning", metadata: ["warning": "\(warning)"])
         }
-        try await WorkerDaemon(configuration: loaded.configuration, handlers: handlers, identity: identity).run()
+        do {
+            try await WorkerDaemon(configuration: loaded.configuration, handlers: handlers, identity: identity).run()
+        } catch let error as AuthConfigurationError {
+            throw LaunchError(description: "invalid configuration\n\(error)")
+        }
     }
 }

@@ -1,0 +1,62 @@
+import Foundation
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// `tasker-worker submit` and `tasker-worker orchestrate` as an operator runs them.
+@Suite(.timeLimit(.minutes(2))) struct OrchestrationCommandLineTests {
+    @Test func submitQueuesARequestThatOrchestrateRunsToCompletionAndStopsOnSIGTERM() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let worker = harness.startWorker()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+            process.arguments = ["orchestrate"]
+            process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
+            var environment = ProcessInfo.processInfo.environment
+            environment.removeValue(forKey: "TASKER_CONFIG_PATH")
+            environment["DATABASE_URL"] = db.url
+            environment["TASKER_ENV"] = "test"
+            process.environment = environment
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+
+            let submitted = try CommandLineTests.run(
+                ["submit", "examples", "linear_workflow", "1.0.0", "--context", #"{"number": 2}"#],
+                environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"])
+            #expect(submitted.status == 0, "\(submitted.stderr)")
+            #expect(submitted.stdout.contains("queued"))
+            let rejected = try CommandLineTests.run(["submit", "examples", "linear_workflow", "1.0.0", "--context", "[1]"],
+                                                    environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"])
+            #expect(rejected.status != 0 && rejected.stderr.contains("JSON object"))
+
+            var task: UUID?
+            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+            while ContinuousClock.now < deadline {
+                let rows = try await harness.admin.query("""
+                    SELECT t.task_uuid FROM tasker.tasks t JOIN tasker.task_transitions tt USING (task_uuid)
+                     WHERE tt.most_recent AND tt.to_state = 'complete'
+                    """)
+                if let row = rows.first { task = try row.decode("task_uuid"); break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(task != nil, "the submitted task did not complete")
+            if let task {
+                #expect(try await harness.result(task, "linear_verify").result["value"] == .int((4 + 5) * 3))
+            }
+            process.terminate()
+            let stopDeadline = ContinuousClock.now.advanced(by: .seconds(20))
+            while process.isRunning && ContinuousClock.now < stopDeadline { try await Task.sleep(for: .milliseconds(50)) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                Issue.record("orchestrate did not exit within 20 s of SIGTERM")
+            }
+            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 0, "\(log)")
+            #expect(log.contains("tasker orchestration stopped"))
+            try await worker.stop()
+        }
+    }
+}
