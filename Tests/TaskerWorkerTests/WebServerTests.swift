@@ -1,4 +1,6 @@
 import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -104,6 +106,18 @@ struct WebServerTests {
             #expect(checks?["queue_processing"]?["status"] == "unhealthy")
             #expect(try await worker.get("/health").status == .ok)
             #expect(try await worker.get("/health/live").status == .ok)
+            // gRPC says the same: grpc.health.v1 NOT_SERVING, CheckReadiness UNAVAILABLE, liveness answers.
+            let (host, port) = try GRPCServerTests.split(try #require(worker.daemon.boundAddresses.grpc))
+            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
+                                                               transportSecurity: .plaintext)) { client in
+                let standard = Grpc_Health_V1_Health.Client(wrapping: client)
+                try await waitUntil(timeout: .seconds(15)) {
+                    try await standard.check(.with { $0.service = "" }).status == .notServing
+                }
+                let health = Tasker_V1_WorkerHealthService.Client(wrapping: client)
+                await #expect(throws: RPCError.self) { _ = try await health.checkReadiness(.init()) }
+                #expect(try await health.checkLiveness(.init()).status == "alive")
+            }
 
             try await admin.query("ALTER DATABASE \"\(db.name)\" ALLOW_CONNECTIONS true")
             try await waitUntil(timeout: .seconds(30)) { try await worker.get("/health/ready").status == .ok }

@@ -43,17 +43,23 @@ public struct WorkerGRPCServer: Service {
         }
         let logger = self.logger
         let bound = runtime.boundAddresses
+        // Publishes the bound address. Unstructured on purpose: when the server is stopped before it
+        // ever listens (shutdown during start-up), the transport never resolves its address, and
+        // waiting for it here would hold the worker's shutdown forever.
+        let publisher = Task {
+            guard let listening = try? await server.listeningAddress else { return }
+            let published = GRPCBindAddress.describe(listening)
+            bound.setGRPC(published)
+            logger.info("gRPC server listening", metadata: [
+                "address": "\(published)", "services": "\(names.joined(separator: ","))",
+            ])
+        }
+        defer { publisher.cancel() }
         try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { try await server.serve() }
-                group.addTask {
-                    guard let listening = try? await server.listeningAddress else { return }
-                    let published = GRPCBindAddress.describe(listening)
-                    bound.setGRPC(published)
-                    logger.info("gRPC server listening", metadata: [
-                        "address": "\(published)", "services": "\(names.joined(separator: ","))",
-                    ])
-                }
+            do {
+                try await server.serve()
+            } catch where shutdown.isTriggered {
+                // Shut down before it started serving: `serve()` refuses a stopped server. Not an error.
             }
         } onGracefulShutdown: {
             shutdown.trigger()
