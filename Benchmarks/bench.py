@@ -72,7 +72,6 @@ class Bench:
         self.a = a
         self.cfg = QUICK if a.quick else FULL
         self.db = psycopg.connect(a.db_url, autocommit=True, options="-c TimeZone=UTC")
-        self.next_n = 1
         self.work = tempfile.mkdtemp(prefix="tasker-bench-")
         self.templates = os.path.join(self.work, "templates")
         os.makedirs(self.templates)
@@ -97,8 +96,9 @@ class Bench:
         """`count` one-step bench tasks with their `noop` step `pending` (orchestration's task
         initializer); with `enqueued`, also `pending→enqueued` and a queue message (pgmq.send,
         recorded in bench.floor_map) for pgbench. Uuids are md5('t'|'s'|'c' || n)."""
-        a, b = self.next_n, self.next_n + count - 1
-        self.next_n = b + 1
+        a = self.q("SELECT nextval('bench.n_seq')")[0][0]
+        b = a + count - 1
+        self.q("SELECT setval('bench.n_seq', %s)", (b,))
         p = {"a": a, "b": b, "nt": self.named_task, "ns": self.named_step}
         with self.db.transaction():
             self.q("""INSERT INTO tasker.tasks (task_uuid, named_task_uuid, requested_at, identity_hash, correlation_id,
@@ -230,6 +230,7 @@ bind_address = "127.0.0.1:{free_port()}"
     def setup(self):
         self.q("CREATE SCHEMA IF NOT EXISTS bench")
         self.q("CREATE TABLE IF NOT EXISTS bench.floor_map (n bigint PRIMARY KEY, msg_id bigint NOT NULL)")
+        self.q("CREATE SEQUENCE IF NOT EXISTS bench.n_seq")   # step numbers n, never reused
         log("registering the bench templates (one worker start)")
         self.set_sync(True)
         w = self.start_worker()
@@ -314,8 +315,9 @@ bind_address = "127.0.0.1:{free_port()}"
         return r
 
     def pgqueuer_one(self, c):
-        """PgQueuer (psycopg driver) draining n no-op jobs: entrypoint concurrency_limit = c,
-        batch_size = c, drain mode; jobs/s from the first handler start to the return of run()."""
+        """PgQueuer (psycopg driver) draining n no-op jobs: batch_size = c and max_concurrent_tasks = 2c
+        (PgQueuer's minimum for that batch; an entrypoint concurrency_limit = c stalls its drain mode),
+        drain mode; jobs/s from the first handler start to the return of run()."""
         from datetime import timedelta
         from pgqueuer import PsycopgDriver, Queries, QueueManager
         from pgqueuer.domain.types import QueueExecutionMode
@@ -332,12 +334,13 @@ bind_address = "127.0.0.1:{free_port()}"
             qm = QueueManager(q)
             first = []
 
-            @qm.entrypoint("noop", concurrency_limit=c)
+            @qm.entrypoint("noop")
             async def noop(job):
                 if not first:
                     first.append(time.time())
 
-            await qm.run(mode=QueueExecutionMode.drain, batch_size=c, dequeue_timeout=timedelta(seconds=1))
+            await qm.run(mode=QueueExecutionMode.drain, batch_size=c, max_concurrent_tasks=2 * c,
+                         dequeue_timeout=timedelta(seconds=1))
             end = time.time()
             left = (await (await conn.execute("SELECT count(*) FROM pgqueuer")).fetchone())[0]
             await conn.close()
@@ -564,6 +567,8 @@ bind_address = "127.0.0.1:{free_port()}"
                     ax.plot(xs, [rates[r][key][p] for r in rates], style, label=f"{mode} {p}")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.set_xticks([int(r) for r in self.cfg["rates"]], [str(r) for r in self.cfg["rates"]])
+            ax.minorticks_off()
             ax.set_xlabel("open-loop enqueue rate (steps/s)")
             ax.set_title(title)
             ax.grid(True, which="both", alpha=0.3)

@@ -434,25 +434,25 @@ enum ProgressRenderer {
 }
 
 /// Redraws a block of lines in place (ANSI: cursor up, clear to end of screen), one write per frame.
-final class ProgressScreen: @unchecked Sendable {
+final class ProgressScreen: Sendable {
     private let enabled: Bool
-    private let lock = NSLock()
-    private var drawn = 0
+    /// Lines of the last frame (held while a frame is written, so frames never interleave).
+    private let drawn = Mutex(0)
 
     init(enabled: Bool) { self.enabled = enabled }
 
     func draw(_ lines: [String]) {
         guard enabled else { return }
         let width = Self.terminalWidth()
-        lock.lock()
-        defer { lock.unlock() }
-        var frame = drawn > 0 ? "\r\u{1B}[\(drawn)A" : "\r"
-        frame += "\u{1B}[J"
-        for line in lines {
-            frame += (line.count >= width ? String(line.prefix(max(1, width - 1))) : line) + "\n"
+        drawn.withLock { drawn in
+            var frame = drawn > 0 ? "\r\u{1B}[\(drawn)A" : "\r"
+            frame += "\u{1B}[J"
+            for line in lines {
+                frame += (line.count >= width ? String(line.prefix(max(1, width - 1))) : line) + "\n"
+            }
+            drawn = lines.count
+            FileHandle.standardOutput.write(Data(frame.utf8))
         }
-        drawn = lines.count
-        FileHandle.standardOutput.write(Data(frame.utf8))
     }
 
     /// One plain line on stdout, unbuffered.

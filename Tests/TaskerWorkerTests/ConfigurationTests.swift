@@ -388,10 +388,21 @@ struct ConfigurationSchemaTests {
 
     @Test func bindAddresses() {
         for good in ["0.0.0.0:8081", "localhost:0", "[::]:9191", "[::1]:65535"] {
-            #expect(ConfigurationChecker.isBindAddress(good), "\(good)")
+            #expect(BindAddress.isValid(good), "\(good)")
         }
-        for bad in ["localhost", ":80", "host:", "host:70000", "::1:80", "host:8o"] {
-            #expect(!ConfigurationChecker.isBindAddress(bad), "\(bad)")
+        for bad in ["localhost", ":80", "host:", "host:70000", "::1:80", "host:8o", "host:+80", "[]:80", "[::1]80",
+                    "ho st:80", "host:-1", " host:80"] {
+            #expect(!BindAddress.isValid(bad), "\(bad)")
         }
+    }
+
+    @Test func bindAddressParts() throws {
+        let v4 = try BindAddress(parsing: "0.0.0.0:8081")
+        #expect(v4 == BindAddress(host: "0.0.0.0", port: 8081) && !v4.isIPv6 && v4.description == "0.0.0.0:8081")
+        let v6 = try BindAddress(parsing: "[::1]:65535")
+        #expect(v6 == BindAddress(host: "::1", port: 65535) && v6.isIPv6 && v6.description == "[::1]:65535")
+        let name = try BindAddress(parsing: "worker.internal:0")
+        #expect(name == BindAddress(host: "worker.internal", port: 0) && !name.isIPv6)
+        #expect(throws: BindAddress.Invalid(value: "localhost")) { try BindAddress(parsing: "localhost") }
     }
 }

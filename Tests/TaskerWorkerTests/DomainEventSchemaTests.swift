@@ -86,6 +86,15 @@ struct DomainEventSchemaTests {
         let findings = TaskTemplateValidator.validate(template)
         #expect(findings == [.init(step: "announce", message:
             "event \"orders.done\": schema must be a JSON Schema object, a boolean or null")])
+
+        // A broken regular expression is found at load, not by dropping every event at run time.
+        let badPattern = try TemplateYAML.decodeTemplate(yaml.replacingOccurrences(
+            of: "schema: \"not a schema\"",
+            with: "schema: { properties: { id: { type: string, pattern: \"([a-z\" } }, patternProperties: { \"^x(\": true } }"))
+        #expect(TaskTemplateValidator.validate(badPattern).map(\.message) == [
+            "event \"orders.done\": schema /patternProperties/^x(: not a valid regular expression",
+            "event \"orders.done\": schema /properties/id/pattern: not a valid regular expression",
+        ])
     }
 
     static let yaml = """

@@ -44,9 +44,11 @@ struct GRPCServerTests {
                 address = worker.daemon.boundAddresses.grpc
                 return address != nil
             }
-            let (host, port) = try split(try #require(address))
-            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
-                                                               transportSecurity: .plaintext)) { client in
+            let bound = try BindAddress(parsing: try #require(address))
+            let target: any ResolvableTarget = bound.isIPv6
+                ? ResolvableTargets.IPv6.ipv6(host: bound.host, port: bound.port)
+                : ResolvableTargets.IPv4.ipv4(host: bound.host, port: bound.port)
+            try await withGRPCClient(transport: .http2NIOPosix(target: target, transportSecurity: .plaintext)) { client in
                 try await body(worker, client)
             }
         } catch {
@@ -131,6 +133,19 @@ struct GRPCServerTests {
                 let rest = await WorkerHealthService(runtime: try #require(worker.daemon.runtime)).detailed()
                 #expect(detailed.status == rest.status)
                 #expect(detailed.systemInfo.workerType == rest.systemInfo.workerType)
+            }
+        }
+    }
+
+    @Test("a hostname bind address (localhost:0, accepted by config check) is resolved and served")
+    func hostnameBindAddress() async throws {
+        try await withTestDatabase { db in
+            try await Self.withWorker(db, adjust: { $0.worker.grpc.bindAddress = "localhost:0" }) { worker, client in
+                let address = try #require(worker.daemon.boundAddresses.grpc)
+                #expect(address.hasPrefix("127.0.0.1:") || address.hasPrefix("[::1]:"), "\(address)")
+                let health = Tasker_V1_WorkerHealthService.Client(wrapping: client)
+                let basic = try await health.checkHealth(Tasker_V1_WorkerHealthRequest())
+                #expect(basic.status == "healthy" && basic.workerID == worker.daemon.identity.publicID)
             }
         }
     }

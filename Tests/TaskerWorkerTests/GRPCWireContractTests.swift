@@ -182,12 +182,17 @@ struct GRPCWireContractTests {
 
     @Test("bind addresses and HTTP/2 settings come from worker.grpc")
     func bindAddressAndTransport() throws {
-        let v4 = try GRPCBindAddress("0.0.0.0:9191")
+        let v4 = try BindAddress(parsing: "0.0.0.0:9191")
         #expect(v4.host == "0.0.0.0" && v4.port == 9191 && !v4.isIPv6)
-        let v6 = try GRPCBindAddress("[::1]:0")
+        #expect(try v4.grpcSocketAddress().ipv4?.host == "0.0.0.0")
+        let v6 = try BindAddress(parsing: "[::1]:0")
         #expect(v6.host == "::1" && v6.port == 0 && v6.isIPv6)
+        #expect(try v6.grpcSocketAddress().ipv6?.host == "::1")
+        let named = try BindAddress(parsing: "localhost:9191").grpcSocketAddress()
+        #expect(named.ipv4?.host == "127.0.0.1" || named.ipv6?.host == "::1", "\(named)")
+        #expect(named.ipv4?.port == 9191 || named.ipv6?.port == 9191)
         for bad in ["9191", "host:", ":80", "host:99999", "host:x"] {
-            #expect(throws: GRPCBindAddress.Invalid.self) { try GRPCBindAddress(bad) }
+            #expect(throws: BindAddress.Invalid.self) { try BindAddress(parsing: bad) }
         }
         var settings = WorkerConfiguration.GRPC()
         settings.keepaliveIntervalSeconds = 31

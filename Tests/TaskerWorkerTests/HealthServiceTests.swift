@@ -42,6 +42,28 @@ struct HealthServiceTests {
         }
     }
 
+    /// The one queue-depth query (`PGMQ.queueMetrics`, used by readiness and `/metrics`) skips a
+    /// queue that does not exist instead of failing for all of them.
+    @Test
+    func queueMetricsSkipQueuesThatDoNotExist() async throws {
+        try await withTestDatabase { db in
+            let admin = try await db.connect()
+            try await admin.query("SELECT pgmq.create('worker_present_queue')")
+            try await Self.send(admin, queue: "worker_present_queue", delaySeconds: 0)
+            let metrics = try await PGMQ.queueMetrics(
+                admin, queues: ["worker_missing_queue", "worker_present_queue", "worker_gone_queue"])
+            #expect(metrics.map(\.queue) == ["worker_present_queue"])
+            #expect(metrics.first?.depth == 1)
+            #expect(try await PGMQ.queueMetrics(admin, queues: []).isEmpty)
+            await admin.close()
+
+            let pool = db.pool()
+            let depths = try await WorkerScrape.queueDepths(pool, namespaces: ["missing", "present"])
+            #expect(depths.map(\.namespace) == ["present"] && depths.first?.depth == 1)
+            await pool.close()
+        }
+    }
+
     @Test
     func stepProcessingFollowsTheFailureRateOfRealSteps() async throws {
         try await withTestDatabase { db in

@@ -102,8 +102,8 @@ struct MetricsTests {
         #expect(PrometheusText.format(.infinity) == "+Inf")
         #expect(PrometheusText.format(-.infinity) == "-Inf")
         #expect(PrometheusText.format(.nan) == "NaN")
-        #expect(StepMetrics.namespace(ofQueue: "worker_payments_queue") == "payments")
-        #expect(StepMetrics.namespace(ofQueue: "other") == "other")
+        #expect(QueueNames.namespace(ofWorkerQueue: "worker_payments_queue") == "payments")
+        #expect(QueueNames.namespace(ofWorkerQueue: "other") == "other")
     }
 
     @Test func bootstrapIsIdempotent() {

@@ -101,8 +101,9 @@ struct OrchestrationHarness {
         }
     }
 
-    func startOrchestration(maxConnections: Int = 10) -> RunningOrchestration {
+    func startOrchestration(maxConnections: Int = 10, visibilityTimeoutSeconds: Int = 30) -> RunningOrchestration {
         var settings = OrchestrationSettings()
+        settings.visibilityTimeoutSeconds = visibilityTimeoutSeconds
         settings.pollInterval = .milliseconds(100)
         settings.readinessInterval = .milliseconds(200)
         let pool = db.pool(maxConnections: maxConnections, acquireTimeout: .seconds(30))

@@ -214,4 +214,53 @@ import Testing
             try await orchestration.stop()
         }
     }
+
+    /// A transient database error while creating a decision's children (a simulated deadlock,
+    /// SQLSTATE 40P01) must not complete the decision step without them: the transaction rolls
+    /// back, the result message stays queued, and once the error passes the children are created.
+    @Test(.timeLimit(.minutes(1))) func transientFailureCreatingDecisionStepsKeepsTheResultQueued() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            // Only decision children are inserted after task initialization; refuse them for now.
+            try await harness.admin.execute("""
+                CREATE FUNCTION public.test_refuse_decision_children() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF EXISTS (SELECT 1 FROM tasker.named_steps WHERE named_step_uuid = NEW.named_step_uuid
+                                AND name = 'decision_auto_approve') THEN
+                        RAISE EXCEPTION 'simulated deadlock' USING ERRCODE = 'deadlock_detected';
+                    END IF;
+                    RETURN NEW;
+                END $$;
+                CREATE TRIGGER test_refuse_decision_children BEFORE INSERT ON tasker.workflow_steps
+                    FOR EACH ROW EXECUTE FUNCTION public.test_refuse_decision_children();
+                """)
+            let worker = harness.startWorker()
+            let orchestration = harness.startOrchestration(visibilityTimeoutSeconds: 1)
+            let created = try await orchestration.submit(OrchestrationHarness.request("decision_workflow", ["amount": 250]))
+            let route = created.steps["decision_route"]!
+            // The route result is read, fails, and is read again after its visibility timeout.
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            var reads = 0
+            while ContinuousClock.now < deadline && reads < 2 {
+                reads = try await harness.admin.query("""
+                    SELECT read_ct FROM pgmq.q_orchestration_step_results WHERE message->>'step_uuid' = $1
+                    """, [route.uuidString.lowercased()]).first?.decode("read_ct") ?? 0
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(reads >= 2, "the decision step's result message was not kept queued")
+            let archived: Int = try await harness.admin.query("""
+                SELECT count(*) AS n FROM pgmq.a_orchestration_step_results WHERE message->>'step_uuid' = $1
+                """, [route.uuidString.lowercased()])[0].decode("n")
+            #expect(archived == 0)
+            #expect(try await harness.stepTransitions(created.taskUUID, "decision_route").last == "enqueued_for_orchestration")
+            // The error passes: the retried message completes the step and creates the chosen branch.
+            try await harness.admin.execute("DROP TRIGGER test_refuse_decision_children ON tasker.workflow_steps")
+            let final = try await harness.waitForTask(created.taskUUID, in: ["complete", "error"])
+            #expect(final == "complete")
+            #expect(try await harness.stepNames(created.taskUUID)
+                == ["decision_auto_approve", "decision_finalize", "decision_route", "decision_validate"])
+            try await orchestration.stop()
+            try await worker.stop()
+        }
+    }
 }

@@ -131,7 +131,7 @@ struct ShutdownDeadlineTests {
 /// messages for their visibility timeout only to shed them.
 @Suite("Poller reads within capacity", .timeLimit(.minutes(2)))
 struct PollerCapacityTests {
-    @Test func remainingCapacityFollowsTheThreshold() {
+    @Test func remainingCapacityFollowsTheThreshold() throws {
         let semaphore = AsyncSemaphore(permits: 10)
         let shedding = LoadShedding(enabled: true, capacityThresholdPercent: 85, warningThresholdPercent: 70,
                                     semaphore: semaphore, backlog: DispatchBacklog())
@@ -141,6 +141,14 @@ struct PollerCapacityTests {
         let off = LoadShedding(enabled: false, capacityThresholdPercent: 85, warningThresholdPercent: 70,
                                semaphore: semaphore, backlog: DispatchBacklog())
         #expect(off.remainingCapacity(inFlightClaims: 0) == nil)
+        // The reader's capacity and the claim-time check agree at the boundary, for several thresholds.
+        for threshold in [50.0, 80, 85, 100] {
+            let check = LoadShedding(enabled: true, capacityThresholdPercent: threshold, warningThresholdPercent: 200,
+                                     semaphore: semaphore, backlog: DispatchBacklog())
+            let remaining = try #require(check.remainingCapacity(inFlightClaims: 0))
+            for claims in 0..<remaining { #expect(!check.shouldShed(inFlightClaims: claims), "threshold \(threshold)") }
+            #expect(check.shouldShed(inFlightClaims: remaining), "threshold \(threshold)")
+        }
     }
 
     /// Two permits, ten queued steps, a 30 s visibility timeout: everything finishes in seconds,

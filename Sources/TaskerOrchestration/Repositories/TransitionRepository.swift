@@ -49,7 +49,7 @@ public enum TransitionRepository {
         guard let sortKey: Int = try retired.first?.decode("sort_key") else { return false }
         var metadata: [String: JSONValue] = ["event": .string(event.debugRendering)]
         if finalization {
-            metadata["timestamp"] = .string(Timestamps.rfc3339(now))
+            metadata["timestamp"] = .string(RFC3339.string(now))
             metadata["atomic_finalization"] = true
         }
         try c.query("""
@@ -107,7 +107,7 @@ public enum TransitionRepository {
         do { eventText = try event.jsonString() } catch {
             throw PostgresError(.usage, "cannot encode step event for \(stepUUID): \(error)")
         }
-        let metadata: JSONValue = ["event": .string(eventText), "timestamp": .string(Timestamps.rfc3339(now))]
+        let metadata: JSONValue = ["event": .string(eventText), "timestamp": .string(RFC3339.string(now))]
         try c.query("""
             INSERT INTO tasker.workflow_step_transitions
                 (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
@@ -120,24 +120,5 @@ public enum TransitionRepository {
         do { return PostgresJSON(raw: try value.jsonString()) } catch {
             throw PostgresError(.usage, "cannot encode transition metadata: \(error)")
         }
-    }
-}
-
-/// Timestamps as chrono's `to_rfc3339` writes them (`2026-03-21T21:16:08.123456+00:00`).
-enum Timestamps {
-    static func rfc3339(_ date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        let seconds = micros / 1_000_000
-        let fraction = Int(micros % 1_000_000)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
-                                            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
-        func pad(_ value: Int?, _ width: Int) -> String {
-            let text = String(value ?? 0)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))T\(pad(parts.hour, 2)):"
-            + "\(pad(parts.minute, 2)):\(pad(parts.second, 2)).\(pad(fraction, 6))+00:00"
     }
 }

@@ -145,19 +145,13 @@ public final class OrchestrationService: Service, Sendable {
             _ = try await processor.process(.processStepResult(step))
             statistics.recordResult()
             await archive(message)
-        } catch let error as OrchestrationError {
-            switch error {
-            case .database:
-                logger.warning("step result not processed; retried after the visibility timeout",
-                               metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
-            default:
-                statistics.recordPoison()
-                logger.error("step result rejected and archived", metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
-                await archive(message)
-            }
-        } catch {
+        } catch where error.isTransientOrchestrationFailure {
             logger.warning("step result not processed; retried after the visibility timeout",
                            metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+        } catch {
+            statistics.recordPoison()
+            logger.error("step result rejected and archived", metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+            await archive(message)
         }
     }
 
@@ -168,7 +162,7 @@ public final class OrchestrationService: Service, Sendable {
             statistics.recordTaskRequest()
             logger.info("task request processed", metadata: ["request_id": "\(request.requestID)", "result": "\(created)"])
             await archive(message)
-        } catch let error as PostgresError {
+        } catch where error.isTransientOrchestrationFailure {
             logger.warning("task request not processed; retried after the visibility timeout",
                            metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
         } catch {

@@ -91,7 +91,7 @@ public struct ResultProcessingService: Sendable {
                                                               event: .complete(resultsJSON: resultsJSON))
                 else { return .ignored(state: row.state) }
                 try StepResultRepository.markProcessed(c, stepUUID: step)
-                let created = createDynamicSteps(c, logger: logger)
+                let created = try createDynamicSteps(c, logger: logger)
                 return .completed(created: created.sorted())
             }
             let message = result.error?.message ?? "Step failed with status \(result.effectiveStatus)"
@@ -115,9 +115,11 @@ public struct ResultProcessingService: Sendable {
             return .failed
         }
 
-        /// Decision and batch outcomes (only of `completed` results) inside a savepoint: a bad
-        /// outcome is logged and creates nothing, as upstream treats it as non-fatal.
-        private func createDynamicSteps(_ c: isolated PostgresConnection, logger: Logger) -> [String] {
+        /// Decision and batch outcomes (only of `completed` results) inside a savepoint: an invalid
+        /// outcome is logged and creates nothing, as upstream treats it as non-fatal. Any other error
+        /// (e.g. a deadlock or a lost connection) is rethrown: the whole transaction rolls back and the
+        /// result message stays queued, so the children are created when it is processed again.
+        private func createDynamicSteps(_ c: isolated PostgresConnection, logger: Logger) throws -> [String] {
             guard result.effectiveStatus == StepExecutionResult.Status.completed,
                   let definition = template.step(named: row.templateStepName) else { return [] }
             do {
@@ -143,11 +145,16 @@ public struct ResultProcessingService: Sendable {
                 }
                 try c.execute("RELEASE SAVEPOINT dynamic_steps")
                 return Array(created.keys)
-            } catch {
-                logger.error("dynamic step creation failed; the step completes without creating steps",
-                             metadata: ["step_uuid": "\(row.stepUUID)", "error": "\(error)"])
-                _ = try? c.execute("ROLLBACK TO SAVEPOINT dynamic_steps")
-                return []
+            } catch let error as OrchestrationError {
+                switch error {
+                case .invalidDecisionOutcome, .invalidBatchOutcome:
+                    logger.error("invalid dynamic step outcome; the step completes without creating steps",
+                                 metadata: ["step_uuid": "\(row.stepUUID)", "error": "\(error)"])
+                    try c.execute("ROLLBACK TO SAVEPOINT dynamic_steps")
+                    return []
+                default:
+                    throw error
+                }
             }
         }
     }

@@ -21,8 +21,6 @@ public enum OrchestrationError: Error, CustomStringConvertible, Sendable {
     case invalidBatchOutcome(step: UUID, reason: String)
     /// The template stored for a task cannot be used.
     case invalidTemplate(String)
-    /// The database refused or failed a statement.
-    case database(PostgresError)
 
     public var description: String {
         switch self {
@@ -41,7 +39,26 @@ public enum OrchestrationError: Error, CustomStringConvertible, Sendable {
         case .invalidBatchOutcome(let step, let reason):
             return "batch outcome of step \(step.uuidString.lowercased()) is invalid: \(reason)"
         case .invalidTemplate(let reason): return "invalid task template: \(reason)"
-        case .database(let error): return "database: \(error)"
+        }
+    }
+}
+
+extension Error {
+    /// Whether processing a queue message failed for a reason that may pass (the message then stays
+    /// queued and is read again after its visibility timeout) rather than because the message itself
+    /// cannot be processed (it is then archived as poison): a lost connection, a serialization failure
+    /// or deadlock, a lock timeout, a cancelled statement, a pool that timed out or is shutting down,
+    /// or the task being cancelled.
+    var isTransientOrchestrationFailure: Bool {
+        if self is CancellationError { return true }
+        guard let error = self as? PostgresError else { return false }
+        switch error.kind {
+        case .connectionFailed, .connectionClosed, .acquireTimeout, .shutdown, .cancelled:
+            return true
+        case .server, .decoding, .usage:
+            // 55P03 lock_not_available (lock timeout), 57014 query_canceled (statement timeout).
+            return error.isConnectionLoss || error.isSerializationFailure
+                || error.sqlState == "55P03" || error.sqlState == "57014"
         }
     }
 }

@@ -98,7 +98,8 @@ public struct WorkerHealthService: Sendable {
         return (HealthCheck(status: verdict, message: message, durationMs: clock.elapsedMs), status)
     }
 
-    /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`).
+    /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`; a queue
+    /// that does not exist is left out).
     public func checkQueueProcessing() async -> HealthCheck {
         let clock = Timing()
         let queues = runtime.eventSystem.settings.namespaces.map(QueueNames.workerQueue(namespace:))
@@ -106,10 +107,12 @@ public struct WorkerHealthService: Sendable {
             return HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
         }
         let pool = runtime.pool
-        let outcome = await withDeadline(thresholds.queueMetricsTimeout) { try await Self.queueDepths(pool, queues: queues) }
+        let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
+            try await pool.withConnection { c in try await PGMQ.queueMetrics(c, queues: queues) }
+        }
         switch outcome {
         case .value(let depths):
-            let total = depths.reduce(0) { $0 + $1.depth }
+            let total = depths.reduce(0) { $0 + Int($1.depth) }
             let detail = depths.map { "\($0.queue)=\($0.depth)" }.joined(separator: ", ")
             return HealthCheck(status: thresholds.queueDepthStatus(total),
                                message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
@@ -158,22 +161,6 @@ public struct WorkerHealthService: Sendable {
     }
 
     // MARK: - Helpers
-
-    struct QueueDepth: Sendable {
-        let queue: String
-        let depth: Int
-    }
-
-    static func queueDepths(_ pool: PostgresConnectionPool, queues: [String]) async throws -> [QueueDepth] {
-        let rows = try await pool.query("""
-            SELECT m.queue_name, m.queue_length
-              FROM unnest(string_to_array($1::text, ',')) AS q(name), LATERAL pgmq.metrics(q.name) AS m
-             ORDER BY m.queue_name
-            """, [queues.joined(separator: ",")])
-        return try rows.map { row in
-            QueueDepth(queue: try row.decode("queue_name"), depth: Int(try row.decode("queue_length", as: Int64.self)))
-        }
-    }
 
     static func describe(_ events: WorkerEventSystemStatus) -> String {
         var parts = ["mode \(events.mode.rawValue)", events.running ? "running" : "not running"]

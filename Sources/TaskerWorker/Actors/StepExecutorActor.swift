@@ -38,7 +38,8 @@ public enum DeliveryOutcome: Sendable, Equatable {
 ///   with an error log and counted (`poisonMessages`): never retried forever, never a crash.
 /// - A message whose step is already past `enqueued` (a stale duplicate) is archived and counted.
 /// - A lost claim race is not acked; the message is someone else's now.
-/// - The same step arriving twice at once (listener and poller) is handled once.
+/// - The same message arriving twice at once (listener and poller) is handled once; another message
+///   for a step being claimed is left queued and read again (catch-up), so it is still settled.
 /// - With the handler permits at `capacity_threshold_percent`, nothing is claimed (load shedding):
 ///   messages stay queued for later.
 public actor StepExecutorActor: WorkerActor {
@@ -51,7 +52,8 @@ public actor StepExecutorActor: WorkerActor {
     /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
     private let claimTimeout: Duration?
     private let logger: Logger
-    private var inFlight: Set<UUID> = []
+    /// Steps being claimed right now, with the message that carries each.
+    private var inFlight: [UUID: Int64] = [:]
     private var accepting = true
 
     public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
@@ -100,15 +102,19 @@ public actor StepExecutorActor: WorkerActor {
     @discardableResult
     public func execute(_ message: StepMessage, from delivery: StepDelivery) async -> DeliveryOutcome {
         guard accepting else { return .notAccepting }
-        guard !inFlight.contains(message.stepUUID) else { return .handled }
+        if let current = inFlight[message.stepUUID] {
+            // The same message twice (listener and poller): handled by the first. Another message for
+            // the same step (a duplicate send) must still be settled: read it again after this claim.
+            return current == delivery.msgID ? .handled : .retryLater
+        }
         if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
             statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
             StepMetrics.shed(queue: delivery.queue)
             if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
             return .retryLater
         }
-        inFlight.insert(message.stepUUID)
-        defer { inFlight.remove(message.stepUUID) }
+        inFlight[message.stepUUID] = delivery.msgID
+        defer { inFlight[message.stepUUID] = nil }
         do {
             try await claimAndDispatch(delivery, message)
             return .handled

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
 
 /// Hummingbird middleware that lets a request through only if it authenticates and has one permission.
 ///
@@ -52,32 +51,20 @@ extension AuthFailure {
     public var httpStatus: HTTPResponse.Status { isForbidden ? .forbidden : .unauthorized }
 
     /// The upstream `error.code`: `AUTHORIZATION_FAILED` for `forbidden`, else `AUTHENTICATION_FAILED`.
-    public var errorCode: String { isForbidden ? "AUTHORIZATION_FAILED" : "AUTHENTICATION_FAILED" }
+    public var errorCode: String { apiErrorCode.rawValue }
+
+    var apiErrorCode: APIErrorCode { isForbidden ? .authorizationFailed : .authenticationFailed }
 
     /// The upstream response: status, `{"error":{"code","message"}}` (application/json), and the
     /// `x-auth-failure-reason`, `x-auth-failure-severity` and `Retry-After` headers.
     public func response() -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[Self.reasonField] = kind.rawValue
-        headers[Self.severityField] = severity.rawValue
-        if let seconds = severity.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-        let body = ErrorBody(error: .init(code: errorCode, message: message))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding two strings cannot fail; an empty body would still carry the status and headers.
-        let data = (try? encoder.encode(body)) ?? Data()
-        return Response(status: httpStatus, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        var response = JSONResponses.apiError(apiErrorCode, message: message)
+        response.headers[Self.reasonField] = kind.rawValue
+        response.headers[Self.severityField] = severity.rawValue
+        if let seconds = severity.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
+        return response
     }
 
     static let reasonField = HTTPField.Name("x-auth-failure-reason")!
     static let severityField = HTTPField.Name("x-auth-failure-severity")!
-
-    private struct ErrorBody: Encodable {
-        struct Detail: Encodable {
-            let code: String
-            let message: String
-        }
-        let error: Detail
-    }
 }

@@ -167,7 +167,7 @@ enum ConfigurationChecker {
             return hasURLScheme(s, in: schemes)
                 ? nil : "must be a URL starting with " + schemes.map { $0 + "://" }.joined(separator: " or ")
         case (.bindAddress, .string(let s)):
-            return isBindAddress(s) ? nil : "must be host:port with a port from 0 to 65535"
+            return BindAddress.isValid(s) ? nil : "must be host:port with a port from 0 to 65535"
         case (.containsAll(let parts), .string(let s)):
             return parts.allSatisfy(s.contains) ? nil : "must contain " + parts.joined(separator: " and ")
         case (.count(let range), .array(let items)):
@@ -185,25 +185,5 @@ enum ConfigurationChecker {
         let scheme = s[..<separator.lowerBound].lowercased()
         let rest = s[separator.upperBound...]
         return schemes.contains(scheme) && !rest.isEmpty && !rest.contains(where: \.isWhitespace)
-    }
-
-    /// `host:port` or `[ipv6]:port`, port 0–65535.
-    static func isBindAddress(_ s: String) -> Bool {
-        let host: Substring
-        let port: Substring
-        if s.hasPrefix("[") {
-            guard let close = s.range(of: "]:") else { return false }
-            host = s[s.index(after: s.startIndex)..<close.lowerBound]
-            port = s[close.upperBound...]
-        } else {
-            guard let colon = s.lastIndex(of: ":") else { return false }
-            host = s[..<colon]
-            port = s[s.index(after: colon)...]
-            if host.contains(":") { return false }
-        }
-        guard !host.isEmpty, !host.contains(where: \.isWhitespace), !port.isEmpty, port.allSatisfy(\.isASCII),
-            let number = Int(port), (0...65535).contains(number)
-        else { return false }
-        return true
     }
 }

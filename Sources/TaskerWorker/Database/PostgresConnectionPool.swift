@@ -127,8 +127,10 @@ public actor PostgresConnectionPool: Service {
 
     /// The pool's current figures.
     public var statistics: PostgresPoolStatistics {
+        // A connection being checked for liveness (before lending it, or by maintenance) is neither
+        // idle nor lent: it counts as active, so that active + idle is the pool's size at every moment.
         PostgresPoolStatistics(
-            active: lent.count, idle: idle.count, max: configuration.maxConnections,
+            active: lent.count + checking, idle: idle.count, max: configuration.maxConnections,
             min: configuration.minConnections, waiting: waiters.count, totalAcquires: totalAcquires,
             slowAcquires: slowAcquires, acquireErrors: acquireErrors,
             averageAcquireMs: successfulAcquires == 0 ? 0 : totalAcquireSeconds * 1000 / Double(successfulAcquires),

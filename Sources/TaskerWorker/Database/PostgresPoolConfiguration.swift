@@ -35,7 +35,7 @@ public struct PostgresPoolConfiguration: Sendable, Equatable {
 
 /// A snapshot of pool activity, for health endpoints and metrics.
 public struct PostgresPoolStatistics: Sendable, Equatable, Codable {
-    /// Connections currently lent out.
+    /// Connections currently lent out (or being checked before they are).
     public var active: Int
     /// Open connections waiting in the pool.
     public var idle: Int

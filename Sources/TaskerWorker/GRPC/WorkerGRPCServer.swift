@@ -2,13 +2,14 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The worker's gRPC server (`worker.grpc`), a `Service` of the worker's `ServiceGroup`.
 ///
 /// Serves `tasker.v1.WorkerHealthService`, `WorkerConfigService` and `WorkerTemplateService`, plus
 /// `grpc.health.v1.Health` (when `enable_health_service`) and `grpc.reflection.v1.ServerReflection`
-/// (when `enable_reflection`), over plaintext HTTP/2 at `bind_address`, with the keepalive, maximum
+/// (when `enable_reflection`), over plaintext HTTP/2 at `bind_address` (a hostname is resolved once, at start), with the keepalive, maximum
 /// concurrent streams and maximum frame size of `worker.grpc` (`tls_enabled` is not applied, as
 /// upstream). Once bound, the real `host:port` is published in `runtime.boundAddresses.grpc`.
 ///
@@ -31,11 +32,16 @@ public struct WorkerGRPCServer: Service {
     /// Binds, serves until graceful shutdown, then drains the RPCs in flight.
     public func run() async throws {
         let settings = runtime.configuration.worker.grpc
-        let address = try GRPCBindAddress(settings.bindAddress)
+        let address: GRPCNIOTransportCore.SocketAddress
+        do {
+            address = try BindAddress(parsing: settings.bindAddress).grpcSocketAddress()
+        } catch {
+            throw WorkerGRPCServerError(message: "invalid worker.grpc.bind_address '\(settings.bindAddress)': \(error)")
+        }
         let shutdown = ShutdownSignal()
         let (services, names) = try Self.services(runtime: runtime, shutdown: shutdown)
         let server = GRPCServer(
-            transport: .http2NIOPosix(address: address.socketAddress, transportSecurity: .plaintext,
+            transport: .http2NIOPosix(address: address, transportSecurity: .plaintext,
                                       config: Self.transportConfig(settings)),
             services: services, interceptors: interceptors)
         if settings.tlsEnabled {
@@ -48,7 +54,7 @@ public struct WorkerGRPCServer: Service {
         // waiting for it here would hold the worker's shutdown forever.
         let publisher = Task {
             guard let listening = try? await server.listeningAddress else { return }
-            let published = GRPCBindAddress.describe(listening)
+            let published = BindAddress.describe(listening)
             bound.setGRPC(published)
             logger.info("gRPC server listening", metadata: [
                 "address": "\(published)", "services": "\(names.joined(separator: ","))",
@@ -105,36 +111,32 @@ public struct WorkerGRPCServer: Service {
     }
 }
 
-/// `worker.grpc.bind_address` (`host:port`, `[v6]:port`) as a transport address.
-struct GRPCBindAddress: Equatable {
-    var host: String
-    var port: Int
-    var isIPv6: Bool
-
-    struct Invalid: Error, CustomStringConvertible {
-        var value: String
-        var description: String { "invalid worker.grpc.bind_address '\(value)': expected host:port" }
+extension BindAddress {
+    /// The gRPC transport address. An IP literal is used as is; a hostname (`localhost:9191`) is
+    /// resolved once with getaddrinfo (blocking, once at start-up) and its first address is bound.
+    func grpcSocketAddress() throws -> GRPCNIOTransportCore.SocketAddress {
+        let resolved: NIOCore.SocketAddress
+        if let literal = try? NIOCore.SocketAddress(ipAddress: host, port: port) {
+            resolved = literal
+        } else {
+            resolved = try NIOCore.SocketAddress.makeAddressResolvingHost(host, port: port)
+        }
+        switch resolved {
+        case .v6: return .ipv6(host: resolved.ipAddress ?? host, port: port)
+        default: return .ipv4(host: resolved.ipAddress ?? host, port: port)
+        }
     }
 
-    init(_ value: String) throws {
-        guard let colon = value.lastIndex(of: ":"), let port = Int(value[value.index(after: colon)...]),
-              (0...65535).contains(port) else { throw Invalid(value: value) }
-        var host = String(value[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw Invalid(value: value) }
-        self.host = host
-        self.port = port
-        self.isIPv6 = host.contains(":")
-    }
-
-    var socketAddress: GRPCNIOTransportCore.SocketAddress {
-        isIPv6 ? .ipv6(host: host, port: port) : .ipv4(host: host, port: port)
-    }
-
-    /// `host:port` (`[host]:port` for IPv6) of a bound address.
+    /// `host:port` (`[host]:port` for IPv6) of a bound gRPC address.
     static func describe(_ address: GRPCNIOTransportCore.SocketAddress) -> String {
         if let v4 = address.ipv4 { return "\(v4.host):\(v4.port)" }
         if let v6 = address.ipv6 { return "[\(v6.host)]:\(v6.port)" }
         return address.description
     }
+}
+
+/// The gRPC server could not start (invalid or unresolvable `worker.grpc.bind_address`).
+public struct WorkerGRPCServerError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
 }

@@ -146,6 +146,13 @@ public final class HandlerDispatchService: Service, Sendable {
                 work.cancel()
                 semaphore.release()
                 await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: true)
+            case .cancelled:
+                // Only a forced stop (the group cancelled, not gracefully shut down) gets here; the
+                // completion channel no longer takes results, so say loudly what is left behind.
+                work.cancel()
+                semaphore.release()
+                logger.critical("forced stop while the handler ran: the step stays in_progress without a result",
+                                metadata: metadata(step, ["handler": "\(callable)"]))
             }
             return
         }
@@ -187,6 +194,11 @@ public final class HandlerDispatchService: Service, Sendable {
     private func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {
         StepMetrics.handlerFinished(step, result)
         await completions.send(StepCompletion(step: step, result: result))
+        if Task.isCancelled {
+            // `send` returns without delivering once the task is cancelled (a forced stop only).
+            logger.critical("forced stop: a step result may not have been stored", metadata: metadata(step, [
+                "result": "\((try? result.jsonString()) ?? "unencodable")"]))
+        }
     }
 
     private func makeContext(_ step: ClaimedStep, definition: StepDefinition, timeout: Duration) -> StepContext {
@@ -209,6 +221,8 @@ public final class HandlerDispatchService: Service, Sendable {
         case finished(Result<StepHandlerResult, any Error>)
         case timedOut
         case drainDeadline
+        /// The dispatching task itself was cancelled (a forced stop of the service group).
+        case cancelled
     }
 
     /// Waits for `work`, its timeout (none when nil) or the drain deadline, whichever comes first,
@@ -228,7 +242,7 @@ public final class HandlerDispatchService: Service, Sendable {
             outcome.yield(.finished(await work.result))
         }
         var first = outcomes.makeAsyncIterator()
-        let winner = await first.next() ?? .drainDeadline
+        let winner = await first.next() ?? .cancelled
         timer.cancel()
         drain.cancel()
         outcome.finish()

@@ -118,9 +118,10 @@ public struct LogOutput: Sendable {
         self.write = write
     }
 
-    /// Standard error, one `write` per line (lines from concurrent tasks do not interleave).
+    /// Standard error, one `write` per line (lines from concurrent tasks do not interleave). A closed
+    /// or broken stderr drops the line instead of trapping.
     public static let standardError = LogOutput { line in
-        FileHandle.standardError.write(Data(line.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
     }
 }
 

@@ -29,6 +29,11 @@ public enum QueueNames {
 
     /// `worker_<namespace>_queue`.
     public static func workerQueue(namespace: String) -> String { "worker_\(namespace)_queue" }
+    /// `worker_<namespace>_queue` → `<namespace>` (the inverse of `workerQueue`); any other name is returned as is.
+    public static func namespace(ofWorkerQueue queue: String) -> String {
+        guard queue.hasPrefix("worker_"), queue.hasSuffix("_queue"), queue.count > 13 else { return queue }
+        return String(queue.dropFirst(7).dropLast(6))
+    }
     /// `<namespace>_domain_events`.
     public static func domainEvents(namespace: String) -> String { "\(namespace)_domain_events" }
     /// The channel `pgmq_send_with_notify` notifies for a worker namespace.
@@ -98,5 +103,32 @@ public enum PGMQ {
     /// Creates a queue (idempotent).
     public static func create(_ c: isolated PostgresConnection, queue: String) throws(PostgresError) {
         try c.query("SELECT pgmq.create($1::text)", [queue])
+    }
+
+    /// Depth and oldest message age (`pgmq.metrics`) of each of `queues` that exists, in the order
+    /// given; a queue that does not exist is skipped (so one missing queue never hides the others).
+    public static func queueMetrics(_ c: isolated PostgresConnection, queues: [String]) throws(PostgresError) -> [QueueMetrics] {
+        guard !queues.isEmpty else { return [] }
+        // MATERIALIZED: the existence filter runs before `pgmq.metrics`, which raises on a missing queue.
+        return try c.query("""
+            WITH existing AS MATERIALIZED (
+                SELECT q.name, q.position
+                  FROM unnest(string_to_array($1::text, ',')) WITH ORDINALITY AS q(name, position)
+                 WHERE EXISTS (SELECT 1 FROM pgmq.meta WHERE meta.queue_name = q.name))
+            SELECT e.name AS queue_name, m.queue_length, m.oldest_msg_age_sec
+              FROM existing e, LATERAL pgmq.metrics(e.name) AS m
+             ORDER BY e.position
+            """, [queues.joined(separator: ",")])
+            .map { row throws(PostgresError) in
+                QueueMetrics(queue: try row.decode("queue_name"), depth: try row.decode("queue_length"),
+                             oldestMessageAgeSeconds: try row.decode("oldest_msg_age_sec"))
+            }
+    }
+
+    /// One queue's `queueMetrics` entry; `oldestMessageAgeSeconds` is nil for an empty queue.
+    public struct QueueMetrics: Sendable, Equatable {
+        public var queue: String
+        public var depth: Int64
+        public var oldestMessageAgeSeconds: Int64?
     }
 }

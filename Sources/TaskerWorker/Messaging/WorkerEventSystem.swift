@@ -27,9 +27,10 @@ public struct WorkerEventSystemSettings: Sendable {
     public var listenerConnectTimeout: Duration = .seconds(30)
     /// Idle listener liveness check (`timing.health_check_interval_seconds`).
     public var listenerKeepalive: Duration = .seconds(30)
-    /// `fallback_poller.max_age_hours` in seconds (0: no limit): reads skip older messages. A
-    /// message that old belongs to a task orchestration's staleness handling (DLQ) has taken
-    /// over; it stays in the queue, visible in the queue depth and oldest-message-age metrics.
+    /// `fallback_poller.max_age_hours` in seconds (0: no limit): regular poll ticks skip older
+    /// messages (a message that old usually belongs to a task orchestration's staleness handling
+    /// has taken over); catch-up reads — at start, after every listener (re)connect and after
+    /// shedding — read every message, so none is left unread for good.
     public var pollMaxAgeSeconds: Int = 0
     /// `fallback_poller.supported_namespaces`: when not empty, the namespaces read by polling and
     /// catch-up (the listener still covers every namespace).
@@ -239,14 +240,17 @@ public final class WorkerEventSystem: Service, Sendable {
             for namespace in settings.polledNamespaces {
                 // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
                 let minAge = settings.mode == .hybrid && reason == .tick ? settings.pollAgeThresholdSeconds : 0
-                await drain(QueueNames.workerQueue(namespace: namespace), minAge: minAge, slots: slots)
+                // `max_age_hours` limits the regular ticks only: a catch-up (start, reconnect, after
+                // shedding) reads everything, so no message is left unread for good.
+                let maxAge = reason == .tick ? settings.pollMaxAgeSeconds : 0
+                await drain(QueueNames.workerQueue(namespace: namespace), minAge: minAge, maxAge: maxAge, slots: slots)
             }
         }
     }
 
     /// Reads and delivers batches until the queue has no more visible messages (or work must wait).
-    private func drain(_ queue: String, minAge: Int, slots: AsyncSemaphore) async {
-        let (timeout, batch, maxAge) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize, settings.pollMaxAgeSeconds)
+    private func drain(_ queue: String, minAge: Int, maxAge: Int, slots: AsyncSemaphore) async {
+        let (timeout, batch) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize)
         while true {
             // Reading hides messages for their visibility timeout: not while claiming is off or shed,
             // and no more than can be claimed before load shedding starts.

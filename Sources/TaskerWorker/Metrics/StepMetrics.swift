@@ -95,7 +95,7 @@ public enum StepMetrics {
 
     /// A delivery that failed before a handler ran (`queue` is `worker_<ns>_queue`).
     public static func failure(queue: String, _ type: FailureType) {
-        failure(namespace: namespace(ofQueue: queue), type)
+        failure(namespace: QueueNames.namespace(ofWorkerQueue: queue), type)
     }
 
     /// A step processing failure of upstream's `type`.
@@ -104,16 +104,16 @@ public enum StepMetrics {
     }
 
     /// A poison message archived from `queue`.
-    public static func poison(queue: String) { count(Name.poisonMessages, ["namespace": namespace(ofQueue: queue)]) }
+    public static func poison(queue: String) { count(Name.poisonMessages, ["namespace": QueueNames.namespace(ofWorkerQueue: queue)]) }
 
     /// A stale message archived.
     public static func stale(namespace: String) { count(Name.staleMessages, ["namespace": namespace]) }
 
     /// A delivery left queued by load shedding.
-    public static func shed(queue: String) { count(Name.claimsShed, ["namespace": namespace(ofQueue: queue)]) }
+    public static func shed(queue: String) { count(Name.claimsShed, ["namespace": QueueNames.namespace(ofWorkerQueue: queue)]) }
 
     /// A failed poll of `queue`.
-    public static func pollFailed(queue: String) { count(Name.pollFailures, ["namespace": namespace(ofQueue: queue)]) }
+    public static func pollFailed(queue: String) { count(Name.pollFailures, ["namespace": QueueNames.namespace(ofWorkerQueue: queue)]) }
 
     // MARK: - Dispatch and completion
 
@@ -173,12 +173,6 @@ public enum StepMetrics {
     }
 
     // MARK: - Helpers
-
-    /// `worker_<ns>_queue` → `<ns>`; any other name is returned as is.
-    public static func namespace(ofQueue queue: String) -> String {
-        guard queue.hasPrefix("worker_"), queue.hasSuffix("_queue"), queue.count > 13 else { return queue }
-        return String(queue.dropFirst(7).dropLast(6))
-    }
 
     private static func count(_ label: String, _ dimensions: KeyValuePairs<String, String>) {
         Counter(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory).increment()

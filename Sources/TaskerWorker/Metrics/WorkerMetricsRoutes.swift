@@ -66,8 +66,8 @@ public enum WorkerMetricsRoutes {
     }
 
     static func json(_ value: some Encodable) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        let encoder = APIJSON.makeEncoder()
+        encoder.outputFormatting.insert(.sortedKeys)
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))

@@ -42,7 +42,12 @@ public struct WorkerScrape: Sendable {
     public static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
         let namespaces = runtime.eventSystem.settings.namespaces
         let pool = runtime.pool
-        let queues = await withDeadline(queueTimeout) { try await queueDepths(pool, namespaces: namespaces) }
+        let queues: [QueueDepth]?
+        if case .value(let depths) = await withDeadline(queueTimeout, { try await queueDepths(pool, namespaces: namespaces) }) {
+            queues = depths
+        } else {
+            queues = nil
+        }
         let handlerDispatch = runtime.configuration.worker.mpscChannels.handlerDispatch
         let dispatch = runtime.dispatch
         let channels = [
@@ -64,38 +69,11 @@ public struct WorkerScrape: Sendable {
 
     /// `pgmq.metrics` for each namespace's `worker_<ns>_queue` (a missing queue is skipped).
     static func queueDepths(_ pool: PostgresConnectionPool, namespaces: [String]) async throws -> [QueueDepth] {
-        try await pool.withConnection { c in
-            var result: [QueueDepth] = []
-            for namespace in namespaces {
-                let queue = QueueNames.workerQueue(namespace: namespace)
-                guard let row = try? await c.query(
-                    "SELECT queue_length, oldest_msg_age_sec FROM pgmq.metrics($1::text)", [queue]).first else { continue }
-                let depth: Int64 = try row.decode("queue_length")
-                let age: Int64? = try row.decode("oldest_msg_age_sec")
-                result.append(QueueDepth(namespace: namespace, queue: queue, depth: depth,
-                                         oldestMessageAgeSeconds: Double(max(0, age ?? 0))))
-            }
-            return result
-        }
-    }
-
-    /// Runs `operation`, returning nil if it fails or takes longer than `timeout` (it is then
-    /// cancelled and left to finish on its own, so the caller never waits past the deadline).
-    static func withDeadline<T: Sendable>(_ timeout: Duration,
-                                          _ operation: @escaping @Sendable () async throws -> T) async -> T? {
-        let settled = ScrapeOnce()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            let work = Task {
-                let value = try? await operation()
-                if settled.claim() { continuation.resume(returning: value) }
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                if settled.claim() {
-                    work.cancel()
-                    continuation.resume(returning: nil)
-                }
-            }
+        let queues = namespaces.map(QueueNames.workerQueue(namespace:))
+        let metrics = try await pool.withConnection { c in try await PGMQ.queueMetrics(c, queues: queues) }
+        return metrics.map { m in
+            QueueDepth(namespace: QueueNames.namespace(ofWorkerQueue: m.queue), queue: m.queue, depth: m.depth,
+                       oldestMessageAgeSeconds: Double(max(0, m.oldestMessageAgeSeconds ?? 0)))
         }
     }
 
@@ -215,10 +193,4 @@ public struct WorkerMetricValue: Codable, Sendable, Equatable {
         case value, labels, help
         case metricType = "metric_type"
     }
-}
-
-/// True for the first caller of `claim()` only.
-private final class ScrapeOnce: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func claim() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
 }

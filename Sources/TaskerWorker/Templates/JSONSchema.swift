@@ -34,6 +34,60 @@ public struct JSONSchema: Sendable, Equatable {
     /// True when `value` satisfies the schema.
     public func validates(_ value: JSONValue) -> Bool { violations(of: value).isEmpty }
 
+    /// Problems of the schema itself, found when a template is loaded (so that no event is dropped
+    /// at run time because of a broken schema): not an object or boolean, or a `pattern` /
+    /// `patternProperties` key that is not a valid regular expression. Each names its JSON pointer.
+    public static func problems(in schema: JSONValue) -> [String] {
+        var found: [String] = []
+        collectProblems(schema, at: "", into: &found)
+        return found
+    }
+
+    private static func collectProblems(_ schema: JSONValue, at path: String, into found: inout [String]) {
+        switch schema {
+        case .bool: return
+        case .object(let keywords):
+            if let pattern = keywords["pattern"] {
+                if pattern.stringValue.flatMap({ try? NSRegularExpression(pattern: $0) }) == nil {
+                    found.append("\(path)/pattern: not a valid regular expression")
+                }
+            }
+            if case .object(let patterns) = keywords["patternProperties"] {
+                for (pattern, subschema) in patterns.sorted(by: { $0.key < $1.key }) {
+                    let here = "\(path)/patternProperties/\(escapePointer(pattern))"
+                    if (try? NSRegularExpression(pattern: pattern)) == nil {
+                        found.append("\(here): not a valid regular expression")
+                    }
+                    collectProblems(subschema, at: here, into: &found)
+                }
+            }
+            for key in ["properties", "definitions", "$defs", "dependentSchemas"] {
+                if case .object(let members) = keywords[key] {
+                    for (name, subschema) in members.sorted(by: { $0.key < $1.key }) {
+                        collectProblems(subschema, at: "\(path)/\(key)/\(escapePointer(name))", into: &found)
+                    }
+                }
+            }
+            for key in ["items", "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains"] {
+                switch keywords[key] {
+                case .array(let list)?:
+                    for (index, subschema) in list.enumerated() { collectProblems(subschema, at: "\(path)/\(key)/\(index)", into: &found) }
+                case let subschema?:
+                    collectProblems(subschema, at: "\(path)/\(key)", into: &found)
+                case nil:
+                    break
+                }
+            }
+            for key in ["allOf", "anyOf", "oneOf", "prefixItems"] {
+                if case .array(let list) = keywords[key] {
+                    for (index, subschema) in list.enumerated() { collectProblems(subschema, at: "\(path)/\(key)/\(index)", into: &found) }
+                }
+            }
+        default:
+            found.append("\(path.isEmpty ? "/" : path): a schema must be a JSON object or a boolean")
+        }
+    }
+
     // MARK: - Keywords
 
     private static func check(_ value: JSONValue, against schema: JSONValue, at path: String, into found: inout [Violation]) {

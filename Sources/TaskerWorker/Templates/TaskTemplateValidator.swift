@@ -112,7 +112,11 @@ public enum TaskTemplateValidator {
                     report(label, "a publishes_events entry has an empty name")
                 }
                 switch event.schema {
-                case nil, .null?, .bool?, .object?: break
+                case nil, .null?, .bool?: break
+                case .object?:
+                    for problem in JSONSchema.problems(in: event.schema ?? .null) {
+                        report(label, "event \"\(event.name)\": schema \(problem)")
+                    }
                 default: report(label, "event \"\(event.name)\": schema must be a JSON Schema object, a boolean or null")
                 }
                 if let publisher = event.publisher, publisher.isEmpty {

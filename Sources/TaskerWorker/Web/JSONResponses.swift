@@ -21,9 +21,12 @@ enum JSONResponses {
         Response(status: status, headers: [.contentType: contentType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// `{"error":{"code","message"}}` with the code's status.
+    /// `{"error":{"code","message"}}` with the code's status; keys sorted, so the bytes are upstream's
+    /// (serde writes `code` before `message`) on every run.
     static func apiError(_ code: APIErrorCode, message: String) -> Response {
-        let body = (try? APIJSON.encode(APIErrorBody(code: code, message: message)))
+        let encoder = APIJSON.makeEncoder()
+        encoder.outputFormatting.insert(.sortedKeys)
+        let body = (try? encoder.encode(APIErrorBody(code: code, message: message)))
             ?? Data(#"{"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#.utf8)
         return raw(body, status: HTTPResponse.Status(code: code.statusCode))
     }

@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// `runtime.boundAddresses.web` (port 0 picks a free port).
 ///
 /// Middleware, outermost first: request id (`x-request-id` echoed or generated, on every response),
-/// CORS (any origin), JSON errors (unknown paths and thrown errors → `{"error":{"code","message"}}`),
+/// CORS (any origin; the configured `auth.api_key_header` is an allowed header), JSON errors (unknown paths and thrown errors → `{"error":{"code","message"}}`),
 /// request timeout (`worker.web.request_timeout_ms` → 408). Routes: see `WorkerWebRoutes`; the
 /// metrics routes come from `Metrics/WorkerMetricsRoutes`.
 public struct WorkerWebServer: Service {
@@ -32,8 +32,8 @@ public struct WorkerWebServer: Service {
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: CORSMiddleware(
             allowOrigin: .all,
-            allowHeaders: [.accept, .authorization, .contentType, .origin, HTTPField.Name("x-api-key")!,
-                           RequestIDMiddleware.header],
+            allowHeaders: [.accept, .authorization, .contentType, .origin,
+                           HTTPField.Name(web.auth.apiKeyHeader) ?? HTTPField.Name("x-api-key")!, RequestIDMiddleware.header],
             allowMethods: [.get, .post, .head, .options],
             exposedHeaders: [RequestIDMiddleware.header.canonicalName]))
         router.add(middleware: JSONErrorMiddleware())
@@ -47,12 +47,17 @@ public struct WorkerWebServer: Service {
     /// Serves until graceful shutdown; throws when the bind address is invalid or cannot be bound.
     public func run() async throws {
         let bind = runtime.configuration.worker.web.bindAddress
-        let (host, port) = try Self.parse(bindAddress: bind)
+        let address: BindAddress
+        do {
+            address = try BindAddress(parsing: bind)
+        } catch {
+            throw WebServerError(message: "worker.web.bind_address must be host:port, got \"\(bind)\"")
+        }
         let addresses = runtime.boundAddresses
         let logger = self.logger
         let application = Application(
             router: Self.makeRouter(runtime: runtime, authorizer: authorizer),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
             onServerRunning: { channel in
                 let address = Self.describe(channel.localAddress) ?? bind
                 addresses.setWeb(address)
@@ -60,20 +65,6 @@ public struct WorkerWebServer: Service {
             },
             logger: logger)
         try await application.run()
-    }
-
-    /// `host:port` (IPv6 hosts in brackets) split into host and port.
-    static func parse(bindAddress: String) throws -> (String, Int) {
-        guard let colon = bindAddress.lastIndex(of: ":"),
-              let port = Int(bindAddress[bindAddress.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw WebServerError(message: "worker.web.bind_address must be host:port, got \"\(bindAddress)\"")
-        }
-        var host = String(bindAddress[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else {
-            throw WebServerError(message: "worker.web.bind_address must be host:port, got \"\(bindAddress)\"")
-        }
-        return (host, port)
     }
 
     /// `host:port` of a bound socket address.

@@ -34,8 +34,8 @@ extension UUID {
 }
 
 /// RFC 3339 timestamps as chrono writes them (`2026-03-21T21:16:08.123456+00:00`).
-enum RFC3339 {
-    static func string(_ date: Date) -> String {
+public enum RFC3339 {
+    public static func string(_ date: Date) -> String {
         let text = PostgresTimestamp.format(date)  // 2026-03-21 21:16:08.123456+00
         return text.replacingOccurrences(of: " ", with: "T") + ":00"
     }
