@@ -259,14 +259,16 @@ bind_address = "127.0.0.1:{free_port()}"
 
     def floor_one(self, shape, c):
         """pgbench -t: every client runs `per_client` steps, each on its own freshly enqueued step.
-        Ours with -M extended (libpq PQexecParams, as the worker); upstream with -M prepared (sqlx caches
+        Ours with -M extended (libpq PQexecParams, as the worker); ours_prepared is the same SQL with
+        -M prepared (what preparing statements would give); upstream with -M prepared (sqlx caches
         prepared statements)."""
         per_client = max(1, self.cfg["floor_steps"][c] // c)
         a, _ = self.seed(per_client * c, enqueued=True)
         self.purge_results()
         self.q("CHECKPOINT")
+        script = "upstream" if shape == "upstream" else "ours"
         cmd = [self.a.pgbench, "-n", "-M", "extended" if shape == "ours" else "prepared", "-c", str(c),
-               "-j", str(min(c, 2)), "-t", str(per_client), "-f", os.path.join(HERE, "pgbench", f"{shape}.sql"),
+               "-j", str(min(c, 2)), "-t", str(per_client), "-f", os.path.join(HERE, "pgbench", f"{script}.sql"),
                "-D", "i=-1", "-D", f"base={a}", "-D", f"per_client={per_client}"] + self.floor_vars + [self.a.db_url]
         p = subprocess.run(cmd, capture_output=True, text=True)
         m = re.search(r"tps = ([\d.]+)", p.stdout)
@@ -358,9 +360,9 @@ bind_address = "127.0.0.1:{free_port()}"
             self.set_sync(durable)
             for c in ((1, 4, 16) if durable else self.cfg["async_c"]):
                 if "floor" in phases:
-                    for shape in ("ours", "upstream"):
+                    for shape in ("ours", "ours_prepared", "upstream"):
                         r = R.setdefault("floor", {}).setdefault(shape, {}).setdefault(key, {})[str(c)] = self.floor_one(shape, c)
-                        log(f"floor {shape:8} {key:7} c={c:2}: {r['steps_per_s']:8.1f} steps/s")
+                        log(f"floor {shape:13} {key:7} c={c:2}: {r['steps_per_s']:8.1f} steps/s")
                 if "drain" in phases:
                     r = self.drain_one(c, durable, measure_memory=(durable and c == 16))
                     R.setdefault("drain", {}).setdefault(key, {})[str(c)] = r
@@ -457,6 +459,13 @@ bind_address = "127.0.0.1:{free_port()}"
             rows = self.q("""SELECT t.correlation_id::text, t.context->>'cli', extract(epoch FROM tt.created_at)
                                FROM tasker.tasks t JOIN tasker.task_transitions tt USING (task_uuid)
                               WHERE t.context->>'bench' = %s AND tt.to_state = 'complete'""", (tag,))
+            worker_ms = [float(v) * 1000 for (v,) in self.q("""
+                SELECT sum(extract(epoch FROM d.created_at - e.created_at))
+                  FROM tasker.tasks t JOIN tasker.workflow_steps ws USING (task_uuid)
+                  JOIN tasker.workflow_step_transitions e ON e.workflow_step_uuid = ws.workflow_step_uuid AND e.to_state = 'enqueued'
+                  JOIN tasker.workflow_step_transitions d ON d.workflow_step_uuid = ws.workflow_step_uuid
+                                                         AND d.to_state = 'enqueued_for_orchestration'
+                 WHERE t.context->>'bench' = %s GROUP BY t.task_uuid""", (tag,))]
         finally:
             self.stop(w)
             self.stop(orch)
@@ -464,9 +473,12 @@ bind_address = "127.0.0.1:{free_port()}"
         cli_lat = [(float(e) - cli[int(k)]) * 1000 for c, k, e in rows if k is not None]
         self.results["e2e"] = {"workflow": "examples/linear_workflow (4 steps)", "rate_per_s": rate, "tasks": count,
                                "completed": len(lat), "submit_to_complete_ms": summary(lat),
-                               "cli_submit_to_complete_ms": summary(cli_lat)}
+                               "cli_submit_to_complete_ms": summary(cli_lat),
+                               # per task: Σ over its 4 steps of `enqueued` → `enqueued_for_orchestration` (the
+                               # worker's share); the rest of submit→complete is orchestration and queueing.
+                               "worker_share_ms": summary(worker_ms)}
         s = self.results["e2e"]["submit_to_complete_ms"]
-        log(f"e2e linear 4-step: p50 {s['p50']} p99 {s['p99']} ms ({len(lat)}/{count})")
+        log(f"e2e linear 4-step: p50 {s['p50']:.1f} p99 {s['p99']:.1f} ms ({len(lat)}/{count})")
 
     # ---------------------------------------------------------------- report
     def machine(self):
@@ -523,16 +535,17 @@ bind_address = "127.0.0.1:{free_port()}"
         lines = [f"tasker-worker benchmark ({R['mode']}), {R['machine']['cpu']}, {R['machine']['cores']} cores, "
                  f"PostgreSQL {R['machine']['postgres']}, load {R['machine']['load_average_start'][0]:.1f}→"
                  f"{R['machine']['load_average_end'][0]:.1f}", "",
-                 f"{'throughput (steps/s)':24} {'c':>3} {'SQL floor':>10} {'upstream':>10} {'worker':>10} {'PgQueuer':>10}"
+                 f"{'throughput (steps/s)':24} {'c':>3} {'SQL floor':>10} {'(prepared)':>10} {'upstream':>10} {'worker':>10} {'PgQueuer':>10}"
                  f" {'w/floor':>8} {'w/upstr':>8} {'w/PgQ':>8}"]
         for key in ("durable", "async"):
             for c in ("1", "4", "16"):
                 g = lambda src: R.get(src, {}).get(key, {}).get(c, {}).get("steps_per_s")
                 fl = R.get("floor", {}).get("ours", {}).get(key, {}).get(c, {}).get("steps_per_s")
                 up = R.get("floor", {}).get("upstream", {}).get(key, {}).get(c, {}).get("steps_per_s")
+                pr = R.get("floor", {}).get("ours_prepared", {}).get(key, {}).get(c, {}).get("steps_per_s")
                 rt = R.get("ratios", {}).get(key, {}).get(c, {})
                 fmt = lambda v, spec: format(v, spec) if v is not None else "-"
-                lines.append(f"{key:24} {c:>3} {fmt(fl, '10.0f'):>10} {fmt(up, '10.0f'):>10} {fmt(g('drain'), '10.0f'):>10}"
+                lines.append(f"{key:24} {c:>3} {fmt(fl, '10.0f'):>10} {fmt(pr, '10.0f'):>10} {fmt(up, '10.0f'):>10} {fmt(g('drain'), '10.0f'):>10}"
                              f" {fmt(g('pgqueuer'), '10.0f'):>10} {fmt(rt.get('worker_over_sql_floor'), '8.2f'):>8}"
                              f" {fmt(rt.get('worker_over_upstream_floor'), '8.2f'):>8} {fmt(rt.get('worker_over_pgqueuer'), '8.2f'):>8}")
         lines += ["", f"{'latency (ms, c=%d)' % LATENCY_C:24} {'rate':>5} {'start p50':>10} {'p95':>8} {'p99':>8}"
@@ -550,7 +563,8 @@ bind_address = "127.0.0.1:{free_port()}"
             s, c = e["submit_to_complete_ms"], e["cli_submit_to_complete_ms"]
             lines.append(f"end to end (linear 4-step, {e['completed']} tasks at {e['rate_per_s']}/s): p50 {s['p50']:.1f} ms,"
                          f" p99 {s['p99']:.1f} ms; via `tasker-worker submit` (process start included) p50 "
-                         f"{c['p50'] if c['p50'] is None else round(c['p50'], 1)} ms")
+                         f"{c['p50'] if c['p50'] is None else round(c['p50'], 1)} ms; worker share p50 "
+                         f"{e['worker_share_ms']['p50'] and round(e['worker_share_ms']['p50'], 1)} ms")
         lines += ["", "targets:"] + [f"  {'ok  ' if ok else 'MISS'} {name}: {value}" for name, (value, ok) in R["targets"].items()]
         return "\n".join(lines)
 

@@ -143,16 +143,17 @@ struct HealthServiceTests {
     func aDeadlineAnswersOnTimeEvenWhenTheOperationIgnoresCancellation() async throws {
         let started = ContinuousClock.now
         let outcome = await withDeadline(.milliseconds(100)) { () async -> Int in
-            // Not cancellable: resumes only after 2 s, whatever happens to the task.
+            // Not cancellable: resumes only after 30 s, whatever happens to the task.
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().asyncAfter(deadline: .now() + 2) { continuation.resume(returning: 1) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 30) { continuation.resume(returning: 1) }
             }
         }
         guard case .timedOut = outcome else {
             Issue.record("expected a timeout, got \(outcome)")
             return
         }
-        #expect(ContinuousClock.now - started < .seconds(1))
+        // The answer does not wait for the operation (generous bound: machines under load are slow).
+        #expect(ContinuousClock.now - started < .seconds(15))
 
         guard case .value(7) = await withDeadline(.seconds(5), { 7 }) else {
             Issue.record("a fast operation's value was lost")

@@ -53,7 +53,7 @@ struct ShutdownDeadlineTests {
             let stopStarted = clock.now
             #expect(await worker.stop(within: .seconds(15)))
             let took = stopStarted.duration(to: clock.now)
-            #expect(took < .seconds(10), "shutdown took \(took): the drain deadline did not apply")
+            #expect(took < .seconds(20), "shutdown took \(took): the drain deadline did not apply (the handler runs 30 s)")
 
             for (step, text) in [("stuck", "did not finish"), ("waiting", "not started")] {
                 #expect(try await harness.state(task[step]) == "enqueued_as_error_for_orchestration")
@@ -86,7 +86,7 @@ struct ShutdownDeadlineTests {
             await #expect(throws: PostgresError.self) {
                 try await StepRepository.claim(claimer, stepUUID: task["stuck"], queue: queue, msgID: message, timeout: .seconds(1))
             }
-            #expect(started.duration(to: .now) < .seconds(5))
+            #expect(started.duration(to: .now) < .seconds(20))  // without the timeout it waits for the lock for good
             try await locker.query("ROLLBACK")
             #expect(try await harness.state(task["stuck"]) == "enqueued")
             #expect(try await harness.admin.query("SELECT count(*) AS n FROM pgmq.q_\(queue)")[0].decode("n", as: Int.self) == 1)
