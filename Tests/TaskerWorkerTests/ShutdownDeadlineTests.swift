@@ -176,3 +176,22 @@ struct PollerCapacityTests {
         }
     }
 }
+
+/// A released permit triggers a re-read only when load shedding refused work since the last one.
+@Suite("Capacity signal")
+struct CapacitySignalTests {
+    @Test func aReleaseAfterASheddingYieldsOnceAndOtherwiseNothing() async throws {
+        let signal = CapacitySignal()
+        let semaphore = AsyncSemaphore(permits: 1)
+        let shedding = LoadShedding(enabled: true, capacityThresholdPercent: 80, warningThresholdPercent: 70,
+                                    semaphore: semaphore, backlog: DispatchBacklog(), capacity: signal)
+        signal.permitReleased()                        // nothing was shed: no re-read
+        #expect(shedding.shouldShed(inFlightClaims: 1))  // one claim in flight of one permit: shed
+        signal.permitReleased()                        // → one re-read
+        signal.permitReleased()                        // nothing shed since: nothing more
+        signal.finish()
+        var count = 0
+        for await _ in signal.freed { count += 1 }
+        #expect(count == 1)
+    }
+}

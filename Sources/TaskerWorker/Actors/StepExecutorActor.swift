@@ -205,12 +205,15 @@ public struct LoadShedding: Sendable {
     public let semaphore: AsyncSemaphore
     /// Claimed steps that do not hold a permit yet (in the dispatch channel or waiting for one).
     public let backlog: DispatchBacklog
+    /// Told about every shed, so that a released permit triggers a re-read.
+    public let capacity: CapacitySignal
     private let logger: Logger
     private let warningThrottle = Throttle(interval: .seconds(10))
 
     public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double,
-                semaphore: AsyncSemaphore, backlog: DispatchBacklog,
+                semaphore: AsyncSemaphore, backlog: DispatchBacklog, capacity: CapacitySignal = CapacitySignal(),
                 logger: Logger = Logger(label: "tasker.load_shedding")) {
+        self.capacity = capacity
         self.enabled = enabled
         self.capacityThresholdPercent = capacityThresholdPercent
         self.warningThresholdPercent = warningThresholdPercent
@@ -239,7 +242,10 @@ public struct LoadShedding: Sendable {
     func shouldShed(inFlightClaims: Int = 0) -> Bool {
         guard enabled else { return false }
         let usage = usagePercent + Double(inFlightClaims) * 100 / Double(semaphore.limit)
-        if usage >= capacityThresholdPercent { return true }
+        if usage >= capacityThresholdPercent {
+            capacity.recordShed()
+            return true
+        }
         if usage >= warningThresholdPercent, warningThrottle.allow() {
             logger.warning("handler capacity nearly exhausted", metadata: ["usage_percent": "\(Int(usage))"])
         }

@@ -37,12 +37,15 @@ public final class HandlerDispatchService: Service, Sendable {
     private let overdue = Atomic<Int>(0)
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
     public let drainDeadline: DrainDeadline
+    /// Told about every released permit (the event system re-reads shed messages at once).
+    public let capacity: CapacitySignal
 
     public init(dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
                 registry: HandlerRegistry, pool: PostgresConnectionPool, maxConcurrentHandlers: Int, defaultTimeout: Duration,
                 identity: WorkerIdentity, backlog: DispatchBacklog = DispatchBacklog(),
-                drainDeadline: DrainDeadline = DrainDeadline(),
+                drainDeadline: DrainDeadline = DrainDeadline(), capacity: CapacitySignal = CapacitySignal(),
                 logger: Logger = Logger(label: "tasker.dispatch")) {
+        self.capacity = capacity
         self.backlog = backlog
         self.drainDeadline = drainDeadline
         self.dispatch = dispatch
@@ -83,7 +86,7 @@ public final class HandlerDispatchService: Service, Sendable {
         guard let definition = step.definition,
               let handler = registry.resolve(callable: definition.handler.callable,
                                              templateStepName: step.hydrated.templateStepName) else {
-            semaphore.release()
+            releasePermit()
             let callable = step.definition?.handler.callable ?? step.hydrated.templateStepName
             logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)"]))
             await finish(step, .dispatchError(
@@ -97,7 +100,7 @@ public final class HandlerDispatchService: Service, Sendable {
         let callable = definition.handler.callable
         while true {
             if drainDeadline.hasFired {
-                semaphore.release()
+                releasePermit()
                 await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: false)
                 return
             }
@@ -113,7 +116,7 @@ public final class HandlerDispatchService: Service, Sendable {
                         }
                         continue
                     } catch {
-                        semaphore.release()
+                        releasePermit()
                         await finish(step, .dispatchError(
                             stepUUID: step.message.stepUUID, kind: .checkpointError, callable: callable, timeoutMs: nil,
                             taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
@@ -121,11 +124,11 @@ public final class HandlerDispatchService: Service, Sendable {
                         return
                     }
                 }
-                semaphore.release()
+                releasePermit()
                 await finish(step, result(of: .success(handlerResult), step: step, callable: callable,
                                           version: handler.version, startedAt: startedAt))
             case .finished(let outcome):
-                semaphore.release()
+                releasePermit()
                 await finish(step, result(of: outcome, step: step, callable: callable, version: handler.version,
                                           startedAt: startedAt))
             case .timedOut:
@@ -141,16 +144,16 @@ public final class HandlerDispatchService: Service, Sendable {
                 // doc), or until the shutdown drain deadline abandons it.
                 _ = await Self.race(work, timeout: nil, deadline: drainDeadline)
                 overdue.subtract(1, ordering: .relaxed)
-                semaphore.release()
+                releasePermit()
             case .drainDeadline:
                 work.cancel()
-                semaphore.release()
+                releasePermit()
                 await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: true)
             case .cancelled:
                 // Only a forced stop (the group cancelled, not gracefully shut down) gets here; the
                 // completion channel no longer takes results, so say loudly what is left behind.
                 work.cancel()
-                semaphore.release()
+                releasePermit()
                 logger.critical("forced stop while the handler ran: the step stays in_progress without a result",
                                 metadata: metadata(step, ["handler": "\(callable)"]))
             }
@@ -176,6 +179,11 @@ public final class HandlerDispatchService: Service, Sendable {
                 taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
                 workerID: identity.workerID, hostname: identity.hostname)
         }
+    }
+
+    private func releasePermit() {
+        semaphore.release()
+        capacity.permitReleased()
     }
 
     /// The retryable result of a step the shutdown drain did not let finish (or start).

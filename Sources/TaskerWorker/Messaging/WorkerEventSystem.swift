@@ -77,15 +77,17 @@ public final class WorkerEventSystem: Service, Sendable {
     private let running = Synchronization.Atomic<Bool>(false)
     private let lastPollSucceeded = Synchronization.Atomic<Bool>(true)
     private let onShutdownBegins: @Sendable () -> Void
+    private let capacityFreed: CapacitySignal?
     private let pollFailureLog = Throttle(interval: .seconds(10))
     private let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
                 commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
-                onShutdownBegins: @escaping @Sendable () -> Void = {},
+                capacityFreed: CapacitySignal? = nil, onShutdownBegins: @escaping @Sendable () -> Void = {},
                 logger: Logger = Logger(label: "tasker.event_system")) {
         self.settings = settings
         self.onShutdownBegins = onShutdownBegins
+        self.capacityFreed = capacityFreed
         self.pool = pool
         self.commands = commands
         self.dispatch = dispatch
@@ -106,6 +108,7 @@ public final class WorkerEventSystem: Service, Sendable {
     /// `run()` then drains and returns as on graceful shutdown.
     public func stop() {
         onShutdownBegins()
+        capacityFreed?.finish()
         listener?.stop()
         pollSignal.finish()
     }
@@ -135,9 +138,17 @@ public final class WorkerEventSystem: Service, Sendable {
                     group.addTask { await self.consumeListener(listener, slots: slots) }
                 }
                 group.addTask { await self.pollLoop(slots: slots) }
+                if let capacityFreed {
+                    // A permit came free after shedding: read the refused messages now.
+                    let signal = pollSignal
+                    group.addTask {
+                        for await _ in capacityFreed.freed.cancelOnGracefulShutdown() { signal.yield(.catchUp) }
+                    }
+                }
             }
-        } onGracefulShutdown: { [onShutdownBegins] in
+        } onGracefulShutdown: { [onShutdownBegins, capacityFreed] in
             onShutdownBegins()
+            capacityFreed?.finish()
         }
         await commands.process(.shutdown)
         dispatch.finish()

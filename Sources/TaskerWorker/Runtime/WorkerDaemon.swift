@@ -115,7 +115,7 @@ public final class WorkerDaemon: Sendable {
             enabled: handlerDispatch.loadShedding.enabled,
             capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
             warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
-            semaphore: dispatchService.semaphore, backlog: dispatchService.backlog)
+            semaphore: dispatchService.semaphore, backlog: dispatchService.backlog, capacity: dispatchService.capacity)
         let templateCache = TemplateCacheActor(registry: templates)
         let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
                                          statistics: statistics, loadShedding: shedding,
@@ -145,6 +145,7 @@ public final class WorkerDaemon: Sendable {
         let eventSystem = WorkerEventSystem(
             settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
+            capacityFreed: dispatchService.capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
         self.eventSystem.set(eventSystem)
         let runtime = WorkerRuntime(
