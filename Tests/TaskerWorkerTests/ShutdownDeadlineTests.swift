@@ -119,11 +119,34 @@ struct ShutdownDeadlineTests {
         }
     }
 
-    @Test func supportedNamespacesLimitWhatThePollerReads() {
+    @Test func supportedNamespacesLimitWhatThePollerReads() async throws {
         var settings = WorkerEventSystemSettings(mode: .hybrid, namespaces: ["a", "b", "c"])
         #expect(settings.polledNamespaces == ["a", "b", "c"])
         settings.pollNamespaces = ["c", "a", "zz"]
         #expect(settings.polledNamespaces == ["a", "c"])
+
+        // Through a running PollingOnly worker: its namespace is not in `supported_namespaces`, so
+        // its queue is never read; with the namespace listed, the same step is claimed and run.
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.stuck") { _ in .success(.emptyObject) }
+            var configuration = harness.configuration(mode: .pollingOnly)
+            configuration.worker.eventSystems.worker.metadata.fallbackPoller.supportedNamespaces = ["elsewhere"]
+            let task = try await harness.createTask(steps: ["stuck"])
+            try await harness.enqueue(task, "stuck")
+            let excluded = harness.startWorker(handlers, configuration: configuration)
+            try await harness.waitForWorkersReady(1, mode: .pollingOnly)
+            try await Task.sleep(for: .seconds(1))  // ten poll intervals
+            #expect(await excluded.stop(within: .seconds(20)))
+            #expect(try await harness.state(task["stuck"]) == "enqueued")
+            #expect(excluded.daemon.statistics.snapshot.claimed == 0)
+
+            configuration.worker.eventSystems.worker.metadata.fallbackPoller.supportedNamespaces = [harness.namespace]
+            let included = harness.startWorker(handlers, configuration: configuration)
+            try await harness.waitForState(task["stuck"], ["enqueued_for_orchestration"])
+            #expect(await included.stop(within: .seconds(20)))
+        }
     }
 }
 
