@@ -14,22 +14,15 @@ public struct StepResultRow: Sendable, Equatable {
     public var resultsJSON: String?
     public var attempts: Int
     public var maxAttempts: Int
+    /// The task's template coordinates and correlation id (read with the step).
+    public var task: TaskIdentity
 }
 
 /// The result processor's SQL: load a step, write the backoff, record the final step state.
 public enum StepResultRepository {
     /// Loads the step with its current state and raw results; nil when it does not exist.
     static func load(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepResultRow? {
-        let rows = try c.query("""
-            SELECT ws.workflow_step_uuid, ws.task_uuid, ns.name,
-                   COALESCE(ws.inputs->>'__template_step_name', ns.name) AS template_step_name,
-                   COALESCE((SELECT to_state FROM tasker.workflow_step_transitions t
-                              WHERE t.workflow_step_uuid = ws.workflow_step_uuid AND t.most_recent), 'pending') AS state,
-                   ws.results::text AS results, COALESCE(ws.attempts, 0) AS attempts, COALESCE(ws.max_attempts, 3) AS max_attempts
-              FROM tasker.workflow_steps ws
-              JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
-             WHERE ws.workflow_step_uuid = $1
-            """, [stepUUID])
+        let rows = try c.query(Statements.load, [stepUUID])
         guard let row = rows.first else { return nil }
         let stateText: String = try row.decode("state")
         guard let state = StepState(rawValue: stateText) else {
@@ -39,7 +32,10 @@ public enum StepResultRepository {
             stepUUID: try row.decode("workflow_step_uuid"), taskUUID: try row.decode("task_uuid"),
             name: try row.decode("name"), templateStepName: try row.decode("template_step_name"), state: state,
             resultsJSON: try row.decode("results"), attempts: try row.decode("attempts"),
-            maxAttempts: try row.decode("max_attempts"))
+            maxAttempts: try row.decode("max_attempts"),
+            task: TaskIdentity(taskUUID: try row.decode("task_uuid"), correlationID: try row.decode("correlation_id"),
+                               namespace: try row.decode("namespace_name"), name: try row.decode("task_name"),
+                               version: try row.decode("task_version")))
     }
 
     /// Records a backoff as upstream's `BackoffCalculator` does: lock the step row, then
@@ -56,16 +52,36 @@ public enum StepResultRepository {
 
     /// A completed step: `processed = true`, `processed_at`, `in_process = false`.
     static func markProcessed(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) {
-        try c.query("""
-            UPDATE tasker.workflow_steps
-               SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
-             WHERE workflow_step_uuid = $1
-            """, [stepUUID])
+        try c.query(Statements.markProcessed, [stepUUID])
     }
 
     /// A failed or retrying step: `in_process = false`.
     static func markNotInProcess(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) {
         try c.query("UPDATE tasker.workflow_steps SET in_process = false, updated_at = NOW() WHERE workflow_step_uuid = $1",
                     [stepUUID])
+    }
+
+    /// The hot statements, prepared once per connection.
+    enum Statements {
+        /// The step, its state and raw results, with its task's identity (one round trip).
+        static let load = PreparedStatement("""
+            SELECT ws.workflow_step_uuid, ws.task_uuid, ns.name,
+                   COALESCE(ws.inputs->>'__template_step_name', ns.name) AS template_step_name,
+                   COALESCE((SELECT to_state FROM tasker.workflow_step_transitions t
+                              WHERE t.workflow_step_uuid = ws.workflow_step_uuid AND t.most_recent), 'pending') AS state,
+                   ws.results::text AS results, COALESCE(ws.attempts, 0) AS attempts, COALESCE(ws.max_attempts, 3) AS max_attempts,
+                   t.correlation_id, tn.name AS namespace_name, nt.name AS task_name, nt.version AS task_version
+              FROM tasker.workflow_steps ws
+              JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
+              JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+              JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+              JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+             WHERE ws.workflow_step_uuid = $1::uuid
+            """)
+        static let markProcessed = PreparedStatement("""
+            UPDATE tasker.workflow_steps
+               SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
+             WHERE workflow_step_uuid = $1::uuid
+            """)
     }
 }

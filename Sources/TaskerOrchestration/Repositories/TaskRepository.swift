@@ -97,13 +97,7 @@ public enum TaskRepository {
 
     /// The task's template coordinates and correlation id.
     public static func identity(_ c: isolated PostgresConnection, taskUUID: UUID) throws -> TaskIdentity {
-        let rows = try c.query("""
-            SELECT t.task_uuid, t.correlation_id, tn.name AS namespace_name, nt.name, nt.version
-              FROM tasker.tasks t
-              JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
-              JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
-             WHERE t.task_uuid = $1
-            """, [taskUUID])
+        let rows = try c.query(Statements.identity, [taskUUID])
         guard let row = rows.first else { throw OrchestrationError.taskNotFound(taskUUID) }
         return TaskIdentity(taskUUID: try row.decode("task_uuid"), correlationID: try row.decode("correlation_id"),
                             namespace: try row.decode("namespace_name"), name: try row.decode("name"),
@@ -112,15 +106,33 @@ public enum TaskRepository {
 
     /// `tasker.get_step_readiness_status(task)`.
     public static func readiness(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> [StepReadiness] {
-        try c.query("""
-            SELECT workflow_step_uuid, name, current_state, ready_for_execution
-              FROM tasker.get_step_readiness_status($1)
-             ORDER BY workflow_step_uuid
-            """, [taskUUID]).map { row throws(PostgresError) in
+        try c.query(Statements.readiness, [taskUUID]).map { row throws(PostgresError) in
             StepReadiness(stepUUID: try row.decode("workflow_step_uuid"), name: try row.decode("name"),
                           currentState: try row.decode("current_state"),
                           readyForExecution: try row.decode("ready_for_execution"))
         }
+    }
+
+    /// `execution_status` as `tasker.get_task_execution_contexts_batch` derives it from the rows of
+    /// `get_step_readiness_status` (which it calls): computed here from rows already read, so an
+    /// evaluation reads readiness once. `executionStatus(_:taskUUID:)` asks the database itself.
+    public static func executionStatus(of steps: [StepReadiness]) -> String {
+        var error = 0, ready = 0, processing = 0, done = 0
+        for step in steps {
+            switch step.currentState {
+            case "error": error += 1
+            case "enqueued", "in_progress", "enqueued_for_orchestration", "enqueued_as_error_for_orchestration":
+                processing += 1
+            case "complete", "resolved_manually": done += 1
+            default: break
+            }
+            if step.readyForExecution { ready += 1 }
+        }
+        if error > 0 { return "blocked_by_failures" }
+        if ready > 0 { return "has_ready_steps" }
+        if processing > 0 { return "processing" }
+        if !steps.isEmpty && done == steps.count { return "all_complete" }
+        return "waiting_for_dependencies"
     }
 
     /// `execution_status` of `tasker.get_task_execution_context(task)`: `has_ready_steps`,
@@ -132,9 +144,32 @@ public enum TaskRepository {
 
     /// Marks a finished task: `complete = true`, `completed_at`, `updated_at`.
     static func markComplete(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) {
-        try c.query("""
-            UPDATE tasker.tasks SET complete = true, completed_at = NOW(), updated_at = NOW() WHERE task_uuid = $1
-            """, [taskUUID])
+        try c.query(Statements.markComplete, [taskUUID])
+    }
+
+    /// Locks the task row (finalization).
+    static func lock(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) {
+        try c.query(Statements.lock, [taskUUID])
+    }
+
+    /// The hot statements, prepared once per connection.
+    enum Statements {
+        static let identity = PreparedStatement("""
+            SELECT t.task_uuid, t.correlation_id, tn.name AS namespace_name, nt.name, nt.version
+              FROM tasker.tasks t
+              JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+              JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+             WHERE t.task_uuid = $1::uuid
+            """)
+        static let readiness = PreparedStatement("""
+            SELECT workflow_step_uuid, name, current_state, ready_for_execution
+              FROM tasker.get_step_readiness_status($1::uuid)
+             ORDER BY workflow_step_uuid
+            """)
+        static let markComplete = PreparedStatement("""
+            UPDATE tasker.tasks SET complete = true, completed_at = NOW(), updated_at = NOW() WHERE task_uuid = $1::uuid
+            """)
+        static let lock = PreparedStatement("SELECT task_uuid FROM tasker.tasks WHERE task_uuid = $1::uuid FOR UPDATE")
     }
 
     /// `tasker.get_next_ready_tasks(limit)`: tasks with work to (re)start, with their current state.

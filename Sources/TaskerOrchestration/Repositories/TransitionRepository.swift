@@ -15,9 +15,7 @@ public enum TransitionRepository {
 
     /// The task's current state; nil when it has no transition yet.
     public static func currentTaskState(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> TaskState? {
-        let rows = try c.query("""
-            SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1 AND most_recent
-            """, [taskUUID])
+        let rows = try c.query(Statements.currentTaskState, [taskUUID])
         guard let text: String = try rows.first?.decode("to_state") else { return nil }
         guard let state = TaskState(rawValue: text) else {
             throw PostgresError(.decoding, "task \(taskUUID) is in unknown state \"\(text)\"")
@@ -41,23 +39,15 @@ public enum TransitionRepository {
     static func transitionTask(_ c: isolated PostgresConnection, taskUUID: UUID, from: TaskState, to: TaskState,
                                event: TaskEvent, processorUUID: UUID, finalization: Bool = false,
                                now: Date = Date()) throws(PostgresError) -> Bool {
-        let retired = try c.query("""
-            UPDATE tasker.task_transitions SET most_recent = false, updated_at = NOW()
-             WHERE task_uuid = $1 AND most_recent AND to_state = $2
-            RETURNING sort_key
-            """, [taskUUID, from.rawValue])
-        guard let sortKey: Int = try retired.first?.decode("sort_key") else { return false }
         var metadata: [String: JSONValue] = ["event": .string(event.debugRendering)]
         if finalization {
             metadata["timestamp"] = .string(RFC3339.string(now))
             metadata["atomic_finalization"] = true
         }
-        try c.query("""
-            INSERT INTO tasker.task_transitions
-                (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
-            VALUES ($1, $2, $3, $4::jsonb, $5, true, $6, NOW(), NOW())
-            """, [taskUUID, to.rawValue, from.rawValue, try json(.object(metadata)), sortKey + 1, processorUUID])
-        return true
+        // One round trip: retire the current row (only if it is in `from`), insert the next one.
+        let inserted = try c.query(Statements.transitionTask,
+                                   [taskUUID, from.rawValue, to.rawValue, try json(.object(metadata)), processorUUID])
+        return !inserted.isEmpty
     }
 
     // MARK: Steps
@@ -73,9 +63,7 @@ public enum TransitionRepository {
 
     /// The step's current state (`pending` when it has no transition, as upstream resolves it).
     public static func currentStepState(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepState {
-        let rows = try c.query("""
-            SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent
-            """, [stepUUID])
+        let rows = try c.query(Statements.currentStepState, [stepUUID])
         guard let text: String = try rows.first?.decode("to_state") else { return .pending }
         guard let state = StepState(rawValue: text) else {
             throw PostgresError(.decoding, "step \(stepUUID) is in unknown state \"\(text)\"")
@@ -88,32 +76,57 @@ public enum TransitionRepository {
     /// counts as `pending`. Returns false when the step is not in `from`.
     static func transitionStep(_ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, to: StepState,
                                event: StepEvent, now: Date = Date()) throws(PostgresError) -> Bool {
-        let retired = try c.query("""
-            UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-             WHERE workflow_step_uuid = $1 AND most_recent AND to_state = $2
-            RETURNING sort_key
-            """, [stepUUID, from.rawValue])
-        var sortKey = 0
-        if let row = retired.first {
-            sortKey = try row.decode("sort_key")
-        } else {
-            // Dynamic steps (decision and batch) start without a transition: they are `pending`.
-            let existing: Int = try c.query("""
-                SELECT count(*) AS n FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1
-                """, [stepUUID])[0].decode("n")
-            guard from == .pending, existing == 0 else { return false }
-        }
         let eventText: String
         do { eventText = try event.jsonString() } catch {
             throw PostgresError(.usage, "cannot encode step event for \(stepUUID): \(error)")
         }
-        let metadata: JSONValue = ["event": .string(eventText), "timestamp": .string(RFC3339.string(now))]
-        try c.query("""
+        let metadata = try json(["event": .string(eventText), "timestamp": .string(RFC3339.string(now))])
+        // One round trip: retire the current row (only if it is in `from`), insert the next one.
+        let inserted = try c.query(Statements.transitionStep, [stepUUID, from.rawValue, to.rawValue, metadata])
+        if !inserted.isEmpty { return true }
+        // Dynamic steps (decision and batch) start without a transition: they are `pending`.
+        guard from == .pending else { return false }
+        let first = try c.query(Statements.firstStepTransition, [stepUUID, from.rawValue, to.rawValue, metadata])
+        return !first.isEmpty
+    }
+
+    /// The hot statements, prepared once per connection.
+    enum Statements {
+        static let currentTaskState = PreparedStatement("""
+            SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1::uuid AND most_recent
+            """)
+        static let currentStepState = PreparedStatement("""
+            SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1::uuid AND most_recent
+            """)
+        static let transitionTask = PreparedStatement("""
+            WITH retired AS (
+                UPDATE tasker.task_transitions SET most_recent = false, updated_at = NOW()
+                 WHERE task_uuid = $1::uuid AND most_recent AND to_state = $2::text
+                RETURNING sort_key)
+            INSERT INTO tasker.task_transitions
+                (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
+            SELECT $1::uuid, $3::text, $2::text, $4::jsonb, sort_key + 1, true, $5::uuid, NOW(), NOW() FROM retired
+            RETURNING sort_key
+            """)
+        static let transitionStep = PreparedStatement("""
+            WITH retired AS (
+                UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+                 WHERE workflow_step_uuid = $1::uuid AND most_recent AND to_state = $2::text
+                RETURNING sort_key)
             INSERT INTO tasker.workflow_step_transitions
                 (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            VALUES ($1, $2, $3, $4::jsonb, $5, true, NOW(), NOW())
-            """, [stepUUID, to.rawValue, from.rawValue, try json(metadata), sortKey + 1])
-        return true
+            SELECT $1::uuid, $3::text, $2::text, $4::jsonb, sort_key + 1, true, NOW(), NOW() FROM retired
+            RETURNING sort_key
+            """)
+        /// The first transition of a step that has none (a racing creator's row wins: no row returned).
+        static let firstStepTransition = PreparedStatement("""
+            INSERT INTO tasker.workflow_step_transitions
+                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+            SELECT $1::uuid, $3::text, $2::text, $4::jsonb, 1, true, NOW(), NOW()
+             WHERE NOT EXISTS (SELECT 1 FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1::uuid)
+            ON CONFLICT (workflow_step_uuid, most_recent) WHERE most_recent = true DO NOTHING
+            RETURNING sort_key
+            """)
     }
 
     static func json(_ value: JSONValue) throws(PostgresError) -> PostgresJSON {

@@ -70,32 +70,63 @@ public final class OrchestrationService: Service, Sendable {
         try await processor.process(command)
     }
 
+    /// What the dispatch loop is told.
+    private enum Work: Sendable {
+        /// Read the queues (poll tick, listener (re)connected, unparseable notification).
+        case read
+        /// A notification named this message: claim it by id and process it.
+        case notified(queue: String, msgID: Int64)
+        /// A message handler returned.
+        case finished
+    }
+
     public func run() async throws {
         try await ensureQueues()
-        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let (work, submit) = AsyncStream.makeStream(of: Work.self)
         logger.info("tasker orchestration starting", metadata: ["processor_uuid": "\(processor.context.processorUUID)"])
         await withDiscardingTaskGroup { group in
             if settings.listen {
                 group.addTask { try? await self.listener.run() }
-                group.addTask { for await _ in self.listener.events { wake.yield() } }
+                group.addTask {
+                    for await event in self.listener.events { Self.route(event, to: submit) }
+                }
             }
             group.addTask {
                 for await _ in AsyncTimerSequence(interval: self.settings.pollInterval, clock: .continuous)
-                    .cancelOnGracefulShutdown() { wake.yield() }
+                    .cancelOnGracefulShutdown() { submit.yield(.read) }
             }
             group.addTask {
                 for await _ in AsyncTimerSequence(interval: self.settings.readinessInterval, clock: .continuous)
                     .cancelOnGracefulShutdown() { await self.discoverReadyTasks() }
             }
-            wake.yield()
-            for await _ in wakes.cancelOnGracefulShutdown() {
-                await drainQueues()
-            }
+            submit.yield(.read)
+            await dispatch(work, submit: submit)
             listener.stop()
             group.cancelAll()
         }
         await pool.close()
         logger.info("tasker orchestration stopped", metadata: ["results_processed": "\(statistics.resultsProcessed)"])
+    }
+
+    /// A listener event as work: a notification naming a message of our queues is processed by
+    /// itself at once (no read of both queues, no waiting for other messages in hand); anything
+    /// else becomes a read.
+    private static func route(_ event: ListenerEvent, to submit: AsyncStream<Work>.Continuation) {
+        guard case .notification(let notification) = event else {
+            submit.yield(.read)
+            return
+        }
+        let ours: Set<String> = [QueueNames.taskRequests, QueueNames.stepResults]
+        switch try? QueueNotification.parse(notification.payload) {
+        case .messageWithPayload(let queue, let msgID, _)?, .messageReady(let queue, let msgID)?:
+            if ours.contains(queue) { submit.yield(.notified(queue: queue, msgID: msgID)) }
+        case .batchReady(let queue, let msgIDs)?:
+            if ours.contains(queue) { for id in msgIDs { submit.yield(.notified(queue: queue, msgID: id)) } }
+        case .queueCreated?:
+            break
+        case nil:
+            submit.yield(.read)
+        }
     }
 
     private func ensureQueues() async throws {
@@ -106,28 +137,83 @@ public final class OrchestrationService: Service, Sendable {
 
     // MARK: Queues
 
-    /// Reads and processes both queues until they are empty (or shutdown begins).
-    private func drainQueues() async {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            let requests = await read(QueueNames.taskRequests)
-            let results = await read(QueueNames.stepResults)
-            if requests.isEmpty && results.isEmpty { return }
-            await withDiscardingTaskGroup { group in
-                for message in requests { group.addTask { await self.handleTaskRequest(message) } }
-                for message in results { group.addTask { await self.handleStepResult(message) } }
+    /// Runs every message in its own child task as soon as it is known (from a notification or a
+    /// read), at most `batchSize` at a time; a read takes only as many messages as there is room
+    /// for, and is repeated while it comes back full. Returns at graceful shutdown once the messages
+    /// in hand are finished.
+    private func dispatch(_ work: AsyncStream<Work>, submit: AsyncStream<Work>.Continuation) async {
+        let limit = max(1, settings.batchSize)
+        await withDiscardingTaskGroup { handlers in
+            var inFlight = 0
+            var readWanted = false
+            for await item in work.cancelOnGracefulShutdown() {
+                switch item {
+                case .finished:
+                    inFlight -= 1
+                case .read:
+                    readWanted = true
+                case .notified(let queue, let msgID):
+                    if inFlight < limit {
+                        inFlight += 1
+                        handlers.addTask {
+                            await self.handleNotified(queue: queue, msgID: msgID)
+                            submit.yield(.finished)
+                        }
+                    } else {
+                        readWanted = true
+                    }
+                }
+                guard readWanted, inFlight < limit, !Task.isShuttingDownGracefully else { continue }
+                readWanted = false
+                let room = limit - inFlight
+                let results = await read(QueueNames.stepResults, quantity: room)
+                let requests = room > results.count ? await read(QueueNames.taskRequests, quantity: room - results.count) : []
+                if results.count + requests.count == room { readWanted = true }
+                for message in results + requests {
+                    inFlight += 1
+                    handlers.addTask {
+                        await self.handle(message)
+                        submit.yield(.finished)
+                    }
+                }
             }
         }
     }
 
-    private func read(_ queue: String) async -> [QueueMessage] {
+    private func read(_ queue: String, quantity: Int) async -> [QueueMessage] {
         do {
-            let (timeout, size) = (settings.visibilityTimeoutSeconds, settings.batchSize)
+            let timeout = settings.visibilityTimeoutSeconds
             return try await pool.withConnection { c in
-                try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: size)
+                try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: quantity)
             }
         } catch {
             logger.warning("cannot read queue", metadata: ["queue": "\(queue)", "error": "\(error)"])
             return []
+        }
+    }
+
+    /// Claims a notified message by id (hidden for the visibility timeout, as a read does) and
+    /// processes it; nothing when it is gone or already claimed (e.g. by a poll read).
+    private func handleNotified(queue: String, msgID: Int64) async {
+        let message: QueueMessage?
+        do {
+            let timeout = settings.visibilityTimeoutSeconds
+            message = try await pool.withConnection { c in
+                try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
+            }
+        } catch {
+            logger.warning("cannot read notified message", metadata: ["queue": "\(queue)", "msg_id": "\(msgID)",
+                                                                       "error": "\(error)"])
+            return
+        }
+        if let message { await handle(message) }
+    }
+
+    private func handle(_ message: QueueMessage) async {
+        if message.queue == QueueNames.taskRequests {
+            await handleTaskRequest(message)
+        } else {
+            await handleStepResult(message)
         }
     }
 

@@ -28,51 +28,51 @@ public struct ResultProcessingService: Sendable {
         self.finalizer = finalizer
     }
 
-    /// Processes the result of `message.stepUUID` (the caller holds the task's lock).
+    /// Processes the result of `message.stepUUID` (the caller holds the task's lock) on one pooled
+    /// connection: one read (step, state, results and task identity), then ONE transaction for the
+    /// step transition, the task coordination and the enqueueing of the next steps.
     func process(_ message: StepMessage) async throws -> StepResultOutcome {
         let stepUUID = message.stepUUID
-        guard let row = try await context.pool.withConnection({ c in try await StepResultRepository.load(c, stepUUID: stepUUID) }),
-              row.taskUUID == message.taskUUID
-        else { throw OrchestrationError.stepNotFound(stepUUID) }
-        guard row.state == .enqueuedForOrchestration || row.state == .enqueuedAsErrorForOrchestration else {
-            return .ignored(state: row.state)
+        let context = self.context
+        return try await context.pool.withConnection { c in
+            guard let row = try await StepResultRepository.load(c, stepUUID: stepUUID), row.taskUUID == message.taskUUID
+            else { throw OrchestrationError.stepNotFound(stepUUID) }
+            guard row.state == .enqueuedForOrchestration || row.state == .enqueuedAsErrorForOrchestration else {
+                return .ignored(state: row.state)
+            }
+            guard let resultsJSON = row.resultsJSON else {
+                throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "results is NULL")
+            }
+            let result: StepExecutionResult
+            do {
+                result = try StepExecutionResult.decode(json: resultsJSON)
+            } catch {
+                throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "\(error)")
+            }
+            let template = try await context.template(of: row.task)
+            let plan = Plan(row: row, result: result, resultsJSON: resultsJSON, template: template, backoff: context.backoff)
+            let (logger, processor) = (context.logger, context.processorUUID)
+            return try await OrchestrationContext.transaction(c) { c in
+                let outcome = try plan.apply(c, logger: logger)
+                if case .ignored = outcome { return outcome }
+                try Self.coordinate(c, task: row.task, stepUUID: stepUUID, processorUUID: processor, logger: logger)
+                return outcome
+            }
         }
-        guard let resultsJSON = row.resultsJSON else {
-            throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "results is NULL")
-        }
-        let result: StepExecutionResult
-        do {
-            result = try StepExecutionResult.decode(json: resultsJSON)
-        } catch {
-            throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "\(error)")
-        }
-        let task = try await context.pool.withConnection { c in try await TaskRepository.identity(c, taskUUID: row.taskUUID) }
-        let template = try await context.template(of: task)
-        let plan = Plan(row: row, result: result, resultsJSON: resultsJSON, template: template, backoff: context.backoff)
-        let logger = context.logger
-        let outcome = try await context.transaction { c in try plan.apply(c, logger: logger) }
-        if case .ignored = outcome { return outcome }
-        try await coordinate(taskUUID: row.taskUUID, stepUUID: stepUUID)
-        return outcome
     }
 
-    /// Task coordination after a step result: `steps_in_process → evaluating_results`
-    /// (`StepCompleted(step)`) then evaluation; a task already evaluating is evaluated again;
-    /// any other state is left alone.
-    private func coordinate(taskUUID: UUID, stepUUID: UUID) async throws {
-        let processor = context.processorUUID
-        let state = try await context.pool.withConnection { c in try await TransitionRepository.currentTaskState(c, taskUUID: taskUUID) }
-        switch state {
-        case .stepsInProcess?:
-            let moved = try await context.transaction { c in
-                try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .stepsInProcess, to: .evaluatingResults,
-                                                        event: .stepCompleted(stepUUID), processorUUID: processor)
-            }
-            if moved { try await finalizer.evaluate(taskUUID) }
-        case .evaluatingResults?:
-            try await finalizer.evaluate(taskUUID)
-        default:
-            break
+    /// Task coordination after a step result, in the result's transaction: `steps_in_process →
+    /// evaluating_results` (`StepCompleted(step)`) then evaluation; a task already evaluating is
+    /// evaluated again; any other state is left alone.
+    private static func coordinate(_ c: isolated PostgresConnection, task: TaskIdentity, stepUUID: UUID,
+                                   processorUUID processor: UUID, logger: Logger) throws {
+        // Compare-and-set first (the usual case); the state is read only when the task was not in
+        // `steps_in_process`.
+        if try TransitionRepository.transitionTask(c, taskUUID: task.taskUUID, from: .stepsInProcess, to: .evaluatingResults,
+                                                   event: .stepCompleted(stepUUID), processorUUID: processor)
+            || TransitionRepository.currentTaskState(c, taskUUID: task.taskUUID) == .evaluatingResults {
+            try TaskFinalizationService.evaluate(c, taskUUID: task.taskUUID, task: task, processorUUID: processor,
+                                                 logger: logger)
         }
     }
 
@@ -121,7 +121,8 @@ public struct ResultProcessingService: Sendable {
         /// result message stays queued, so the children are created when it is processed again.
         private func createDynamicSteps(_ c: isolated PostgresConnection, logger: Logger) throws -> [String] {
             guard result.effectiveStatus == StepExecutionResult.Status.completed,
-                  let definition = template.step(named: row.templateStepName) else { return [] }
+                  let definition = template.step(named: row.templateStepName),
+                  definition.type == .decision || definition.type == .batchable else { return [] }
             do {
                 try c.execute("SAVEPOINT dynamic_steps")
                 var created: [String: UUID] = [:]

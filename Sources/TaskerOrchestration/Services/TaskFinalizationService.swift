@@ -21,76 +21,77 @@ public struct TaskFinalizationService: Sendable {
         self.enqueuer = enqueuer
     }
 
-    /// Finalizes a task (taking its lock): a task in `steps_in_process` first moves to
-    /// `evaluating_results`; other states are left alone. Returns the state reached.
+    /// Finalizes a task (taking its lock), in one transaction: a task in `steps_in_process` first
+    /// moves to `evaluating_results`; other states are left alone. Returns the state reached.
     @discardableResult
     public func finalizeTask(_ taskUUID: UUID) async throws -> TaskState? {
-        try await context.locks.withLock(taskUUID) {
-            let processor = context.processorUUID
-            let state = try await context.pool.withConnection { c in
-                try await TransitionRepository.currentTaskState(c, taskUUID: taskUUID)
-            }
-            if state == .stepsInProcess {
-                _ = try await context.transaction { c in
-                    try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .stepsInProcess,
-                                                            to: .evaluatingResults, event: .allStepsCompleted,
-                                                            processorUUID: processor)
+        let (processor, logger) = (context.processorUUID, context.logger)
+        return try await context.locks.withLock(taskUUID) {
+            try await context.transaction { c in
+                let state = try TransitionRepository.currentTaskState(c, taskUUID: taskUUID)
+                if state == .stepsInProcess {
+                    _ = try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .stepsInProcess,
+                                                                to: .evaluatingResults, event: .allStepsCompleted,
+                                                                processorUUID: processor)
+                } else if state != .evaluatingResults {
+                    return state
                 }
-            } else if state != .evaluatingResults {
-                return state
+                return try Self.evaluate(c, taskUUID: taskUUID, task: nil, processorUUID: processor, logger: logger)
             }
-            return try await evaluate(taskUUID)
         }
     }
 
-    /// Acts on a task in `evaluating_results` (the caller holds its lock). Returns the state reached.
+    /// Acts on a task in `evaluating_results` (the caller holds its lock), in one transaction.
+    /// Returns the state reached.
     @discardableResult
     func evaluate(_ taskUUID: UUID) async throws -> TaskState {
-        let processor = context.processorUUID
-        let (status, readyCount) = try await context.pool.withConnection { c in
-            let status = try await TaskRepository.executionStatus(c, taskUUID: taskUUID)
-            let ready = try await TaskRepository.readiness(c, taskUUID: taskUUID).filter(\.readyForExecution).count
-            return (status, ready)
+        let (processor, logger) = (context.processorUUID, context.logger)
+        return try await context.transaction { c in
+            try Self.evaluate(c, taskUUID: taskUUID, task: nil, processorUUID: processor, logger: logger)
         }
+    }
+
+    /// Acts on a task in `evaluating_results` inside the caller's transaction (the caller holds its
+    /// lock). `task` is the task's identity when the caller has it (read here otherwise, only when
+    /// steps are enqueued). Readiness is read once: the execution status is derived from it
+    /// (`TaskRepository.executionStatus(of:)`) and its ready rows are the steps enqueued.
+    static func evaluate(_ c: isolated PostgresConnection, taskUUID: UUID, task: TaskIdentity?, processorUUID processor: UUID,
+                         logger: Logger) throws -> TaskState {
+        let readiness = try TaskRepository.readiness(c, taskUUID: taskUUID)
+        let status = TaskRepository.executionStatus(of: readiness)
+        let readyCount = readiness.filter(\.readyForExecution).count
         switch status {
         case "all_complete":
-            let done = try await context.transaction { c in
-                try c.query("SELECT task_uuid FROM tasker.tasks WHERE task_uuid = $1 FOR UPDATE", [taskUUID])
-                guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults, to: .complete,
-                                                              event: .allStepsSuccessful, processorUUID: processor,
-                                                              finalization: true) else { return false }
-                try TaskRepository.markComplete(c, taskUUID: taskUUID)
-                return true
-            }
-            if done { context.logger.info("task complete", metadata: ["task_uuid": "\(taskUUID)"]) }
-            return done ? .complete : .evaluatingResults
+            try TaskRepository.lock(c, taskUUID: taskUUID)
+            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults, to: .complete,
+                                                          event: .allStepsSuccessful, processorUUID: processor,
+                                                          finalization: true) else { return .evaluatingResults }
+            try TaskRepository.markComplete(c, taskUUID: taskUUID)
+            logger.info("task complete", metadata: ["task_uuid": "\(taskUUID)"])
+            return .complete
         case "blocked_by_failures":
-            let failed = try await context.transaction { c in
-                try c.query("SELECT task_uuid FROM tasker.tasks WHERE task_uuid = $1 FOR UPDATE", [taskUUID])
-                guard try TransitionRepository.transitionTask(
-                    c, taskUUID: taskUUID, from: .evaluatingResults, to: .blockedByFailures,
-                    event: .permanentFailure("Task has steps in error that cannot be retried"),
-                    processorUUID: processor, finalization: true) else { return false }
-                return try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .blockedByFailures, to: .error,
-                                                               event: .giveUp, processorUUID: processor, finalization: true)
-            }
-            if failed { context.logger.warning("task failed: steps in error", metadata: ["task_uuid": "\(taskUUID)"]) }
-            return failed ? .error : .evaluatingResults
+            try TaskRepository.lock(c, taskUUID: taskUUID)
+            guard try TransitionRepository.transitionTask(
+                c, taskUUID: taskUUID, from: .evaluatingResults, to: .blockedByFailures,
+                event: .permanentFailure("Task has steps in error that cannot be retried"),
+                processorUUID: processor, finalization: true) else { return .evaluatingResults }
+            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .blockedByFailures, to: .error,
+                                                          event: .giveUp, processorUUID: processor, finalization: true)
+            else { return .evaluatingResults }
+            logger.warning("task failed: steps in error", metadata: ["task_uuid": "\(taskUUID)"])
+            return .error
         case "has_ready_steps":
-            let moved = try await context.transaction { c in
-                try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults, to: .enqueuingSteps,
-                                                        event: .readyStepsFound(readyCount), processorUUID: processor)
-            }
-            guard moved else { return .evaluatingResults }
-            let task = try await context.pool.withConnection { c in try await TaskRepository.identity(c, taskUUID: taskUUID) }
-            try await enqueuer.enqueueReadySteps(task: task)
+            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults, to: .enqueuingSteps,
+                                                          event: .readyStepsFound(readyCount), processorUUID: processor)
+            else { return .evaluatingResults }
+            let identity = try task ?? TaskRepository.identity(c, taskUUID: taskUUID)
+            try StepEnqueuerService.enqueueReadySteps(c, task: identity, readiness: readiness, processorUUID: processor,
+                                                      logger: logger)
             return .stepsInProcess
         case "waiting_for_dependencies":
-            let moved = try await context.transaction { c in
-                try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults,
-                                                        to: .waitingForDependencies, event: .noDependenciesReady,
-                                                        processorUUID: processor)
-            }
+            let moved = try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults,
+                                                                to: .waitingForDependencies, event: .noDependenciesReady,
+                                                                processorUUID: processor)
             return moved ? .waitingForDependencies : .evaluatingResults
         default:
             // `processing`: other steps are still out with workers; their results finalize the task.

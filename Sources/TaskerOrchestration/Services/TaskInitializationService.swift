@@ -18,6 +18,11 @@ public struct TaskInitializationService: Sendable {
     /// Creates and starts the task. Throws ``OrchestrationError/templateNotFound(namespace:name:version:)``
     /// when no worker registered the template, ``OrchestrationError/duplicateTask(namespace:name:version:existingTaskUUID:)``
     /// for a second task with the same identity.
+    ///
+    /// Creation and start are one transaction (one commit before the first step message is
+    /// visible). Should the start fail for a reason that is neither transient nor about the request,
+    /// the task is created alone and started in a second transaction, as the two-step path always did,
+    /// so that it exists (`pending`, for discovery) even when its start fails.
     public func initialize(_ request: TaskRequest) async throws -> CreatedTask {
         guard let template = try await context.templates.template(namespace: request.namespace, name: request.name,
                                                                    version: request.version)
@@ -25,48 +30,60 @@ public struct TaskInitializationService: Sendable {
             throw OrchestrationError.templateNotFound(namespace: request.namespace, name: request.name,
                                                       version: request.version)
         }
-        let processor = context.processorUUID
-        let created = try await context.transaction { c in
-            try TaskRepository.createTask(c, request: request, template: template, processorUUID: processor)
+        let (processor, logger) = (context.processorUUID, context.logger)
+        let created: CreatedTask
+        do {
+            created = try await context.transaction { c in
+                let created = try TaskRepository.createTask(c, request: request, template: template, processorUUID: processor)
+                let task = TaskIdentity(taskUUID: created.taskUUID, correlationID: created.correlationID,
+                                        namespace: request.namespace, name: request.name, version: request.version)
+                try Self.start(c, taskUUID: created.taskUUID, task: task, processorUUID: processor, logger: logger)
+                return created
+            }
+        } catch where !(error is OrchestrationError) && !error.isTransientOrchestrationFailure {
+            logger.warning("task creation and start failed together; creating the task alone",
+                           metadata: ["template": "\(template.identifier)", "error": "\(error)"])
+            let alone = try await context.transaction { c in
+                try TaskRepository.createTask(c, request: request, template: template, processorUUID: processor)
+            }
+            try await context.locks.withLock(alone.taskUUID) { try await start(alone.taskUUID) }
+            created = alone
         }
-        context.logger.info("task created", metadata: [
+        logger.info("task created", metadata: [
             "task_uuid": "\(created.taskUUID)", "template": "\(template.identifier)", "steps": "\(created.steps.count)",
         ])
-        try await context.locks.withLock(created.taskUUID) {
-            try await start(created.taskUUID)
-        }
         return created
     }
 
     /// `pending → initializing → enqueuing_steps → steps_in_process` (or `→ complete` without
-    /// ready steps). The caller holds the task's lock; a task no longer `pending` is left alone.
+    /// ready steps), in one transaction. The caller holds the task's lock; a task no longer
+    /// `pending` is left alone.
     func start(_ taskUUID: UUID) async throws {
-        let processor = context.processorUUID
-        let started = try await context.transaction { c in
-            try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .pending, to: .initializing,
-                                                    event: .start, processorUUID: processor)
+        let (processor, logger) = (context.processorUUID, context.logger)
+        try await context.transaction { c in
+            try Self.start(c, taskUUID: taskUUID, task: nil, processorUUID: processor, logger: logger)
         }
-        guard started else { return }
-        let ready = try await context.pool.withConnection { c in
-            try await TaskRepository.readiness(c, taskUUID: taskUUID).filter(\.readyForExecution).count
-        }
+    }
+
+    /// `start` inside the caller's transaction; `task` is the identity when the caller has it.
+    static func start(_ c: isolated PostgresConnection, taskUUID: UUID, task: TaskIdentity?, processorUUID processor: UUID,
+                      logger: Logger) throws {
+        guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .pending, to: .initializing,
+                                                      event: .start, processorUUID: processor) else { return }
+        let readiness = try TaskRepository.readiness(c, taskUUID: taskUUID)
+        let ready = readiness.filter(\.readyForExecution).count
         if ready == 0 {
-            _ = try await context.transaction { c in
-                guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .initializing, to: .complete,
-                                                              event: .noStepsFound, processorUUID: processor,
-                                                              finalization: true) else { return false }
-                try TaskRepository.markComplete(c, taskUUID: taskUUID)
-                return true
-            }
+            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .initializing, to: .complete,
+                                                          event: .noStepsFound, processorUUID: processor,
+                                                          finalization: true) else { return }
+            try TaskRepository.markComplete(c, taskUUID: taskUUID)
             return
         }
-        let moved = try await context.transaction { c in
-            try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .initializing, to: .enqueuingSteps,
-                                                    event: .readyStepsFound(ready), processorUUID: processor)
-        }
-        guard moved else { return }
-        let task = try await context.pool.withConnection { c in try await TaskRepository.identity(c, taskUUID: taskUUID) }
-        try await enqueuer.enqueueReadySteps(task: task)
+        guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .initializing, to: .enqueuingSteps,
+                                                      event: .readyStepsFound(ready), processorUUID: processor) else { return }
+        let identity = try task ?? TaskRepository.identity(c, taskUUID: taskUUID)
+        try StepEnqueuerService.enqueueReadySteps(c, task: identity, readiness: readiness, processorUUID: processor,
+                                                  logger: logger)
     }
 }
 
@@ -89,35 +106,38 @@ public struct TaskReadinessService: Sendable {
         self.enqueuer = enqueuer
     }
 
-    /// Processes one task by its current state (the caller holds its lock). Returns the state reached.
+    /// Processes one task by its current state (the caller holds its lock), in one transaction.
+    /// Returns the state reached.
     @discardableResult
     func process(_ taskUUID: UUID) async throws -> TaskState? {
-        let processor = context.processorUUID
-        let state = try await context.pool.withConnection { c in try await TransitionRepository.currentTaskState(c, taskUUID: taskUUID) }
-        switch state {
-        case .pending?:
-            try await initializer.start(taskUUID)
-        case .waitingForDependencies?:
-            let moved = try await context.transaction { c in
-                try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .waitingForDependencies,
-                                                        to: .evaluatingResults, event: .dependenciesReady,
-                                                        processorUUID: processor)
+        let (processor, logger) = (context.processorUUID, context.logger)
+        return try await context.transaction { c in
+            let state = try TransitionRepository.currentTaskState(c, taskUUID: taskUUID)
+            switch state {
+            case .pending?:
+                try TaskInitializationService.start(c, taskUUID: taskUUID, task: nil, processorUUID: processor, logger: logger)
+            case .waitingForDependencies?:
+                if try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .waitingForDependencies,
+                                                           to: .evaluatingResults, event: .dependenciesReady,
+                                                           processorUUID: processor) {
+                    return try TaskFinalizationService.evaluate(c, taskUUID: taskUUID, task: nil, processorUUID: processor,
+                                                                logger: logger)
+                }
+            case .waitingForRetry?:
+                if try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .waitingForRetry, to: .enqueuingSteps,
+                                                           event: .retryReady, processorUUID: processor) {
+                    let task = try TaskRepository.identity(c, taskUUID: taskUUID)
+                    let readiness = try TaskRepository.readiness(c, taskUUID: taskUUID)
+                    try StepEnqueuerService.enqueueReadySteps(c, task: task, readiness: readiness, processorUUID: processor,
+                                                              logger: logger)
+                }
+            case .evaluatingResults?:
+                return try TaskFinalizationService.evaluate(c, taskUUID: taskUUID, task: nil, processorUUID: processor,
+                                                            logger: logger)
+            default:
+                break
             }
-            if moved { return try await finalizer.evaluate(taskUUID) }
-        case .waitingForRetry?:
-            let moved = try await context.transaction { c in
-                try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .waitingForRetry, to: .enqueuingSteps,
-                                                        event: .retryReady, processorUUID: processor)
-            }
-            if moved {
-                let task = try await context.pool.withConnection { c in try await TaskRepository.identity(c, taskUUID: taskUUID) }
-                try await enqueuer.enqueueReadySteps(task: task)
-            }
-        case .evaluatingResults?:
-            return try await finalizer.evaluate(taskUUID)
-        default:
-            break
+            return try TransitionRepository.currentTaskState(c, taskUUID: taskUUID)
         }
-        return try await context.pool.withConnection { c in try await TransitionRepository.currentTaskState(c, taskUUID: taskUUID) }
     }
 }

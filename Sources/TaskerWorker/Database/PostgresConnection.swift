@@ -20,6 +20,15 @@ public actor PostgresConnection {
     private let waiter = SocketWaiter()
     private let noticeSink: NoticeSink
     private var handle: OpaquePointer?
+    /// Names of the `PreparedStatement`s this session has prepared.
+    private var prepared: Set<String> = []
+    /// Prepared statements the server invalidated: deallocated before they are prepared again.
+    private var invalidated: Set<String> = []
+    /// Connected and outside a transaction, as of the last statement: what the pool reads on
+    /// release without a hop to this connection's thread (written only on this thread).
+    private let reusableState = Atomic<Bool>(false)
+    /// The session's socket while open (-1 when closed), for `hasPendingInput` from other threads.
+    private let socketFD = Atomic<Int32>(-1)
     /// Server process id of this session (for `pg_terminate_backend`, logs).
     public private(set) var backendPID: Int32 = 0
     public nonisolated let logger: Logger
@@ -109,6 +118,8 @@ public actor PostgresConnection {
         }
         PQsetNoticeProcessor(conn, noticeProcessor, Unmanaged.passUnretained(noticeSink).toOpaque())
         backendPID = PQbackendPID(conn)
+        socketFD.store(PQsocket(conn), ordering: .releasing)
+        publishState()
     }
 
     private func connectFailure(_ conn: OpaquePointer, url: String) -> PostgresError {
@@ -125,7 +136,29 @@ public actor PostgresConnection {
     private func closeHandle() {
         if let handle { PQfinish(handle) }
         handle = nil
+        prepared.removeAll()
+        invalidated.removeAll()
+        reusableState.store(false, ordering: .releasing)
+        socketFD.store(-1, ordering: .releasing)
     }
+
+    private func publishState() {
+        guard let handle else { return reusableState.store(false, ordering: .releasing) }
+        reusableState.store(PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE,
+                            ordering: .releasing)
+    }
+
+    /// True when the server sent something while this connection sat idle (or it is closed): only
+    /// then is `checkAlive()` worth a hop to the connection's thread. A backend the server
+    /// terminates sends its FATAL message and closes the socket, which makes it readable.
+    /// Call only while no one uses the connection (the pool calls it on idle connections).
+    public nonisolated var hasPendingInput: Bool {
+        SocketWaiter.hasInput(socket: socketFD.load(ordering: .acquiring))
+    }
+
+    /// Connected and not inside a transaction after the last statement, read from any thread
+    /// (the pool decides on release whether to keep the connection, without waiting for this thread).
+    public nonisolated var isReusable: Bool { reusableState.load(ordering: .acquiring) }
 
     /// True while libpq considers the connection usable.
     public var isConnected: Bool {
@@ -171,6 +204,34 @@ public actor PostgresConnection {
         return try consume(result, conn: conn, sql: sql)
     }
 
+    /// Runs a prepared statement: prepared on this connection at its first use, then executed by
+    /// name (see `PreparedStatement`).
+    @discardableResult
+    public func query(_ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []) throws(PostgresError) -> PostgresQueryResult {
+        let conn = try liveHandle()
+        if !prepared.contains(statement.name) {
+            if invalidated.remove(statement.name) != nil { try execute("DEALLOCATE \(statement.name)") }
+            let types = parameters.map { $0.postgresType }
+            let result = types.withUnsafeBufferPointer { typePtr in
+                PQprepare(conn, statement.name, statement.sql, Int32(types.count), typePtr.baseAddress)
+            }
+            try consume(result, conn: conn, sql: statement.sql)
+            prepared.insert(statement.name)
+        }
+        let texts = parameters.map { $0.postgresText }
+        let result: OpaquePointer? = CStringArray.withOptional(texts) { valuePtrs in
+            PQexecPrepared(conn, statement.name, Int32(parameters.count), valuePtrs, nil, nil, 0)
+        }
+        do {
+            return try consume(result, conn: conn, sql: statement.sql)
+        } catch {
+            if error.invalidatesPreparedStatement, prepared.remove(statement.name) != nil {
+                invalidated.insert(statement.name)
+            }
+            throw error
+        }
+    }
+
     /// Runs a script of one or more statements without parameters (simple query protocol), e.g. a
     /// migration file. Returns the last statement's rows.
     @discardableResult
@@ -180,9 +241,12 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`; any thrown error rolls the transaction back and is rethrown.
+    /// `settings` (e.g. `SET LOCAL statement_timeout = 5000`) are sent with `BEGIN` in the same
+    /// round trip.
     @discardableResult
-    public func transaction<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
-        try execute("BEGIN")
+    public func transaction<T: Sendable>(settings: String? = nil,
+                                         _ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
+        try execute(settings.map { "BEGIN; \($0)" } ?? "BEGIN")
         let value: T
         do {
             value = try body(self)
@@ -270,7 +334,9 @@ public actor PostgresConnection {
         return handle
     }
 
+    @discardableResult
     private func consume(_ result: OpaquePointer?, conn: OpaquePointer, sql: String) throws(PostgresError) -> PostgresQueryResult {
+        defer { publishState() }
         guard let result else {
             let message = Self.errorMessage(conn)
             let lost = PQstatus(conn) != CONNECTION_OK

@@ -101,10 +101,8 @@ public actor PostgresConnectionPool: Service {
             logger.warning("released a connection that this pool did not lend")
             return
         }
-        checking += 1
-        let connected = await connection.isConnected
-        let reusable = connected ? await connection.isIdle : false
-        checking -= 1
+        // Read without a hop to the connection's thread: its state after the caller's last statement.
+        let reusable = connection.isReusable
         if !reusable || isClosed || age(pooled) > configuration.maxLifetime {
             if !reusable && !isClosed {
                 connectionsReplaced += 1
@@ -168,10 +166,19 @@ public actor PostgresConnectionPool: Service {
     private func obtain() async throws(PostgresError) -> Pooled {
         if isClosed { throw PostgresError(.shutdown, "the connection pool is closed") }
         while let candidate = idle.popLast() {
+            guard age(candidate) <= configuration.maxLifetime else {
+                connectionsReplaced += 1
+                discard(candidate.connection)
+                continue
+            }
+            // Nothing arrived on its socket while idle: lent at once (poll(2) here instead of a hop
+            // to the connection's thread on every acquire). Anything there (a terminated backend's
+            // FATAL message, EOF) gets the full check.
+            if !candidate.connection.hasPendingInput { return candidate }
             checking += 1
             let alive = await candidate.connection.checkAlive()
             checking -= 1
-            if alive, age(candidate) <= configuration.maxLifetime {
+            if alive {
                 return candidate
             }
             connectionsReplaced += 1

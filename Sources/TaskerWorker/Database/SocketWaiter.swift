@@ -35,6 +35,14 @@ final class SocketWaiter: Sendable {
         close(wakeWriteFD)
     }
 
+    /// True when `socket` has something to read, or is closed or in error, right now (no wait).
+    /// Any thread: poll(2) only looks at the descriptor.
+    static func hasInput(socket: Int32) -> Bool {
+        guard socket >= 0 else { return true }
+        var fd = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&fd, 1, 0) != 0
+    }
+
     /// Ends the current (or the next) wait with `.woken`. Safe from any thread.
     func wake() {
         var byte: UInt8 = 1

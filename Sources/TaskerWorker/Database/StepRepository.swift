@@ -48,24 +48,7 @@ public enum StepRepository {
     /// Loads the step with its task, state and dependency results; nil when the step does not exist
     /// or belongs to another task.
     public static func hydrate(_ c: isolated PostgresConnection, taskUUID: UUID, stepUUID: UUID) throws(PostgresError) -> HydratedStep? {
-        let rows = try c.query("""
-            SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
-                   nt.name AS task_name, nt.version AS task_version, tn.name AS namespace_name,
-                   ws.workflow_step_uuid, ns.name AS step_name,
-                   COALESCE(ws.inputs->>'__template_step_name', ns.name) AS template_step_name,
-                   ws.retryable, ws.max_attempts, COALESCE(ws.attempts, 0) AS attempts, ws.inputs, ws.checkpoint,
-                   COALESCE((SELECT wst.to_state FROM tasker.workflow_step_transitions wst
-                              WHERE wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent), 'pending') AS current_state,
-                   (SELECT jsonb_object_agg(d.step_name, d.results)
-                      FROM tasker.get_step_transitive_dependencies(ws.workflow_step_uuid) d
-                     WHERE d.processed AND d.results IS NOT NULL) AS dependency_results
-              FROM tasker.workflow_steps ws
-              JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
-              JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
-              JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
-              JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
-             WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $2
-            """, [stepUUID, taskUUID])
+        let rows = try c.query(StepStatements.hydrate, [stepUUID, taskUUID])
         guard let row = rows.first else { return nil }
         var dependencies: [String: JSONValue] = [:]
         if case .object(let members) = try row.decode("dependency_results", as: JSONValue.self) {
@@ -94,35 +77,14 @@ public enum StepRepository {
         let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
         let timeoutMs = timeout.map { max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
         do {
-            return try c.transaction { c in
-                // `timing.claim_timeout_seconds`: a claim stuck (e.g. on a lock) gives up; the message stays queued.
-                if let timeoutMs { _ = try c.execute("SET LOCAL statement_timeout = \(timeoutMs)") }
+            // `timing.claim_timeout_seconds`: a claim stuck (e.g. on a lock) gives up; the message stays queued.
+            return try c.transaction(settings: timeoutMs.map { "SET LOCAL statement_timeout = \($0)" }) { c in
                 let (fromState, sortKey) = try retireCurrentTransition(c, stepUUID, ifIn: ["enqueued", "pending"])
                 if fromState == "pending" {
-                    let unmet: Int = try c.query("""
-                        SELECT count(*) AS unmet FROM tasker.workflow_step_edges e
-                         WHERE e.to_step_uuid = $1 AND NOT EXISTS (
-                               SELECT 1 FROM tasker.workflow_step_transitions p
-                                WHERE p.workflow_step_uuid = e.from_step_uuid AND p.most_recent
-                                  AND p.to_state IN ('complete', 'resolved_manually'))
-                        """, [stepUUID])[0].decode("unmet")
+                    let unmet: Int = try c.query(StepStatements.unmetParents, [stepUUID])[0].decode("unmet")
                     if unmet > 0 { throw ClaimRejected() }
                 }
-                let row = try c.query("""
-                    WITH transition AS (
-                        INSERT INTO tasker.workflow_step_transitions
-                            (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-                        VALUES ($1, 'in_progress', $2, $3::jsonb, $4, true, NOW(), NOW())
-                        RETURNING 1),
-                    step AS (
-                        UPDATE tasker.workflow_steps
-                           SET in_process = true, attempts = COALESCE(attempts, 0) + 1,
-                               last_attempted_at = NOW(), updated_at = NOW()
-                         WHERE workflow_step_uuid = $1
-                        RETURNING attempts)
-                    SELECT (SELECT attempts FROM step) AS attempts, (SELECT count(*) FROM transition) AS inserted,
-                           pgmq.archive($5::text, $6::bigint) AS archived
-                    """, [stepUUID, fromState, PostgresJSON(raw: metadata), sortKey + 1, queue, msgID])[0]
+                let row = try c.query(StepStatements.claim, [stepUUID, fromState, PostgresJSON(raw: metadata), sortKey + 1, queue, msgID])[0]
                 return ClaimOutcome.claimed(attempts: try row.decode("attempts"))
             }
         } catch is ClaimRejected {
@@ -160,19 +122,7 @@ public enum StepRepository {
         do {
             return try c.transaction { c in
                 let (_, sortKey) = try retireCurrentTransition(c, message.stepUUID, ifIn: ["in_progress"])
-                let row = try c.query("""
-                    WITH transition AS (
-                        INSERT INTO tasker.workflow_step_transitions
-                            (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-                        VALUES ($1, $2, 'in_progress', $3::jsonb, $4, true, NOW(), NOW())
-                        RETURNING 1),
-                    step AS (
-                        UPDATE tasker.workflow_steps SET in_process = false, results = $5::jsonb, updated_at = NOW()
-                         WHERE workflow_step_uuid = $1
-                        RETURNING 1)
-                    SELECT (SELECT count(*) FROM transition) AS inserted, (SELECT count(*) FROM step) AS updated,
-                           tasker.pgmq_send_with_notify($6::text, $7::jsonb, 0) AS msg_id
-                    """, [message.stepUUID, toState, PostgresJSON(raw: metadata), sortKey + 1,
+                let row = try c.query(StepStatements.complete, [message.stepUUID, toState, PostgresJSON(raw: metadata), sortKey + 1,
                           PostgresJSON(raw: resultJSON), QueueNames.stepResults, PostgresJSON(raw: body)])[0]
                 return CompletionOutcome.completed(msgID: try row.decode("msg_id"))
             }
@@ -228,11 +178,7 @@ extension StepRepository {
 /// both cases throw `ClaimRejected`, which rolls the transaction back.
 private func retireCurrentTransition(_ c: isolated PostgresConnection, _ stepUUID: UUID,
                                      ifIn states: [String]) throws -> (state: String, sortKey: Int) {
-    let rows = try c.query("""
-        UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-         WHERE workflow_step_uuid = $1 AND most_recent AND to_state = ANY($2::text[])
-        RETURNING to_state, sort_key
-        """, [stepUUID, "{" + states.joined(separator: ",") + "}"])
+    let rows = try c.query(StepStatements.retireCurrentTransition, [stepUUID, "{" + states.joined(separator: ",") + "}"])
     guard let row = rows.first else { throw ClaimRejected() }
     return (try row.decode("to_state"), try row.decode("sort_key"))
 }

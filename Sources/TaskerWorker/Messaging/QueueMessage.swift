@@ -42,6 +42,18 @@ public enum QueueNames {
 
 /// The PGMQ calls the worker makes, with typed casts (PGMQ's functions are overloaded).
 public enum PGMQ {
+    /// The calls made for every step, prepared once per connection.
+    enum Statements {
+        static let read = PreparedStatement(
+            "SELECT msg_id, read_ct, message FROM pgmq.read(queue_name => $1::text, vt => $2::integer, qty => $3::integer)")
+        static let readSpecific = PreparedStatement(
+            "SELECT msg_id, read_ct, message FROM tasker.pgmq_read_specific_message($1::text, $2::bigint, $3::integer)")
+        static let setVisibilityTimeout = PreparedStatement("SELECT msg_id FROM pgmq.set_vt($1::text, $2::bigint, $3::integer)")
+        static let archive = PreparedStatement("SELECT pgmq.archive($1::text, $2::bigint) AS archived")
+        static let sendWithNotify = PreparedStatement(
+            "SELECT tasker.pgmq_send_with_notify($1::text, $2::jsonb, $3::integer) AS msg_id")
+    }
+
     /// Reads up to `quantity` visible messages, hiding them for `visibilityTimeout` seconds. With
     /// `minAgeSeconds > 0` only messages enqueued at least that long ago are read, with
     /// `maxAgeSeconds > 0` only messages enqueued less than that long ago (PGMQ's own `read` has no
@@ -50,9 +62,7 @@ public enum PGMQ {
     public static func read(_ c: isolated PostgresConnection, queue: String, visibilityTimeout: Int,
                             quantity: Int, minAgeSeconds: Int = 0, maxAgeSeconds: Int = 0) throws(PostgresError) -> [QueueMessage] {
         if minAgeSeconds <= 0 && maxAgeSeconds <= 0 {
-            return try c.query("""
-                SELECT msg_id, read_ct, message FROM pgmq.read(queue_name => $1::text, vt => $2::integer, qty => $3::integer)
-                """, [queue, Int32(clamping: visibilityTimeout), Int32(clamping: quantity)])
+            return try c.query(Statements.read, [queue, Int32(clamping: visibilityTimeout), Int32(clamping: quantity)])
                 .map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
         }
         let table = try c.quoteIdentifier("q_" + queue.lowercased())
@@ -74,30 +84,27 @@ public enum PGMQ {
     /// Reads one message by id if it is visible (`tasker.pgmq_read_specific_message`).
     public static func readSpecific(_ c: isolated PostgresConnection, queue: String, msgID: Int64,
                                     visibilityTimeout: Int) throws(PostgresError) -> QueueMessage? {
-        try c.query("SELECT msg_id, read_ct, message FROM tasker.pgmq_read_specific_message($1::text, $2::bigint, $3::integer)",
-                    [queue, msgID, Int32(clamping: visibilityTimeout)])
+        try c.query(Statements.readSpecific, [queue, msgID, Int32(clamping: visibilityTimeout)])
             .first.map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
     }
 
     /// Sets a message's visibility timeout to `seconds` from now (0: visible at once).
     public static func setVisibilityTimeout(_ c: isolated PostgresConnection, queue: String, msgID: Int64,
                                             seconds: Int) throws(PostgresError) {
-        _ = try c.query("SELECT msg_id FROM pgmq.set_vt($1::text, $2::bigint, $3::integer)",
-                        [queue, msgID, Int32(clamping: seconds)])
+        _ = try c.query(Statements.setVisibilityTimeout, [queue, msgID, Int32(clamping: seconds)])
     }
 
     /// Archives (acks) a message; false when it was already gone.
     @discardableResult
     public static func archive(_ c: isolated PostgresConnection, queue: String, msgID: Int64) throws(PostgresError) -> Bool {
-        try c.query("SELECT pgmq.archive($1::text, $2::bigint) AS archived", [queue, msgID])[0].decode("archived")
+        try c.query(Statements.archive, [queue, msgID])[0].decode("archived")
     }
 
     /// Sends with Tasker's notification (`tasker.pgmq_send_with_notify`); returns the msg_id.
     @discardableResult
     public static func sendWithNotify(_ c: isolated PostgresConnection, queue: String, message: PostgresJSON,
                                       delaySeconds: Int = 0) throws(PostgresError) -> Int64 {
-        try c.query("SELECT tasker.pgmq_send_with_notify($1::text, $2::jsonb, $3::integer) AS msg_id",
-                    [queue, message, Int32(clamping: delaySeconds)])[0].decode("msg_id")
+        try c.query(Statements.sendWithNotify, [queue, message, Int32(clamping: delaySeconds)])[0].decode("msg_id")
     }
 
     /// Creates a queue (idempotent).
