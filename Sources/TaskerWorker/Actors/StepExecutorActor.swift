@@ -83,6 +83,18 @@ public actor StepExecutorActor: WorkerActor {
         return loadShedding.remainingCapacity(inFlightClaims: inFlight.count)
     }
 
+    /// Whether a notified message on `queue` should be delivered now. Not while claiming is off, nor
+    /// at the shedding threshold: then the notification is counted as shed, its message stays
+    /// queued, and the released permit triggers a read of the queue (`CapacitySignal`).
+    public func admitsNotification(forQueue queue: String) -> Bool {
+        guard accepting else { return false }
+        guard loadShedding.remainingCapacity(inFlightClaims: inFlight.count) == 0 else { return true }
+        statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.shed(queue: queue)
+        loadShedding.capacity.recordShed()
+        return false
+    }
+
     /// Processes one delivery. Never throws: every failure is logged, and the message is either
     /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
     @discardableResult

@@ -38,6 +38,13 @@ public enum QueueNames {
     public static func domainEvents(namespace: String) -> String { "\(namespace)_domain_events" }
     /// The channel `pgmq_send_with_notify` notifies for a worker namespace.
     public static func readyChannel(namespace: String) -> String { "pgmq_message_ready.\(namespace)" }
+    /// The worker queue whose messages a ready channel announces (the inverse of `readyChannel`);
+    /// any other channel name is returned as is.
+    public static func queue(ofChannel channel: String) -> String {
+        let prefix = "pgmq_message_ready."
+        guard channel.hasPrefix(prefix), channel.count > prefix.count else { return channel }
+        return workerQueue(namespace: String(channel.dropFirst(prefix.count)))
+    }
 }
 
 /// The PGMQ calls the worker makes, with typed casts (PGMQ's functions are overloaded).

@@ -79,6 +79,9 @@ public final class WorkerEventSystem: Service, Sendable {
     private let onShutdownBegins: @Sendable () -> Void
     private let capacityFreed: CapacitySignal?
     private let pollFailureLog = Throttle(interval: .seconds(10))
+    /// Catch-up reads already scheduled, by whole second since `clockStart`.
+    private let pendingCatchUps = Mutex<Set<Int64>>([])
+    private let clockStart = ContinuousClock.now
     private let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
@@ -175,6 +178,11 @@ public final class WorkerEventSystem: Service, Sendable {
                     // Anything sent while we were not listening is only found by reading the queues.
                     pollSignal.yield(.catchUp)
                 case .notification(let note):
+                    // At capacity, a notification would only be refused by load shedding (and its
+                    // message re-read later anyway): leave the message queued and read the queue
+                    // when a handler permit frees, so a burst costs neither claims nor memory.
+                    guard await commands.actors.stepExecutor.admitsNotification(forQueue: QueueNames.queue(ofChannel: note.channel))
+                    else { continue }
                     let notification: QueueNotification
                     do {
                         notification = try QueueNotification.parse(note.payload)
@@ -268,7 +276,11 @@ public final class WorkerEventSystem: Service, Sendable {
             let executor = commands.actors.stepExecutor
             let quantity = min(batch, await executor.readCapacity ?? batch)
             guard quantity > 0 else {
-                if await executor.isAccepting { scheduleCatchUp(after: .seconds(1)) }
+                if await executor.isAccepting {
+                    // Read again as soon as a permit frees (and, as a safety net, in a second).
+                    capacityFreed?.recordShed()
+                    scheduleCatchUp(after: .seconds(1))
+                }
                 return
             }
             let messages: [QueueMessage]
@@ -302,11 +314,18 @@ public final class WorkerEventSystem: Service, Sendable {
         }
     }
 
+    /// Asks for a catch-up read after `delay`, rounded up to the next whole second of this event
+    /// system's clock. Requests for the same second share one timer, so a burst of refused
+    /// deliveries costs at most one sleeping task per second of delay, not two per delivery.
     private func scheduleCatchUp(after delay: Duration) {
-        let signal = pollSignal
+        let elapsed = clockStart.duration(to: .now) + delay
+        let second = elapsed.components.seconds + (elapsed.components.attoseconds > 0 ? 1 : 0)
+        guard pendingCatchUps.withLock({ $0.insert(second).inserted }) else { return }
+        let deadline = clockStart.advanced(by: .seconds(second))
         Task {
-            try? await Task.sleep(for: delay)
-            signal.yield(.catchUp)
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            self.pendingCatchUps.withLock { _ = $0.remove(second) }
+            self.pollSignal.yield(.catchUp)
         }
     }
 }
