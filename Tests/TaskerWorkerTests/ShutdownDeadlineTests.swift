@@ -172,6 +172,18 @@ struct PollerCapacityTests {
             for claims in 0..<remaining { #expect(!check.shouldShed(inFlightClaims: claims), "threshold \(threshold)") }
             #expect(check.shouldShed(inFlightClaims: remaining), "threshold \(threshold)")
         }
+        // Claimed steps whose results are not stored yet are bounded too (handlers give their permit
+        // back before the result is stored): with 3 of at most 5 unstored, only 2 more may be claimed.
+        let unstored = DispatchBacklog()
+        for _ in 0..<3 { unstored.add() }
+        let bounded = LoadShedding(enabled: true, capacityThresholdPercent: 85, warningThresholdPercent: 70,
+                                   semaphore: semaphore, backlog: DispatchBacklog(), unstored: unstored, unstoredLimit: 5)
+        #expect(bounded.remainingCapacity(inFlightClaims: 0) == 2)
+        #expect(bounded.remainingCapacity(inFlightClaims: 1) == 1)
+        #expect(!bounded.shouldShed(inFlightClaims: 1))
+        #expect(bounded.shouldShed(inFlightClaims: 2))
+        unstored.remove()
+        #expect(bounded.remainingCapacity(inFlightClaims: 0) == 3)
     }
 
     /// Two permits, ten queued steps, a 30 s visibility timeout: everything finishes in seconds,

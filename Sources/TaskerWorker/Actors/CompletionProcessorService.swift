@@ -2,6 +2,7 @@ import AsyncAlgorithms
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Drains the completion channel: stores each result with `StepRepository.complete` (one
 /// transaction: transition, `results`, `in_process = false`, message to orchestration), then fires
@@ -17,13 +18,18 @@ public final class CompletionProcessorService: Service, Sendable {
     private let retryBackoff: ReconnectBackoff
     private let concurrency: Int
     private let eventDrainTimeout: Duration
+    /// Counted down as each result is settled, and told, so that load shedding can claim again.
+    private let unstored: DispatchBacklog?
+    private let capacity: CapacitySignal?
     private let logger: Logger
 
     public init(completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
                 domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
                 concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
-                eventDrainTimeout: Duration = .seconds(5),
+                eventDrainTimeout: Duration = .seconds(5), unstored: DispatchBacklog? = nil, capacity: CapacitySignal? = nil,
                 logger: Logger = Logger(label: "tasker.completion")) {
+        self.unstored = unstored
+        self.capacity = capacity
         self.eventDrainTimeout = eventDrainTimeout
         self.completions = completions
         self.bufferSize = max(1, bufferSize)
@@ -38,14 +44,23 @@ public final class CompletionProcessorService: Service, Sendable {
 
     /// Runs until the completion channel finishes (the dispatch service finishes it after the last
     /// handler), storing every result.
+    ///
+    /// Up to `concurrency` writers store results. A result that arrives while a writer is free is
+    /// stored at once, alone (no added latency); results that pile up while all writers are busy
+    /// are taken together by the next free writer and stored in one transaction (one commit for
+    /// the batch instead of one per step). At most `bufferSize` results wait at once.
     public func run() async {
-        let slots = AsyncSemaphore(permits: concurrency)
+        let room = AsyncSemaphore(permits: bufferSize)
+        let queue = CompletionQueue(writers: concurrency)
         await withDiscardingTaskGroup { group in
             for await completion in completions.buffer(policy: .bounded(bufferSize)) {
-                await slots.acquire()
+                await room.acquire()
+                guard queue.add(completion) else { continue }
                 group.addTask {
-                    await self.store(completion)
-                    slots.release()
+                    while let batch = queue.next(maximum: Self.maximumBatch) {
+                        await self.store(batch)
+                        for _ in batch { room.release() }
+                    }
                 }
             }
             // Every handler is done: the remaining results are stored whatever happens, their
@@ -55,41 +70,52 @@ public final class CompletionProcessorService: Service, Sendable {
         try? await gracefulShutdown()
     }
 
-    /// Stores one result, retrying database errors; then publishes its events.
-    func store(_ completion: StepCompletion) async {
-        let message = completion.step.message
-        let result = completion.result
+    /// The most results one transaction stores.
+    static let maximumBatch = 64
+
+    /// Stores a batch in one transaction; if that fails, stores each result on its own (with retries),
+    /// so one bad write never holds back the others and nothing is lost.
+    func store(_ batch: [StepCompletion]) async {
+        guard batch.count > 1 else { return await store(batch[0]) }
         let storeStart = ContinuousClock.now
-        defer { StepMetrics.completionFinished(completion) }
-        let resultJSON: String
+        var writes: [CompletionWrite] = []
+        var written: [StepCompletion] = []
+        for completion in batch {
+            guard let write = makeWrite(completion) else {
+                settled(completion)
+                continue
+            }
+            writes.append(write)
+            written.append(completion)
+        }
+        guard !writes.isEmpty else { return }
+        let outcomes: [CompletionOutcome]
         do {
-            resultJSON = try result.jsonString()
+            let batchWrites = writes
+            outcomes = try await pool.withConnection { c in try await StepRepository.completeBatch(c, batchWrites) }
         } catch {
-            logger.critical("cannot encode a step result", metadata: StepLogMetadata.of(completion.step, ["error": "\(error)"]))
+            logger.info("storing \(written.count) results in one transaction failed; storing them one by one",
+                        metadata: ["error": "\(error)"])
+            for completion in written { await store(completion) }
             return
         }
+        statistics.completionsBatched.wrappingIncrement(by: written.count, ordering: .relaxed)
+        for (completion, outcome) in zip(written, outcomes) {
+            await finish(completion, outcome: outcome, since: storeStart)
+            settled(completion)
+        }
+    }
+
+    /// Stores one result, retrying database errors; then publishes its events.
+    func store(_ completion: StepCompletion) async {
+        let storeStart = ContinuousClock.now
+        defer { settled(completion) }
+        guard let write = makeWrite(completion) else { return }
         var attempt = 0
         while true {
             do {
-                let outcome = try await pool.withConnection { [identity] c in
-                    try await StepRepository.complete(c, message: message, success: result.isSuccess,
-                                                      resultJSON: resultJSON, workerUUID: identity.uuid)
-                }
-                let elapsed = completion.step.claimedAt.duration(to: .now)
-                statistics.recordExecution(success: result.isSuccess,
-                                           executionTimeMs: Int(elapsed.components.seconds * 1000
-                                               + elapsed.components.attoseconds / 1_000_000_000_000_000))
-                StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart)
-                if case .notInProgress = outcome {
-                    logger.warning("step was no longer in_progress; result not stored",
-                                   metadata: StepLogMetadata.of(completion.step))
-                    return
-                }
-                if !result.isSuccess {
-                    logger.info("step failed", metadata: StepLogMetadata.of(completion.step, [
-                        "error_type": "\(result.error?.errorType ?? "unknown")", "retryable": "\(result.isRetryable)"]))
-                }
-                await domainEvents.publish(for: completion)
+                let outcome = try await pool.withConnection { c in try await StepRepository.completeBatch(c, [write])[0] }
+                await finish(completion, outcome: outcome, since: storeStart)
                 return
             } catch {
                 attempt += 1
@@ -100,11 +126,83 @@ public final class CompletionProcessorService: Service, Sendable {
                     "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
                 if Task.isCancelled && attempt >= 20 {
                     logger.critical("giving up storing a step result during forced shutdown",
-                                    metadata: StepLogMetadata.of(completion.step, ["result": "\(resultJSON)"]))
+                                    metadata: StepLogMetadata.of(completion.step, ["result": "\(write.resultJSON)"]))
                     return
                 }
                 try? await Task.sleep(for: delay)
             }
+        }
+    }
+
+    /// The step is done with (stored, refused, or given up): it no longer counts against load shedding.
+    private func settled(_ completion: StepCompletion) {
+        StepMetrics.completionFinished(completion)
+        unstored?.remove()
+        capacity?.permitReleased()
+    }
+
+    /// The result encoded for the database; nil (logged) when it cannot be encoded.
+    private func makeWrite(_ completion: StepCompletion) -> CompletionWrite? {
+        do {
+            return try CompletionWrite(message: completion.step.message, success: completion.result.isSuccess,
+                                       resultJSON: try completion.result.jsonString(), workerUUID: identity.uuid)
+        } catch {
+            logger.critical("cannot encode a step result", metadata: StepLogMetadata.of(completion.step, ["error": "\(error)"]))
+            return nil
+        }
+    }
+
+    /// After the write: statistics, metrics, logs, and the step's domain events.
+    private func finish(_ completion: StepCompletion, outcome: CompletionOutcome, since storeStart: ContinuousClock.Instant) async {
+        let result = completion.result
+        let elapsed = completion.step.claimedAt.duration(to: .now)
+        statistics.recordExecution(success: result.isSuccess,
+                                   executionTimeMs: Int(elapsed.components.seconds * 1000
+                                       + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart)
+        if case .notInProgress = outcome {
+            logger.warning("step was no longer in_progress; result not stored", metadata: StepLogMetadata.of(completion.step))
+            return
+        }
+        if !result.isSuccess {
+            logger.info("step failed", metadata: StepLogMetadata.of(completion.step, [
+                "error_type": "\(result.error?.errorType ?? "unknown")", "retryable": "\(result.isRetryable)"]))
+        }
+        await domainEvents.publish(for: completion)
+    }
+}
+
+/// The results waiting for a writer, and how many writers run (at most `writers`).
+private final class CompletionQueue: Sendable {
+    private struct State {
+        var pending: [StepCompletion] = []
+        var running = 0
+    }
+    private let state = Mutex(State())
+    private let writers: Int
+
+    init(writers: Int) { self.writers = writers }
+
+    /// Queues a result; true when the caller must start a writer for it (one is free).
+    func add(_ completion: StepCompletion) -> Bool {
+        state.withLock { state in
+            state.pending.append(completion)
+            guard state.running < writers else { return false }
+            state.running += 1
+            return true
+        }
+    }
+
+    /// The next batch for a writer, oldest first; nil (and the writer stops) when none is waiting.
+    func next(maximum: Int) -> [StepCompletion]? {
+        state.withLock { state in
+            guard !state.pending.isEmpty else {
+                state.running -= 1
+                return nil
+            }
+            let batch = Array(state.pending.prefix(maximum))
+            state.pending.removeFirst(batch.count)
+            return batch
         }
     }
 }

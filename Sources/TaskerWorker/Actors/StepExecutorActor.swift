@@ -174,6 +174,7 @@ public actor StepExecutorActor: WorkerActor {
         statistics.claimed.wrappingIncrement(ordering: .relaxed)
         StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart)
         loadShedding.backlog.add()
+        loadShedding.unstored.add()
         await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
                                         dependencyResults: dependencies, attempts: attempts))
     }
@@ -219,13 +220,22 @@ public struct LoadShedding: Sendable {
     public let backlog: DispatchBacklog
     /// Told about every shed, so that a released permit triggers a re-read.
     public let capacity: CapacitySignal
+    /// Claimed steps whose result is not stored yet (the completion processor counts them down).
+    public let unstored: DispatchBacklog
+    /// At most this many claimed steps without a stored result (nil: no such bound). Handlers give
+    /// their permit back before their result is stored, so without it a fast handler and a slow
+    /// database would pile finished steps up in memory (about 3 KB each).
+    public let unstoredLimit: Int?
     private let logger: Logger
     private let warningThrottle = Throttle(interval: .seconds(10))
 
     public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double,
                 semaphore: AsyncSemaphore, backlog: DispatchBacklog, capacity: CapacitySignal = CapacitySignal(),
+                unstored: DispatchBacklog = DispatchBacklog(), unstoredLimit: Int? = nil,
                 logger: Logger = Logger(label: "tasker.load_shedding")) {
         self.capacity = capacity
+        self.unstored = unstored
+        self.unstoredLimit = unstoredLimit
         self.enabled = enabled
         self.capacityThresholdPercent = capacityThresholdPercent
         self.warningThresholdPercent = warningThresholdPercent
@@ -238,7 +248,9 @@ public struct LoadShedding: Sendable {
     func remainingCapacity(inFlightClaims: Int) -> Int? {
         guard enabled else { return nil }
         let allowed = Int((capacityThresholdPercent * Double(semaphore.limit) / 100).rounded(.up))
-        return max(0, allowed - semaphore.inUse - backlog.count - inFlightClaims)
+        let belowThreshold = allowed - semaphore.inUse - backlog.count - inFlightClaims
+        guard let unstoredLimit else { return max(0, belowThreshold) }
+        return max(0, min(belowThreshold, unstoredLimit - unstored.count - inFlightClaims))
     }
 
     /// Claimed work as a percentage of the handler permits: running handlers plus claimed steps
@@ -253,11 +265,11 @@ public struct LoadShedding: Sendable {
     /// `inFlightClaims`: claims under way, which will hold permits soon.
     func shouldShed(inFlightClaims: Int = 0) -> Bool {
         guard enabled else { return false }
-        let usage = usagePercent + Double(inFlightClaims) * 100 / Double(semaphore.limit)
-        if usage >= capacityThresholdPercent {
+        if remainingCapacity(inFlightClaims: inFlightClaims) == 0 {
             capacity.recordShed()
             return true
         }
+        let usage = usagePercent + Double(inFlightClaims) * 100 / Double(semaphore.limit)
         if usage >= warningThresholdPercent, warningThrottle.allow() {
             logger.warning("handler capacity nearly exhausted", metadata: ["usage_percent": "\(Int(usage))"])
         }
@@ -265,7 +277,8 @@ public struct LoadShedding: Sendable {
     }
 }
 
-/// Counts claimed steps that wait for a handler permit (shared by the executor and the dispatcher).
+/// Counts claimed steps in one stage: waiting for a handler permit (`LoadShedding.backlog`, shared
+/// by the executor and the dispatcher) or waiting for their result to be stored (`unstored`).
 public final class DispatchBacklog: Sendable {
     private let value = Atomic<Int>(0)
     public init() {}

@@ -12,6 +12,7 @@ public final class WorkerStatistics: Sendable {
     let staleMessages = ManagedAtomic<Int>(0)
     let shedClaims = ManagedAtomic<Int>(0)
     let completionRetries = ManagedAtomic<Int>(0)
+    let completionsBatched = ManagedAtomic<Int>(0)
     let domainEventsPublished = ManagedAtomic<Int>(0)
     let domainEventsFailed = ManagedAtomic<Int>(0)
     let domainEventsInvalid = ManagedAtomic<Int>(0)
@@ -35,6 +36,7 @@ public final class WorkerStatistics: Sendable {
             claimed: claimed.load(ordering: .relaxed), claimsLost: claimsLost.load(ordering: .relaxed),
             poisonMessages: poisonMessages.load(ordering: .relaxed), staleMessages: staleMessages.load(ordering: .relaxed),
             shedClaims: shedClaims.load(ordering: .relaxed), completionRetries: completionRetries.load(ordering: .relaxed),
+            completionsBatched: completionsBatched.load(ordering: .relaxed),
             domainEventsPublished: domainEventsPublished.load(ordering: .relaxed),
             domainEventsFailed: domainEventsFailed.load(ordering: .relaxed),
             domainEventsInvalid: domainEventsInvalid.load(ordering: .relaxed))
@@ -53,6 +55,8 @@ public final class WorkerStatistics: Sendable {
         public var staleMessages: Int
         public var shedClaims: Int
         public var completionRetries: Int
+        /// Results stored together with others in one transaction (the completion processor batches under load).
+        public var completionsBatched: Int
         public var domainEventsPublished: Int
         public var domainEventsFailed: Int
         /// Events skipped because their payload did not satisfy the declared `schema`.

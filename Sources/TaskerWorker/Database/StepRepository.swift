@@ -104,11 +104,57 @@ public enum StepRepository {
     /// `orchestration_step_results` through `pgmq_send_with_notify`.
     public static func complete(_ c: isolated PostgresConnection, message: StepMessage, success: Bool,
                                 resultJSON: String, workerUUID: UUID, now: Date = Date()) throws(PostgresError) -> CompletionOutcome {
+        let write = try CompletionWrite(message: message, success: success, resultJSON: resultJSON,
+                                        workerUUID: workerUUID, now: now)
+        return try completeBatch(c, [write])[0]
+    }
+
+    /// Stores several results in ONE transaction (one commit for all; under load the completion
+    /// processor batches what has piled up). Each write is checked on its own: a step no longer
+    /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
+    /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
+    public static func completeBatch(_ c: isolated PostgresConnection,
+                                     _ writes: [CompletionWrite]) throws(PostgresError) -> [CompletionOutcome] {
+        do {
+            return try c.transaction { c in
+                var outcomes: [CompletionOutcome] = []
+                outcomes.reserveCapacity(writes.count)
+                for write in writes {
+                    let sortKey: Int
+                    do {
+                        sortKey = try retireCurrentTransition(c, write.stepUUID, ifIn: ["in_progress"]).sortKey
+                    } catch is ClaimRejected {
+                        outcomes.append(.notInProgress)  // nothing was written for this step
+                        continue
+                    }
+                    let row = try c.query(StepStatements.complete, [
+                        write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), sortKey + 1,
+                        PostgresJSON(raw: write.resultJSON), QueueNames.stepResults, PostgresJSON(raw: write.body)])[0]
+                    outcomes.append(.completed(msgID: try row.decode("msg_id")))
+                }
+                return outcomes
+            }
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            throw PostgresError(.usage, "completion failed: \(error)")
+        }
+    }
+}
+
+/// One result ready to be written by `StepRepository.completeBatch`: the transition's metadata and
+/// the orchestration message, encoded up front (so an encoding problem never aborts a batch).
+public struct CompletionWrite: Sendable {
+    public let stepUUID: UUID
+    public let toState: String
+    public let metadata: String
+    public let resultJSON: String
+    public let body: String
+
+    public init(message: StepMessage, success: Bool, resultJSON: String, workerUUID: UUID,
+                now: Date = Date()) throws(PostgresError) {
         let eventType = success ? "EnqueueForOrchestration" : "EnqueueAsErrorForOrchestration"
-        let toState = success ? "enqueued_for_orchestration" : "enqueued_as_error_for_orchestration"
         let event = #"{"type":"\#(eventType)","data":\#(resultJSON)}"#
-        let metadata: String
-        let body: String
         do {
             metadata = try JSONValue.object([
                 "event": .string(event), "timestamp": .string(RFC3339.string(now)),
@@ -119,20 +165,9 @@ public enum StepRepository {
         } catch {
             throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
         }
-        do {
-            return try c.transaction { c in
-                let (_, sortKey) = try retireCurrentTransition(c, message.stepUUID, ifIn: ["in_progress"])
-                let row = try c.query(StepStatements.complete, [message.stepUUID, toState, PostgresJSON(raw: metadata), sortKey + 1,
-                          PostgresJSON(raw: resultJSON), QueueNames.stepResults, PostgresJSON(raw: body)])[0]
-                return CompletionOutcome.completed(msgID: try row.decode("msg_id"))
-            }
-        } catch is ClaimRejected {
-            return .notInProgress
-        } catch let error as PostgresError {
-            throw error
-        } catch {
-            throw PostgresError(.usage, "completion failed: \(error)")
-        }
+        stepUUID = message.stepUUID
+        toState = success ? "enqueued_for_orchestration" : "enqueued_as_error_for_orchestration"
+        self.resultJSON = resultJSON
     }
 }
 

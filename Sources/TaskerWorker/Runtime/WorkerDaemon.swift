@@ -101,21 +101,25 @@ public final class WorkerDaemon: Sendable {
         let dispatchChannel = AsyncChannel<ClaimedStep>()
         let completionChannel = AsyncChannel<StepCompletion>()
         let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
+        let capacity = CapacitySignal()
+        let unstored = DispatchBacklog()
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
             domainEvents: domainEvents, statistics: statistics, identity: identity,
-            eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs))
+            eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs),
+            unstored: unstored, capacity: capacity)
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
             registry: handlers, pool: pool, maxConcurrentHandlers: handlerDispatch.maxConcurrentHandlers,
-            defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity)
+            defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity, capacity: capacity)
         let drainDeadline = dispatchService.drainDeadline
         let drainTimeout = Duration.seconds(max(1, eventConfig.timing.processingTimeoutSeconds))
         let shedding = LoadShedding(
             enabled: handlerDispatch.loadShedding.enabled,
             capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
             warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
-            semaphore: dispatchService.semaphore, backlog: dispatchService.backlog, capacity: dispatchService.capacity)
+            semaphore: dispatchService.semaphore, backlog: dispatchService.backlog, capacity: capacity,
+            unstored: unstored, unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize)
         let templateCache = TemplateCacheActor(registry: templates)
         let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
                                          statistics: statistics, loadShedding: shedding,
