@@ -32,8 +32,8 @@ public enum DeliveryOutcome: Sendable, Equatable {
 
 /// Claims steps and hands them to the dispatch channel (fire-and-forget).
 ///
-/// For each delivery: decode the `StepMessage`, hydrate (one query), check the state, claim in one
-/// transaction that also archives the message, then send the claimed step to the dispatch channel.
+/// For each delivery: decode the `StepMessage`, then hydrate and claim in one round trip (the claim
+/// also archives the message, atomically), then send the claimed step to the dispatch channel.
 /// - A message that cannot be decoded, or names a task or step that does not exist, is archived
 ///   with an error log and counted (`poisonMessages`): never retried forever, never a crash.
 /// - A message whose step is already past `enqueued` (a stale duplicate) is archived and counted.
@@ -140,36 +140,35 @@ public actor StepExecutorActor: WorkerActor {
 
     private func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
         let claimStart = ContinuousClock.now
-        let hydrated = try await pool.withConnection { c in
-            try await StepRepository.hydrate(c, taskUUID: message.taskUUID, stepUUID: message.stepUUID)
+        // One round trip: the step's state and context, and the claim itself when it is claimable.
+        let (hydrated, outcome) = try await pool.withConnection { [claimTimeout] c in
+            try await StepRepository.hydrateAndClaim(c, taskUUID: message.taskUUID, stepUUID: message.stepUUID,
+                                                     queue: delivery.queue, msgID: delivery.msgID, timeout: claimTimeout)
         }
         guard let hydrated else {
             StepMetrics.failure(queue: delivery.queue, .stepNotFound)
             await archivePoison(delivery, reason: "task \(message.taskUUID) has no step \(message.stepUUID)")
             return
         }
-        guard hydrated.currentState == "enqueued" || hydrated.currentState == "pending" else {
-            statistics.staleMessages.wrappingIncrement(ordering: .relaxed)
-            StepMetrics.stale(namespace: hydrated.namespace)
-            logger.info("archiving a stale message: the step is already \(hydrated.currentState)",
-                        metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
-            _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+        guard case .claimed(let attempts) = outcome else {
+            if hydrated.currentState == "enqueued" || hydrated.currentState == "pending" {
+                // Claimable a moment ago: another worker won, or a parent is not complete yet.
+                statistics.claimsLost.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.failure(namespace: hydrated.namespace, .claimFailed)
+                logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
+            } else {
+                statistics.staleMessages.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.stale(namespace: hydrated.namespace)
+                logger.info("archiving a stale message: the step is already \(hydrated.currentState)",
+                            metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
+                _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+            }
             return
         }
         let definition = await templates.stepDefinition(for: hydrated)
         var dependencies: [String: StepExecutionResult] = [:]
         for (name, value) in hydrated.dependencyResults {
             dependencies[name] = try? StepExecutionResult.decode(value)
-        }
-        let outcome = try await pool.withConnection { c in
-            try await StepRepository.claim(c, stepUUID: message.stepUUID, queue: delivery.queue, msgID: delivery.msgID,
-                                           timeout: claimTimeout)
-        }
-        guard case .claimed(let attempts) = outcome else {
-            statistics.claimsLost.wrappingIncrement(ordering: .relaxed)
-            StepMetrics.failure(namespace: hydrated.namespace, .claimFailed)
-            logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
-            return
         }
         statistics.claimed.wrappingIncrement(ordering: .relaxed)
         StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart)

@@ -21,7 +21,7 @@ public actor PostgresConnection {
     private let noticeSink: NoticeSink
     private var handle: OpaquePointer?
     /// Names of the `PreparedStatement`s this session has prepared.
-    private var prepared: Set<String> = []
+    var prepared: Set<String> = []
     /// Prepared statements the server invalidated: deallocated before they are prepared again.
     private var invalidated: Set<String> = []
     /// Connected and outside a transaction, as of the last statement: what the pool reads on
@@ -133,7 +133,7 @@ public actor PostgresConnection {
         closeHandle()
     }
 
-    private func closeHandle() {
+    func closeHandle() {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
@@ -142,7 +142,7 @@ public actor PostgresConnection {
         socketFD.store(-1, ordering: .releasing)
     }
 
-    private func publishState() {
+    func publishState() {
         guard let handle else { return reusableState.store(false, ordering: .releasing) }
         reusableState.store(PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE,
                             ordering: .releasing)
@@ -263,7 +263,7 @@ public actor PostgresConnection {
         return value
     }
 
-    private func rollbackQuietly() {
+    func rollbackQuietly() {
         guard isConnected else { return }
         do { try execute("ROLLBACK") } catch {
             logger.warning("ROLLBACK failed", metadata: ["error": "\(error)"])
@@ -329,7 +329,7 @@ public actor PostgresConnection {
 
     // MARK: - Results
 
-    private func liveHandle() throws(PostgresError) -> OpaquePointer {
+    func liveHandle() throws(PostgresError) -> OpaquePointer {
         guard let handle else { throw PostgresError(.connectionClosed, "connection is closed") }
         return handle
     }
@@ -357,7 +357,7 @@ public actor PostgresConnection {
         }
     }
 
-    private static func copyRows(_ result: OpaquePointer) -> PostgresQueryResult {
+    static func copyRows(_ result: OpaquePointer) -> PostgresQueryResult {
         let fieldCount = Int(PQnfields(result))
         let rowCount = Int(PQntuples(result))
         var columns: [PostgresColumn] = []
@@ -387,7 +387,7 @@ public actor PostgresConnection {
         return PostgresQueryResult(rows: rows, affectedRows: affected, index: index)
     }
 
-    private static func serverError(_ result: OpaquePointer, sql: String) -> PostgresError {
+    static func serverError(_ result: OpaquePointer, sql: String) -> PostgresError {
         func field(_ code: Int32) -> String? {
             PQresultErrorField(result, code).map { String(cString: $0) }
         }

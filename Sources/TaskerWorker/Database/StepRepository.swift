@@ -48,53 +48,49 @@ public enum StepRepository {
     /// Loads the step with its task, state and dependency results; nil when the step does not exist
     /// or belongs to another task.
     public static func hydrate(_ c: isolated PostgresConnection, taskUUID: UUID, stepUUID: UUID) throws(PostgresError) -> HydratedStep? {
-        let rows = try c.query(StepStatements.hydrate, [stepUUID, taskUUID])
-        guard let row = rows.first else { return nil }
-        var dependencies: [String: JSONValue] = [:]
-        if case .object(let members) = try row.decode("dependency_results", as: JSONValue.self) {
-            dependencies = members
-        }
-        return HydratedStep(
-            taskUUID: try row.decode("task_uuid"), namedTaskUUID: try row.decode("named_task_uuid"),
-            correlationID: try row.decode("correlation_id"), taskContext: try row.decode("context"),
-            taskName: try row.decode("task_name"), taskVersion: try row.decode("task_version"),
-            namespace: try row.decode("namespace_name"), stepUUID: try row.decode("workflow_step_uuid"),
-            stepName: try row.decode("step_name"), templateStepName: try row.decode("template_step_name"),
-            retryable: try row.decode("retryable"), maxAttempts: try row.decode("max_attempts", as: Int?.self) ?? 3,
-            attempts: try row.decode("attempts"), inputs: try row.decode("inputs"),
-            checkpoint: try row.decode("checkpoint"), currentState: try row.decode("current_state"),
-            dependencyResults: dependencies)
+        try c.query(StepStatements.hydrate, [stepUUID, taskUUID]).first.map(HydratedStep.init(row:))
     }
 
-    /// Claims the step and acks its message in ONE transaction: the `enqueued→in_progress` transition
-    /// (legacy `pending→in_progress` only when every parent is complete) with upstream's metadata,
-    /// `in_process = true`, `attempts + 1`, `last_attempted_at`, and `pgmq.archive` of the message.
+    /// Claims the step and acks its message atomically (one statement, `StepStatements.claim`): the
+    /// `enqueued→in_progress` transition (legacy `pending→in_progress` only when every parent is
+    /// complete) with upstream's metadata, `in_process = true`, `attempts + 1`, `last_attempted_at`,
+    /// and `pgmq.archive` of the message. `timeout` (`timing.claim_timeout_seconds`) bounds the
+    /// claim: one stuck on a lock gives up with an error and the message stays queued.
     ///
     /// The racing claimer blocks on the row lock of the current transition and then finds it no
     /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
     public static func claim(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
                              timeout: Duration? = nil, now: Date = Date()) throws(PostgresError) -> ClaimOutcome {
+        try hydrateAndClaim(c, taskUUID: nil, stepUUID: stepUUID, queue: queue, msgID: msgID, timeout: timeout, now: now).claim
+    }
+
+    /// Hydrates the step and claims it in ONE round trip (a pipeline of `BEGIN`, the claim timeout,
+    /// hydrate, claim, `COMMIT`). The hydrated state is read just before the claim: a step that does
+    /// not exist in that task (nil) or is past `enqueued` is simply not claimed, and the caller
+    /// settles its message. With `taskUUID` nil, only the claim runs (for the step in any task).
+    public static func hydrateAndClaim(_ c: isolated PostgresConnection, taskUUID: UUID?, stepUUID: UUID, queue: String,
+                                       msgID: Int64, timeout: Duration? = nil,
+                                       now: Date = Date()) throws(PostgresError) -> (hydrated: HydratedStep?, claim: ClaimOutcome) {
         let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
-        let timeoutMs = timeout.map { max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
-        do {
-            // `timing.claim_timeout_seconds`: a claim stuck (e.g. on a lock) gives up; the message stays queued.
-            return try c.transaction(settings: timeoutMs.map { "SET LOCAL statement_timeout = \($0)" }) { c in
-                let (fromState, sortKey) = try retireCurrentTransition(c, stepUUID, ifIn: ["enqueued", "pending"])
-                if fromState == "pending" {
-                    let unmet: Int = try c.query(StepStatements.unmetParents, [stepUUID])[0].decode("unmet")
-                    if unmet > 0 { throw ClaimRejected() }
-                }
-                let row = try c.query(StepStatements.claim, [stepUUID, fromState, PostgresJSON(raw: metadata), sortKey + 1, queue, msgID])[0]
-                return ClaimOutcome.claimed(attempts: try row.decode("attempts"))
-            }
-        } catch is ClaimRejected {
-            return .notClaimable
-        } catch let error as PostgresError {
-            if error.isUniqueViolation { return .notClaimable }
-            throw error
-        } catch {
-            throw PostgresError(.usage, "claim failed: \(error)")
+        var statements: [PipelineStatement] = [.plain("BEGIN")]
+        if let timeout {
+            let ms = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            statements.append(.prepared(StepStatements.localStatementTimeout, [String(ms)]))
         }
+        if let taskUUID { statements.append(.prepared(StepStatements.hydrate, [stepUUID, taskUUID])) }
+        statements.append(.prepared(StepStatements.claim, [stepUUID, PostgresJSON(raw: metadata), queue, msgID, taskUUID]))
+        statements.append(.plain("COMMIT"))
+        let results: [PostgresQueryResult]
+        do {
+            results = try c.pipeline(statements)
+        } catch {
+            if error.isUniqueViolation { return (nil, .notClaimable) }
+            throw error
+        }
+        let hydrated = taskUUID == nil ? nil : try results[results.count - 3].first.map(HydratedStep.init(row:))
+        let row = results[results.count - 2][0]
+        guard let attempts = try row.decode("attempts", as: Int?.self) else { return (hydrated, .notClaimable) }
+        return (hydrated, .claimed(attempts: attempts))
     }
 
     /// Stores a result in ONE transaction: `in_progress→enqueued_for_orchestration` (or
@@ -115,29 +111,16 @@ public enum StepRepository {
     /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
     public static func completeBatch(_ c: isolated PostgresConnection,
                                      _ writes: [CompletionWrite]) throws(PostgresError) -> [CompletionOutcome] {
-        do {
-            return try c.transaction { c in
-                var outcomes: [CompletionOutcome] = []
-                outcomes.reserveCapacity(writes.count)
-                for write in writes {
-                    let sortKey: Int
-                    do {
-                        sortKey = try retireCurrentTransition(c, write.stepUUID, ifIn: ["in_progress"]).sortKey
-                    } catch is ClaimRejected {
-                        outcomes.append(.notInProgress)  // nothing was written for this step
-                        continue
-                    }
-                    let row = try c.query(StepStatements.complete, [
-                        write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), sortKey + 1,
-                        PostgresJSON(raw: write.resultJSON), QueueNames.stepResults, PostgresJSON(raw: write.body)])[0]
-                    outcomes.append(.completed(msgID: try row.decode("msg_id")))
-                }
-                return outcomes
-            }
-        } catch let error as PostgresError {
-            throw error
-        } catch {
-            throw PostgresError(.usage, "completion failed: \(error)")
+        let statements = writes.map { write in
+            PipelineStatement.prepared(StepStatements.complete, [
+                write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
+                QueueNames.stepResults, PostgresJSON(raw: write.body)])
+        }
+        // One statement commits on its own; several share one transaction. Either way, one round trip.
+        let results = try c.pipeline(writes.count == 1 ? statements : [.plain("BEGIN")] + statements + [.plain("COMMIT")])
+        return try results.dropFirst(writes.count == 1 ? 0 : 1).prefix(writes.count).map { result throws(PostgresError) in
+            guard let msgID = try result[0].decode("msg_id", as: Int64?.self) else { return .notInProgress }
+            return .completed(msgID: msgID)
         }
     }
 }
@@ -207,16 +190,22 @@ extension StepRepository {
     }
 }
 
-/// Step 1 of every worker transition: clears `most_recent` on the current transition if its state
-/// is one of `states`, returning that state and its `sort_key` (the new row gets `sort_key + 1`).
-/// A concurrent writer blocks on the row lock and then finds no current row in those states;
-/// both cases throw `ClaimRejected`, which rolls the transaction back.
-private func retireCurrentTransition(_ c: isolated PostgresConnection, _ stepUUID: UUID,
-                                     ifIn states: [String]) throws -> (state: String, sortKey: Int) {
-    let rows = try c.query(StepStatements.retireCurrentTransition, [stepUUID, "{" + states.joined(separator: ",") + "}"])
-    guard let row = rows.first else { throw ClaimRejected() }
-    return (try row.decode("to_state"), try row.decode("sort_key"))
+extension HydratedStep {
+    /// Reads a row of `StepStatements.hydrate`.
+    init(row: PostgresRow) throws(PostgresError) {
+        var dependencies: [String: JSONValue] = [:]
+        if case .object(let members) = try row.decode("dependency_results", as: JSONValue.self) {
+            dependencies = members
+        }
+        self.init(
+            taskUUID: try row.decode("task_uuid"), namedTaskUUID: try row.decode("named_task_uuid"),
+            correlationID: try row.decode("correlation_id"), taskContext: try row.decode("context"),
+            taskName: try row.decode("task_name"), taskVersion: try row.decode("task_version"),
+            namespace: try row.decode("namespace_name"), stepUUID: try row.decode("workflow_step_uuid"),
+            stepName: try row.decode("step_name"), templateStepName: try row.decode("template_step_name"),
+            retryable: try row.decode("retryable"), maxAttempts: try row.decode("max_attempts", as: Int?.self) ?? 3,
+            attempts: try row.decode("attempts"), inputs: try row.decode("inputs"),
+            checkpoint: try row.decode("checkpoint"), currentState: try row.decode("current_state"),
+            dependencyResults: dependencies)
+    }
 }
-
-/// Internal: rolls a claim or completion transaction back when the step is not in the expected state.
-private struct ClaimRejected: Error {}

@@ -22,51 +22,64 @@ enum StepStatements {
          WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $2
         """)
 
-    /// Step 1 of every worker transition. $1 step uuid, $2 the states (text array literal).
-    static let retireCurrentTransition = PreparedStatement("""
-        UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-         WHERE workflow_step_uuid = $1 AND most_recent AND to_state = ANY($2::text[])
-        RETURNING to_state, sort_key
-        """)
+    /// `SET LOCAL statement_timeout` as a prepared statement (for pipelines). $1 milliseconds (text).
+    static let localStatementTimeout = PreparedStatement("SELECT set_config('statement_timeout', $1, true)")
 
-    /// Legacy `pending` claims: parents not yet complete. $1 step uuid.
-    static let unmetParents = PreparedStatement("""
-        SELECT count(*) AS unmet FROM tasker.workflow_step_edges e
-         WHERE e.to_step_uuid = $1 AND NOT EXISTS (
-               SELECT 1 FROM tasker.workflow_step_transitions p
-                WHERE p.workflow_step_uuid = e.from_step_uuid AND p.most_recent
-                  AND p.to_state IN ('complete', 'resolved_manually'))
-        """)
-
-    /// $1 step uuid, $2 from state, $3 metadata, $4 sort key, $5 queue, $6 msg id.
+    /// The whole claim in one statement: retire the current `enqueued` transition (legacy `pending`
+    /// only when every parent is complete), insert `in_progress` after it, mark the step in process
+    /// with `attempts + 1`, and archive the message, all only if the retire matched. The insert reads
+    /// the retired row, so the old row is no longer `most_recent` when the new one goes in. A racing
+    /// claimer blocks on the transition's row lock, then finds it retired and changes nothing.
+    /// $1 step uuid, $2 metadata, $3 queue, $4 msg id, $5 task uuid (NULL: any task).
     static let claim = PreparedStatement("""
-        WITH transition AS (
+        WITH retired AS (
+            UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND most_recent
+               AND ($5::uuid IS NULL OR EXISTS (
+                    SELECT 1 FROM tasker.workflow_steps ws WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $5))
+               AND (to_state = 'enqueued'
+                    OR (to_state = 'pending' AND NOT EXISTS (
+                        SELECT 1 FROM tasker.workflow_step_edges e
+                         WHERE e.to_step_uuid = $1 AND NOT EXISTS (
+                               SELECT 1 FROM tasker.workflow_step_transitions p
+                                WHERE p.workflow_step_uuid = e.from_step_uuid AND p.most_recent
+                                  AND p.to_state IN ('complete', 'resolved_manually')))))
+            RETURNING to_state, sort_key),
+        transition AS (
             INSERT INTO tasker.workflow_step_transitions
                 (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            VALUES ($1, 'in_progress', $2, $3::jsonb, $4, true, NOW(), NOW())
+            SELECT $1, 'in_progress', r.to_state, $2::jsonb, r.sort_key + 1, true, NOW(), NOW() FROM retired r
             RETURNING 1),
         step AS (
             UPDATE tasker.workflow_steps
                SET in_process = true, attempts = COALESCE(attempts, 0) + 1,
                    last_attempted_at = NOW(), updated_at = NOW()
-             WHERE workflow_step_uuid = $1
+             WHERE workflow_step_uuid = $1 AND EXISTS (SELECT 1 FROM retired)
             RETURNING attempts)
         SELECT (SELECT attempts FROM step) AS attempts, (SELECT count(*) FROM transition) AS inserted,
-               pgmq.archive($5::text, $6::bigint) AS archived
+               CASE WHEN EXISTS (SELECT 1 FROM retired) THEN pgmq.archive($3::text, $4::bigint) END AS archived
         """)
 
-    /// $1 step uuid, $2 to state, $3 metadata, $4 sort key, $5 results, $6 queue, $7 message.
+    /// The whole completion in one statement, only if the step is still `in_progress`: retire that
+    /// transition, insert the result state after it, store `results` with `in_process = false`, and
+    /// send the message to orchestration (with its notification).
+    /// $1 step uuid, $2 to state, $3 metadata, $4 results, $5 queue, $6 message.
     static let complete = PreparedStatement("""
-        WITH transition AS (
+        WITH retired AS (
+            UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'in_progress'
+            RETURNING sort_key),
+        transition AS (
             INSERT INTO tasker.workflow_step_transitions
                 (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            VALUES ($1, $2, 'in_progress', $3::jsonb, $4, true, NOW(), NOW())
+            SELECT $1, $2, 'in_progress', $3::jsonb, r.sort_key + 1, true, NOW(), NOW() FROM retired r
             RETURNING 1),
         step AS (
-            UPDATE tasker.workflow_steps SET in_process = false, results = $5::jsonb, updated_at = NOW()
-             WHERE workflow_step_uuid = $1
+            UPDATE tasker.workflow_steps SET in_process = false, results = $4::jsonb, updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND EXISTS (SELECT 1 FROM retired)
             RETURNING 1)
-        SELECT (SELECT count(*) FROM transition) AS inserted, (SELECT count(*) FROM step) AS updated,
-               tasker.pgmq_send_with_notify($6::text, $7::jsonb, 0) AS msg_id
+        SELECT (SELECT count(*) FROM transition) AS inserted,
+               CASE WHEN EXISTS (SELECT 1 FROM retired)
+                    THEN tasker.pgmq_send_with_notify($5::text, $6::jsonb, 0) END AS msg_id
         """)
 }
