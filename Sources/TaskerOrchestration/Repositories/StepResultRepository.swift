@@ -50,11 +50,6 @@ public enum StepResultRepository {
             """, [stepUUID, Int32(clamping: seconds)])
     }
 
-    /// A completed step: `processed = true`, `processed_at`, `in_process = false`.
-    static func markProcessed(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) {
-        try c.query(Statements.markProcessed, [stepUUID])
-    }
-
     /// A failed or retrying step: `in_process = false`.
     static func markNotInProcess(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) {
         try c.query("UPDATE tasker.workflow_steps SET in_process = false, updated_at = NOW() WHERE workflow_step_uuid = $1",
@@ -77,11 +72,6 @@ public enum StepResultRepository {
               JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
               JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
              WHERE ws.workflow_step_uuid = $1::uuid
-            """)
-        static let markProcessed = PreparedStatement("""
-            UPDATE tasker.workflow_steps
-               SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
-             WHERE workflow_step_uuid = $1::uuid
             """)
     }
 }

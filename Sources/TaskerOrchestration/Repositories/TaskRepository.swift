@@ -32,66 +32,64 @@ public enum TaskRepository {
     /// Creates the task, its initial steps and their `provides` edges, and the `NULL→pending`
     /// transitions of the task (owned by `processorUUID`) and of every step, in the caller's
     /// transaction (upstream `TaskInitializer::create_task_from_request`).
+    ///
+    /// Four statements whatever the number of steps: the task with its transition, the missing
+    /// `named_steps`, the steps, then their edges and transitions.
     static func createTask(_ c: isolated PostgresConnection, request: TaskRequest, template: TaskTemplate,
                            processorUUID: UUID) throws -> CreatedTask {
-        let named = try c.query("""
-            SELECT nt.named_task_uuid, nt.identity_strategy::text AS identity_strategy
-              FROM tasker.named_tasks nt
-              JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
-             WHERE tn.name = $1 AND nt.name = $2 AND nt.version = $3
-            """, [request.namespace, request.name, request.version])
-        guard let namedRow = named.first else {
-            throw OrchestrationError.templateNotFound(namespace: request.namespace, name: request.name,
-                                                      version: request.version)
-        }
-        let namedTaskUUID: UUID = try namedRow.decode("named_task_uuid")
-        let strategy: String = try namedRow.decode("identity_strategy")
         let correlationID = request.correlationID ?? UUID.v7()
         let contextText = try request.context.jsonString()
         let tagsText = try JSONValue.array(request.tags.map(JSONValue.string)).jsonString()
-        // strict: template + context; caller_provided: the idempotency key; always_unique: a new uuid.
-        let identity: String
-        switch strategy {
-        case "always_unique": identity = "uuid"
-        case "caller_provided" where request.idempotencyKey != nil: identity = "key"
-        default: identity = "hash"
-        }
         let inserted: UUID
         do {
-            inserted = try c.query("""
-                INSERT INTO tasker.tasks
-                    (named_task_uuid, complete, requested_at, initiator, source_system, reason, tags, context,
-                     identity_hash, priority, correlation_id, parent_correlation_id, created_at, updated_at)
-                VALUES ($1, false, NOW(), $2, $3, $4, $5::jsonb, $6::jsonb,
-                        CASE $7 WHEN 'uuid' THEN tasker.uuid_generate_v7()::text
-                                WHEN 'key' THEN $8
-                                ELSE md5($1::text || ':' || $6::jsonb::text) END,
-                        $9, $10, $11, NOW(), NOW())
-                RETURNING task_uuid
-                """, [namedTaskUUID, request.initiator, request.sourceSystem, request.reason, PostgresJSON(raw: tagsText),
-                      PostgresJSON(raw: contextText), identity, request.idempotencyKey, Int32(clamping: request.priority),
-                      correlationID, request.parentCorrelationID])[0].decode("task_uuid")
-        } catch {
+            // strict: template + context; caller_provided: the idempotency key; always_unique: a new uuid.
+            let rows = try c.query(Statements.createTask, [
+                request.namespace, request.name, request.version, request.initiator, request.sourceSystem, request.reason,
+                PostgresJSON(raw: tagsText), PostgresJSON(raw: contextText), request.idempotencyKey,
+                Int32(clamping: request.priority), correlationID, request.parentCorrelationID, processorUUID,
+                PostgresJSON(raw: TransitionRepository.initialMetadata),
+            ])
+            guard let row = rows.first else {
+                throw OrchestrationError.templateNotFound(namespace: request.namespace, name: request.name,
+                                                          version: request.version)
+            }
+            inserted = try row.decode("task_uuid")
+        } catch let error as PostgresError {
             guard error.isUniqueViolation else { throw error }
             throw OrchestrationError.duplicateTask(namespace: request.namespace, name: request.name,
                                                    version: request.version, existingTaskUUID: nil)
         }
-        try TransitionRepository.insertInitialTaskTransition(c, taskUUID: inserted, processorUUID: processorUUID)
         let initial = WorkflowGraph(template).initialSteps
-        var steps: [String: UUID] = [:]
-        for definition in initial {
-            let step = try StepCreation.createStep(c, taskUUID: inserted, definition: definition)
-            steps[definition.name] = step
+        guard !initial.isEmpty else { return CreatedTask(taskUUID: inserted, correlationID: correlationID, steps: [:]) }
+        let names = initial.map(\.name)
+        // Separate statement: a name a concurrent creator inserted is visible to the next one.
+        try c.query(Statements.ensureNamedSteps, [PostgresArrayLiteral(names.map(Optional.some))])
+        let inputs: [String?] = try initial.map { definition in
+            definition.handler.initialization == .emptyObject ? nil : try definition.handler.initialization.jsonString()
         }
+        var steps: [String: UUID] = [:]
+        for row in try c.query(Statements.createSteps, [
+            inserted, PostgresArrayLiteral(names.map(Optional.some)), PostgresArrayLiteral(initial.map(\.retry.retryable)),
+            PostgresArrayLiteral(initial.map { Int32(clamping: $0.retry.maxAttempts) }), PostgresArrayLiteral(inputs),
+        ]) {
+            steps[try row.decode("name")] = try row.decode("workflow_step_uuid")
+        }
+        for definition in initial where steps[definition.name] == nil {
+            steps[definition.name] = try StepCreation.createStep(c, taskUUID: inserted, definition: definition)
+        }
+        var parents: [UUID] = []
+        var children: [UUID] = []
         for definition in initial {
             for dependency in definition.dependencies {
                 guard let parent = steps[dependency], let child = steps[definition.name] else { continue }
-                try StepCreation.createEdge(c, from: parent, to: child, name: "provides")
+                parents.append(parent)
+                children.append(child)
             }
         }
-        for definition in initial {
-            try TransitionRepository.insertInitialStepTransition(c, stepUUID: steps[definition.name]!)
-        }
+        try c.query(Statements.createEdgesAndTransitions, [
+            PostgresArrayLiteral(parents), PostgresArrayLiteral(children),
+            PostgresArrayLiteral(initial.map { steps[$0.name]! }), PostgresJSON(raw: TransitionRepository.initialMetadata),
+        ])
         return CreatedTask(taskUUID: inserted, correlationID: correlationID, steps: steps)
     }
 
@@ -154,6 +152,60 @@ public enum TaskRepository {
 
     /// The hot statements, prepared once per connection.
     enum Statements {
+        /// The task (no row when the template is not registered) and its `NULL→pending` transition.
+        static let createTask = PreparedStatement("""
+            WITH named AS (
+                SELECT nt.named_task_uuid, nt.identity_strategy::text AS strategy
+                  FROM tasker.named_tasks nt
+                  JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+                 WHERE tn.name = $1::text AND nt.name = $2::text AND nt.version = $3::text),
+            task AS (
+                INSERT INTO tasker.tasks
+                    (named_task_uuid, complete, requested_at, initiator, source_system, reason, tags, context,
+                     identity_hash, priority, correlation_id, parent_correlation_id, created_at, updated_at)
+                SELECT named_task_uuid, false, NOW(), $4::text, $5::text, $6::text, $7::jsonb, $8::jsonb,
+                       CASE WHEN strategy = 'always_unique' THEN tasker.uuid_generate_v7()::text
+                            WHEN strategy = 'caller_provided' AND $9::text IS NOT NULL THEN $9::text
+                            ELSE md5(named_task_uuid::text || ':' || $8::jsonb::text) END,
+                       $10::integer, $11::uuid, $12::uuid, NOW(), NOW()
+                  FROM named
+                RETURNING task_uuid),
+            transition AS (
+                INSERT INTO tasker.task_transitions
+                    (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
+                SELECT task_uuid, 'pending', NULL, $14::jsonb, 1, true, $13::uuid, NOW(), NOW() FROM task)
+            SELECT task_uuid FROM task
+            """)
+        static let ensureNamedSteps = PreparedStatement("""
+            INSERT INTO tasker.named_steps (name, created_at, updated_at)
+            SELECT DISTINCT n, NOW(), NOW() FROM unnest($1::text[]) AS n
+             WHERE NOT EXISTS (SELECT 1 FROM tasker.named_steps ns WHERE ns.name = n)
+            ON CONFLICT DO NOTHING
+            """)
+        /// The steps in template order (their uuid v7 keep it), with the template's retry policy.
+        static let createSteps = PreparedStatement("""
+            WITH input AS (
+                SELECT * FROM unnest($2::text[], $3::boolean[], $4::integer[], $5::text[])
+                       WITH ORDINALITY AS i(name, retryable, max_attempts, inputs, ord)),
+            made AS (
+                INSERT INTO tasker.workflow_steps
+                    (task_uuid, named_step_uuid, retryable, max_attempts, inputs, created_at, updated_at)
+                SELECT $1::uuid, ns.named_step_uuid, i.retryable, i.max_attempts, i.inputs::jsonb, NOW(), NOW()
+                  FROM input i JOIN tasker.named_steps ns ON ns.name = i.name
+                 ORDER BY i.ord
+                RETURNING workflow_step_uuid, named_step_uuid)
+            SELECT made.workflow_step_uuid, ns.name FROM made JOIN tasker.named_steps ns USING (named_step_uuid)
+            """)
+        /// The `provides` edges (parents, children) and every step's `NULL→pending` transition.
+        static let createEdgesAndTransitions = PreparedStatement("""
+            WITH edges AS (
+                INSERT INTO tasker.workflow_step_edges (from_step_uuid, to_step_uuid, name, created_at, updated_at)
+                SELECT e.parent, e.child, 'provides', NOW(), NOW() FROM unnest($1::uuid[], $2::uuid[]) AS e(parent, child))
+            INSERT INTO tasker.workflow_step_transitions
+                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+            SELECT s.step, 'pending', NULL, $4::jsonb, 1, true, NOW(), NOW()
+              FROM unnest($3::uuid[]) WITH ORDINALITY AS s(step, ord) ORDER BY s.ord
+            """)
         static let identity = PreparedStatement("""
             SELECT t.task_uuid, t.correlation_id, tn.name AS namespace_name, nt.name, nt.version
               FROM tasker.tasks t

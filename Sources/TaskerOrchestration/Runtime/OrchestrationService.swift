@@ -7,11 +7,12 @@ import TaskerWorker
 /// How the orchestration reads its queues and discovers ready tasks.
 public struct OrchestrationSettings: Sendable, Equatable {
     /// Fallback polling of `orchestration_step_results` and `orchestration_task_requests`
-    /// (`common.queues.pgmq.poll_interval_ms`); LISTEN wakes the reader in between.
+    /// (`common.queues.pgmq.poll_interval_ms`); in between, each LISTEN notification's message is
+    /// claimed by id and processed at once.
     public var pollInterval: Duration = .milliseconds(500)
     /// How often `get_next_ready_tasks` is asked for tasks whose backoff has passed.
     public var readinessInterval: Duration = .seconds(1)
-    /// Messages read per queue per pass.
+    /// Messages processed at once (notified or read), and so the most a read takes.
     public var batchSize = 50
     /// Tasks discovered per readiness pass.
     public var readinessBatchSize = 50
@@ -31,8 +32,10 @@ public struct OrchestrationSettings: Sendable, Equatable {
 
 /// The companion orchestration as a swift-service-lifecycle `Service`: consumes
 /// `orchestration_task_requests` and `orchestration_step_results` (LISTEN on
-/// `pgmq_message_ready.orchestration` plus polling; a message is archived once processed) and runs
-/// the readiness discovery, routing everything through ``OrchestrationCommandProcessorActor``.
+/// `pgmq_message_ready.orchestration`: each notified message is claimed by id and processed in its
+/// own task, without waiting for the others; polling as the fallback; a message is archived once
+/// processed) and runs the readiness discovery, routing everything through
+/// ``OrchestrationCommandProcessorActor``.
 /// Graceful shutdown stops reading, finishes the messages in hand, then closes the pool.
 public final class OrchestrationService: Service, Sendable {
     public let processor: OrchestrationCommandProcessorActor
@@ -260,7 +263,7 @@ public final class OrchestrationService: Service, Sendable {
 
     private func archive(_ message: QueueMessage) async {
         do {
-            try await pool.withConnection { c in try await PGMQ.archive(c, queue: message.queue, msgID: message.msgID) }
+            _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: message.queue, msgID: message.msgID) }
         } catch {
             logger.warning("cannot archive message", metadata: ["queue": "\(message.queue)", "msg_id": "\(message.msgID)"])
         }

@@ -29,36 +29,55 @@ public struct ResultProcessingService: Sendable {
     }
 
     /// Processes the result of `message.stepUUID` (the caller holds the task's lock) on one pooled
-    /// connection: one read (step, state, results and task identity), then ONE transaction for the
-    /// step transition, the task coordination and the enqueueing of the next steps.
+    /// connection, in ONE transaction: the read (step, state, results and task identity), the step
+    /// transition, the task coordination and the enqueueing of the next steps.
     func process(_ message: StepMessage) async throws -> StepResultOutcome {
-        let stepUUID = message.stepUUID
         let context = self.context
         return try await context.pool.withConnection { c in
-            guard let row = try await StepResultRepository.load(c, stepUUID: stepUUID), row.taskUUID == message.taskUUID
-            else { throw OrchestrationError.stepNotFound(stepUUID) }
-            guard row.state == .enqueuedForOrchestration || row.state == .enqueuedAsErrorForOrchestration else {
-                return .ignored(state: row.state)
-            }
-            guard let resultsJSON = row.resultsJSON else {
-                throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "results is NULL")
-            }
-            let result: StepExecutionResult
+            try await c.execute("BEGIN; " + OrchestrationContext.transactionSettings)
             do {
-                result = try StepExecutionResult.decode(json: resultsJSON)
-            } catch {
-                throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "\(error)")
-            }
-            let template = try await context.template(of: row.task)
-            let plan = Plan(row: row, result: result, resultsJSON: resultsJSON, template: template, backoff: context.backoff)
-            let (logger, processor) = (context.logger, context.processorUUID)
-            return try await OrchestrationContext.transaction(c) { c in
-                let outcome = try plan.apply(c, logger: logger)
-                if case .ignored = outcome { return outcome }
-                try Self.coordinate(c, task: row.task, stepUUID: stepUUID, processorUUID: processor, logger: logger)
+                let outcome = try await Self.process(c, message: message, context: context)
+                try await c.execute("COMMIT")
                 return outcome
+            } catch {
+                // A broken connection fails this too; the pool discards it on release.
+                _ = try? await c.execute("ROLLBACK")
+                throw error
             }
         }
+    }
+
+    /// The body of `process`, inside its transaction on `c` (held by the caller, so nothing else
+    /// runs on it between the awaits).
+    private static func process(_ c: PostgresConnection, message: StepMessage,
+                                context: OrchestrationContext) async throws -> StepResultOutcome {
+        let stepUUID = message.stepUUID
+        guard let row = try await StepResultRepository.load(c, stepUUID: stepUUID), row.taskUUID == message.taskUUID
+        else { throw OrchestrationError.stepNotFound(stepUUID) }
+        guard row.state == .enqueuedForOrchestration || row.state == .enqueuedAsErrorForOrchestration else {
+            return .ignored(state: row.state)
+        }
+        guard let resultsJSON = row.resultsJSON else {
+            throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "results is NULL")
+        }
+        let result: StepExecutionResult
+        do {
+            result = try StepExecutionResult.decode(json: resultsJSON)
+        } catch {
+            throw OrchestrationError.resultHydrationFailed(step: stepUUID, reason: "\(error)")
+        }
+        let template = try await context.template(of: row.task)
+        let plan = Plan(row: row, result: result, resultsJSON: resultsJSON, template: template, backoff: context.backoff)
+        return try await apply(c, plan: plan, processorUUID: context.processorUUID, logger: context.logger)
+    }
+
+    /// The writes of one result, on the connection's own thread.
+    private static func apply(_ c: isolated PostgresConnection, plan: Plan, processorUUID: UUID,
+                              logger: Logger) throws -> StepResultOutcome {
+        let outcome = try plan.apply(c, logger: logger)
+        if case .ignored = outcome { return outcome }
+        try coordinate(c, task: plan.row.task, stepUUID: plan.row.stepUUID, processorUUID: processorUUID, logger: logger)
+        return outcome
     }
 
     /// Task coordination after a step result, in the result's transaction: `steps_in_process →
@@ -87,10 +106,8 @@ public struct ResultProcessingService: Sendable {
         func apply(_ c: isolated PostgresConnection, logger: Logger) throws -> StepResultOutcome {
             let step = row.stepUUID
             if row.state == .enqueuedForOrchestration && result.success {
-                guard try TransitionRepository.transitionStep(c, stepUUID: step, from: row.state, to: .complete,
-                                                              event: .complete(resultsJSON: resultsJSON))
+                guard try TransitionRepository.completeStep(c, stepUUID: step, from: row.state, resultsJSON: resultsJSON)
                 else { return .ignored(state: row.state) }
-                try StepResultRepository.markProcessed(c, stepUUID: step)
                 let created = try createDynamicSteps(c, logger: logger)
                 return .completed(created: created.sorted())
             }

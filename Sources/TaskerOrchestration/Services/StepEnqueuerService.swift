@@ -31,6 +31,7 @@ public struct StepEnqueuerService: Sendable {
 
     /// Inside the caller's transaction: enqueues the ready rows of `readiness` (read in this
     /// transaction) and moves the task out of `enqueuing_steps`.
+    @discardableResult
     static func enqueueReadySteps(_ c: isolated PostgresConnection, task: TaskIdentity, readiness: [StepReadiness],
                                   processorUUID processor: UUID, logger: Logger) throws -> [UUID] {
         let queue = QueueNames.workerQueue(namespace: task.namespace)
@@ -73,9 +74,6 @@ public struct StepEnqueuerService: Sendable {
         default:
             return false
         }
-        guard try TransitionRepository.transitionStep(c, stepUUID: step, from: .pending, to: .enqueued, event: .enqueue)
-        else { return false }
-        try PGMQ.sendWithNotify(c, queue: queue, message: message)
-        return true
+        return try TransitionRepository.enqueueStep(c, stepUUID: step, queue: queue, message: message)
     }
 }

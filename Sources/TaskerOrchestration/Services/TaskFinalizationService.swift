@@ -55,6 +55,7 @@ public struct TaskFinalizationService: Sendable {
     /// lock). `task` is the task's identity when the caller has it (read here otherwise, only when
     /// steps are enqueued). Readiness is read once: the execution status is derived from it
     /// (`TaskRepository.executionStatus(of:)`) and its ready rows are the steps enqueued.
+    @discardableResult
     static func evaluate(_ c: isolated PostgresConnection, taskUUID: UUID, task: TaskIdentity?, processorUUID processor: UUID,
                          logger: Logger) throws -> TaskState {
         let readiness = try TaskRepository.readiness(c, taskUUID: taskUUID)
