@@ -72,11 +72,8 @@ public enum StepRepository {
                                        msgID: Int64, timeout: Duration? = nil,
                                        now: Date = Date()) throws(PostgresError) -> (hydrated: HydratedStep?, claim: ClaimOutcome) {
         let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
-        var statements: [PipelineStatement] = [.plain("BEGIN")]
-        if let timeout {
-            let ms = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-            statements.append(.prepared(StepStatements.localStatementTimeout, [String(ms)]))
-        }
+        let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
+        var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
         if let taskUUID { statements.append(.prepared(StepStatements.hydrate, [stepUUID, taskUUID])) }
         statements.append(.prepared(StepStatements.claim, [stepUUID, PostgresJSON(raw: metadata), queue, msgID, taskUUID]))
         statements.append(.plain("COMMIT"))

@@ -22,8 +22,15 @@ enum StepStatements {
          WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $2
         """)
 
-    /// `SET LOCAL statement_timeout` as a prepared statement (for pipelines). $1 milliseconds (text).
-    static let localStatementTimeout = PreparedStatement("SELECT set_config('statement_timeout', $1, true)")
+    /// The claim transaction's settings, as a prepared statement (pipelines take no `SET LOCAL`):
+    /// `statement_timeout` = $1 milliseconds (text; `timing.claim_timeout_seconds`; NULL keeps the
+    /// session's), and
+    /// generic plans, so that the plpgsql `get_step_transitive_dependencies` in hydrate is not
+    /// re-planned on every call (the companion orchestration measured 2–3 ms per re-plan).
+    static let claimSettings = PreparedStatement("""
+        SELECT set_config('statement_timeout', COALESCE($1::text, current_setting('statement_timeout')), true),
+               set_config('plan_cache_mode', 'force_generic_plan', true)
+        """)
 
     /// The whole claim in one statement: retire the current `enqueued` transition (legacy `pending`
     /// only when every parent is complete), insert `in_progress` after it, mark the step in process
