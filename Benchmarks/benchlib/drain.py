@@ -1,0 +1,125 @@
+"""Throughput: the worker draining N enqueued steps, PgQueuer draining N jobs, and the phase that
+interleaves them with the SQL floors per (durability, c)."""
+import asyncio
+import time
+
+import psycopg
+
+from . import floor, worker
+from .common import log
+
+
+def _mb(m, k):
+    return round(m[k], 1) if m and k in m else None
+
+
+def drain_one(b, c, durable, measure_memory=False):
+    """The worker (Hybrid, max_concurrent_handlers = c) started idle; then n steps enqueued as
+    orchestration does, in chunks of 500: `pending→enqueued` committed, then one
+    pgmq_send_with_notify per step (in one statement per chunk, so enqueueing is never the bound).
+    steps/s = completed / (last `enqueued_for_orchestration` − first `in_progress`)."""
+    n = b.cfg["drain_n"][c]
+    b.purge_results()
+    w = worker.start_worker(b, "Hybrid", c)
+    try:
+        a, z = b.seed(n)
+        b.q("CHECKPOINT")
+        time.sleep(1.0)
+        idle = worker.memory(w)
+        with worker.MemorySampler(w) as sampler:
+            t0 = time.time()
+            for lo in range(a, z + 1, 500):
+                hi = min(lo + 499, z)
+                b.mark_enqueued(lo, hi)
+                b.send_steps(lo, hi)
+            enqueue_s = time.time() - t0
+            ok = b.wait_results(n, timeout=max(60, n / 20))
+        after = worker.memory(w)
+    finally:
+        worker.stop(w)
+    first, last, done = b.q("""
+        SELECT extract(epoch FROM min(t.created_at) FILTER (WHERE t.to_state = 'in_progress')),
+               extract(epoch FROM max(t.created_at) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')),
+               count(*) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')
+          FROM generate_series(%s::bigint, %s::bigint) n
+          JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = md5('s'||n)::uuid""", (a, z))[0]
+    if not done or first is None or last is None:
+        raise SystemExit(f"bench: the worker completed no step of {n} (c={c}); see {b.work}")
+    r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),
+         "seconds": float(last - first), "steps_per_s": done / float(last - first)}
+    if "floor_payload_check" not in b.results:
+        b.results["floor_payload_check"] = floor.payload_check(b, a, z)
+    if measure_memory:
+        peak = sampler.peak or after
+        r.update({"rss_idle_mb": _mb(idle, "VmRSS"), "rss_peak_mb": _mb(after, "VmHWM"), "rss_after_mb": _mb(after, "VmRSS"),
+                  "rss_anon_idle_mb": _mb(idle, "RssAnon"), "rss_file_idle_mb": _mb(idle, "RssFile"),
+                  "rss_shmem_idle_mb": _mb(idle, "RssShmem"), "threads_idle": idle.get("Threads"),
+                  "rss_sampled_peak_mb": _mb(peak, "VmRSS"), "rss_anon_peak_mb": _mb(peak, "RssAnon"),
+                  "rss_file_peak_mb": _mb(peak, "RssFile"), "rss_shmem_peak_mb": _mb(peak, "RssShmem"),
+                  "threads_peak": max(sampler.max_threads, after.get("Threads", 0))})
+    return r
+
+
+def pgqueuer_one(b, c):
+    """PgQueuer (psycopg driver) draining n no-op jobs: batch_size = c and max_concurrent_tasks = 2c
+    (PgQueuer's minimum for that batch; an entrypoint concurrency_limit = c stalls its drain mode),
+    drain mode; jobs/s from the first handler start to the return of run()."""
+    from datetime import timedelta
+    from pgqueuer import PsycopgDriver, Queries, QueueManager
+    from pgqueuer.domain.types import QueueExecutionMode
+    n = b.cfg["drain_n"][c]
+
+    async def run():
+        conn = await psycopg.AsyncConnection.connect(b.a.db_url, autocommit=True)
+        q = Queries(PsycopgDriver(conn))
+        if not await q.has_table("pgqueuer"):
+            await q.install()
+        await q.clear_queue(None)
+        await q.enqueue(["noop"] * n, [None] * n, [0] * n)
+        await conn.execute("CHECKPOINT")
+        qm = QueueManager(q)
+        first = []
+
+        @qm.entrypoint("noop")
+        async def noop(job):
+            if not first:
+                first.append(time.time())
+
+        await qm.run(mode=QueueExecutionMode.drain, batch_size=c, max_concurrent_tasks=2 * c,
+                     dequeue_timeout=timedelta(seconds=1))
+        end = time.time()
+        left = (await (await conn.execute("SELECT count(*) FROM pgqueuer")).fetchone())[0]
+        await conn.close()
+        return {"jobs": n, "left": left, "seconds": end - first[0], "steps_per_s": n / (end - first[0])}
+
+    return asyncio.run(run())
+
+
+MEMORY_KEYS = ("rss_anon_idle_mb", "rss_file_idle_mb", "rss_shmem_idle_mb", "threads_idle", "rss_sampled_peak_mb",
+               "rss_anon_peak_mb", "rss_file_peak_mb", "rss_shmem_peak_mb", "threads_peak")
+
+
+def throughput(b, phases):
+    """Interleaved per (durability, c): SQL floors, worker drain, PgQueuer, back to back, so that
+    each ratio compares runs minutes apart at most."""
+    b.floor_vars = floor.variables()
+    if "floor" in phases:
+        b.results["floor_statements_checked"] = floor.check_statements(b.a.repo)
+    R = b.results
+    for durable in (True, False):
+        key = "durable" if durable else "async"
+        b.set_sync(durable)
+        for c in ((1, 4, 16) if durable else b.cfg["async_c"]):
+            if "floor" in phases:
+                floor.run_floors(b, key, c)
+            if "drain" in phases:
+                r = drain_one(b, c, durable, measure_memory=(durable and c == 16))
+                R.setdefault("drain", {}).setdefault(key, {})[str(c)] = r
+                log(f"drain worker   {key:7} c={c:2}: {r['steps_per_s']:8.1f} steps/s ({r['completed']}/{r['steps']})")
+                if "rss_idle_mb" in r:
+                    R["memory"] = {"queued": r["steps"], "rss_idle_mb": r["rss_idle_mb"], "rss_peak_mb": r["rss_peak_mb"],
+                                   "rss_after_drain_mb": r["rss_after_mb"], **{k: r[k] for k in MEMORY_KEYS}}
+            if "pgqueuer" in phases:
+                r = R.setdefault("pgqueuer", {}).setdefault(key, {})[str(c)] = pgqueuer_one(b, c)
+                log(f"drain pgqueuer {key:7} c={c:2}: {r['steps_per_s']:8.1f} jobs/s")
+    b.set_sync(True)

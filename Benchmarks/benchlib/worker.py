@@ -1,0 +1,117 @@
+"""Worker processes: the config overlay, start (until /health/ready), stop, and memory from
+/proc/PID/status (VmRSS/VmHWM, RssAnon/RssFile/RssShmem, Threads)."""
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+
+from .common import LATENCY_C, POLL_MS, free_port
+
+STATUS_FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "Threads")
+
+
+def worker_config(b, mode, c):
+    path = os.path.join(b.work, f"worker-{mode}-{c}.toml")
+    with open(path, "w") as f:
+        f.write(f"""# bench overlay, merged over the built-in defaults (= config/tasker/base)
+[common.database]
+url = "{b.a.db_url}"
+[common.database.pool]
+max_connections = {c + 10}
+min_connections = 2
+[worker.event_systems.worker]
+deployment_mode = "{mode}"
+[worker.event_systems.worker.metadata.fallback_poller]
+polling_interval_ms = {POLL_MS}
+[worker.mpsc_channels.handler_dispatch]
+max_concurrent_handlers = {c}
+[worker.web]
+bind_address = "127.0.0.1:{free_port()}"
+[worker.grpc]
+bind_address = "127.0.0.1:{free_port()}"
+""")
+    return path
+
+
+def spawn(b, args, config, name):
+    env = dict(os.environ, TASKER_CONFIG_PATH=config, TASKER_TEMPLATE_PATH=b.templates,
+               DATABASE_URL=b.a.db_url, TASKER_LOG_LEVEL=os.environ.get("TASKER_LOG_LEVEL", "info"))
+    logf = open(os.path.join(b.work, f"{name}.log"), "ab")
+    return subprocess.Popen([b.a.worker_bin] + args, env=env, stdout=logf, stderr=subprocess.STDOUT, cwd=b.a.repo)
+
+
+def start_worker(b, mode="Hybrid", c=LATENCY_C):
+    config = worker_config(b, mode, c)
+    port = int(re.search(r'web\]\nbind_address = "127.0.0.1:(\d+)"', open(config).read()).group(1))
+    proc = spawn(b, ["run"], config, f"worker-{mode}-{c}")
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"worker exited with {proc.returncode}; see {b.work}/worker-{mode}-{c}.log")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/ready", timeout=1) as r:
+                if r.status == 200:
+                    time.sleep(0.3)   # listener connected, first catch-up read done
+                    return proc
+        except Exception:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("worker not ready after 60 s")
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def memory(proc):
+    """The worker's /proc/PID/status memory lines in MB (Threads as a count). RssAnon is private
+    memory (heap, stacks), RssFile the mapped files (mostly the executable's code pages, shared
+    with the page cache), RssShmem shared memory; VmRSS is their sum, VmHWM the peak of VmRSS."""
+    fields = {}
+    with open(f"/proc/{proc.pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in STATUS_FIELDS:
+                n = int(v.split()[0])
+                fields[k] = n if k == "Threads" else n / 1024.0
+    return fields
+
+
+class MemorySampler:
+    """Samples /proc/PID/status every `period` s in a thread: keeps the sample with the largest
+    VmRSS (its RssAnon/RssFile split is the peak's) and the most threads seen."""
+
+    def __init__(self, proc, period=0.05):
+        self.proc, self.period = proc, period
+        self.peak, self.max_threads = None, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                m = memory(self.proc)
+            except (OSError, ValueError):
+                return
+            if self.peak is None or m.get("VmRSS", 0) > self.peak.get("VmRSS", 0):
+                self.peak = m
+            self.max_threads = max(self.max_threads, m.get("Threads", 0))
+            self._stop.wait(self.period)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
