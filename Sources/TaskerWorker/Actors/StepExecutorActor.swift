@@ -53,8 +53,15 @@ public actor StepExecutorActor: WorkerActor {
     private let claimTimeout: Duration?
     private let logger: Logger
     /// Steps being claimed right now, with the message that carries each.
-    private var inFlight: [UUID: Int64] = [:]
-    private var accepting = true
+    private var inFlight: [UUID: Int64] = [:] {
+        didSet { inFlightCount.store(inFlight.count, ordering: .relaxed) }
+    }
+    private var accepting = true {
+        didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
+    }
+    /// Mirrors of `inFlight.count` and `accepting`, for `admitsNotification` without an actor hop.
+    private let inFlightCount = Atomic<Int>(0)
+    private let acceptingFlag = Atomic<Bool>(true)
 
     public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
                 statistics: WorkerStatistics, loadShedding: LoadShedding, claimTimeout: Duration? = nil,
@@ -86,9 +93,12 @@ public actor StepExecutorActor: WorkerActor {
     /// Whether a notified message on `queue` should be delivered now. Not while claiming is off, nor
     /// at the shedding threshold: then the notification is counted as shed, its message stays
     /// queued, and the released permit triggers a read of the queue (`CapacitySignal`).
-    public func admitsNotification(forQueue queue: String) -> Bool {
-        guard accepting else { return false }
-        guard loadShedding.remainingCapacity(inFlightClaims: inFlight.count) == 0 else { return true }
+    /// Nonisolated (atomics only): the listener asks for every notification, and a hop to this
+    /// actor each time would add to every step's latency. A stale answer is harmless: a delivery
+    /// admitted at the threshold is shed by `execute` as before.
+    public nonisolated func admitsNotification(forQueue queue: String) -> Bool {
+        guard acceptingFlag.load(ordering: .relaxed) else { return false }
+        guard loadShedding.remainingCapacity(inFlightClaims: inFlightCount.load(ordering: .relaxed)) == 0 else { return true }
         statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
         StepMetrics.shed(queue: queue)
         loadShedding.capacity.recordShed()

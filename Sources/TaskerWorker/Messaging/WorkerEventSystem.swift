@@ -181,7 +181,7 @@ public final class WorkerEventSystem: Service, Sendable {
                     // At capacity, a notification would only be refused by load shedding (and its
                     // message re-read later anyway): leave the message queued and read the queue
                     // when a handler permit frees, so a burst costs neither claims nor memory.
-                    guard await commands.actors.stepExecutor.admitsNotification(forQueue: QueueNames.queue(ofChannel: note.channel))
+                    guard commands.actors.stepExecutor.admitsNotification(forQueue: QueueNames.queue(ofChannel: note.channel))
                     else { continue }
                     let notification: QueueNotification
                     do {
