@@ -27,8 +27,9 @@ public actor TaskRequestActor {
     let service: TaskInitializationService
     public init(service: TaskInitializationService) { self.service = service }
 
-    public func handle(_ request: TaskRequest) async throws -> CreatedTask {
-        try await service.initialize(request)
+    /// With `receipt`, the request message is archived with the task's creation (when this returns).
+    public func handle(_ request: TaskRequest, archiving receipt: MessageReceipt? = nil) async throws -> CreatedTask {
+        try await service.initialize(request, archiving: receipt)
     }
 }
 
@@ -41,8 +42,9 @@ public actor ResultProcessorActor {
         self.locks = locks
     }
 
-    public func handle(_ message: StepMessage) async throws -> StepResultOutcome {
-        try await locks.withLock(message.taskUUID) { try await service.process(message) }
+    /// With `receipt`, the result message is archived in the result's transaction (when this returns).
+    public func handle(_ message: StepMessage, archiving receipt: MessageReceipt? = nil) async throws -> StepResultOutcome {
+        try await locks.withLock(message.taskUUID) { try await service.process(message, archiving: receipt) }
     }
 }
 

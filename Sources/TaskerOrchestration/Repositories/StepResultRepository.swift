@@ -22,7 +22,14 @@ public struct StepResultRow: Sendable, Equatable {
 public enum StepResultRepository {
     /// Loads the step with its current state and raw results; nil when it does not exist.
     static func load(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepResultRow? {
-        let rows = try c.query(Statements.load, [stepUUID])
+        try load(c.query(Statements.load, [stepUUID]), stepUUID: stepUUID)
+    }
+
+    /// `load` as a pipeline statement (decode with `load(_:stepUUID:)`).
+    static func loadStatement(stepUUID: UUID) -> PipelineStatement { .prepared(Statements.load, [stepUUID]) }
+
+    /// The step of a `load` result; nil when it does not exist.
+    static func load(_ rows: PostgresQueryResult, stepUUID: UUID) throws(PostgresError) -> StepResultRow? {
         guard let row = rows.first else { return nil }
         let stateText: String = try row.decode("state")
         guard let state = StepState(rawValue: stateText) else {

@@ -38,45 +38,79 @@ public enum TaskRepository {
     static func createTask(_ c: isolated PostgresConnection, request: TaskRequest, template: TaskTemplate,
                            processorUUID: UUID) throws -> CreatedTask {
         let correlationID = request.correlationID ?? UUID.v7()
-        let contextText = try request.context.jsonString()
-        let tagsText = try JSONValue.array(request.tags.map(JSONValue.string)).jsonString()
         let inserted: UUID
         do {
             // strict: template + context; caller_provided: the idempotency key; always_unique: a new uuid.
-            let rows = try c.query(Statements.createTask, [
-                request.namespace, request.name, request.version, request.initiator, request.sourceSystem, request.reason,
-                PostgresJSON(raw: tagsText), PostgresJSON(raw: contextText), request.idempotencyKey,
-                Int32(clamping: request.priority), correlationID, request.parentCorrelationID, processorUUID,
-                PostgresJSON(raw: TransitionRepository.initialMetadata),
-            ])
-            guard let row = rows.first else {
-                throw OrchestrationError.templateNotFound(namespace: request.namespace, name: request.name,
-                                                          version: request.version)
-            }
-            inserted = try row.decode("task_uuid")
+            let rows = try c.query(Statements.createTask,
+                                   try createTaskParameters(request, correlationID: correlationID, processorUUID: processorUUID))
+            inserted = try createdTaskUUID(rows, request: request)
         } catch let error as PostgresError {
             guard error.isUniqueViolation else { throw error }
-            throw OrchestrationError.duplicateTask(namespace: request.namespace, name: request.name,
-                                                   version: request.version, existingTaskUUID: nil)
+            throw duplicateTask(request)
         }
         let initial = WorkflowGraph(template).initialSteps
         guard !initial.isEmpty else { return CreatedTask(taskUUID: inserted, correlationID: correlationID, steps: [:]) }
-        let names = initial.map(\.name)
         // Separate statement: a name a concurrent creator inserted is visible to the next one.
-        try c.query(Statements.ensureNamedSteps, [PostgresArrayLiteral(names.map(Optional.some))])
-        let inputs: [String?] = try initial.map { definition in
-            definition.handler.initialization == .emptyObject ? nil : try definition.handler.initialization.jsonString()
-        }
-        var steps: [String: UUID] = [:]
-        for row in try c.query(Statements.createSteps, [
-            inserted, PostgresArrayLiteral(names.map(Optional.some)), PostgresArrayLiteral(initial.map(\.retry.retryable)),
-            PostgresArrayLiteral(initial.map { Int32(clamping: $0.retry.maxAttempts) }), PostgresArrayLiteral(inputs),
-        ]) {
-            steps[try row.decode("name")] = try row.decode("workflow_step_uuid")
-        }
+        try c.query(Statements.ensureNamedSteps, ensureNamedStepsParameters(initial))
+        var steps = try createdSteps(c.query(Statements.createSteps, try createStepsParameters(taskUUID: inserted, initial: initial)))
         for definition in initial where steps[definition.name] == nil {
             steps[definition.name] = try StepCreation.createStep(c, taskUUID: inserted, definition: definition)
         }
+        try c.query(Statements.createEdgesAndTransitions, edgesAndTransitionsParameters(initial: initial, steps: steps))
+        return CreatedTask(taskUUID: inserted, correlationID: correlationID, steps: steps)
+    }
+
+    // The parts of `createTask`, also sent pipelined by `TaskInitializationService`.
+
+    static func createTaskParameters(_ request: TaskRequest, correlationID: UUID,
+                                     processorUUID: UUID) throws -> [any PostgresEncodable] {
+        let contextText = try request.context.jsonString()
+        let tagsText = try JSONValue.array(request.tags.map(JSONValue.string)).jsonString()
+        return [
+            request.namespace, request.name, request.version, request.initiator, request.sourceSystem, request.reason,
+            PostgresJSON(raw: tagsText), PostgresJSON(raw: contextText), request.idempotencyKey,
+            Int32(clamping: request.priority), correlationID, request.parentCorrelationID, processorUUID,
+            PostgresJSON(raw: TransitionRepository.initialMetadata),
+        ]
+    }
+
+    /// The task created by `Statements.createTask`; no row: the template is not registered.
+    static func createdTaskUUID(_ rows: PostgresQueryResult, request: TaskRequest) throws -> UUID {
+        guard let row = rows.first else {
+            throw OrchestrationError.templateNotFound(namespace: request.namespace, name: request.name,
+                                                      version: request.version)
+        }
+        return try row.decode("task_uuid")
+    }
+
+    static func duplicateTask(_ request: TaskRequest) -> OrchestrationError {
+        .duplicateTask(namespace: request.namespace, name: request.name, version: request.version, existingTaskUUID: nil)
+    }
+
+    static func ensureNamedStepsParameters(_ initial: [StepDefinition]) -> [any PostgresEncodable] {
+        [PostgresArrayLiteral(initial.map { Optional.some($0.name) })]
+    }
+
+    static func createStepsParameters(taskUUID: UUID, initial: [StepDefinition]) throws -> [any PostgresEncodable] {
+        let inputs: [String?] = try initial.map { definition in
+            definition.handler.initialization == .emptyObject ? nil : try definition.handler.initialization.jsonString()
+        }
+        return [
+            taskUUID, PostgresArrayLiteral(initial.map { Optional.some($0.name) }),
+            PostgresArrayLiteral(initial.map(\.retry.retryable)),
+            PostgresArrayLiteral(initial.map { Int32(clamping: $0.retry.maxAttempts) }), PostgresArrayLiteral(inputs),
+        ]
+    }
+
+    /// The steps `Statements.createSteps` made, by name.
+    static func createdSteps(_ rows: PostgresQueryResult) throws(PostgresError) -> [String: UUID] {
+        var steps: [String: UUID] = [:]
+        for row in rows { steps[try row.decode("name")] = try row.decode("workflow_step_uuid") }
+        return steps
+    }
+
+    /// The `provides` edges between `steps` (every initial step made) and their transitions.
+    static func edgesAndTransitionsParameters(initial: [StepDefinition], steps: [String: UUID]) -> [any PostgresEncodable] {
         var parents: [UUID] = []
         var children: [UUID] = []
         for definition in initial {
@@ -86,11 +120,10 @@ public enum TaskRepository {
                 children.append(child)
             }
         }
-        try c.query(Statements.createEdgesAndTransitions, [
+        return [
             PostgresArrayLiteral(parents), PostgresArrayLiteral(children),
             PostgresArrayLiteral(initial.map { steps[$0.name]! }), PostgresJSON(raw: TransitionRepository.initialMetadata),
-        ])
-        return CreatedTask(taskUUID: inserted, correlationID: correlationID, steps: steps)
+        ]
     }
 
     /// The task's template coordinates and correlation id.
@@ -104,7 +137,15 @@ public enum TaskRepository {
 
     /// `tasker.get_step_readiness_status(task)`.
     public static func readiness(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> [StepReadiness] {
-        try c.query(Statements.readiness, [taskUUID]).map { row throws(PostgresError) in
+        try readiness(c.query(Statements.readiness, [taskUUID]))
+    }
+
+    /// `readiness` as a pipeline statement (decode with `readiness(_:)`).
+    static func readinessStatement(taskUUID: UUID) -> PipelineStatement { .prepared(Statements.readiness, [taskUUID]) }
+
+    /// The rows of a `readiness` result.
+    static func readiness(_ rows: PostgresQueryResult) throws(PostgresError) -> [StepReadiness] {
+        try rows.map { row throws(PostgresError) in
             StepReadiness(stepUUID: try row.decode("workflow_step_uuid"), name: try row.decode("name"),
                           currentState: try row.decode("current_state"),
                           readyForExecution: try row.decode("ready_for_execution"))
@@ -144,6 +185,12 @@ public enum TaskRepository {
     static func markComplete(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) {
         try c.query(Statements.markComplete, [taskUUID])
     }
+
+    /// `markComplete` as a pipeline statement.
+    static func markCompleteStatement(taskUUID: UUID) -> PipelineStatement { .prepared(Statements.markComplete, [taskUUID]) }
+
+    /// `lock` as a pipeline statement.
+    static func lockStatement(taskUUID: UUID) -> PipelineStatement { .prepared(Statements.lock, [taskUUID]) }
 
     /// Locks the task row (finalization).
     static func lock(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) {

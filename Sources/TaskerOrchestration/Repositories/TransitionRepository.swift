@@ -32,15 +32,21 @@ public enum TransitionRepository {
     static func transitionTask(_ c: isolated PostgresConnection, taskUUID: UUID, from: TaskState, to: TaskState,
                                event: TaskEvent, processorUUID: UUID, finalization: Bool = false,
                                now: Date = Date()) throws(PostgresError) -> Bool {
+        // One round trip: retire the current row (only if it is in `from`), insert the next one.
+        let inserted = try c.query(Statements.transitionTask,
+                                   [taskUUID, from.rawValue, to.rawValue,
+                                    try taskMetadata(event, finalization: finalization, now: now), processorUUID])
+        return !inserted.isEmpty
+    }
+
+    /// `{"event": <Debug rendering>}`, plus upstream's finalizer keys when `finalization`.
+    static func taskMetadata(_ event: TaskEvent, finalization: Bool, now: Date) throws(PostgresError) -> PostgresJSON {
         var metadata: [String: JSONValue] = ["event": .string(event.debugRendering)]
         if finalization {
             metadata["timestamp"] = .string(RFC3339.string(now))
             metadata["atomic_finalization"] = true
         }
-        // One round trip: retire the current row (only if it is in `from`), insert the next one.
-        let inserted = try c.query(Statements.transitionTask,
-                                   [taskUUID, from.rawValue, to.rawValue, try json(.object(metadata)), processorUUID])
-        return !inserted.isEmpty
+        return try json(.object(metadata))
     }
 
     // MARK: Steps
@@ -92,6 +98,58 @@ public enum TransitionRepository {
         return try !c.query(Statements.completeStep, [stepUUID, from.rawValue, metadata]).isEmpty
     }
 
+    // MARK: Pipelined forms
+    //
+    // The same writes as statements of a `PostgresConnection.pipeline`, where the next statement is
+    // sent before this one's result is known. The `asserting` forms make a failed compare-and-set
+    // visible: they raise `division_by_zero` (SQLSTATE 22012, `PostgresError.isFailedAssertion`)
+    // instead of returning no row, so the pipeline stops there and the transaction rolls back.
+
+    /// `transitionTask` as a pipeline statement; with `asserting`, a task not in `from` is an error
+    /// (else: no row, as `transitionTask` returns false).
+    static func transitionTaskStatement(taskUUID: UUID, from: TaskState, to: TaskState, event: TaskEvent,
+                                        processorUUID: UUID, finalization: Bool = false, asserting: Bool,
+                                        now: Date = Date()) throws(PostgresError) -> PipelineStatement {
+        .prepared(asserting ? Statements.transitionTaskAsserted : Statements.transitionTask,
+                  [taskUUID, from.rawValue, to.rawValue, try taskMetadata(event, finalization: finalization, now: now),
+                   processorUUID])
+    }
+
+    /// `transitionStep` of a step that has a transition, asserting it was in `from`.
+    static func transitionStepAssertedStatement(stepUUID: UUID, from: StepState, to: StepState, event: StepEvent,
+                                                now: Date = Date()) throws(PostgresError) -> PipelineStatement {
+        .prepared(Statements.transitionStepAsserted,
+                  [stepUUID, from.rawValue, to.rawValue, try stepMetadata(event, stepUUID: stepUUID, now: now)])
+    }
+
+    /// `enqueueStep` of a step that has a transition, asserting it was `pending` and its message sent.
+    static func enqueueStepAssertedStatement(stepUUID: UUID, queue: String, message: PostgresJSON,
+                                             now: Date = Date()) throws(PostgresError) -> PipelineStatement {
+        .prepared(Statements.enqueueStepAsserted,
+                  [stepUUID, try stepMetadata(.enqueue, stepUUID: stepUUID, now: now), queue, message])
+    }
+
+    /// `completeStep` as a pipeline statement: one row when the step moved, none when it was not in `from`.
+    static func completeStepStatement(stepUUID: UUID, from: StepState, resultsJSON: String,
+                                      now: Date = Date()) throws(PostgresError) -> PipelineStatement {
+        .prepared(Statements.completeStep,
+                  [stepUUID, from.rawValue, try stepMetadata(.complete(resultsJSON: resultsJSON), stepUUID: stepUUID, now: now)])
+    }
+
+    /// `currentTaskState` as a pipeline statement (decode with `taskState(_:taskUUID:)`).
+    static func currentTaskStateStatement(taskUUID: UUID) -> PipelineStatement {
+        .prepared(Statements.currentTaskState, [taskUUID])
+    }
+
+    /// The state of a `currentTaskState` result.
+    static func taskState(_ rows: PostgresQueryResult, taskUUID: UUID) throws(PostgresError) -> TaskState? {
+        guard let text: String = try rows.first?.decode("to_state") else { return nil }
+        guard let state = TaskState(rawValue: text) else {
+            throw PostgresError(.decoding, "task \(taskUUID) is in unknown state \"\(text)\"")
+        }
+        return state
+    }
+
     /// `{"event": <serde JSON of the event>, "timestamp": RFC 3339}`.
     static func stepMetadata(_ event: StepEvent, stepUUID: UUID, now: Date) throws(PostgresError) -> PostgresJSON {
         let eventText: String
@@ -103,29 +161,47 @@ public enum TransitionRepository {
 
     /// The hot statements, prepared once per connection.
     enum Statements {
-        static let enqueueStep = PreparedStatement("""
+        /// The compare-and-set every transition uses: retire step $1's current transition if it is in
+        /// `from`, then insert `to` after it (`moved` holds the new row's sort key, empty when the
+        /// retire matched nothing). `from`, `to`, `metadata` are SQL expressions.
+        private static func moveStep(from: String, to: String, metadata: String) -> String {
+            """
             WITH retired AS (
                 UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-                 WHERE workflow_step_uuid = $1::uuid AND most_recent AND to_state = 'pending'
+                 WHERE workflow_step_uuid = $1::uuid AND most_recent AND to_state = \(from)
                 RETURNING sort_key),
             moved AS (
                 INSERT INTO tasker.workflow_step_transitions
                     (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-                SELECT $1::uuid, 'enqueued', 'pending', $2::jsonb, sort_key + 1, true, NOW(), NOW() FROM retired
+                SELECT $1::uuid, \(to), \(from), \(metadata)::jsonb, sort_key + 1, true, NOW(), NOW() FROM retired
                 RETURNING sort_key)
+
+            """
+        }
+
+        /// `moveStep` for task $1: from $2 to $3 with metadata $4 and processor $5.
+        private static let moveTask = """
+            WITH retired AS (
+                UPDATE tasker.task_transitions SET most_recent = false, updated_at = NOW()
+                 WHERE task_uuid = $1::uuid AND most_recent AND to_state = $2::text
+                RETURNING sort_key),
+            moved AS (
+                INSERT INTO tasker.task_transitions
+                    (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
+                SELECT $1::uuid, $3::text, $2::text, $4::jsonb, sort_key + 1, true, $5::uuid, NOW(), NOW() FROM retired
+                RETURNING sort_key)
+
+            """
+
+        /// Selects from `moved`, raising `division_by_zero` (22012) when it is empty: a lost
+        /// compare-and-set stops a pipeline before its `COMMIT`.
+        private static let assertMoved = "SELECT 1 / (SELECT count(*)::integer FROM moved) AS moved"
+
+        static let enqueueStep = PreparedStatement(moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
             SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved
             """)
-        static let completeStep = PreparedStatement("""
-            WITH retired AS (
-                UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-                 WHERE workflow_step_uuid = $1::uuid AND most_recent AND to_state = $2::text
-                RETURNING sort_key),
-            moved AS (
-                INSERT INTO tasker.workflow_step_transitions
-                    (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-                SELECT $1::uuid, 'complete', $2::text, $3::jsonb, sort_key + 1, true, NOW(), NOW() FROM retired
-                RETURNING sort_key),
-            processed AS (
+        static let completeStep = PreparedStatement(moveStep(from: "$2::text", to: "'complete'", metadata: "$3") + """
+            , processed AS (
                 UPDATE tasker.workflow_steps
                    SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
                  WHERE workflow_step_uuid = $1::uuid AND EXISTS (SELECT 1 FROM moved))
@@ -137,25 +213,19 @@ public enum TransitionRepository {
         static let currentStepState = PreparedStatement("""
             SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1::uuid AND most_recent
             """)
-        static let transitionTask = PreparedStatement("""
-            WITH retired AS (
-                UPDATE tasker.task_transitions SET most_recent = false, updated_at = NOW()
-                 WHERE task_uuid = $1::uuid AND most_recent AND to_state = $2::text
-                RETURNING sort_key)
-            INSERT INTO tasker.task_transitions
-                (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
-            SELECT $1::uuid, $3::text, $2::text, $4::jsonb, sort_key + 1, true, $5::uuid, NOW(), NOW() FROM retired
-            RETURNING sort_key
-            """)
-        static let transitionStep = PreparedStatement("""
-            WITH retired AS (
-                UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-                 WHERE workflow_step_uuid = $1::uuid AND most_recent AND to_state = $2::text
-                RETURNING sort_key)
-            INSERT INTO tasker.workflow_step_transitions
-                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            SELECT $1::uuid, $3::text, $2::text, $4::jsonb, sort_key + 1, true, NOW(), NOW() FROM retired
-            RETURNING sort_key
+        static let transitionTask = PreparedStatement(moveTask + "SELECT sort_key FROM moved")
+        static let transitionStep = PreparedStatement(
+            moveStep(from: "$2::text", to: "$3::text", metadata: "$4") + "SELECT sort_key FROM moved")
+        /// `transitionTask` raising `division_by_zero` when the task was not in `$2`.
+        static let transitionTaskAsserted = PreparedStatement(moveTask + assertMoved)
+        /// `transitionStep` raising `division_by_zero` when the step was not in `$2`.
+        static let transitionStepAsserted = PreparedStatement(
+            moveStep(from: "$2::text", to: "$3::text", metadata: "$4") + assertMoved)
+        /// `enqueueStep` raising `division_by_zero` when the step was not `pending` (no message sent).
+        static let enqueueStepAsserted = PreparedStatement(moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
+            , sent AS MATERIALIZED (
+                SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved)
+            SELECT 1 / (SELECT count(*)::integer FROM sent WHERE msg_id IS NOT NULL) AS moved
             """)
         /// The first transition of a step that has none (a racing creator's row wins: no row returned).
         static let firstStepTransition = PreparedStatement("""
@@ -173,4 +243,10 @@ public enum TransitionRepository {
             throw PostgresError(.usage, "cannot encode transition metadata: \(error)")
         }
     }
+}
+
+extension PostgresError {
+    /// A pipelined compare-and-set found the row elsewhere (the `asserting` statements of
+    /// `TransitionRepository`): SQLSTATE 22012, `division_by_zero`.
+    var isFailedAssertion: Bool { sqlState == "22012" }
 }

@@ -231,9 +231,10 @@ public final class OrchestrationService: Service, Sendable {
             return
         }
         do {
-            _ = try await processor.process(.processStepResult(step))
+            // Archived in the result's transaction.
+            _ = try await processor.resultProcessor.handle(step, archiving: MessageReceipt(queue: message.queue,
+                                                                                            msgID: message.msgID))
             statistics.recordResult()
-            await archive(message)
         } catch where error.isTransientOrchestrationFailure {
             logger.warning("step result not processed; retried after the visibility timeout",
                            metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
@@ -247,10 +248,12 @@ public final class OrchestrationService: Service, Sendable {
     private func handleTaskRequest(_ message: QueueMessage) async {
         do {
             let request = try message.message.decode(TaskRequestMessage.self)
-            let created = try await processor.process(.initializeTask(request.taskRequest))
+            // Archived with the task's creation.
+            let created = try await processor.taskRequests.handle(
+                request.taskRequest, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID))
             statistics.recordTaskRequest()
-            logger.info("task request processed", metadata: ["request_id": "\(request.requestID)", "result": "\(created)"])
-            await archive(message)
+            logger.info("task request processed", metadata: ["request_id": "\(request.requestID)",
+                                                             "result": "\(OrchestrationCommandResult.taskInitialized(created))"])
         } catch where error.isTransientOrchestrationFailure {
             logger.warning("task request not processed; retried after the visibility timeout",
                            metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])

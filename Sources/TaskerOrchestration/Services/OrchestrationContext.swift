@@ -38,6 +38,9 @@ public struct OrchestrationContext: Sendable {
     /// are index lookups on the task / step uuid, as good as the custom ones.
     static let transactionSettings = "SET LOCAL plan_cache_mode = force_generic_plan"
 
+    /// `BEGIN` and the settings as the first statements of a pipeline.
+    static let beginStatements: [PipelineStatement] = [.plain("BEGIN"), .plain(transactionSettings)]
+
     /// Runs `body` on a pooled connection inside one transaction.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
         try await pool.withConnection { c in try await Self.transaction(c, body) }
@@ -47,6 +50,29 @@ public struct OrchestrationContext: Sendable {
     static func transaction<T: Sendable>(_ c: PostgresConnection,
                                          _ body: @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
         try await c.transaction(settings: transactionSettings, body)
+    }
+}
+
+/// A queue message to archive (ack) together with the work it asked for: in the work's own
+/// transaction (never before it commits).
+public struct MessageReceipt: Sendable, Equatable {
+    public var queue: String
+    public var msgID: Int64
+
+    public init(queue: String, msgID: Int64) {
+        self.queue = queue
+        self.msgID = msgID
+    }
+
+    /// `pgmq.archive` (the same text as `PGMQ.archive`, so one prepared statement per connection).
+    static let archive = PreparedStatement("SELECT pgmq.archive($1::text, $2::bigint) AS archived")
+
+    /// The archive as a pipeline statement.
+    var archiveStatement: PipelineStatement { .prepared(Self.archive, [queue, msgID]) }
+
+    /// The statements that end a pipelined transaction: the archive of `receipt` (if any), `COMMIT`.
+    static func commit(archiving receipt: MessageReceipt?) -> [PipelineStatement] {
+        (receipt.map { [$0.archiveStatement] } ?? []) + [.plain("COMMIT")]
     }
 }
 

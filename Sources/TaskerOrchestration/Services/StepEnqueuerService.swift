@@ -60,6 +60,38 @@ public struct StepEnqueuerService: Sendable {
         return enqueued
     }
 
+    /// The pipelined form of `enqueueReadySteps` for the usual case: the statements that enqueue
+    /// every ready row of `readiness` (`Retry` first for a step in `waiting_for_retry`) and move the
+    /// task `enqueuing_steps → steps_in_process` (`StepsEnqueued`), each asserting its
+    /// compare-and-set (`PostgresError.isFailedAssertion`), so they can be sent with the `COMMIT`.
+    /// nil when no row is ready or a ready step is in another state: `enqueueReadySteps` decides.
+    static func enqueueStatements(task: TaskIdentity, readiness: [StepReadiness],
+                                  processorUUID processor: UUID) throws -> (statements: [PipelineStatement], enqueued: [UUID])? {
+        let queue = QueueNames.workerQueue(namespace: task.namespace)
+        var statements: [PipelineStatement] = []
+        var enqueued: [UUID] = []
+        for step in readiness where step.readyForExecution {
+            switch StepState(rawValue: step.currentState) {
+            case .waitingForRetry?:
+                statements.append(try TransitionRepository.transitionStepAssertedStatement(
+                    stepUUID: step.stepUUID, from: .waitingForRetry, to: .pending, event: .retry))
+            case .pending?:
+                break
+            default:
+                return nil
+            }
+            let message = StepMessage(taskUUID: task.taskUUID, stepUUID: step.stepUUID, correlationID: task.correlationID)
+            statements.append(try TransitionRepository.enqueueStepAssertedStatement(
+                stepUUID: step.stepUUID, queue: queue, message: try PostgresJSON(message)))
+            enqueued.append(step.stepUUID)
+        }
+        guard !enqueued.isEmpty else { return nil }
+        statements.append(try TransitionRepository.transitionTaskStatement(
+            taskUUID: task.taskUUID, from: .enqueuingSteps, to: .stepsInProcess, event: .stepsEnqueued(enqueued),
+            processorUUID: processor, asserting: true))
+        return (statements, enqueued)
+    }
+
     /// `waiting_for_retry → pending` (`Retry`) when needed and `pending → enqueued` (`Enqueue`)
     /// (compare-and-set on the state readiness reported), then the message. False when the step
     /// was not enqueueable.

@@ -23,7 +23,10 @@ public struct TaskInitializationService: Sendable {
     /// visible). Should the start fail for a reason that is neither transient nor about the request,
     /// the task is created alone and started in a second transaction, as the two-step path always did,
     /// so that it exists (`pending`, for discovery) even when its start fails.
-    public func initialize(_ request: TaskRequest) async throws -> CreatedTask {
+    ///
+    /// With `receipt`, the request message is archived in the creation's transaction (after the
+    /// start's commit when the task had to be created alone), so it is archived when this returns.
+    public func initialize(_ request: TaskRequest, archiving receipt: MessageReceipt? = nil) async throws -> CreatedTask {
         guard let template = try await context.templates.template(namespace: request.namespace, name: request.name,
                                                                    version: request.version)
         else {
@@ -31,6 +34,15 @@ public struct TaskInitializationService: Sendable {
                                                       version: request.version)
         }
         let (processor, logger) = (context.processorUUID, context.logger)
+        do {
+            if let created = try await pipelined(request, template: template, receipt: receipt) {
+                logCreated(created, template: template)
+                return created
+            }
+        } catch where !(error is OrchestrationError) && !error.isTransientOrchestrationFailure {
+            // The step-by-step path below meets the same error and handles it.
+            logger.debug("pipelined task creation failed; step by step", metadata: ["error": "\(error)"])
+        }
         let created: CreatedTask
         do {
             created = try await context.transaction { c in
@@ -38,6 +50,7 @@ public struct TaskInitializationService: Sendable {
                 let task = TaskIdentity(taskUUID: created.taskUUID, correlationID: created.correlationID,
                                         namespace: request.namespace, name: request.name, version: request.version)
                 try Self.start(c, taskUUID: created.taskUUID, task: task, processorUUID: processor, logger: logger)
+                if let receipt { try PGMQ.archive(c, queue: receipt.queue, msgID: receipt.msgID) }
                 return created
             }
         } catch where !(error is OrchestrationError) && !error.isTransientOrchestrationFailure {
@@ -47,12 +60,98 @@ public struct TaskInitializationService: Sendable {
                 try TaskRepository.createTask(c, request: request, template: template, processorUUID: processor)
             }
             try await context.locks.withLock(alone.taskUUID) { try await start(alone.taskUUID) }
+            if let receipt {
+                _ = try await context.pool.withConnection { c in
+                    try await PGMQ.archive(c, queue: receipt.queue, msgID: receipt.msgID)
+                }
+            }
             created = alone
         }
-        logger.info("task created", metadata: [
+        logCreated(created, template: template)
+        return created
+    }
+
+    private func logCreated(_ created: CreatedTask, template: TaskTemplate) {
+        context.logger.info("task created", metadata: [
             "task_uuid": "\(created.taskUUID)", "template": "\(template.identifier)", "steps": "\(created.steps.count)",
         ])
-        return created
+    }
+
+    /// Creation and start pipelined, in one transaction of four round trips: (1) `BEGIN`, settings,
+    /// the task, the step names; (2) the steps; (3) their edges and transitions, `pending →
+    /// initializing`, readiness; (4) `initializing → enqueuing_steps`, the enqueued steps, `→
+    /// steps_in_process` (or `initializing → complete`), the archive, `COMMIT`. nil, with nothing
+    /// written, when the step-by-step path must decide (a template without steps, a step made
+    /// elsewhere, a lost compare-and-set). The task is new, so no lock is needed.
+    private func pipelined(_ request: TaskRequest, template: TaskTemplate,
+                           receipt: MessageReceipt?) async throws -> CreatedTask? {
+        let initial = WorkflowGraph(template).initialSteps
+        guard !initial.isEmpty else { return nil }
+        let processor = context.processorUUID
+        let correlationID = request.correlationID ?? UUID.v7()
+        let taskParameters = try TaskRepository.createTaskParameters(request, correlationID: correlationID,
+                                                                     processorUUID: processor)
+        return try await context.pool.withConnection { c in
+            let opened: [PostgresQueryResult]
+            do {
+                opened = try await c.pipeline(OrchestrationContext.beginStatements + [
+                    .prepared(TaskRepository.Statements.createTask, taskParameters),
+                    .prepared(TaskRepository.Statements.ensureNamedSteps, TaskRepository.ensureNamedStepsParameters(initial)),
+                ])
+            } catch {
+                if let failed = error as? PostgresError, failed.isUniqueViolation {
+                    throw TaskRepository.duplicateTask(request)  // rolled back by the pipeline
+                }
+                throw error
+            }
+            do {
+                let taskUUID = try TaskRepository.createdTaskUUID(opened[2], request: request)
+                let made = try await c.pipeline([
+                    .prepared(TaskRepository.Statements.createSteps,
+                              try TaskRepository.createStepsParameters(taskUUID: taskUUID, initial: initial)),
+                ])
+                let steps = try TaskRepository.createdSteps(made[0])
+                guard initial.allSatisfy({ steps[$0.name] != nil }) else {
+                    try await c.execute("ROLLBACK")
+                    return nil
+                }
+                let started = try await c.pipeline([
+                    .prepared(TaskRepository.Statements.createEdgesAndTransitions,
+                              TaskRepository.edgesAndTransitionsParameters(initial: initial, steps: steps)),
+                    try TransitionRepository.transitionTaskStatement(taskUUID: taskUUID, from: .pending, to: .initializing,
+                                                                     event: .start, processorUUID: processor, asserting: true),
+                    TaskRepository.readinessStatement(taskUUID: taskUUID),
+                ])
+                let readiness = try TaskRepository.readiness(started[2])
+                let ready = readiness.filter(\.readyForExecution).count
+                let task = TaskIdentity(taskUUID: taskUUID, correlationID: correlationID, namespace: request.namespace,
+                                        name: request.name, version: request.version)
+                var writes: [PipelineStatement]
+                if ready == 0 {
+                    writes = [
+                        try TransitionRepository.transitionTaskStatement(
+                            taskUUID: taskUUID, from: .initializing, to: .complete, event: .noStepsFound,
+                            processorUUID: processor, finalization: true, asserting: true),
+                        TaskRepository.markCompleteStatement(taskUUID: taskUUID),
+                    ]
+                } else {
+                    guard let enqueue = try StepEnqueuerService.enqueueStatements(task: task, readiness: readiness,
+                                                                                  processorUUID: processor) else {
+                        try await c.execute("ROLLBACK")
+                        return nil
+                    }
+                    writes = [try TransitionRepository.transitionTaskStatement(
+                        taskUUID: taskUUID, from: .initializing, to: .enqueuingSteps, event: .readyStepsFound(ready),
+                        processorUUID: processor, asserting: true)] + enqueue.statements
+                }
+                try await c.pipeline(writes + MessageReceipt.commit(archiving: receipt))
+                return CreatedTask(taskUUID: taskUUID, correlationID: correlationID, steps: steps)
+            } catch {
+                if let failed = error as? PostgresError, failed.isFailedAssertion { return nil }  // rolled back by the pipeline
+                _ = try? await c.execute("ROLLBACK")
+                throw error
+            }
+        }
     }
 
     /// `pending → initializing → enqueuing_steps → steps_in_process` (or `→ complete` without
