@@ -66,3 +66,41 @@ struct PostgresPipelineTests {
         }
     }
 }
+
+extension PostgresPipelineTests {
+    /// A table changed under a prepared statement (0A000) or a session that lost its statements
+    /// (26000): the connection closes itself, so the pool replaces it with a fresh session instead
+    /// of lending one whose statements keep failing.
+    @Test func aStalePreparedStatementClosesTheConnectionAndAFreshOneWorks() async throws {
+        try await withTestDatabase { db in
+            let admin = try await db.connect()
+            try await admin.execute("CREATE TABLE stale_probe (a int); INSERT INTO stale_probe VALUES (1)")
+            let everything = PreparedStatement("SELECT * FROM stale_probe")
+            let pool = db.pool(maxConnections: 1)
+            _ = try await pool.withConnection { try await $0.query(everything) }
+            try await admin.execute("ALTER TABLE stale_probe ADD COLUMN b int")
+            await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try await $0.query(everything) }
+            }
+            let rows = try await pool.withConnection { try await $0.query(everything) }
+            #expect(try rows[0].decode("a", as: Int.self) == 1)
+            #expect(await pool.statistics.connectionsReplaced == 1)
+
+            // The same through a pipeline, with the session's statements dropped behind its back.
+            let pid: Int32 = try await pool.withConnection { connection in
+                try await connection.execute("DEALLOCATE ALL")
+                return await connection.backendPID
+            }
+            await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try await $0.pipeline([.plain("BEGIN"), .prepared(everything, []), .plain("COMMIT")]) }
+            }
+            let after: Int32 = try await pool.withConnection { connection in
+                _ = try await connection.pipeline([.prepared(everything, [])])
+                return await connection.backendPID
+            }
+            #expect(after != pid)
+            await pool.close()
+            await admin.close()
+        }
+    }
+}

@@ -149,6 +149,7 @@ public final class OrchestrationService: Service, Sendable {
         await withDiscardingTaskGroup { handlers in
             var inFlight = 0
             var readWanted = false
+            var requestsFirst = false
             for await item in work.cancelOnGracefulShutdown() {
                 switch item {
                 case .finished:
@@ -169,10 +170,14 @@ public final class OrchestrationService: Service, Sendable {
                 guard readWanted, inFlight < limit, !Task.isShuttingDownGracefully else { continue }
                 readWanted = false
                 let room = limit - inFlight
-                let results = await read(QueueNames.stepResults, quantity: room)
-                let requests = room > results.count ? await read(QueueNames.taskRequests, quantity: room - results.count) : []
-                if results.count + requests.count == room { readWanted = true }
-                for message in results + requests {
+                // The queue read first alternates, so a steady backlog of one never starves the other.
+                let (first, second) = requestsFirst ? (QueueNames.taskRequests, QueueNames.stepResults)
+                    : (QueueNames.stepResults, QueueNames.taskRequests)
+                requestsFirst.toggle()
+                let firstMessages = await read(first, quantity: room)
+                let secondMessages = room > firstMessages.count ? await read(second, quantity: room - firstMessages.count) : []
+                if firstMessages.count + secondMessages.count == room { readWanted = true }
+                for message in firstMessages + secondMessages {
                     inFlight += 1
                     handlers.addTask {
                         await self.handle(message)

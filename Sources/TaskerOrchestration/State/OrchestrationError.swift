@@ -57,7 +57,8 @@ extension Error {
             return true
         case .server, .decoding, .usage:
             // 55P03 lock_not_available (lock timeout), 57014 query_canceled (statement timeout).
-            return error.isConnectionLoss || error.isSerializationFailure
+            // Prepared statements gone stale (the connection closed itself; a fresh one works).
+            return error.isConnectionLoss || error.isSerializationFailure || error.invalidatesPreparedStatements
                 || error.sqlState == "55P03" || error.sqlState == "57014"
         }
     }

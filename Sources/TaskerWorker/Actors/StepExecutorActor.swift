@@ -51,6 +51,8 @@ public actor StepExecutorActor: WorkerActor {
     private let loadShedding: LoadShedding
     /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
     private let claimTimeout: Duration?
+    /// Names this worker in the error result of a step it claimed but cannot run.
+    private let identity: WorkerIdentity
     private let logger: Logger
     /// Steps being claimed right now, with the message that carries each.
     private var inFlight: [UUID: Int64] = [:] {
@@ -65,7 +67,8 @@ public actor StepExecutorActor: WorkerActor {
 
     public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
                 statistics: WorkerStatistics, loadShedding: LoadShedding, claimTimeout: Duration? = nil,
-                logger: Logger = Logger(label: "tasker.step_executor")) {
+                identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")) {
+        self.identity = identity
         self.claimTimeout = claimTimeout
         self.pool = pool
         self.templates = templates
@@ -98,10 +101,17 @@ public actor StepExecutorActor: WorkerActor {
     /// admitted at the threshold is shed by `execute` as before.
     public nonisolated func admitsNotification(forQueue queue: String) -> Bool {
         guard acceptingFlag.load(ordering: .relaxed) else { return false }
-        guard loadShedding.remainingCapacity(inFlightClaims: inFlightCount.load(ordering: .relaxed)) == 0 else { return true }
+        func hasRoom() -> Bool {
+            loadShedding.remainingCapacity(inFlightClaims: inFlightCount.load(ordering: .sequentiallyConsistent)) != 0
+        }
+        guard !hasRoom() else { return true }
+        // Record the shed BEFORE looking again: a permit released from here on triggers a read; one
+        // released just before is seen by the second look (the message is then delivered, and the
+        // recorded shed costs at most one extra read).
+        loadShedding.capacity.recordShed()
+        guard !hasRoom() else { return true }
         statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
         StepMetrics.shed(queue: queue)
-        loadShedding.capacity.recordShed()
         return false
     }
 
@@ -151,9 +161,21 @@ public actor StepExecutorActor: WorkerActor {
     private func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
         let claimStart = ContinuousClock.now
         // One round trip: the step's state and context, and the claim itself when it is claimable.
-        let (hydrated, outcome) = try await pool.withConnection { [claimTimeout] c in
+        let (hydration, outcome) = try await pool.withConnection { [claimTimeout] c in
             try await StepRepository.hydrateAndClaim(c, taskUUID: message.taskUUID, stepUUID: message.stepUUID,
                                                      queue: delivery.queue, msgID: delivery.msgID, timeout: claimTimeout)
+        }
+        let hydrated: HydratedStep?
+        switch (hydration, outcome) {
+        case (.success(let step), _):
+            hydrated = step
+        case (.failure(let error), .claimed):
+            // Claimed, but its row cannot be read: the step gets a retryable error result instead of
+            // staying in_progress with nobody to run it.
+            await failClaimedStep(message, reason: "the worker could not read the claimed step: \(error)")
+            return
+        case (.failure(let error), .notClaimable):
+            throw error
         }
         guard let hydrated else {
             StepMetrics.failure(queue: delivery.queue, .stepNotFound)
@@ -186,6 +208,23 @@ public actor StepExecutorActor: WorkerActor {
         loadShedding.unstored.add()
         await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
                                         dependencyResults: dependencies, attempts: attempts))
+    }
+
+    /// Stores a retryable error result for a step this worker claimed but cannot run.
+    private func failClaimedStep(_ message: StepMessage, reason: String) async {
+        logger.error("claimed a step it cannot run; storing an error result", metadata: Self.metadata(message, ["reason": "\(reason)"]))
+        let now = Date()
+        let result = StepExecutionResult.dispatchError(
+            stepUUID: message.stepUUID, kind: .handlerError, callable: "", timeoutMs: nil, taskUUID: message.taskUUID,
+            message: reason, startedAt: now, completedAt: now, workerID: identity.workerID, hostname: identity.hostname)
+        do {
+            let write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(),
+                                            workerUUID: identity.uuid)
+            _ = try await pool.withConnection { c in try await StepRepository.completeBatch(c, [write]) }
+        } catch {
+            logger.critical("could not store the error result; the step stays in_progress for orchestration's staleness handling",
+                            metadata: Self.metadata(message, ["error": "\(error)"]))
+        }
     }
 
     /// A shed message this worker had hidden by reading it goes back to the queue at once (another

@@ -64,11 +64,7 @@ extension PostgresConnection {
             case (_, PGRES_PIPELINE_ABORTED):
                 break  // skipped after an earlier error
             case (.prepare(let sql), _), (.statement(let sql), _):
-                let error = Self.serverError(result, sql: sql)
-                if error.invalidatesPreparedStatement {
-                    for case .prepared(let statement, _) in statements { prepared.remove(statement.name) }
-                }
-                firstError = firstError ?? error
+                firstError = firstError ?? Self.serverError(result, sql: sql)
             }
             PQclear(result)
             // Each statement's results end with a null result.
@@ -80,7 +76,11 @@ extension PostgresConnection {
         guard synced, PQexitPipelineMode(conn) == 1 else { try abandonPipeline(conn) }
         publishState()
         if let firstError {
-            if PQtransactionStatus(conn) == PQTRANS_INERROR { rollbackQuietly() }
+            if firstError.invalidatesPreparedStatements {
+                closeHandle()  // see `invalidatesPreparedStatements`: the pool opens a fresh session
+            } else if PQtransactionStatus(conn) == PQTRANS_INERROR {
+                rollbackQuietly()
+            }
             throw firstError
         }
         return results

@@ -22,8 +22,6 @@ public actor PostgresConnection {
     private var handle: OpaquePointer?
     /// Names of the `PreparedStatement`s this session has prepared.
     var prepared: Set<String> = []
-    /// Prepared statements the server invalidated: deallocated before they are prepared again.
-    private var invalidated: Set<String> = []
     /// Connected and outside a transaction, as of the last statement: what the pool reads on
     /// release without a hop to this connection's thread (written only on this thread).
     private let reusableState = Atomic<Bool>(false)
@@ -137,7 +135,6 @@ public actor PostgresConnection {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
-        invalidated.removeAll()
         reusableState.store(false, ordering: .releasing)
         socketFD.store(-1, ordering: .releasing)
     }
@@ -210,7 +207,6 @@ public actor PostgresConnection {
     public func query(_ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []) throws(PostgresError) -> PostgresQueryResult {
         let conn = try liveHandle()
         if !prepared.contains(statement.name) {
-            if invalidated.remove(statement.name) != nil { try execute("DEALLOCATE \(statement.name)") }
             let types = parameters.map { $0.postgresType }
             let result = types.withUnsafeBufferPointer { typePtr in
                 PQprepare(conn, statement.name, statement.sql, Int32(types.count), typePtr.baseAddress)
@@ -225,9 +221,7 @@ public actor PostgresConnection {
         do {
             return try consume(result, conn: conn, sql: statement.sql)
         } catch {
-            if error.invalidatesPreparedStatement, prepared.remove(statement.name) != nil {
-                invalidated.insert(statement.name)
-            }
+            if error.invalidatesPreparedStatements { closeHandle() }
             throw error
         }
     }

@@ -23,9 +23,13 @@ public struct PreparedStatement: Sendable, Hashable {
     }
 }
 
-/// SQLSTATEs after which a prepared statement must be prepared again.
+/// SQLSTATEs after which a session's prepared statements cannot be trusted.
 extension PostgresError {
     /// 0A000 "cached plan must not change result type" (a table changed under a prepared
-    /// statement) or 26000 "prepared statement does not exist" (the session lost it).
-    var invalidatesPreparedStatement: Bool { sqlState == "0A000" || sqlState == "26000" }
+    /// statement), 26000 "prepared statement does not exist" (the session lost it), 42P05 "prepared
+    /// statement already exists" (the session has one this connection did not record). The
+    /// connection then closes itself: the pool replaces it with a fresh session, where every
+    /// statement is prepared again. (Repairing the session in place would need statements that can
+    /// fail in turn, inside a transaction the caller may still be in.)
+    public var invalidatesPreparedStatements: Bool { sqlState == "0A000" || sqlState == "26000" || sqlState == "42P05" }
 }

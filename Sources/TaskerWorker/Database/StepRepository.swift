@@ -70,7 +70,7 @@ public enum StepRepository {
     /// settles its message. With `taskUUID` nil, only the claim runs (for the step in any task).
     public static func hydrateAndClaim(_ c: isolated PostgresConnection, taskUUID: UUID?, stepUUID: UUID, queue: String,
                                        msgID: Int64, timeout: Duration? = nil,
-                                       now: Date = Date()) throws(PostgresError) -> (hydrated: HydratedStep?, claim: ClaimOutcome) {
+                                       now: Date = Date()) throws(PostgresError) -> (hydrated: Result<HydratedStep?, PostgresError>, claim: ClaimOutcome) {
         let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
         let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
@@ -81,10 +81,14 @@ public enum StepRepository {
         do {
             results = try c.pipeline(statements)
         } catch {
-            if error.isUniqueViolation { return (nil, .notClaimable) }
+            if error.isUniqueViolation { return (.success(nil), .notClaimable) }
             throw error
         }
-        let hydrated = taskUUID == nil ? nil : try results[results.count - 3].first.map(HydratedStep.init(row:))
+        // Decoded after the COMMIT: a row that cannot be read must not hide a claim that happened,
+        // so the hydrate's failure is returned next to the claim's outcome, not thrown.
+        let hydrated = Result { () throws(PostgresError) -> HydratedStep? in
+            taskUUID == nil ? nil : try results[results.count - 3].first.map(HydratedStep.init(row:))
+        }
         let row = results[results.count - 2][0]
         guard let attempts = try row.decode("attempts", as: Int?.self) else { return (hydrated, .notClaimable) }
         return (hydrated, .claimed(attempts: attempts))

@@ -14,11 +14,13 @@ public final class CapacitySignal: Sendable {
     }
 
     /// Load shedding refused a delivery.
-    public func recordShed() { shedSinceRelease.store(true, ordering: .releasing) }
+    public func recordShed() { shedSinceRelease.store(true, ordering: .sequentiallyConsistent) }
 
     /// A handler permit was released.
     public func permitReleased() {
-        if shedSinceRelease.exchange(false, ordering: .acquiringAndReleasing) { continuation.yield() }
+        // Sequentially consistent on both sides: a shed recorded while a permit is being released is
+        // either seen here or sees the released permit (`StepExecutorActor.admitsNotification`).
+        if shedSinceRelease.exchange(false, ordering: .sequentiallyConsistent) { continuation.yield() }
     }
 
     /// Ends `freed` (shutdown).

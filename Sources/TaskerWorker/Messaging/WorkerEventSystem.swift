@@ -81,6 +81,8 @@ public final class WorkerEventSystem: Service, Sendable {
     private let pollFailureLog = Throttle(interval: .seconds(10))
     /// Catch-up reads already scheduled, by whole second since `clockStart`.
     private let pendingCatchUps = Mutex<Set<Int64>>([])
+    /// Set by every catch-up request; the poll loop turns its next pass into a catch-up.
+    private let catchUpWanted = Synchronization.Atomic<Bool>(false)
     private let clockStart = ContinuousClock.now
     private let logger: Logger
 
@@ -118,6 +120,7 @@ public final class WorkerEventSystem: Service, Sendable {
 
     /// Reads the queues now (e.g. after claiming was switched back on).
     public func catchUp() {
+        catchUpWanted.store(true, ordering: .sequentiallyConsistent)
         pollSignal.yield(.catchUp)
     }
 
@@ -143,9 +146,8 @@ public final class WorkerEventSystem: Service, Sendable {
                 group.addTask { await self.pollLoop(slots: slots) }
                 if let capacityFreed {
                     // A permit came free after shedding: read the refused messages now.
-                    let signal = pollSignal
                     group.addTask {
-                        for await _ in capacityFreed.freed.cancelOnGracefulShutdown() { signal.yield(.catchUp) }
+                        for await _ in capacityFreed.freed.cancelOnGracefulShutdown() { self.catchUp() }
                     }
                 }
             }
@@ -176,13 +178,17 @@ public final class WorkerEventSystem: Service, Sendable {
                 switch event {
                 case .connected:
                     // Anything sent while we were not listening is only found by reading the queues.
-                    pollSignal.yield(.catchUp)
+                    catchUp()
                 case .notification(let note):
                     // At capacity, a notification would only be refused by load shedding (and its
                     // message re-read later anyway): leave the message queued and read the queue
                     // when a handler permit frees, so a burst costs neither claims nor memory.
                     guard commands.actors.stepExecutor.admitsNotification(forQueue: QueueNames.queue(ofChannel: note.channel))
-                    else { continue }
+                    else {
+                        // The freed permit reads the queue; this is the safety net if none comes.
+                        scheduleCatchUp(after: .seconds(1))
+                        continue
+                    }
                     let notification: QueueNotification
                     do {
                         notification = try QueueNotification.parse(note.payload)
@@ -240,13 +246,13 @@ public final class WorkerEventSystem: Service, Sendable {
                 for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) { signal.yield(.tick) }
             }
             // Catch up on start; EventDrivenOnly catches up when the listener connects.
-            pollSignal.yield(.catchUp)
+            catchUp()
         } else if settings.mode == .eventDrivenOnly, let listener {
             // The listener is the only source: while it is down, read the queues at the fallback interval.
-            let (interval, signal) = (settings.disconnectedPollInterval, pollSignal)
+            let interval = settings.disconnectedPollInterval
             timer = Task {
                 for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) where !listener.state.isConnected {
-                    signal.yield(.catchUp)
+                    self.catchUp()
                 }
             }
         }
@@ -255,7 +261,10 @@ public final class WorkerEventSystem: Service, Sendable {
     }
 
     private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
-        for await reason in reasons.cancelOnGracefulShutdown() {
+        for await signalled in reasons.cancelOnGracefulShutdown() {
+            // A tick may have replaced a buffered catch-up (the stream keeps the newest only): the
+            // flag keeps the catch-up, which reads without the age filters.
+            let reason = catchUpWanted.exchange(false, ordering: .sequentiallyConsistent) ? PollReason.catchUp : signalled
             for namespace in settings.polledNamespaces {
                 // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
                 let minAge = settings.mode == .hybrid && reason == .tick ? settings.pollAgeThresholdSeconds : 0
@@ -325,7 +334,7 @@ public final class WorkerEventSystem: Service, Sendable {
         Task {
             try? await Task.sleep(until: deadline, clock: .continuous)
             self.pendingCatchUps.withLock { _ = $0.remove(second) }
-            self.pollSignal.yield(.catchUp)
+            self.catchUp()
         }
     }
 }

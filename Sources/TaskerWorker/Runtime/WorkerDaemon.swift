@@ -123,7 +123,8 @@ public final class WorkerDaemon: Sendable {
         let templateCache = TemplateCacheActor(registry: templates)
         let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
                                          statistics: statistics, loadShedding: shedding,
-                                         claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)))
+                                         claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
+                                         identity: identity)
         let actors = WorkerActorRegistry(
             stepExecutor: executor, completion: CompletionActor(processor: completionService),
             templateCache: templateCache, domainEvents: domainEvents,
