@@ -62,7 +62,9 @@ import Testing
             try await c.query("UPDATE tasker.workflow_steps SET results = $2::jsonb WHERE workflow_step_uuid = $1",
                               [first, PostgresJSON(raw: try result.jsonString())])
             let message = StepMessage(taskUUID: task, stepUUID: first, correlationID: created.correlationID)
-            let msgID = try await PGMQ.sendWithNotify(c, queue: QueueNames.stepResults, message: try PostgresJSON(message))
+            // Delayed: the running service neither polls nor claims it (it would race the direct call below).
+            let msgID = try await PGMQ.sendWithNotify(c, queue: QueueNames.stepResults, message: try PostgresJSON(message),
+                                                      delaySeconds: 60)
 
             // Step result: the pipelined enqueue of the next step loses its compare-and-set.
             try await Self.skipNextPendingRetire(c)

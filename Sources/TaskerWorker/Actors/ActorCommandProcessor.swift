@@ -21,6 +21,8 @@ public struct ActorCommandProcessor: Sendable {
             return .delivery(await actors.stepExecutor.execute(message, from: StepDelivery(queue: queue, msgID: msgID, message: .null)))
         case .executeStepFromMessage(let delivery):
             return .delivery(await actors.stepExecutor.execute(delivery))
+        case .executeStepsFromMessages(let deliveries):
+            return .deliveries(await actors.stepExecutor.execute(batch: deliveries))
         case .sendStepResult(let completion):
             await actors.completion.send(completion)
         case .processStepCompletion(let completion):

@@ -44,21 +44,21 @@ public enum DeliveryOutcome: Sendable, Equatable {
 ///   messages stay queued for later.
 public actor StepExecutorActor: WorkerActor {
     public nonisolated let actorName = "step_executor"
-    private let pool: PostgresConnectionPool
+    let pool: PostgresConnectionPool
     private let templates: TemplateCacheActor
     private let dispatch: AsyncChannel<ClaimedStep>
-    private let statistics: WorkerStatistics
-    private let loadShedding: LoadShedding
+    let statistics: WorkerStatistics
+    let loadShedding: LoadShedding
     /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
-    private let claimTimeout: Duration?
+    let claimTimeout: Duration?
     /// Names this worker in the error result of a step it claimed but cannot run.
     private let identity: WorkerIdentity
-    private let logger: Logger
+    let logger: Logger
     /// Steps being claimed right now, with the message that carries each.
-    private var inFlight: [UUID: Int64] = [:] {
+    var inFlight: [UUID: Int64] = [:] {
         didSet { inFlightCount.store(inFlight.count, ordering: .relaxed) }
     }
-    private var accepting = true {
+    var accepting = true {
         didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
     }
     /// Mirrors of `inFlight.count` and `accepting`, for `admitsNotification` without an actor hop.
@@ -151,22 +151,27 @@ public actor StepExecutorActor: WorkerActor {
             try await claimAndDispatch(delivery, message)
             return .handled
         } catch {
-            StepMetrics.failure(queue: delivery.queue, .databaseError)
-            logger.warning("could not claim step; the message stays queued and is read again",
-                           metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
-            return .retryLater
+            return claimFailed(delivery, message, error)
         }
     }
 
-    private func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
+    func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
         let claimStart = ContinuousClock.now
         // One round trip: the step's state and context, and the claim itself when it is claimable.
-        let (hydration, outcome) = try await pool.withConnection { [claimTimeout] c in
+        let attempt = try await pool.withConnection { [claimTimeout] c in
             try await StepRepository.hydrateAndClaim(c, taskUUID: message.taskUUID, stepUUID: message.stepUUID,
                                                      queue: delivery.queue, msgID: delivery.msgID, timeout: claimTimeout)
         }
+        try await settle(delivery, message, attempt, since: claimStart)
+    }
+
+    /// What follows a claim attempt: dispatch a claimed step; archive a poison or stale message;
+    /// count a lost race (the message is someone else's now).
+    func settle(_ delivery: StepDelivery, _ message: StepMessage, _ attempt: ClaimAttempt,
+                since claimStart: ContinuousClock.Instant) async throws {
+        let outcome = attempt.claim
         let hydrated: HydratedStep?
-        switch (hydration, outcome) {
+        switch (attempt.hydrated, outcome) {
         case (.success(let step), _):
             hydrated = step
         case (.failure(let error), .claimed):
@@ -229,7 +234,7 @@ public actor StepExecutorActor: WorkerActor {
 
     /// A shed message this worker had hidden by reading it goes back to the queue at once (another
     /// worker, or this one when it has room, can take it without waiting for the visibility timeout).
-    private func makeVisibleAgain(_ delivery: StepDelivery) async {
+    func makeVisibleAgain(_ delivery: StepDelivery) async {
         do {
             try await pool.withConnection { c in
                 try await PGMQ.setVisibilityTimeout(c, queue: delivery.queue, msgID: delivery.msgID, seconds: 0)
@@ -240,7 +245,7 @@ public actor StepExecutorActor: WorkerActor {
         }
     }
 
-    private func archivePoison(_ delivery: StepDelivery, reason: String) async {
+    func archivePoison(_ delivery: StepDelivery, reason: String) async {
         statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
         StepMetrics.poison(queue: delivery.queue)
         logger.error("archiving a poison message", metadata: [

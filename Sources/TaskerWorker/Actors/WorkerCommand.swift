@@ -9,6 +9,8 @@ public enum WorkerCommand: Sendable {
     case executeStepWithCorrelation(StepMessage, queue: String, msgID: Int64, correlationID: UUID)
     /// Claim and run a step from a raw queue message (decoded by the executor; poison is archived).
     case executeStepFromMessage(StepDelivery)
+    /// Claim and run the steps of one poll read together (one transaction for their claims).
+    case executeStepsFromMessages([StepDelivery])
     /// Store a result produced outside the dispatch service (e.g. a handler running elsewhere).
     case sendStepResult(StepCompletion)
     /// Hand a finished step to the completion pipeline.
@@ -28,6 +30,8 @@ public enum WorkerCommandResponse: Sendable {
     case accepted
     /// The outcome of an `executeStep…` command.
     case delivery(DeliveryOutcome)
+    /// The outcomes of `executeStepsFromMessages`, in order.
+    case deliveries([DeliveryOutcome])
     case status(WorkerStatus)
     case health(WorkerHealth)
 }

@@ -13,6 +13,7 @@ public final class WorkerStatistics: Sendable {
     let shedClaims = ManagedAtomic<Int>(0)
     let completionRetries = ManagedAtomic<Int>(0)
     let completionsBatched = ManagedAtomic<Int>(0)
+    let claimsBatched = ManagedAtomic<Int>(0)
     let domainEventsPublished = ManagedAtomic<Int>(0)
     let domainEventsFailed = ManagedAtomic<Int>(0)
     let domainEventsInvalid = ManagedAtomic<Int>(0)
@@ -37,6 +38,7 @@ public final class WorkerStatistics: Sendable {
             poisonMessages: poisonMessages.load(ordering: .relaxed), staleMessages: staleMessages.load(ordering: .relaxed),
             shedClaims: shedClaims.load(ordering: .relaxed), completionRetries: completionRetries.load(ordering: .relaxed),
             completionsBatched: completionsBatched.load(ordering: .relaxed),
+            claimsBatched: claimsBatched.load(ordering: .relaxed),
             domainEventsPublished: domainEventsPublished.load(ordering: .relaxed),
             domainEventsFailed: domainEventsFailed.load(ordering: .relaxed),
             domainEventsInvalid: domainEventsInvalid.load(ordering: .relaxed))
@@ -57,6 +59,8 @@ public final class WorkerStatistics: Sendable {
         public var completionRetries: Int
         /// Results stored together with others in one transaction (the completion processor batches under load).
         public var completionsBatched: Int
+        /// Polled steps hydrated and claimed together with others in one transaction.
+        public var claimsBatched: Int
         public var domainEventsPublished: Int
         public var domainEventsFailed: Int
         /// Events skipped because their payload did not satisfy the declared `schema`.

@@ -33,6 +33,29 @@ public enum ClaimOutcome: Sendable, Equatable {
     case notClaimable
 }
 
+/// One step to claim: `StepRepository.hydrateAndClaim` (nil `taskUUID`: claim only, any task).
+public struct ClaimRequest: Sendable, Equatable {
+    public var taskUUID: UUID?
+    public var stepUUID: UUID
+    public var queue: String
+    public var msgID: Int64
+
+    public init(taskUUID: UUID?, stepUUID: UUID, queue: String, msgID: Int64) {
+        self.taskUUID = taskUUID
+        self.stepUUID = stepUUID
+        self.queue = queue
+        self.msgID = msgID
+    }
+}
+
+/// What `hydrateAndClaim` found and did for one step.
+public struct ClaimAttempt: Sendable {
+    /// The step as read just before the claim (nil: no such step in that task; not read without a
+    /// task uuid); a failure to decode it is returned here, since the claim may have happened.
+    public var hydrated: Result<HydratedStep?, PostgresError>
+    public var claim: ClaimOutcome
+}
+
 /// What a completion did.
 public enum CompletionOutcome: Sendable, Equatable {
     /// Result stored, transition written, orchestration notified (`msgID` on `orchestration_step_results`).
@@ -70,28 +93,50 @@ public enum StepRepository {
     /// settles its message. With `taskUUID` nil, only the claim runs (for the step in any task).
     public static func hydrateAndClaim(_ c: isolated PostgresConnection, taskUUID: UUID?, stepUUID: UUID, queue: String,
                                        msgID: Int64, timeout: Duration? = nil,
-                                       now: Date = Date()) throws(PostgresError) -> (hydrated: Result<HydratedStep?, PostgresError>, claim: ClaimOutcome) {
+                                       now: Date = Date()) throws(PostgresError) -> ClaimAttempt {
+        let request = ClaimRequest(taskUUID: taskUUID, stepUUID: stepUUID, queue: queue, msgID: msgID)
+        do {
+            return try hydrateAndClaim(c, [request], timeout: timeout, now: now)[0]
+        } catch {
+            if error.isUniqueViolation { return ClaimAttempt(hydrated: .success(nil), claim: .notClaimable) }
+            throw error
+        }
+    }
+
+    /// Hydrates and claims several steps (a poll read's messages) in ONE round trip and ONE
+    /// transaction: one commit for all. Each claim is checked on its own (a step another worker won
+    /// is `.notClaimable`, the others are still claimed); a statement error rolls the whole batch
+    /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
+    public static func hydrateAndClaim(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
+                                       now: Date = Date()) throws(PostgresError) -> [ClaimAttempt] {
         let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
         let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
-        if let taskUUID { statements.append(.prepared(StepStatements.hydrate, [stepUUID, taskUUID])) }
-        statements.append(.prepared(StepStatements.claim, [stepUUID, PostgresJSON(raw: metadata), queue, msgID, taskUUID]))
+        for request in requests {
+            if let taskUUID = request.taskUUID {
+                statements.append(.prepared(StepStatements.hydrate, [request.stepUUID, taskUUID]))
+            }
+            statements.append(.prepared(StepStatements.claim, [request.stepUUID, PostgresJSON(raw: metadata), request.queue,
+                                                               request.msgID, request.taskUUID]))
+        }
         statements.append(.plain("COMMIT"))
-        let results: [PostgresQueryResult]
-        do {
-            results = try c.pipeline(statements)
-        } catch {
-            if error.isUniqueViolation { return (.success(nil), .notClaimable) }
-            throw error
+        let results = try c.pipeline(statements)
+        var index = 2  // after BEGIN and the settings
+        var attempts: [ClaimAttempt] = []
+        for request in requests {
+            var hydrated: Result<HydratedStep?, PostgresError> = .success(nil)
+            if request.taskUUID != nil {
+                // Decoded after the COMMIT: a row that cannot be read must not hide a claim that
+                // happened, so the failure is returned next to the claim's outcome, not thrown.
+                let rows = results[index]
+                hydrated = Result { () throws(PostgresError) -> HydratedStep? in try rows.first.map(HydratedStep.init(row:)) }
+                index += 1
+            }
+            let claimed = try results[index][0].decode("attempts", as: Int?.self)
+            index += 1
+            attempts.append(ClaimAttempt(hydrated: hydrated, claim: claimed.map { .claimed(attempts: $0) } ?? .notClaimable))
         }
-        // Decoded after the COMMIT: a row that cannot be read must not hide a claim that happened,
-        // so the hydrate's failure is returned next to the claim's outcome, not thrown.
-        let hydrated = Result { () throws(PostgresError) -> HydratedStep? in
-            taskUUID == nil ? nil : try results[results.count - 3].first.map(HydratedStep.init(row:))
-        }
-        let row = results[results.count - 2][0]
-        guard let attempts = try row.decode("attempts", as: Int?.self) else { return (hydrated, .notClaimable) }
-        return (hydrated, .claimed(attempts: attempts))
+        return attempts
     }
 
     /// Stores a result in ONE transaction: `in_progress→enqueued_for_orchestration` (or

@@ -165,6 +165,18 @@ public final class WorkerEventSystem: Service, Sendable {
     /// notification to find it: one soon, one after the visibility timeout of a read message.
     private func deliver(_ delivery: StepDelivery) async {
         guard case .delivery(.retryLater) = await commands.process(.executeStepFromMessage(delivery)) else { return }
+        scheduleRetryReads()
+    }
+
+    /// Hands the messages of one poll read to the executor together (their claims share one
+    /// transaction); any left queued schedules the catch-up reads, as `deliver` does.
+    private func deliver(batch deliveries: [StepDelivery]) async {
+        guard case .deliveries(let outcomes) = await commands.process(.executeStepsFromMessages(deliveries)),
+              outcomes.contains(.retryLater) else { return }
+        scheduleRetryReads()
+    }
+
+    private func scheduleRetryReads() {
         let visibility = max(settings.visibilityTimeoutSeconds, settings.pollVisibilityTimeoutSeconds)
         scheduleCatchUp(after: .seconds(1))
         scheduleCatchUp(after: .seconds(visibility + 1))
@@ -309,15 +321,14 @@ public final class WorkerEventSystem: Service, Sendable {
                 return
             }
             lastPollSucceeded.store(true, ordering: .relaxed)
-            await withDiscardingTaskGroup { group in
-                for message in messages {
-                    await slots.acquire()
-                    group.addTask {
-                        await self.deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message,
-                                                        hiddenByRead: true))
-                        slots.release()
-                    }
-                }
+            // The read's messages count against `max_concurrent_operations` like as many deliveries.
+            if !messages.isEmpty {
+                let held = min(messages.count, slots.limit)
+                for _ in 0..<held { await slots.acquire() }
+                await deliver(batch: messages.map {
+                    StepDelivery(queue: queue, msgID: $0.msgID, message: $0.message, hiddenByRead: true)
+                })
+                for _ in 0..<held { slots.release() }
             }
             if messages.count < quantity { return }
         }

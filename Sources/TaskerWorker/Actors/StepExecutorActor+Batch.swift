@@ -1,0 +1,88 @@
+import Foundation
+
+extension StepExecutorActor {
+    /// Processes the messages of one poll read. Each is decoded, de-duplicated and checked against
+    /// load shedding as in `execute(_:)`; those accepted are hydrated and claimed together in ONE
+    /// round trip and ONE transaction (`StepRepository.hydrateAndClaim(_:_:)`), so a poll of k
+    /// messages costs one commit instead of k. If the batch fails (a lock timeout, a deadlock, a lost
+    /// connection), nothing of it was committed and each message is claimed on its own instead.
+    /// Outcomes come in `deliveries` order. Never throws.
+    public func execute(batch deliveries: [StepDelivery]) async -> [DeliveryOutcome] {
+        var outcomes = [DeliveryOutcome](repeating: .notAccepting, count: deliveries.count)
+        guard accepting else { return outcomes }
+        var accepted: [(index: Int, delivery: StepDelivery, message: StepMessage)] = []
+        for (index, delivery) in deliveries.enumerated() {
+            let message: StepMessage
+            do {
+                message = try delivery.message.decode(StepMessage.self)
+            } catch {
+                await archivePoison(delivery, reason: "undecodable step message: \(error)")
+                outcomes[index] = .handled
+                continue
+            }
+            if let current = inFlight[message.stepUUID] {
+                outcomes[index] = current == delivery.msgID ? .handled : .retryLater
+                continue
+            }
+            if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
+                statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.shed(queue: delivery.queue)
+                if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
+                outcomes[index] = .retryLater
+                continue
+            }
+            inFlight[message.stepUUID] = delivery.msgID
+            accepted.append((index, delivery, message))
+        }
+        defer { for item in accepted { inFlight[item.message.stepUUID] = nil } }
+        guard accepted.count > 1 else {
+            for item in accepted { outcomes[item.index] = await claimOne(item.delivery, item.message) }
+            return outcomes
+        }
+        // Step order: two batches that share steps lock them in the same order.
+        accepted.sort { $0.message.stepUUID.uuidString < $1.message.stepUUID.uuidString }
+        let claimStart = ContinuousClock.now
+        let requests = accepted.map {
+            ClaimRequest(taskUUID: $0.message.taskUUID, stepUUID: $0.message.stepUUID, queue: $0.delivery.queue, msgID: $0.delivery.msgID)
+        }
+        let attempts: [ClaimAttempt]
+        do {
+            attempts = try await pool.withConnection { [claimTimeout] c in
+                try await StepRepository.hydrateAndClaim(c, requests, timeout: claimTimeout)
+            }
+        } catch {
+            logger.info("claiming \(accepted.count) polled steps in one transaction failed; claiming them one by one",
+                        metadata: ["error": "\(error)"])
+            for item in accepted { outcomes[item.index] = await claimOne(item.delivery, item.message) }
+            return outcomes
+        }
+        statistics.claimsBatched.wrappingIncrement(by: accepted.count, ordering: .relaxed)
+        for (item, attempt) in zip(accepted, attempts) {
+            do {
+                try await settle(item.delivery, item.message, attempt, since: claimStart)
+                outcomes[item.index] = .handled
+            } catch {
+                outcomes[item.index] = claimFailed(item.delivery, item.message, error)
+            }
+        }
+        return outcomes
+    }
+
+    /// `claimAndDispatch` for one accepted message (its in-flight entry is the caller's).
+    private func claimOne(_ delivery: StepDelivery, _ message: StepMessage) async -> DeliveryOutcome {
+        do {
+            try await claimAndDispatch(delivery, message)
+            return .handled
+        } catch {
+            return claimFailed(delivery, message, error)
+        }
+    }
+
+    /// A claim that failed on the database: logged and counted; the message stays queued.
+    func claimFailed(_ delivery: StepDelivery, _ message: StepMessage, _ error: any Error) -> DeliveryOutcome {
+        StepMetrics.failure(queue: delivery.queue, .databaseError)
+        logger.warning("could not claim step; the message stays queued and is read again",
+                       metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
+        return .retryLater
+    }
+}
