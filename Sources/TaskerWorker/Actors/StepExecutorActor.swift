@@ -245,15 +245,22 @@ public actor StepExecutorActor: WorkerActor {
         }
     }
 
+    /// Archives a message that can never be processed. Counted and logged once, by whoever archives
+    /// it (the listener and the poller may both hold the same message).
     func archivePoison(_ delivery: StepDelivery, reason: String) async {
-        statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
-        StepMetrics.poison(queue: delivery.queue)
-        logger.error("archiving a poison message", metadata: [
-            "queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "reason": "\(reason)"])
+        let metadata: Logger.Metadata = ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "reason": "\(reason)"]
         do {
-            _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+            let archived = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+            guard archived else {
+                logger.debug("a poison message was already archived", metadata: metadata)
+                return
+            }
+            statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.poison(queue: delivery.queue)
+            logger.error("archived a poison message", metadata: metadata)
         } catch {
-            logger.warning("could not archive a poison message", metadata: ["msg_id": "\(delivery.msgID)", "error": "\(error)"])
+            logger.warning("could not archive a poison message; it is read again", metadata: metadata.merging(
+                ["error": "\(error)"], uniquingKeysWith: { $1 }))
         }
     }
 
