@@ -20,18 +20,10 @@ extension StepExecutorActor {
                 outcomes[index] = .handled
                 continue
             }
-            if let current = inFlight[message.stepUUID] {
-                outcomes[index] = current == delivery.msgID ? .handled : .retryLater
+            if let refused = await admit(message, delivery) {
+                outcomes[index] = refused
                 continue
             }
-            if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
-                statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
-                StepMetrics.shed(queue: delivery.queue)
-                if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
-                outcomes[index] = .retryLater
-                continue
-            }
-            inFlight[message.stepUUID] = delivery.msgID
             accepted.append((index, delivery, message))
         }
         defer { for item in accepted { inFlight[item.message.stepUUID] = nil } }

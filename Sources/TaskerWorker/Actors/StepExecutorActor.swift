@@ -119,24 +119,29 @@ public actor StepExecutorActor: WorkerActor {
     /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
     @discardableResult
     public func execute(_ delivery: StepDelivery) async -> DeliveryOutcome {
-        guard accepting else { return .notAccepting }
-        let message: StepMessage
-        do {
-            message = try delivery.message.decode(StepMessage.self)
-        } catch {
-            await archivePoison(delivery, reason: "undecodable step message: \(error)")
-            return .handled
-        }
-        return await execute(message, from: delivery)
+        await execute(batch: [delivery])[0]
     }
 
     /// Processes an already-decoded step message that came with `delivery`.
     @discardableResult
     public func execute(_ message: StepMessage, from delivery: StepDelivery) async -> DeliveryOutcome {
         guard accepting else { return .notAccepting }
+        if let refused = await admit(message, delivery) { return refused }
+        defer { inFlight[message.stepUUID] = nil }
+        do {
+            try await claimAndDispatch(delivery, message)
+            return .handled
+        } catch {
+            return claimFailed(delivery, message, error)
+        }
+    }
+
+    /// Registers the message as in flight, or says why not: the same message twice (listener and
+    /// poller) is handled by the first; another message for a step being claimed (a duplicate send)
+    /// must still be settled, so it is read again after this claim; at the shedding threshold the
+    /// message stays queued (made visible again if this worker's read hid it).
+    func admit(_ message: StepMessage, _ delivery: StepDelivery) async -> DeliveryOutcome? {
         if let current = inFlight[message.stepUUID] {
-            // The same message twice (listener and poller): handled by the first. Another message for
-            // the same step (a duplicate send) must still be settled: read it again after this claim.
             return current == delivery.msgID ? .handled : .retryLater
         }
         if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
@@ -146,13 +151,7 @@ public actor StepExecutorActor: WorkerActor {
             return .retryLater
         }
         inFlight[message.stepUUID] = delivery.msgID
-        defer { inFlight[message.stepUUID] = nil }
-        do {
-            try await claimAndDispatch(delivery, message)
-            return .handled
-        } catch {
-            return claimFailed(delivery, message, error)
-        }
+        return nil
     }
 
     func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
