@@ -45,7 +45,15 @@ extension StepExecutorActor {
         } catch {
             logger.info("claiming \(accepted.count) polled steps in one transaction failed; claiming them one by one",
                         metadata: ["error": "\(error)"])
-            for item in accepted { outcomes[item.index] = await claimOne(item.delivery, item.message) }
+            // Concurrently, as separate deliveries: a step whose lock is held elsewhere (the usual
+            // cause) waits out its claim timeout without holding back the others.
+            let single = accepted
+            await withTaskGroup(of: (Int, DeliveryOutcome).self) { group in
+                for item in single {
+                    group.addTask { (item.index, await self.claimOne(item.delivery, item.message)) }
+                }
+                for await (index, outcome) in group { outcomes[index] = outcome }
+            }
             return outcomes
         }
         statistics.claimsBatched.wrappingIncrement(by: accepted.count, ordering: .relaxed)
