@@ -309,7 +309,7 @@ start_cluster() {
 # --- added by scripts/lib/common.sh (private dev/test cluster) ---
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '${sock}'
-max_connections = 300
+max_connections = 600   # the test suite runs many tests (each with a worker pool) at once: ~300 at peak
 EOF
     fi
 
