@@ -139,20 +139,11 @@ public enum StepRepository {
         return attempts
     }
 
-    /// Stores a result in ONE transaction: `in_progress→enqueued_for_orchestration` (or
-    /// `enqueued_as_error_for_orchestration` when `success` is false) with the upstream metadata
-    /// (`event` JSON string, `timestamp`, `worker_uuid`, `correlation_id`), `results`,
-    /// `in_process = false`, and the `{task_uuid, step_uuid, correlation_id}` message to
-    /// `orchestration_step_results` through `pgmq_send_with_notify`.
-    public static func complete(_ c: isolated PostgresConnection, message: StepMessage, success: Bool,
-                                resultJSON: String, workerUUID: UUID, now: Date = Date()) throws(PostgresError) -> CompletionOutcome {
-        let write = try CompletionWrite(message: message, success: success, resultJSON: resultJSON,
-                                        workerUUID: workerUUID, now: now)
-        return try completeBatch(c, [write])[0]
-    }
-
-    /// Stores several results in ONE transaction (one commit for all; under load the completion
-    /// processor batches what has piled up). Each write is checked on its own: a step no longer
+    /// Stores results: each write is one statement (`StepStatements.complete`): the
+    /// `in_progress→enqueued_for_orchestration` (or `…as_error…`) transition with the upstream
+    /// metadata, `results`, `in_process = false`, and the message to `orchestration_step_results`
+    /// through `pgmq_send_with_notify`. Several writes share ONE transaction (one commit for all;
+    /// under load the completion processor batches what has piled up). Each write is checked on its own: a step no longer
     /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
     /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
     public static func completeBatch(_ c: isolated PostgresConnection,
