@@ -157,10 +157,7 @@ public actor StepExecutorActor: WorkerActor {
     func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
         let claimStart = ContinuousClock.now
         // One round trip: the step's state and context, and the claim itself when it is claimable.
-        let attempt = try await pool.withConnection { [claimTimeout] c in
-            try await StepRepository.hydrateAndClaim(c, taskUUID: message.taskUUID, stepUUID: message.stepUUID,
-                                                     queue: delivery.queue, msgID: delivery.msgID, timeout: claimTimeout)
-        }
+        let attempt = try await claimSteps([Self.request(message, delivery)])[0]
         try await settle(delivery, message, attempt, since: claimStart)
     }
 

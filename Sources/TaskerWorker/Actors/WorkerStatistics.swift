@@ -14,6 +14,8 @@ public final class WorkerStatistics: Sendable {
     let completionRetries = ManagedAtomic<Int>(0)
     let completionsBatched = ManagedAtomic<Int>(0)
     let claimsBatched = ManagedAtomic<Int>(0)
+    let claimsRecovered = ManagedAtomic<Int>(0)
+    let completionsRecovered = ManagedAtomic<Int>(0)
     let domainEventsPublished = ManagedAtomic<Int>(0)
     let domainEventsFailed = ManagedAtomic<Int>(0)
     let domainEventsInvalid = ManagedAtomic<Int>(0)
@@ -39,6 +41,8 @@ public final class WorkerStatistics: Sendable {
             shedClaims: shedClaims.load(ordering: .relaxed), completionRetries: completionRetries.load(ordering: .relaxed),
             completionsBatched: completionsBatched.load(ordering: .relaxed),
             claimsBatched: claimsBatched.load(ordering: .relaxed),
+            claimsRecovered: claimsRecovered.load(ordering: .relaxed),
+            completionsRecovered: completionsRecovered.load(ordering: .relaxed),
             domainEventsPublished: domainEventsPublished.load(ordering: .relaxed),
             domainEventsFailed: domainEventsFailed.load(ordering: .relaxed),
             domainEventsInvalid: domainEventsInvalid.load(ordering: .relaxed))
@@ -61,6 +65,11 @@ public final class WorkerStatistics: Sendable {
         public var completionsBatched: Int
         /// Polled steps hydrated and claimed together with others in one transaction.
         public var claimsBatched: Int
+        /// Claims that committed although their answer was lost with the connection (found by
+        /// asking the database), whose steps then ran.
+        public var claimsRecovered: Int
+        /// Results an earlier attempt had stored although its answer was lost with the connection.
+        public var completionsRecovered: Int
         public var domainEventsPublished: Int
         public var domainEventsFailed: Int
         /// Events skipped because their payload did not satisfy the declared `schema`.

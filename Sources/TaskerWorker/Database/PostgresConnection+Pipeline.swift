@@ -18,6 +18,16 @@ extension PostgresConnection {
     /// when the statements must commit together.
     @discardableResult
     public func pipeline(_ statements: [PipelineStatement]) throws(PostgresError) -> [PostgresQueryResult] {
+        do {
+            return try runPipeline(statements)
+        } catch {
+            var error = error
+            error.backendPID = backendPID
+            throw error
+        }
+    }
+
+    private func runPipeline(_ statements: [PipelineStatement]) throws(PostgresError) -> [PostgresQueryResult] {
         let conn = try liveHandle()
         guard PQenterPipelineMode(conn) == 1 else {
             throw PostgresError(.usage, "cannot enter pipeline mode: \(Self.errorMessage(conn))")

@@ -35,6 +35,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     public var column: String?
     /// The SQL that was running, shortened, for context in logs.
     public var query: String?
+    /// The server process of the session the error came from (set by `pipeline`): lets a caller
+    /// whose answer was lost make sure that session can no longer commit (`StepRepository.fence`).
+    public var backendPID: Int32?
 
     public init(
         _ kind: Kind, _ message: String, sqlState: String? = nil, detail: String? = nil,
@@ -62,6 +65,13 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         if kind == .connectionFailed || kind == .connectionClosed { return true }
         guard let state = sqlState else { return false }
         return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+    }
+
+    /// The connection broke while statements were running or their answers were on the way, so
+    /// whether a `COMMIT` among them took effect is unknown: the caller must ask the database.
+    /// (An error the server reports for a statement, or a failure to connect, leaves no doubt.)
+    public var leavesOutcomeUnknown: Bool {
+        kind == .connectionClosed || (kind == .server && isConnectionLoss)
     }
 
     public var description: String {

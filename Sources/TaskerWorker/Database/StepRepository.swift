@@ -62,6 +62,9 @@ public enum CompletionOutcome: Sendable, Equatable {
     case completed(msgID: Int64)
     /// The step was no longer `in_progress`; nothing was written or sent (as upstream).
     case notInProgress
+    /// An earlier attempt whose answer was lost with its connection had stored it
+    /// (`StepRepository.isStored`); nothing was written again.
+    case storedEarlier
 }
 
 /// The worker's SQL against the Tasker schema: hydrate, claim (one transaction), complete (one
@@ -107,9 +110,10 @@ public enum StepRepository {
     /// transaction: one commit for all. Each claim is checked on its own (a step another worker won
     /// is `.notClaimable`, the others are still claimed); a statement error rolls the whole batch
     /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
+    /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `now` tells what happened.
     public static func hydrateAndClaim(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
                                        now: Date = Date()) throws(PostgresError) -> [ClaimAttempt] {
-        let metadata = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
+        let metadata = claimMetadata(now: now)
         let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
         for request in requests {

@@ -157,6 +157,10 @@ public struct WorkerScrape: Sendable {
             "steps_stale_messages": .init(Double(steps.staleMessages), "counter", help: "Stale messages archived"),
             "steps_shed_claims": .init(Double(steps.shedClaims), "counter", help: "Deliveries left queued by load shedding"),
             "steps_completion_retries": .init(Double(steps.completionRetries), "counter", help: "Retried result stores"),
+            "steps_claims_recovered": .init(Double(steps.claimsRecovered), "counter",
+                                            help: "Claims found committed after their answer was lost"),
+            "steps_completions_recovered": .init(Double(steps.completionsRecovered), "counter",
+                                                 help: "Results found stored after their answer was lost"),
             "steps_failure_rate": .init(steps.failureRate, help: "Failed / executed"),
         ]
         for queue in queues {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension StepExecutorActor {
     /// Processes the messages of one poll read. Each is decoded, de-duplicated and checked against
@@ -34,14 +35,10 @@ extension StepExecutorActor {
         // Step order: two batches that share steps lock them in the same order.
         accepted.sort { $0.message.stepUUID.uuidString < $1.message.stepUUID.uuidString }
         let claimStart = ContinuousClock.now
-        let requests = accepted.map {
-            ClaimRequest(taskUUID: $0.message.taskUUID, stepUUID: $0.message.stepUUID, queue: $0.delivery.queue, msgID: $0.delivery.msgID)
-        }
+        let requests = accepted.map { Self.request($0.message, $0.delivery) }
         let attempts: [ClaimAttempt]
         do {
-            attempts = try await pool.withConnection { [claimTimeout] c in
-                try await StepRepository.hydrateAndClaim(c, requests, timeout: claimTimeout)
-            }
+            attempts = try await claimSteps(requests)
         } catch {
             logger.info("claiming \(accepted.count) polled steps in one transaction failed; claiming them one by one",
                         metadata: ["error": "\(error)"])
@@ -66,6 +63,47 @@ extension StepExecutorActor {
             }
         }
         return outcomes
+    }
+
+    /// Hydrates and claims `requests` in one round trip and one transaction
+    /// (`StepRepository.hydrateAndClaim`); results in `requests` order.
+    ///
+    /// When the connection breaks so that the outcome is unknown (the `COMMIT` may have run), the
+    /// database is asked (`StepRepository.findClaims`, until it answers): claims that committed
+    /// are returned as made, so their steps run instead of staying `in_progress` with nobody to
+    /// run them (their messages are archived); if none did, the error is thrown and the messages
+    /// stay queued as after any failed claim.
+    func claimSteps(_ requests: [ClaimRequest]) async throws -> [ClaimAttempt] {
+        let now = Date()
+        do {
+            return try await pool.withConnection { [claimTimeout] c in
+                try await StepRepository.hydrateAndClaim(c, requests, timeout: claimTimeout, now: now)
+            }
+        } catch let error as PostgresError where error.leavesOutcomeUnknown {
+            let session = error.backendPID
+            let steps = requests.map(\.stepUUID.uuidString).joined(separator: ",")
+            guard let found = await pool.askUntilAnswered(
+                "whether a claim whose answer was lost committed", backoff: Self.recoveryBackoff, logger: logger,
+                { c throws(PostgresError) in try StepRepository.findClaims(c, requests, now: now, session: session) })
+            else {
+                logger.error("stopped before learning whether a claim committed; if it did, its steps stay in_progress",
+                             metadata: ["step_uuids": "\(steps)", "error": "\(error)"])
+                throw error
+            }
+            let recovered = found.filter { $0.claim != .notClaimable }.count
+            guard recovered > 0 else { throw error }
+            statistics.claimsRecovered.wrappingIncrement(by: recovered, ordering: .relaxed)
+            logger.warning("the connection broke after a claim committed; its steps run",
+                           metadata: ["step_uuids": "\(steps)", "claimed": "\(recovered)", "error": "\(error)"])
+            return found
+        }
+    }
+
+    /// Between attempts to learn what a claim whose answer was lost did.
+    static let recoveryBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5))
+
+    static func request(_ message: StepMessage, _ delivery: StepDelivery) -> ClaimRequest {
+        ClaimRequest(taskUUID: message.taskUUID, stepUUID: message.stepUUID, queue: delivery.queue, msgID: delivery.msgID)
     }
 
     /// `claimAndDispatch` for one accepted message (its in-flight entry is the caller's).

@@ -1,0 +1,156 @@
+import Foundation
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// Lost answers: the connection breaks after the server ran a claim or a completion, so the worker
+/// sees an error for a transaction that committed. `AnswerLosingProxy` loses the server's reply the
+/// way a terminated backend or a cut network does; the worker must ask the database what happened
+/// instead of guessing (a committed claim would otherwise leave its step in_progress with nobody to
+/// run it; a committed result would lose its domain events).
+@Suite("Lost answers", .timeLimit(.minutes(2)))
+struct LostAnswerTests {
+    static let yaml = PipelineRobustnessTests.yaml
+
+    @Test func theRepositoryFindsAClaimWhoseAnswerWasLost() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let tasks = try await harness.createSingleStepTasks(count: 3, step: "work")
+            for task in tasks { try await harness.enqueue(task, "work") }
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            let messages: [Int64] = try await harness.admin.query("SELECT msg_id FROM pgmq.q_\(queue) ORDER BY msg_id")
+                .map { row throws(PostgresError) in try row.decode("msg_id") }
+            try await harness.transition(tasks[1]["work"], from: "enqueued", to: "in_progress", event: "start")
+            let requests = zip(tasks, messages).map {
+                ClaimRequest(taskUUID: $0.0.taskUUID, stepUUID: $0.0["work"], queue: queue, msgID: $0.1)
+            }
+            let proxy = try AnswerLosingProxy(databaseURL: db.url)
+            defer { proxy.close() }
+            let client = try await PostgresConnection.connect(url: proxy.url, applicationName: "tasker-test-lost")
+            proxy.loseNextAnswer(toRequestContaining: StepStatements.claim.name)
+            let now = Date()
+            let error = await #expect(throws: PostgresError.self) {
+                try await StepRepository.hydrateAndClaim(client, requests, timeout: .seconds(5), now: now)
+            }
+            #expect(proxy.answersLost == 1)
+            #expect(error?.leavesOutcomeUnknown == true, "\(String(describing: error))")
+            let clientPID = await client.backendPID
+            #expect(error?.backendPID == clientPID)
+            await client.close()
+
+            // The claim committed: the worker's error says nothing, the database says everything.
+            let found = try await StepRepository.findClaims(harness.admin, requests, now: now, session: error?.backendPID)
+            #expect(found.map(\.claim) == [.claimed(attempts: 1), .notClaimable, .claimed(attempts: 1)])
+            #expect(try found.map { try $0.hydrated.get()?.currentState } == ["in_progress", "in_progress", "in_progress"])
+            #expect(try await harness.queuedIDs() == [messages[1]], "the claimed steps' messages were archived")
+            // Another attempt (another claim time) did not make these claims.
+            let other = try await StepRepository.findClaims(harness.admin, requests, now: now.addingTimeInterval(0.001), session: nil)
+            #expect(other.map(\.claim) == [.notClaimable, .notClaimable, .notClaimable])
+        }
+    }
+
+    /// Before reading the answer, a broken session still inside a transaction is ended (it could
+    /// otherwise commit after the answer was read); an idle one is left alone.
+    @Test func theBrokenSessionIsFencedBeforeTheAnswerIsRead() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let open = try await db.connect(applicationName: "tasker-test-open")
+            try await open.query("BEGIN")
+            try await open.query("SELECT 1")
+            let idle = try await db.connect(applicationName: "tasker-test-idle")
+            let (openPID, idlePID) = (await open.backendPID, await idle.backendPID)
+            func alive(_ pid: Int32) async throws -> Bool {
+                try await !harness.admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [Int(pid)]).isEmpty
+            }
+            _ = try await StepRepository.findClaims(harness.admin, [], now: Date(), session: idlePID)
+            #expect(try await alive(idlePID))
+            #expect(try await alive(openPID))
+            _ = try await StepRepository.findClaims(harness.admin, [], now: Date(), session: openPID)
+            #expect(try await !alive(openPID))
+            #expect(try await alive(idlePID))
+            await open.close()
+            await idle.close()
+        }
+    }
+
+    /// The claim's answer is lost in each claim path (a notified message alone, a poll read's batch):
+    /// the claimed steps run once each, and nothing is left in_progress.
+    @Test(arguments: [WorkerConfiguration.DeploymentMode.eventDrivenOnly, .pollingOnly])
+    func aStepWhoseClaimAnswerWasLostStillRuns(mode: WorkerConfiguration.DeploymentMode) async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let proxy = try AnswerLosingProxy(databaseURL: db.url)
+            defer { proxy.close() }
+            let invocations = InvocationCounter()
+            var configuration = PipelineRobustnessTests.configuration(harness, mode: mode)
+            configuration.common.database.url = proxy.url
+            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations), configuration: configuration)
+            try await harness.waitForWorkersReady(1, mode: mode)
+            let tasks = try await harness.createSingleStepTasks(count: 4, step: "work")
+            proxy.loseNextAnswer(toRequestContaining: StepStatements.claim.name)
+            try await harness.enqueueBatch(tasks, "work")
+            #expect(await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(20)))
+            try await worker.stop()
+
+            #expect(proxy.answersLost == 1)
+            let statistics = worker.daemon.statistics.snapshot
+            #expect(statistics.claimsRecovered >= 1)
+            for (step, summary) in try await harness.stepSummaries() {
+                #expect(summary.starts == 1 && summary.results == 1, "step \(step): \(summary)")
+                #expect(invocations.count(step) == 1, "step \(step) ran \(invocations.count(step)) times")
+            }
+            #expect(try await harness.queueDepth(archived: false) == 0)
+        }
+    }
+
+    /// The completion's answer is lost: the result is found stored, not written again, and its
+    /// domain event is still published.
+    @Test func aResultWhoseAnswerWasLostIsFoundAndItsEventsFire() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let proxy = try AnswerLosingProxy(databaseURL: db.url)
+            defer { proxy.close() }
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.announce") { _ in .success(.object(["order": .int(7)])) }
+            var configuration = PipelineRobustnessTests.configuration(harness, mode: .hybrid)
+            configuration.common.database.url = proxy.url
+            let worker = harness.startWorker(handlers, configuration: configuration)
+            try await harness.waitForWorkersReady(1, mode: .hybrid)
+            let task = try await harness.createTask(steps: ["announce"])
+            proxy.loseNextAnswer(toRequestContaining: StepStatements.complete.name)
+            try await harness.enqueue(task, "announce")
+            try await harness.waitForState(task["announce"], ["enqueued_for_orchestration"])
+            try await waitUntil(timeout: .seconds(10)) { worker.daemon.statistics.snapshot.domainEventsPublished == 1 }
+            try await worker.stop()
+
+            #expect(proxy.answersLost == 1)
+            let statistics = worker.daemon.statistics.snapshot
+            #expect(statistics.completionsRecovered == 1)
+            #expect(statistics.domainEventsPublished == 1)
+            #expect(try await harness.transitions(task["announce"]).map(\.to)
+                    == ["pending", "enqueued", "in_progress", "enqueued_for_orchestration"])
+            #expect(try await harness.stepSummaries()[task["announce"]]?.results == 1)
+        }
+    }
+
+    @Test func theRepositoryTellsWhetherAResultIsStored() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let task = try await harness.createTask(steps: ["work"])
+            try await harness.enqueue(task, "work")
+            try await harness.transition(task["work"], from: "enqueued", to: "in_progress", event: "start")
+            let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)
+            let worker = UUID()
+            let write = try CompletionWrite(message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker)
+            let later = try CompletionWrite(message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker,
+                                            now: Date().addingTimeInterval(1))
+            #expect(try await !StepRepository.isStored(harness.admin, write, session: nil))
+            _ = try await StepRepository.completeBatch(harness.admin, [write])
+            #expect(try await StepRepository.isStored(harness.admin, write, session: nil))
+            #expect(try await !StepRepository.isStored(harness.admin, later, session: nil))
+            // Still found once orchestration has moved the step on.
+            try await harness.completeLikeOrchestration(task, "work")
+            #expect(try await StepRepository.isStored(harness.admin, write, session: nil))
+        }
+    }
+}
