@@ -23,6 +23,9 @@ extension PostgresConnection {
         } catch {
             var error = error
             error.backendPID = backendPID
+            if error.kind == .server, error.sqlState == nil, !isConnected {
+                error.kind = .connectionClosed  // libpq's own report of a connection that broke
+            }
             throw error
         }
     }
