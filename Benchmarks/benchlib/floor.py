@@ -19,7 +19,8 @@ CLAIM_TIMEOUT_MS = "300000"   # timing.claim_timeout_seconds = 300 (default), as
 
 def variables():
     """-D values for the pgbench scripts: the metadata and result JSON the worker writes for a no-op."""
-    start_meta = '{"event":"{\\"type\\":\\"Start\\"}","timestamp":"2026-11-23T22:00:00.123456+00:00"}'
+    upstream_start_meta = '{"event":"{\\"type\\":\\"Start\\"}","timestamp":"2026-11-23T22:00:00.123456+00:00"}'
+    start_meta = upstream_start_meta[:-1] + f',"worker_uuid":"{uuid.uuid4()}"}}'  # ClaimStamp adds the worker
     result = json.dumps({
         "step_uuid": str(uuid.uuid4()), "success": True, "result": {}, "status": "completed", "error": None,
         "metadata": {"execution_time_ms": 0, "handler_version": None, "retryable": False,
@@ -32,7 +33,7 @@ def variables():
                                                 separators=(",", ":")),
                             "timestamp": "2026-11-23T22:00:00.123456+00:00", "worker_uuid": str(uuid.uuid4()),
                             "correlation_id": str(uuid.uuid4())}, separators=(",", ":"))
-    values = {"start_meta": start_meta, "done_meta": done_meta, "result": result, "queue": QUEUE,
+    values = {"start_meta": start_meta, "upstream_start_meta": upstream_start_meta, "done_meta": done_meta, "result": result, "queue": QUEUE,
               "results_queue": RESULTS_QUEUE, "claim_timeout": CLAIM_TIMEOUT_MS, "to_state": "enqueued_for_orchestration"}
     return [arg for k, v in values.items() for arg in ("-D", f"{k}={v}")]
 

@@ -38,7 +38,7 @@ SELECT COALESCE(MAX(sort_key), 0) + 1 AS sk FROM tasker.workflow_step_transition
 UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
  WHERE workflow_step_uuid = :s_workflow_step_uuid AND most_recent = true;
 INSERT INTO tasker.workflow_step_transitions (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-VALUES (:s_workflow_step_uuid, 'in_progress', :st, :start_meta::jsonb, :sk, true, NOW(), NOW());
+VALUES (:s_workflow_step_uuid, 'in_progress', :st, :upstream_start_meta::jsonb, :sk, true, NOW(), NOW());
 COMMIT;
 UPDATE tasker.workflow_steps SET in_process = true, updated_at = NOW() WHERE workflow_step_uuid = :s_workflow_step_uuid;
 UPDATE tasker.workflow_steps SET attempts = COALESCE(attempts, 0) + 1, last_attempted_at = (NOW() AT TIME ZONE 'UTC'), updated_at = NOW()

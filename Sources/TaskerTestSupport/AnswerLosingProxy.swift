@@ -119,7 +119,10 @@ public final class AnswerLosingProxy: Sendable {
             guard count > 0 else { break }
             let chunk = Array(buffer[0..<count])
             let armed = state.withLock { state -> Bool in
-                guard let pattern = state.pattern, Self.contains(tail + chunk, pattern) else { return false }
+                // Only bytes not searched before (plus a pattern's length of the previous chunk, for
+                // a pattern cut in two): a pattern forwarded before arming never arms it.
+                guard let pattern = state.pattern, Self.contains(tail.suffix(pattern.count - 1) + chunk, pattern)
+                else { return false }
                 state.pattern = nil
                 return true
             }
@@ -132,16 +135,21 @@ public final class AnswerLosingProxy: Sendable {
     }
 
     private func forwardAnswers(_ link: Link) {
+        var dropping = false
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = read(link.upstream, &buffer, buffer.count)
             guard count > 0 else { break }
             if link.losing.load(ordering: .sequentiallyConsistent) {
-                // The server has answered, so it ran the request: the client never hears of it.
-                state.withLock { $0.answersLost += 1 }
-                shutdown(link.client, Int32(SHUT_RDWR))
-                shutdown(link.upstream, Int32(SHUT_RDWR))
-                break
+                // The server is answering: the client never hears of it. Only the client's side is
+                // closed; the rest of the reply is read and dropped, so the server finishes the
+                // request (an early part of a long reply may come before its COMMIT).
+                if !dropping {
+                    dropping = true
+                    state.withLock { $0.answersLost += 1 }
+                    shutdown(link.client, Int32(SHUT_RDWR))
+                }
+                continue
             }
             guard Self.writeAll(link.client, Array(buffer[0..<count])) else { break }
         }

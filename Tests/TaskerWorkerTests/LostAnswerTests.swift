@@ -28,9 +28,9 @@ struct LostAnswerTests {
             defer { proxy.close() }
             let client = try await PostgresConnection.connect(url: proxy.url, applicationName: "tasker-test-lost")
             proxy.loseNextAnswer(toRequestContaining: StepStatements.claim.name)
-            let now = Date()
+            let stamp = ClaimStamp(worker: UUID())
             let error = await #expect(throws: PostgresError.self) {
-                try await StepRepository.hydrateAndClaim(client, requests, timeout: .seconds(5), now: now)
+                try await StepRepository.hydrateAndClaim(client, requests, timeout: .seconds(5), stamp: stamp)
             }
             #expect(proxy.answersLost == 1)
             #expect(error?.leavesOutcomeUnknown == true, "\(String(describing: error))")
@@ -39,18 +39,21 @@ struct LostAnswerTests {
             await client.close()
 
             // The claim committed: the worker's error says nothing, the database says everything.
-            let found = try await StepRepository.findClaims(harness.admin, requests, now: now, session: error?.backendPID)
+            let found = try await StepRepository.findClaims(harness.admin, requests, stamp: stamp, session: error?.backendPID)
             #expect(found.map(\.claim) == [.claimed(attempts: 1), .notClaimable, .claimed(attempts: 1)])
             #expect(try found.map { try $0.hydrated.get()?.currentState } == ["in_progress", "in_progress", "in_progress"])
             #expect(try await harness.queuedIDs() == [messages[1]], "the claimed steps' messages were archived")
-            // Another attempt (another claim time) did not make these claims.
-            let other = try await StepRepository.findClaims(harness.admin, requests, now: now.addingTimeInterval(0.001), session: nil)
-            #expect(other.map(\.claim) == [.notClaimable, .notClaimable, .notClaimable])
+            // Another attempt (another time, or another worker at the same time) did not make these claims.
+            for other in [ClaimStamp(worker: stamp.worker, time: stamp.time.addingTimeInterval(0.000_001)),
+                          ClaimStamp(worker: UUID(), time: stamp.time)] {
+                let found = try await StepRepository.findClaims(harness.admin, requests, stamp: other, session: nil)
+                #expect(found.map(\.claim) == [.notClaimable, .notClaimable, .notClaimable])
+            }
         }
     }
 
-    /// Before reading the answer, a broken session still inside a transaction is ended (it could
-    /// otherwise commit after the answer was read); an idle one is left alone.
+    /// Before reading the answer, the broken session's server process is ended if it still exists,
+    /// inside a transaction or seemingly idle (it may hold the request unread), and waited for.
     @Test func theBrokenSessionIsFencedBeforeTheAnswerIsRead() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
@@ -62,12 +65,20 @@ struct LostAnswerTests {
             func alive(_ pid: Int32) async throws -> Bool {
                 try await !harness.admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [Int(pid)]).isEmpty
             }
-            _ = try await StepRepository.findClaims(harness.admin, [], now: Date(), session: idlePID)
-            #expect(try await alive(idlePID))
-            #expect(try await alive(openPID))
-            _ = try await StepRepository.findClaims(harness.admin, [], now: Date(), session: openPID)
+            let bystander = try await db.connect(applicationName: "tasker-test-bystander")
+            let bystanderPID = await bystander.backendPID
+            _ = try await StepRepository.findClaims(harness.admin, [], stamp: ClaimStamp(), session: openPID)
             #expect(try await !alive(openPID))
             #expect(try await alive(idlePID))
+            _ = try await StepRepository.findClaims(harness.admin, [], stamp: ClaimStamp(), session: idlePID)
+            #expect(try await !alive(idlePID))
+            #expect(try await alive(bystanderPID), "only the broken session is ended")
+            // Gone already, or this very session: nothing to end.
+            let own = await harness.admin.backendPID
+            _ = try await StepRepository.findClaims(harness.admin, [], stamp: ClaimStamp(), session: idlePID)
+            _ = try await StepRepository.findClaims(harness.admin, [], stamp: ClaimStamp(), session: own)
+            #expect(try await alive(own))
+            await bystander.close()
             await open.close()
             await idle.close()
         }

@@ -106,6 +106,8 @@ struct PipelineTests {
             #expect(transitions[2].from == "enqueued")
             #expect(transitions[2].metadata["event"]?.stringValue == #"{"type":"Start"}"#)
             #expect(transitions[2].metadata["timestamp"]?.stringValue?.hasSuffix("+00:00") == true)
+            // The claiming worker (`ClaimStamp`; upstream records none): the claim attempt's identity.
+            #expect(transitions[2].metadata["worker_uuid"]?.stringValue == worker.daemon.identity.uuid.uuidString.lowercased())
             let final = transitions[3].metadata
             #expect(final["worker_uuid"]?.stringValue == worker.daemon.identity.uuid.uuidString.lowercased())
             #expect(final["correlation_id"]?.stringValue == task.correlationID.uuidString.lowercased())

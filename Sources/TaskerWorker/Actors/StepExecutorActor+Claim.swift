@@ -74,17 +74,17 @@ extension StepExecutorActor {
     /// run them (their messages are archived); if none did, the error is thrown and the messages
     /// stay queued as after any failed claim.
     func claimSteps(_ requests: [ClaimRequest]) async throws -> [ClaimAttempt] {
-        let now = Date()
+        let stamp = ClaimStamp(worker: identity.uuid)
         do {
             return try await pool.withConnection { [claimTimeout] c in
-                try await StepRepository.hydrateAndClaim(c, requests, timeout: claimTimeout, now: now)
+                try await StepRepository.hydrateAndClaim(c, requests, timeout: claimTimeout, stamp: stamp)
             }
         } catch let error as PostgresError where error.leavesOutcomeUnknown {
             let session = error.backendPID
             let steps = requests.map(\.stepUUID.uuidString).joined(separator: ",")
             guard let found = await pool.askUntilAnswered(
                 "whether a claim whose answer was lost committed", backoff: Self.recoveryBackoff, logger: logger,
-                { c throws(PostgresError) in try StepRepository.findClaims(c, requests, now: now, session: session) })
+                { c throws(PostgresError) in try StepRepository.findClaims(c, requests, stamp: stamp, session: session) })
             else {
                 logger.error("stopped before learning whether a claim committed; if it did, its steps stay in_progress",
                              metadata: ["step_uuids": "\(steps)", "error": "\(error)"])

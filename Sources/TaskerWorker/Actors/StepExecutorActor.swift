@@ -52,7 +52,7 @@ public actor StepExecutorActor: WorkerActor {
     /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
     let claimTimeout: Duration?
     /// Names this worker in the error result of a step it claimed but cannot run.
-    private let identity: WorkerIdentity
+    let identity: WorkerIdentity
     let logger: Logger
     /// Steps being claimed right now, with the message that carries each.
     var inFlight: [UUID: Int64] = [:] {
@@ -218,13 +218,22 @@ public actor StepExecutorActor: WorkerActor {
         let result = StepExecutionResult.dispatchError(
             stepUUID: message.stepUUID, kind: .handlerError, callable: "", timeoutMs: nil, taskUUID: message.taskUUID,
             message: reason, startedAt: now, completedAt: now, workerID: identity.workerID, hostname: identity.hostname)
+        let write: CompletionWrite
         do {
-            let write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(),
-                                            workerUUID: identity.uuid)
-            _ = try await pool.withConnection { c in try await StepRepository.completeBatch(c, [write]) }
+            write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(),
+                                        workerUUID: identity.uuid)
         } catch {
-            logger.critical("could not store the error result; the step stays in_progress for orchestration's staleness handling",
+            logger.critical("could not encode the error result; the step stays in_progress for orchestration's staleness handling",
                             metadata: Self.metadata(message, ["error": "\(error)"]))
+            return
+        }
+        // Until stored (a retry after a lost answer finds the step no longer in_progress: stored once).
+        let stored = await pool.askUntilAnswered("storing the error result of a step it cannot run",
+                                                 backoff: Self.recoveryBackoff, logger: logger,
+                                                 { c throws(PostgresError) in try StepRepository.completeBatch(c, [write]) })
+        if stored == nil {
+            logger.critical("stopped before the error result was stored; the step stays in_progress for orchestration's staleness handling",
+                            metadata: Self.metadata(message))
         }
     }
 

@@ -9,27 +9,26 @@ import Logging
 /// committed finds the step moved on and drops its domain events.
 ///
 /// So the worker asks. Every transition it writes carries metadata it made itself, with a
-/// microsecond timestamp (the completion's also its worker uuid and the whole result), and that
+/// microsecond timestamp and its worker uuid (the completion's also the whole result), and that
 /// metadata is kept for the retry: the transition with exactly that metadata is there if and only
 /// if the attempt committed. Before asking, the broken session is fenced: if its server process
-/// is still running (the client noticed the break first), it is terminated and waited for, so it
-/// cannot commit after the answer was read. The metadata is the one upstream writes; nothing is
-/// added to the wire.
+/// still exists (the client noticed the break first), it is terminated and waited for, so it
+/// cannot commit after the answer was read. The completion's metadata is upstream's; the claim's
+/// adds `worker_uuid` (`ClaimStamp`).
+///
+/// Needs the worker's connections to be real server sessions (direct, or a pooler in session
+/// mode): behind a transaction-mode pooler the session cannot be fenced.
 extension StepRepository {
-    /// The claim's transition metadata (upstream's `Start` event); `now` is the attempt's identity.
-    static func claimMetadata(now: Date) -> String {
-        #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(now))"}"#
-    }
-
-    /// After a claim of `requests` with metadata time `now` failed with an unknown outcome: what
+    /// After a claim of `requests` with `stamp` failed with an unknown outcome: what
     /// it did, read on a fresh connection. A request whose step carries that claim is `.claimed`
     /// (with the step's attempts); the others are `.notClaimable` with their current state, as the
     /// claim would have reported them. When no request shows the claim, the transaction did not
     /// commit. `session` is the broken connection's server process (fenced first).
-    public static func findClaims(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], now: Date,
+    public static func findClaims(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], stamp: ClaimStamp,
                                   session: Int32?) throws(PostgresError) -> [ClaimAttempt] {
-        let metadata = PostgresJSON(raw: claimMetadata(now: now))
-        var statements = [fenceStatement(session)]
+        try fence(c, session)
+        let metadata = PostgresJSON(raw: stamp.metadata)
+        var statements: [PipelineStatement] = []
         for request in requests {
             if let taskUUID = request.taskUUID {
                 statements.append(.prepared(StepStatements.hydrate, [request.stepUUID, taskUUID]))
@@ -37,8 +36,7 @@ extension StepRepository {
             statements.append(.prepared(Recovery.claimedBy, [request.stepUUID, metadata]))
         }
         let results = try c.pipeline(statements)
-        try checkFence(results[0], session)
-        var index = 1
+        var index = 0
         var attempts: [ClaimAttempt] = []
         for request in requests {
             var hydrated: Result<HydratedStep?, PostgresError> = .success(nil)
@@ -58,34 +56,34 @@ extension StepRepository {
     /// longer `in_progress`): whether an earlier attempt stored it. `session` as in `findClaims`.
     public static func isStored(_ c: isolated PostgresConnection, _ write: CompletionWrite,
                                 session: Int32?) throws(PostgresError) -> Bool {
-        let results = try c.pipeline([
-            fenceStatement(session),
-            .prepared(Recovery.storedAs, [write.stepUUID, write.toState, PostgresJSON(raw: write.metadata)]),
-        ])
-        try checkFence(results[0], session)
-        return try results[1][0].decode("stored")
+        try fence(c, session)
+        return try c.query(Recovery.storedAs, [write.stepUUID, write.toState, PostgresJSON(raw: write.metadata)])[0]
+            .decode("stored")
     }
 
-    private static func fenceStatement(_ session: Int32?) -> PipelineStatement {
-        .prepared(Recovery.fence, [session.map(Int.init)])
-    }
-
-    /// The fence found the old session still running and could not end it in time: ask again later.
-    private static func checkFence(_ rows: PostgresQueryResult, _ session: Int32?) throws(PostgresError) {
-        for row in rows where try !row.decode("ended", as: Bool.self) {
-            throw PostgresError(.connectionClosed, "the broken session (server process \(session ?? 0)) is still running")
+    /// Ends the broken session's server process if it still exists (its client is gone; it may still
+    /// hold the request unread, or be committing it), waiting for it to exit. Its own round trip, so
+    /// that the lookups that follow take their snapshots after it, whatever the isolation level.
+    /// Throws when the process did not exit in time (asked again later).
+    static func fence(_ c: isolated PostgresConnection, _ session: Int32?) throws(PostgresError) {
+        guard let session else { return }
+        for row in try c.query(Recovery.fence, [Int(session)]) where try !row.decode("ended", as: Bool.self) {
+            throw PostgresError(.connectionClosed, "the broken session (server process \(session)) is still running")
         }
     }
 
     /// The recovery's statements (kept apart from `StepStatements`, which the benchmark's SQL floor
     /// mirrors: they are not on the step path).
     enum Recovery {
-        /// Ends the broken session's server process if it is still inside a statement or a
-        /// transaction, waiting up to 5 s; no row when it is gone or idle (its transaction ended).
-        /// $1 its pid (NULL: unknown, nothing to fence). Only the same role's sessions qualify.
+        /// Ends server process $1 if it still exists, whatever its state (`idle` may be out of date:
+        /// the state changes only once the process reads the next request), waiting up to 5 s; no
+        /// row when it is gone. Only the same role's client sessions qualify, never this one. (A pid
+        /// reused within the moment since the break would be ended too: a client of the same role,
+        /// which reconnects.)
         static let fence = PreparedStatement("""
             SELECT pg_terminate_backend(pid, 5000) AS ended FROM pg_stat_activity
-             WHERE pid = $1::integer AND usename = current_user AND state IS DISTINCT FROM 'idle'
+             WHERE pid = $1::integer AND pid <> pg_backend_pid() AND usename = current_user
+               AND backend_type = 'client backend'
             """)
 
         /// The step's attempts when its current transition is the claim with metadata $2.
@@ -107,19 +105,24 @@ extension StepRepository {
 
 extension PostgresConnectionPool {
     /// Runs `body` on a connection until the database answers, waiting `backoff` between failures
-    /// (a lost answer must be resolved, not guessed). Once the task is cancelled it makes at most
-    /// 20 more attempts, then returns nil.
+    /// (a lost answer must be resolved, not guessed). Returns nil once the pool is shut down, or
+    /// after 20 more failed attempts once the task is cancelled.
     func askUntilAnswered<T: Sendable>(
         _ what: String, backoff: ReconnectBackoff, logger: Logger,
         _ body: @escaping @Sendable (isolated PostgresConnection) throws(PostgresError) -> T
     ) async -> T? {
         var attempt = 0
+        var attemptsSinceCancelled = 0
         while true {
             do {
                 return try await withConnection { c in try await body(c) }
             } catch {
                 attempt += 1
-                if Task.isCancelled && attempt >= 20 { return nil }
+                if let error = error as? PostgresError, error.kind == .shutdown { return nil }
+                if Task.isCancelled {
+                    attemptsSinceCancelled += 1
+                    if attemptsSinceCancelled >= 20 { return nil }
+                }
                 let delay = backoff.delay(forAttempt: attempt - 1)
                 logger.warning("could not learn \(what); asking again", metadata: [
                     "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"])

@@ -48,6 +48,28 @@ public struct ClaimRequest: Sendable, Equatable {
     }
 }
 
+/// One claim attempt's identity, written as the `in_progress` transition's metadata: upstream's
+/// `{"event":"{\"type\":\"Start\"}","timestamp":…}` (microseconds), plus `worker_uuid` (the claiming
+/// worker; upstream records none, readers ignore unknown keys). The transition with exactly this
+/// metadata exists if and only if this attempt committed (`StepRepository.findClaims`).
+public struct ClaimStamp: Sendable, Equatable {
+    /// The claiming worker (nil: not recorded, for tools and tests).
+    public var worker: UUID?
+    public var time: Date
+
+    public init(worker: UUID? = nil, time: Date = Date()) {
+        self.worker = worker
+        self.time = time
+    }
+
+    /// The transition's metadata (JSON text).
+    public var metadata: String {
+        let start = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(time))""#
+        guard let worker else { return start + "}" }
+        return start + #","worker_uuid":"\#(worker.uuidString.lowercased())"}"#
+    }
+}
+
 /// What `hydrateAndClaim` found and did for one step.
 public struct ClaimAttempt: Sendable {
     /// The step as read just before the claim (nil: no such step in that task; not read without a
@@ -86,8 +108,8 @@ public enum StepRepository {
     /// The racing claimer blocks on the row lock of the current transition and then finds it no
     /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
     public static func claim(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
-                             timeout: Duration? = nil, now: Date = Date()) throws(PostgresError) -> ClaimOutcome {
-        try hydrateAndClaim(c, taskUUID: nil, stepUUID: stepUUID, queue: queue, msgID: msgID, timeout: timeout, now: now).claim
+                             timeout: Duration? = nil, stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> ClaimOutcome {
+        try hydrateAndClaim(c, taskUUID: nil, stepUUID: stepUUID, queue: queue, msgID: msgID, timeout: timeout, stamp: stamp).claim
     }
 
     /// Hydrates the step and claims it in ONE round trip (a pipeline of `BEGIN`, the claim timeout,
@@ -96,10 +118,10 @@ public enum StepRepository {
     /// settles its message. With `taskUUID` nil, only the claim runs (for the step in any task).
     public static func hydrateAndClaim(_ c: isolated PostgresConnection, taskUUID: UUID?, stepUUID: UUID, queue: String,
                                        msgID: Int64, timeout: Duration? = nil,
-                                       now: Date = Date()) throws(PostgresError) -> ClaimAttempt {
+                                       stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> ClaimAttempt {
         let request = ClaimRequest(taskUUID: taskUUID, stepUUID: stepUUID, queue: queue, msgID: msgID)
         do {
-            return try hydrateAndClaim(c, [request], timeout: timeout, now: now)[0]
+            return try hydrateAndClaim(c, [request], timeout: timeout, stamp: stamp)[0]
         } catch {
             if error.isUniqueViolation { return ClaimAttempt(hydrated: .success(nil), claim: .notClaimable) }
             throw error
@@ -110,10 +132,10 @@ public enum StepRepository {
     /// transaction: one commit for all. Each claim is checked on its own (a step another worker won
     /// is `.notClaimable`, the others are still claimed); a statement error rolls the whole batch
     /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
-    /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `now` tells what happened.
+    /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `stamp` tells what happened.
     public static func hydrateAndClaim(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
-                                       now: Date = Date()) throws(PostgresError) -> [ClaimAttempt] {
-        let metadata = claimMetadata(now: now)
+                                       stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> [ClaimAttempt] {
+        let metadata = stamp.metadata
         let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
         for request in requests {
