@@ -49,6 +49,7 @@ public final class AnswerLosingProxy: Sendable {
 
     /// Arms the proxy: the next request containing `pattern` gets no answer, and its connection breaks.
     public func loseNextAnswer(toRequestContaining pattern: String) {
+        precondition(!pattern.isEmpty, "an empty pattern matches every request")
         state.withLock { $0.pattern = Array(pattern.utf8) }
     }
 

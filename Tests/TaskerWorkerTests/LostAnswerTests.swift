@@ -43,8 +43,8 @@ struct LostAnswerTests {
             #expect(found.map(\.claim) == [.claimed(attempts: 1), .notClaimable, .claimed(attempts: 1)])
             #expect(try found.map { try $0.hydrated.get()?.currentState } == ["in_progress", "in_progress", "in_progress"])
             #expect(try await harness.queuedIDs() == [messages[1]], "the claimed steps' messages were archived")
-            // Another attempt (another time, or another worker at the same time) did not make these claims.
-            for other in [ClaimStamp(worker: stamp.worker, time: stamp.time.addingTimeInterval(0.000_001)),
+            // Another attempt (1 ms later, or another worker at the same time) did not make these claims.
+            for other in [ClaimStamp(worker: stamp.worker, time: stamp.time.addingTimeInterval(0.001)),
                           ClaimStamp(worker: UUID(), time: stamp.time)] {
                 let found = try await StepRepository.findClaims(harness.admin, requests, stamp: other, session: nil)
                 #expect(found.map(\.claim) == [.notClaimable, .notClaimable, .notClaimable])

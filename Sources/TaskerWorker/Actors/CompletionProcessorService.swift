@@ -113,57 +113,29 @@ public final class CompletionProcessorService: Service, Sendable {
         await store(completion, write, lostAnswer: nil)
     }
 
-    /// Stores `write`, retrying database errors with the same write. After an error that leaves
-    /// the outcome unknown (`lostAnswer`), the database is asked first whether that write is
-    /// stored (`StepRepository.isStored`): retrying blindly would find the step moved on and
-    /// drop the result's domain events.
+    /// Stores `write` (`ResultWriter`: retries with the same write; after a lost answer the
+    /// database is asked first), then finishes the step.
     private func store(_ completion: StepCompletion, _ write: CompletionWrite, lostAnswer: LostAnswer?) async {
         let storeStart = ContinuousClock.now
         defer { settled(completion) }
-        var lostAnswer = lostAnswer
-        var attempt = 0
-        while true {
-            if let lost = lostAnswer {
-                lostAnswer = nil
-                if await isStored(write, lost, completion) {
-                    await finish(completion, outcome: .storedEarlier, since: storeStart)
-                    return
-                }
-            }
-            do {
-                let outcome = try await pool.withConnection { c in try await StepRepository.completeBatch(c, [write])[0] }
-                await finish(completion, outcome: outcome, since: storeStart)
-                return
-            } catch {
-                lostAnswer = LostAnswer(error)
-                attempt += 1
-                statistics.completionRetries.wrappingIncrement(ordering: .relaxed)
-                StepMetrics.completionRetry(completion)
-                let delay = retryBackoff.delay(forAttempt: attempt - 1)
-                logger.warning("storing a step result failed; retrying", metadata: StepLogMetadata.of(completion.step, [
-                    "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
-                if Task.isCancelled && attempt >= 20 {
-                    logger.critical("giving up storing a step result during forced shutdown",
-                                    metadata: StepLogMetadata.of(completion.step, ["result": "\(write.resultJSON)"]))
-                    return
-                }
-                try? await Task.sleep(for: delay)
-            }
+        let writer = ResultWriter(pool: pool, backoff: retryBackoff, logger: logger)
+        let outcome = await writer.store(write, lostAnswer: lostAnswer) { [statistics, logger] error, attempt, delay in
+            statistics.completionRetries.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.completionRetry(completion)
+            logger.warning("storing a step result failed; retrying", metadata: StepLogMetadata.of(completion.step, [
+                "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
         }
-    }
-
-    /// Whether the write whose answer was lost is stored (asking until the database answers; false
-    /// when stopped first, and the write is then tried again).
-    private func isStored(_ write: CompletionWrite, _ lost: LostAnswer, _ completion: StepCompletion) async -> Bool {
-        let session = lost.session
-        let stored = await pool.askUntilAnswered(
-            "whether a result whose answer was lost is stored", backoff: retryBackoff, logger: logger,
-            { c throws(PostgresError) in try StepRepository.isStored(c, write, session: session) })
-        guard stored == true else { return false }
-        statistics.completionsRecovered.wrappingIncrement(ordering: .relaxed)
-        logger.warning("the connection broke after a result was stored; it is not stored again",
-                       metadata: StepLogMetadata.of(completion.step))
-        return true
+        guard let outcome else {
+            logger.critical("giving up storing a step result during forced shutdown",
+                            metadata: StepLogMetadata.of(completion.step, ["result": "\(write.resultJSON)"]))
+            return
+        }
+        if outcome == .storedEarlier {
+            statistics.completionsRecovered.wrappingIncrement(ordering: .relaxed)
+            logger.warning("the connection broke after a result was stored; it is not stored again",
+                           metadata: StepLogMetadata.of(completion.step))
+        }
+        await finish(completion, outcome: outcome, since: storeStart)
     }
 
     /// The step is done with (stored, refused, or given up): it no longer counts against load shedding.
@@ -236,16 +208,5 @@ private final class CompletionQueue: Sendable {
             state.pending.removeFirst(batch.count)
             return batch
         }
-    }
-}
-
-/// An error after which a write's outcome is unknown, with the session it broke on.
-private struct LostAnswer {
-    let session: Int32?
-
-    /// nil unless `error` leaves the outcome unknown.
-    init?(_ error: any Error) {
-        guard let error = error as? PostgresError, error.leavesOutcomeUnknown else { return nil }
-        session = error.backendPID
     }
 }

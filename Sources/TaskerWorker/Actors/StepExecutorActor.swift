@@ -227,11 +227,12 @@ public actor StepExecutorActor: WorkerActor {
                             metadata: Self.metadata(message, ["error": "\(error)"]))
             return
         }
-        // Until stored (a retry after a lost answer finds the step no longer in_progress: stored once).
-        let stored = await pool.askUntilAnswered("storing the error result of a step it cannot run",
-                                                 backoff: Self.recoveryBackoff, logger: logger,
-                                                 { c throws(PostgresError) in try StepRepository.completeBatch(c, [write]) })
-        if stored == nil {
+        let writer = ResultWriter(pool: pool, backoff: Self.recoveryBackoff, logger: logger)
+        let outcome = await writer.store(write) { [logger] error, attempt, delay in
+            logger.warning("storing the error result failed; retrying", metadata: Self.metadata(message, [
+                "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
+        }
+        if outcome == nil {
             logger.critical("stopped before the error result was stored; the step stays in_progress for orchestration's staleness handling",
                             metadata: Self.metadata(message))
         }
