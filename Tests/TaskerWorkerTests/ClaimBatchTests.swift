@@ -20,16 +20,8 @@ struct ClaimBatchTests {
     @Test func aBatchClaimsEachClaimableStepAndReportsTheOthers() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let tasks = try await harness.createSingleStepTasks(count: 3, step: "one")
-            for task in tasks { try await harness.enqueue(task, "one") }
-            let queue = QueueNames.workerQueue(namespace: harness.namespace)
-            let messages: [Int64] = try await harness.admin.query("SELECT msg_id FROM pgmq.q_\(queue) ORDER BY msg_id")
-                .map { row throws(PostgresError) in try row.decode("msg_id") }
             // The second step was claimed elsewhere already.
-            try await harness.transition(tasks[1]["one"], from: "enqueued", to: "in_progress", event: "start")
-            let requests = zip(tasks, messages).map {
-                ClaimRequest(taskUUID: $0.0.taskUUID, stepUUID: $0.0["one"], queue: queue, msgID: $0.1)
-            }
+            let (tasks, messages, requests) = try await harness.claimRequestsWithOneTakenElsewhere(step: "one")
             let attempts = try await StepRepository.hydrateAndClaim(harness.admin, requests, timeout: .seconds(5))
             #expect(attempts.map(\.claim) == [.claimed(attempts: 1), .notClaimable, .claimed(attempts: 1)])
             let states = try attempts.map { try $0.hydrated.get()?.currentState }
@@ -37,9 +29,7 @@ struct ClaimBatchTests {
             #expect(try await harness.state(tasks[0]["one"]) == "in_progress")
             #expect(try await harness.state(tasks[2]["one"]) == "in_progress")
             // Claimed messages are archived; the other stays queued for its owner to settle.
-            let left: [Int64] = try await harness.admin.query("SELECT msg_id FROM pgmq.q_\(queue)")
-                .map { row throws(PostgresError) in try row.decode("msg_id") }
-            #expect(left == [messages[1]])
+            #expect(try await harness.queuedIDs() == [messages[1]])
         }
     }
 

@@ -15,15 +15,7 @@ struct LostAnswerTests {
     @Test func theRepositoryFindsAClaimWhoseAnswerWasLost() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let tasks = try await harness.createSingleStepTasks(count: 3, step: "work")
-            for task in tasks { try await harness.enqueue(task, "work") }
-            let queue = QueueNames.workerQueue(namespace: harness.namespace)
-            let messages: [Int64] = try await harness.admin.query("SELECT msg_id FROM pgmq.q_\(queue) ORDER BY msg_id")
-                .map { row throws(PostgresError) in try row.decode("msg_id") }
-            try await harness.transition(tasks[1]["work"], from: "enqueued", to: "in_progress", event: "start")
-            let requests = zip(tasks, messages).map {
-                ClaimRequest(taskUUID: $0.0.taskUUID, stepUUID: $0.0["work"], queue: queue, msgID: $0.1)
-            }
+            let (_, messages, requests) = try await harness.claimRequestsWithOneTakenElsewhere(step: "work")
             let proxy = try AnswerLosingProxy(databaseURL: db.url)
             defer { proxy.close() }
             let client = try await PostgresConnection.connect(url: proxy.url, applicationName: "tasker-test-lost")

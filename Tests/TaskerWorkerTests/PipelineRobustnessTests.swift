@@ -559,6 +559,21 @@ extension PipelineHarness {
         return tasks
     }
 
+    /// Three single-step tasks enqueued, the second's step already claimed elsewhere, and a claim
+    /// request for each queued message (in task order): the setting of the claim repository tests.
+    func claimRequestsWithOneTakenElsewhere(step: String) async throws -> (tasks: [SeededTask], messages: [Int64], requests: [ClaimRequest]) {
+        let tasks = try await createSingleStepTasks(count: 3, step: step)
+        for task in tasks { try await enqueue(task, step) }
+        let queue = QueueNames.workerQueue(namespace: namespace)
+        let messages: [Int64] = try await admin.query("SELECT msg_id FROM pgmq.q_\(queue) ORDER BY msg_id")
+            .map { row throws(PostgresError) in try row.decode("msg_id") }
+        try await transition(tasks[1][step], from: "enqueued", to: "in_progress", event: "start")
+        let requests = zip(tasks, messages).map {
+            ClaimRequest(taskUUID: $0.0.taskUUID, stepUUID: $0.0[step], queue: queue, msgID: $0.1)
+        }
+        return (tasks, messages, requests)
+    }
+
     /// `pending→enqueued` and the step message for every task's `step`, in ONE transaction (the
     /// notifications all arrive at once, on commit).
     func enqueueBatch(_ tasks: [SeededTask], _ step: String) async throws {

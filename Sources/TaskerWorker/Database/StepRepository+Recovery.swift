@@ -27,29 +27,10 @@ extension StepRepository {
     public static func findClaims(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], stamp: ClaimStamp,
                                   session: Int32?) throws(PostgresError) -> [ClaimAttempt] {
         try fence(c, session)
+        guard !requests.isEmpty else { return [] }
         let metadata = PostgresJSON(raw: stamp.metadata)
-        var statements: [PipelineStatement] = []
-        for request in requests {
-            if let taskUUID = request.taskUUID {
-                statements.append(.prepared(StepStatements.hydrate, [request.stepUUID, taskUUID]))
-            }
-            statements.append(.prepared(Recovery.claimedBy, [request.stepUUID, metadata]))
-        }
-        let results = try c.pipeline(statements)
-        var index = 0
-        var attempts: [ClaimAttempt] = []
-        for request in requests {
-            var hydrated: Result<HydratedStep?, PostgresError> = .success(nil)
-            if request.taskUUID != nil {
-                let rows = results[index]
-                hydrated = Result { () throws(PostgresError) -> HydratedStep? in try rows.first.map(HydratedStep.init(row:)) }
-                index += 1
-            }
-            let claimed = try results[index].first?.decode("attempts", as: Int.self)
-            index += 1
-            attempts.append(ClaimAttempt(hydrated: hydrated, claim: claimed.map { .claimed(attempts: $0) } ?? .notClaimable))
-        }
-        return attempts
+        let statements = claimStatements(requests) { .prepared(Recovery.claimedBy, [$0.stepUUID, metadata]) }
+        return try claimAttempts(try c.pipeline(statements)[...], requests)
     }
 
     /// After a completion `write` failed with an unknown outcome (or a retry found the step no
@@ -86,12 +67,13 @@ extension StepRepository {
                AND backend_type = 'client backend'
             """)
 
-        /// The step's attempts when its current transition is the claim with metadata $2.
+        /// One row: the step's attempts when its current transition is the claim with metadata $2,
+        /// else NULL.
         static let claimedBy = PreparedStatement("""
-            SELECT ws.attempts FROM tasker.workflow_step_transitions t
-              JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = t.workflow_step_uuid
-             WHERE t.workflow_step_uuid = $1 AND t.most_recent AND t.to_state = 'in_progress'
-               AND t.metadata = $2::jsonb
+            SELECT (SELECT ws.attempts FROM tasker.workflow_step_transitions t
+                      JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = t.workflow_step_uuid
+                     WHERE t.workflow_step_uuid = $1 AND t.most_recent AND t.to_state = 'in_progress'
+                       AND t.metadata = $2::jsonb) AS attempts
             """)
 
         /// Whether the step has the transition to $2 with metadata $3 (current or not: orchestration

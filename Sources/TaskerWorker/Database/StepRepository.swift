@@ -138,16 +138,28 @@ public enum StepRepository {
         let metadata = stamp.metadata
         let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
-        for request in requests {
-            if let taskUUID = request.taskUUID {
-                statements.append(.prepared(StepStatements.hydrate, [request.stepUUID, taskUUID]))
-            }
-            statements.append(.prepared(StepStatements.claim, [request.stepUUID, PostgresJSON(raw: metadata), request.queue,
-                                                               request.msgID, request.taskUUID]))
+        statements += claimStatements(requests) { request in
+            .prepared(StepStatements.claim, [request.stepUUID, PostgresJSON(raw: metadata), request.queue,
+                                             request.msgID, request.taskUUID])
         }
         statements.append(.plain("COMMIT"))
         let results = try c.pipeline(statements)
-        var index = 2  // after BEGIN and the settings
+        return try claimAttempts(results.dropFirst(2), requests)  // after BEGIN and the settings
+    }
+
+    /// Per request, its hydrate (when it names a task) and then `claim`, a statement returning one
+    /// row whose `attempts` is NULL unless the step is (or was just) claimed.
+    static func claimStatements(_ requests: [ClaimRequest],
+                                _ claim: (ClaimRequest) -> PipelineStatement) -> [PipelineStatement] {
+        requests.flatMap { request in
+            (request.taskUUID.map { [.prepared(StepStatements.hydrate, [request.stepUUID, $0])] } ?? []) + [claim(request)]
+        }
+    }
+
+    /// Reads the results of `claimStatements` (starting at `results.startIndex`), in `requests` order.
+    static func claimAttempts(_ results: ArraySlice<PostgresQueryResult>,
+                              _ requests: [ClaimRequest]) throws(PostgresError) -> [ClaimAttempt] {
+        var index = results.startIndex
         var attempts: [ClaimAttempt] = []
         for request in requests {
             var hydrated: Result<HydratedStep?, PostgresError> = .success(nil)
