@@ -84,18 +84,12 @@ struct CompletionBatchTests {
             let task = try await harness.createTask(steps: ["one", "two", "three"])
             let steps = try await Self.claimAll(harness, task, ["one", "two", "three"])
             // The first write of "two"'s result fails (as a deadlock would); later writes pass.
-            try await harness.admin.execute("""
-                CREATE SEQUENCE tasker.test_fail_once;
-                CREATE FUNCTION tasker.test_fail_once() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF NEW.workflow_step_uuid = '\(task["two"])' AND NEW.to_state = 'enqueued_for_orchestration'
-                       AND nextval('tasker.test_fail_once') = 1 THEN
-                        RAISE EXCEPTION 'injected failure' USING ERRCODE = '40P01';
-                    END IF;
-                    RETURN NEW;
-                END $$;
-                CREATE TRIGGER test_fail_once BEFORE INSERT ON tasker.workflow_step_transitions
-                    FOR EACH ROW EXECUTE FUNCTION tasker.test_fail_once();
+            try await harness.admin.execute("CREATE SEQUENCE tasker.test_fail_once")
+            try await harness.admin.injectFault("test_fail_once", before: "INSERT", on: "tasker.workflow_step_transitions", """
+                IF NEW.workflow_step_uuid = '\(task["two"])' AND NEW.to_state = 'enqueued_for_orchestration'
+                   AND nextval('tasker.test_fail_once') = 1 THEN
+                    RAISE EXCEPTION 'injected failure' USING ERRCODE = '40P01';
+                END IF;
                 """)
             let pool = db.pool(maxConnections: 2)
             let statistics = WorkerStatistics()

@@ -113,6 +113,15 @@ struct OrchestrationHarness {
         return RunningOrchestration(service: service, group: group, task: Task { try await group.run() })
     }
 
+    /// A task of `name` created by orchestration (its first steps enqueued), with orchestration
+    /// stopped again: the database state for tests that then play every part by hand.
+    func submittedTask(_ name: String, _ context: JSONValue) async throws -> CreatedTask {
+        let orchestration = startOrchestration()
+        let created = try await orchestration.submit(Self.request(name, context))
+        try await orchestration.stop()
+        return created
+    }
+
     // MARK: Reading the outcome
 
     func taskState(_ task: UUID) async throws -> String? {

@@ -222,17 +222,11 @@ import Testing
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             // Only decision children are inserted after task initialization; refuse them for now.
-            try await harness.admin.execute("""
-                CREATE FUNCTION public.test_refuse_decision_children() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF EXISTS (SELECT 1 FROM tasker.named_steps WHERE named_step_uuid = NEW.named_step_uuid
-                                AND name = 'decision_auto_approve') THEN
-                        RAISE EXCEPTION 'simulated deadlock' USING ERRCODE = 'deadlock_detected';
-                    END IF;
-                    RETURN NEW;
-                END $$;
-                CREATE TRIGGER test_refuse_decision_children BEFORE INSERT ON tasker.workflow_steps
-                    FOR EACH ROW EXECUTE FUNCTION public.test_refuse_decision_children();
+            try await harness.admin.injectFault("test_refuse_decision_children", before: "INSERT", on: "tasker.workflow_steps", """
+                IF EXISTS (SELECT 1 FROM tasker.named_steps WHERE named_step_uuid = NEW.named_step_uuid
+                            AND name = 'decision_auto_approve') THEN
+                    RAISE EXCEPTION 'simulated deadlock' USING ERRCODE = 'deadlock_detected';
+                END IF;
                 """)
             let worker = harness.startWorker()
             let orchestration = harness.startOrchestration(visibilityTimeoutSeconds: 1)

@@ -15,17 +15,12 @@ import Testing
         try await c.execute("""
             CREATE SEQUENCE IF NOT EXISTS public.test_skip_retire;
             SELECT setval('public.test_skip_retire', 1, false);
-            CREATE OR REPLACE FUNCTION public.test_skip_pending_retire() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                IF OLD.to_state = 'pending' AND OLD.most_recent AND NOT NEW.most_recent
-                   AND nextval('public.test_skip_retire') = 1 THEN
-                    RETURN NULL;
-                END IF;
-                RETURN NEW;
-            END $$;
-            DROP TRIGGER IF EXISTS test_skip_pending_retire ON tasker.workflow_step_transitions;
-            CREATE TRIGGER test_skip_pending_retire BEFORE UPDATE ON tasker.workflow_step_transitions
-                FOR EACH ROW EXECUTE FUNCTION public.test_skip_pending_retire();
+            """)
+        try await c.injectFault("test_skip_pending_retire", before: "UPDATE", on: "tasker.workflow_step_transitions", """
+            IF OLD.to_state = 'pending' AND OLD.most_recent AND NOT NEW.most_recent
+               AND nextval('public.test_skip_retire') = 1 THEN
+                RETURN NULL;
+            END IF;
             """)
     }
 
@@ -95,9 +90,7 @@ import Testing
     @Test func assertingStatementsFailVisibly() async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
-            let orchestration = harness.startOrchestration()
-            let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 4]))
-            try await orchestration.stop()
+            let created = try await harness.submittedTask("linear_workflow", ["number": 4])
             let c = harness.admin
             let task = created.taskUUID
             let before = try await harness.taskTransitions(task)

@@ -28,9 +28,7 @@ import Testing
     @Test func derivedExecutionStatusMatchesTheSQLFunction() async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
-            let orchestration = harness.startOrchestration()
-            let created = try await orchestration.submit(OrchestrationHarness.request("diamond_workflow", ["number": 3]))
-            try await orchestration.stop()
+            let created = try await harness.submittedTask("diamond_workflow", ["number": 3])
             let c = harness.admin
             func expectSame(_ label: String) async throws -> String {
                 let readiness = try await TaskRepository.readiness(c, taskUUID: created.taskUUID)
@@ -60,9 +58,7 @@ import Testing
     @Test func transitionsAreCompareAndSet() async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
-            let orchestration = harness.startOrchestration()
-            let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 2]))
-            try await orchestration.stop()
+            let created = try await harness.submittedTask("linear_workflow", ["number": 2])
             let c = harness.admin
             let processor = UUID.v7()
             let task = created.taskUUID

@@ -17,13 +17,12 @@ struct ResultWriter: Sendable {
 
     /// Writes `write` until stored (`.completed`), found stored by an earlier attempt
     /// (`.storedEarlier`), or refused (`.notInProgress`). `lostAnswer`: the outcome of an earlier
-    /// attempt (a failed batch) is unknown. Returns nil only once the task is cancelled and 20
-    /// more attempts failed (forced shutdown).
+    /// attempt (a failed batch) is unknown. Returns nil when `RetrySchedule` gives up (pool shut
+    /// down, or forced shutdown).
     func store(_ write: CompletionWrite, lostAnswer: LostAnswer? = nil,
                onRetry: RetryReport) async -> CompletionOutcome? {
         var lostAnswer = lostAnswer
-        var attempt = 0
-        var attemptsSinceCancelled = 0
+        var schedule = RetrySchedule(backoff: backoff)
         while true {
             if let lost = lostAnswer {
                 lostAnswer = nil
@@ -33,13 +32,8 @@ struct ResultWriter: Sendable {
                 return try await pool.withConnection { c in try await StepRepository.completeBatch(c, [write])[0] }
             } catch {
                 lostAnswer = LostAnswer(error)
-                attempt += 1
-                let delay = backoff.delay(forAttempt: attempt - 1)
-                onRetry(error, attempt, delay)
-                if Task.isCancelled {
-                    attemptsSinceCancelled += 1
-                    if attemptsSinceCancelled >= 20 { return nil }
-                }
+                guard let delay = schedule.failed(error) else { return nil }
+                onRetry(error, schedule.failures, delay)
                 try? await Task.sleep(for: delay)
             }
         }

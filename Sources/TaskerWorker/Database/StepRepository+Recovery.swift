@@ -87,29 +87,44 @@ extension StepRepository {
 
 extension PostgresConnectionPool {
     /// Runs `body` on a connection until the database answers, waiting `backoff` between failures
-    /// (a lost answer must be resolved, not guessed). Returns nil once the pool is shut down, or
-    /// after 20 more failed attempts once the task is cancelled.
+    /// (a lost answer must be resolved, not guessed). Returns nil when `RetrySchedule` gives up.
     func askUntilAnswered<T: Sendable>(
         _ what: String, backoff: ReconnectBackoff, logger: Logger,
         _ body: @escaping @Sendable (isolated PostgresConnection) throws(PostgresError) -> T
     ) async -> T? {
-        var attempt = 0
-        var attemptsSinceCancelled = 0
+        var schedule = RetrySchedule(backoff: backoff)
         while true {
             do {
                 return try await withConnection { c in try await body(c) }
             } catch {
-                attempt += 1
-                if let error = error as? PostgresError, error.kind == .shutdown { return nil }
-                if Task.isCancelled {
-                    attemptsSinceCancelled += 1
-                    if attemptsSinceCancelled >= 20 { return nil }
-                }
-                let delay = backoff.delay(forAttempt: attempt - 1)
+                guard let delay = schedule.failed(error) else { return nil }
                 logger.warning("could not learn \(what); asking again", metadata: [
-                    "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"])
+                    "error": "\(error)", "attempt": "\(schedule.failures)", "retry_in": "\(delay)"])
                 try? await Task.sleep(for: delay)
             }
         }
+    }
+}
+
+/// When to try a database operation again: `backoff` between failures; give up once the pool is
+/// shut down, or after 20 more failures once the task is cancelled (a forced shutdown: the sleeps
+/// then return at once). One policy for every "until it is done" loop of the step path.
+struct RetrySchedule {
+    let backoff: ReconnectBackoff
+    /// Failures so far.
+    private(set) var failures = 0
+    private var failuresSinceCancelled = 0
+
+    init(backoff: ReconnectBackoff) { self.backoff = backoff }
+
+    /// Records a failure: the delay before the next attempt, or nil to give up.
+    mutating func failed(_ error: any Error) -> Duration? {
+        failures += 1
+        if let error = error as? PostgresError, error.kind == .shutdown { return nil }
+        if Task.isCancelled {
+            failuresSinceCancelled += 1
+            if failuresSinceCancelled >= 20 { return nil }
+        }
+        return backoff.delay(forAttempt: failures - 1)
     }
 }
