@@ -101,7 +101,7 @@ public enum StepRepository {
 
     /// Claims the step and acks its message atomically (one statement, `StepStatements.claim`): the
     /// `enqueued→in_progress` transition (legacy `pending→in_progress` only when every parent is
-    /// complete) with upstream's metadata, `in_process = true`, `attempts + 1`, `last_attempted_at`,
+    /// complete) with `stamp`'s metadata, `in_process = true`, `attempts + 1`, `last_attempted_at`,
     /// and `pgmq.archive` of the message. `timeout` (`timing.claim_timeout_seconds`) bounds the
     /// claim: one stuck on a lock gives up with an error and the message stays queued.
     ///
@@ -109,21 +109,11 @@ public enum StepRepository {
     /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
     public static func claim(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
                              timeout: Duration? = nil, stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> ClaimOutcome {
-        try hydrateAndClaim(c, taskUUID: nil, stepUUID: stepUUID, queue: queue, msgID: msgID, timeout: timeout, stamp: stamp).claim
-    }
-
-    /// Hydrates the step and claims it in ONE round trip (a pipeline of `BEGIN`, the claim timeout,
-    /// hydrate, claim, `COMMIT`). The hydrated state is read just before the claim: a step that does
-    /// not exist in that task (nil) or is past `enqueued` is simply not claimed, and the caller
-    /// settles its message. With `taskUUID` nil, only the claim runs (for the step in any task).
-    public static func hydrateAndClaim(_ c: isolated PostgresConnection, taskUUID: UUID?, stepUUID: UUID, queue: String,
-                                       msgID: Int64, timeout: Duration? = nil,
-                                       stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> ClaimAttempt {
-        let request = ClaimRequest(taskUUID: taskUUID, stepUUID: stepUUID, queue: queue, msgID: msgID)
+        let request = ClaimRequest(taskUUID: nil, stepUUID: stepUUID, queue: queue, msgID: msgID)
         do {
-            return try hydrateAndClaim(c, [request], timeout: timeout, stamp: stamp)[0]
+            return try hydrateAndClaim(c, [request], timeout: timeout, stamp: stamp)[0].claim
         } catch {
-            if error.isUniqueViolation { return ClaimAttempt(hydrated: .success(nil), claim: .notClaimable) }
+            if error.isUniqueViolation { return .notClaimable }
             throw error
         }
     }
