@@ -114,9 +114,14 @@ public enum PGMQ {
         try c.query(Statements.sendWithNotify, [queue, message, Int32(clamping: delaySeconds)])[0].decode("msg_id")
     }
 
-    /// Creates a queue (idempotent).
+    /// Creates a queue unless `pgmq.meta` lists it already (idempotent). `pgmq.create` on an
+    /// existing queue still needs to own its table (`CREATE INDEX IF NOT EXISTS` checks ownership
+    /// first), so a worker running under the least-privilege role (`scripts/sql/worker-role.sql`)
+    /// calls it only for queues that are really missing.
     public static func create(_ c: isolated PostgresConnection, queue: String) throws(PostgresError) {
-        try c.query("SELECT pgmq.create($1::text)", [queue])
+        try c.query("""
+            SELECT pgmq.create($1::text) WHERE NOT EXISTS (SELECT 1 FROM pgmq.meta WHERE queue_name = $1::text)
+            """, [queue])
     }
 
     /// Depth and oldest message age (`pgmq.metrics`) of each of `queues` that exists, in the order

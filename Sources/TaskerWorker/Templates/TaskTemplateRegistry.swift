@@ -209,9 +209,7 @@ public actor TaskTemplateRegistry {
 
     private func createQueues(_ queues: [String]) async throws {
         try await pool.withConnection { connection in
-            for queue in queues {
-                try await connection.query("SELECT pgmq.create($1::text)", [queue])
-            }
+            for queue in queues { try await PGMQ.create(connection, queue: queue) }
         }
         logger.debug("queues ready", metadata: ["queues": "\(queues.joined(separator: ", "))"])
     }
