@@ -1,0 +1,181 @@
+/// Rejects the TOML inputs that TOMLKit 0.6.0 (toml++ 3.4.0) cannot take without crashing, before
+/// they reach it.
+///
+/// toml++ parses a table header by calling `parse_key()` right after `[` (or `[[`) and the spaces
+/// and tabs that follow, and `parse_key()` begins with
+/// `TOML_ASSERT_ASSUME(is_bare_key_character(*cp) || is_string_delimiter(*cp))`. So a header
+/// whose key does not start with `A-Z a-z 0-9 _ -`, `"` or `'` (`[[[a]]`, `[.a]`, `[=a]`, `[#]`, a
+/// `[` alone on a line) aborts a debug build on the assertion, and is undefined behaviour in a
+/// release build (the assumption lets the compiler drop the library's own error path). Every other
+/// caller of `parse_key()` checks that character first; fuzzing the parser with the assertions on
+/// found no other abort. A premature `]` and end of file are reported by the library itself.
+///
+/// The scan follows TOML's lexical structure just far enough to know where a line starts at the
+/// top level: strings (basic, literal, multi-line), comments, and the nesting of arrays and inline
+/// tables in values (a line inside a multi-line array is not a header).
+enum TOMLPreflight {
+    /// Where the unsafe header is and what is wrong, in the shape of the library's own errors.
+    struct Problem: Error, Equatable, Sendable {
+        /// 1-based line.
+        var line: Int
+        /// 1-based column, in Unicode scalars as toml++ counts them.
+        var column: Int
+        var message: String
+    }
+
+    /// The first table header toml++ would assert on, or nil when the text is safe to hand over.
+    static func check(_ text: String) -> Problem? {
+        var bytes = Array(text.utf8)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }  // toml++ skips a BOM
+        var scanner = Scanner(bytes: bytes)
+        return scanner.run()
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+        var line = 1
+        var lineStart = 0
+        /// Open `[` / `{` of a value (not of a header).
+        var depth = 0
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        func peek(_ offset: Int) -> UInt8? {
+            index + offset < bytes.count ? bytes[index + offset] : nil
+        }
+
+        mutating func advance() {
+            if bytes[index] == UInt8(ascii: "\n") {
+                line += 1
+                lineStart = index + 1
+            }
+            index += 1
+        }
+
+        mutating func skipBlanks() -> Bool {
+            var skipped = false
+            while let byte = current, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                index += 1
+                skipped = true
+            }
+            return skipped
+        }
+
+        /// The column of `index`: UTF-8 lead bytes since the start of the line, plus one.
+        var column: Int {
+            bytes[lineStart..<index].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
+        }
+
+        mutating func run() -> Problem? {
+            var atLineStart = true
+            while let byte = current {
+                if atLineStart && depth == 0 {
+                    _ = skipBlanks()
+                    guard let first = current else { return nil }
+                    if first == UInt8(ascii: "[") {
+                        if let problem = checkHeader() { return problem }
+                        skipRestOfHeader()
+                        continue
+                    }
+                    atLineStart = false
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\n"):
+                    advance()
+                    atLineStart = true
+                case UInt8(ascii: "#"):
+                    while let next = current, next != UInt8(ascii: "\n") { index += 1 }
+                case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                    skipString()
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    depth += 1
+                    index += 1
+                case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                    depth = max(0, depth - 1)
+                    index += 1
+                default:
+                    index += 1
+                }
+            }
+            return nil
+        }
+
+        /// At a header's `[`: the character `parse_key()` would start on must begin a key.
+        mutating func checkHeader() -> Problem? {
+            index += 1
+            let spaced = skipBlanks()
+            if current == UInt8(ascii: "[") {
+                if spaced { return nil }  // "[ [" : the library reports the non-contiguous brackets
+                index += 1
+                _ = skipBlanks()
+            }
+            guard let byte = current else { return nil }  // the library reports the end of file
+            if Self.startsKey(byte) || byte == UInt8(ascii: "]") { return nil }
+            let seen = byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") ? "end of line"
+                : byte < 0x80 && byte >= 0x20 ? "'\(Character(Unicode.Scalar(byte)))'" : "a non-key character"
+            return Problem(line: line, column: column,
+                           message: "a table header must start with a bare key or a quoted key, saw \(seen)")
+        }
+
+        static func startsKey(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"),
+                 UInt8(ascii: "\""), UInt8(ascii: "'"):
+                return true
+            default:
+                return false
+            }
+        }
+
+        /// After a well-started header: its (possibly quoted) keys, then a comment, up to the line end.
+        mutating func skipRestOfHeader() {
+            while let byte = current, byte != UInt8(ascii: "\n") {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    skipString()
+                } else if byte == UInt8(ascii: "#") {
+                    while let next = current, next != UInt8(ascii: "\n") { index += 1 }
+                } else {
+                    index += 1
+                }
+            }
+        }
+
+        /// At a `"` or `'`: past the string (one-line strings stop at the end of the line, as the
+        /// library's error does; multi-line ones at their closing delimiter, with up to two extra quotes).
+        mutating func skipString() {
+            let quote = bytes[index]
+            let escapes = quote == UInt8(ascii: "\"")
+            if peek(1) == quote && peek(2) == quote {
+                index += 3
+                while let byte = current {
+                    if escapes && byte == UInt8(ascii: "\\") {
+                        advance()
+                        if current != nil { advance() }
+                    } else if byte == quote && peek(1) == quote && peek(2) == quote {
+                        index += 3
+                        var extra = 0
+                        while extra < 2 && current == quote { index += 1; extra += 1 }
+                        return
+                    } else {
+                        advance()
+                    }
+                }
+                return
+            }
+            index += 1
+            while let byte = current, byte != UInt8(ascii: "\n") {
+                index += 1
+                if escapes && byte == UInt8(ascii: "\\") {
+                    if current != nil && current != UInt8(ascii: "\n") { index += 1 }
+                } else if byte == quote {
+                    return
+                }
+            }
+        }
+    }
+}
