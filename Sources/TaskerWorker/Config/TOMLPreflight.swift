@@ -1,18 +1,22 @@
 /// Rejects the TOML inputs that TOMLKit 0.6.0 (toml++ 3.4.0) cannot take without crashing, before
 /// they reach it.
 ///
-/// toml++ parses a table header by calling `parse_key()` right after `[` (or `[[`) and the spaces
-/// and tabs that follow, and `parse_key()` begins with
-/// `TOML_ASSERT_ASSUME(is_bare_key_character(*cp) || is_string_delimiter(*cp))`. So a header
-/// whose key does not start with `A-Z a-z 0-9 _ -`, `"` or `'` (`[[[a]]`, `[.a]`, `[=a]`, `[#]`, a
-/// `[` alone on a line) aborts a debug build on the assertion, and is undefined behaviour in a
-/// release build (the assumption lets the compiler drop the library's own error path). Every other
-/// caller of `parse_key()` checks that character first; fuzzing the parser with the assertions on
-/// found no other abort. A premature `]` and end of file are reported by the library itself.
+/// toml++ guards some parse functions with `TOML_ASSERT_ASSUME` on the character they start at,
+/// trusting the caller to have checked it. Three callers do not, found by fuzzing the library with its
+/// assertions on (a debug build aborts; a release build has undefined behaviour, the assumption
+/// letting the compiler drop the library's own error path):
+/// 1. a table header whose key does not start with `A-Z a-z 0-9 _ -`, `"` or `'` (`[[[a]]`, `[.a]`,
+///    `[=a]`, `[#]`, a `[` alone on a line): `parse_key()`;
+/// 2. a `}` or a non-ASCII line separator (U+0085, U+2028, U+2029) where an array expects a value
+///    (`a = [}]`): `parse_value()`;
+/// 3. a date-time value whose `T` is not followed by a digit (`1979-05-27Tx7:32:00`): `parse_time()`.
+/// Each is invalid TOML, so refusing it here never refuses a valid file. Non-ASCII characters
+/// outside strings and comments (never valid in TOML 1.0) are refused wholesale, which covers (2)'s
+/// separators. Fuzzing found no other abort.
 ///
-/// The scan follows TOML's lexical structure just far enough to know where a line starts at the
-/// top level: strings (basic, literal, multi-line), comments, and the nesting of arrays and inline
-/// tables in values (a line inside a multi-line array is not a header).
+/// The scan follows TOML's lexical structure just far enough for that: strings (basic, literal,
+/// multi-line), comments, the nesting of arrays and inline tables in values (a line inside a
+/// multi-line array is not a header), and whether a token stands where a value or a key goes.
 enum TOMLPreflight {
     /// Where the unsafe header is and what is wrong, in the shape of the library's own errors.
     struct Problem: Error, Equatable, Sendable {
@@ -36,8 +40,10 @@ enum TOMLPreflight {
         var index = 0
         var line = 1
         var lineStart = 0
-        /// Open `[` / `{` of a value (not of a header).
-        var depth = 0
+        /// The open `[` / `{` of values (not of headers), innermost last.
+        var containers: [UInt8] = []
+        /// The last byte outside strings, comments and blanks (nil at the start of a top-level line).
+        var lastSignificant: UInt8?
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -69,39 +75,79 @@ enum TOMLPreflight {
             bytes[lineStart..<index].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
         }
 
+        /// Whether the next token stands where a value goes: after `=`, or first in an array or after
+        /// one of its commas (in an inline table a comma is followed by a key).
+        var atValuePosition: Bool {
+            guard let last = lastSignificant else { return false }
+            if last == UInt8(ascii: "=") { return true }
+            return containers.last == UInt8(ascii: "[") && (last == UInt8(ascii: "[") || last == UInt8(ascii: ","))
+        }
+
+        func problem(_ message: String) -> Problem {
+            Problem(line: line, column: column, message: message)
+        }
+
         mutating func run() -> Problem? {
             var atLineStart = true
             while let byte = current {
-                if atLineStart && depth == 0 {
+                if atLineStart && containers.isEmpty {
+                    lastSignificant = nil
                     _ = skipBlanks()
                     guard let first = current else { return nil }
+                    atLineStart = false
                     if first == UInt8(ascii: "[") {
                         if let problem = checkHeader() { return problem }
                         skipRestOfHeader()
-                        continue
                     }
-                    atLineStart = false
                     continue
                 }
                 switch byte {
                 case UInt8(ascii: "\n"):
                     advance()
                     atLineStart = true
+                case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                    index += 1
                 case UInt8(ascii: "#"):
                     while let next = current, next != UInt8(ascii: "\n") { index += 1 }
                 case UInt8(ascii: "\""), UInt8(ascii: "'"):
                     skipString()
+                    lastSignificant = byte
                 case UInt8(ascii: "["), UInt8(ascii: "{"):
-                    depth += 1
+                    containers.append(byte)
+                    lastSignificant = byte
                     index += 1
+                case UInt8(ascii: "}") where containers.last == UInt8(ascii: "[") && atValuePosition:
+                    return problem("expected a value or ']' in the array, saw '}'")
                 case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                    depth = max(0, depth - 1)
+                    _ = containers.popLast()
+                    lastSignificant = byte
+                    index += 1
+                case 0x80...:
+                    return problem("a non-ASCII character outside a string or comment")
+                case UInt8(ascii: "0")...UInt8(ascii: "9") where atValuePosition:
+                    if hasDateWithoutHour() {
+                        return problem("a date-time needs a 2-digit hour right after 'T'")
+                    }
+                    lastSignificant = byte
                     index += 1
                 default:
+                    lastSignificant = byte
                     index += 1
                 }
             }
             return nil
+        }
+
+        /// At the first digit of a value: `YYYY-MM-DD` then `T`/`t` and no digit after it.
+        func hasDateWithoutHour() -> Bool {
+            func isDigit(_ offset: Int) -> Bool {
+                guard let byte = peek(offset) else { return false }
+                return byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            }
+            let shape = [0, 1, 2, 3, 5, 6, 8, 9].allSatisfy(isDigit)
+                && peek(4) == UInt8(ascii: "-") && peek(7) == UInt8(ascii: "-")
+                && (peek(10) == UInt8(ascii: "T") || peek(10) == UInt8(ascii: "t"))
+            return shape && !isDigit(11)
         }
 
         /// At a header's `[`: the character `parse_key()` would start on must begin a key.
@@ -117,8 +163,7 @@ enum TOMLPreflight {
             if Self.startsKey(byte) || byte == UInt8(ascii: "]") { return nil }
             let seen = byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") ? "end of line"
                 : byte < 0x80 && byte >= 0x20 ? "'\(Character(Unicode.Scalar(byte)))'" : "a non-key character"
-            return Problem(line: line, column: column,
-                           message: "a table header must start with a bare key or a quoted key, saw \(seen)")
+            return problem("a table header must start with a bare key or a quoted key, saw \(seen)")
         }
 
         static func startsKey(_ byte: UInt8) -> Bool {
