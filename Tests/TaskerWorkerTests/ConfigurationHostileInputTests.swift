@@ -14,6 +14,7 @@ struct ConfigurationHostileInputTests {
         "[worker]\nx = 1\n[,common.database.pool]\n", "[[ =a]]\n", "[ {a}]\n",
         "a = [}]\n", "a = [1, }]\n", "x = {y = [ } ]}\n", "a = [\u{2028} 1]\n", "a = [1,\u{85}]\n",
         "e = 1979-05-27Ta07:32:00Z\n", "e = 1979-05-27T-07:32:00Z\n", "e = [1979-05-27t:00]\n",
+        "e = 1979-05-27T_1:00:00\n", "b = 1979-05-27 0\n", "b = [1979-05-2_7 0,]\n", "b = 1979-0--27 0 #\n",
     ]
 
     /// Other malformed files, reported by the library itself.

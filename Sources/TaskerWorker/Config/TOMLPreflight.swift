@@ -9,7 +9,9 @@
 ///    `[=a]`, `[#]`, a `[` alone on a line): `parse_key()`;
 /// 2. a `}` or a non-ASCII line separator (U+0085, U+2028, U+2029) where an array expects a value
 ///    (`a = [}]`): `parse_value()`;
-/// 3. a date-time value whose `T` is not followed by a digit (`1979-05-27Tx7:32:00`): `parse_time()`.
+/// 3. a date-time value whose `T` is not followed by a digit (`1979-05-27Tx7:32:00`): `parse_time()`;
+/// 4. a date, a space and one digit, then a value terminator (`1979-05-27 0,`): the look-ahead for a
+///    space-separated date-time in `parse_value()`.
 /// Each is invalid TOML, so refusing it here never refuses a valid file. Non-ASCII characters
 /// outside strings and comments (never valid in TOML 1.0) are refused wholesale, which covers (2)'s
 /// separators. Fuzzing found no other abort.
@@ -125,8 +127,8 @@ enum TOMLPreflight {
                 case 0x80...:
                     return problem("a non-ASCII character outside a string or comment")
                 case UInt8(ascii: "0")...UInt8(ascii: "9") where atValuePosition:
-                    if hasDateWithoutHour() {
-                        return problem("a date-time needs a 2-digit hour right after 'T'")
+                    if hasDateWithoutHour() || hasDateWithStrayDigit() {
+                        return problem("a date-time needs a 2-digit hour after the date")
                     }
                     lastSignificant = byte
                     index += 1
@@ -175,6 +177,38 @@ enum TOMLPreflight {
             default:
                 return false
             }
+        }
+
+        /// At the first digit of a value: a token of ten characters once `_` are dropped, digits and `-`
+        /// with `-` at 4 and 7 (what toml++'s look-ahead takes for a date), then a space, one digit and a
+        /// value terminator.
+        func hasDateWithStrayDigit() -> Bool {
+            func isTerminator(_ byte: UInt8) -> Bool {
+                switch byte {
+                case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0x0B, 0x0C,
+                     UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ","), UInt8(ascii: "#"):
+                    return true
+                default:
+                    return byte >= 0x80
+                }
+            }
+            func isDigit(_ byte: UInt8?) -> Bool {
+                guard let byte else { return false }
+                return byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            }
+            var chars: [UInt8] = []
+            var offset = 0
+            while let byte = peek(offset), !isTerminator(byte) {
+                if byte != UInt8(ascii: "_") {
+                    guard chars.count < 10, isDigit(byte) || byte == UInt8(ascii: "-") else { return false }
+                    chars.append(byte)
+                }
+                offset += 1
+            }
+            guard chars.count == 10, chars[4] == UInt8(ascii: "-"), chars[7] == UInt8(ascii: "-"),
+                  peek(offset) == UInt8(ascii: " "), isDigit(peek(offset + 1)), let after = peek(offset + 2)
+            else { return false }
+            return isTerminator(after)
         }
 
         /// After a well-started header: its (possibly quoted) keys, then a comment, up to the line end.
