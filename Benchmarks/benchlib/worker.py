@@ -46,7 +46,8 @@ def spawn(b, args, config, name):
 def start_worker(b, mode="Hybrid", c=LATENCY_C):
     config = worker_config(b, mode, c)
     port = int(re.search(r'web\]\nbind_address = "127.0.0.1:(\d+)"', open(config).read()).group(1))
-    proc = spawn(b, ["run"], config, f"worker-{mode}-{c}")
+    # --examples: the e2e phase runs examples/linear_workflow (production `run` has built-ins only).
+    proc = spawn(b, ["run", "--examples"], config, f"worker-{mode}-{c}")
     deadline = time.time() + 60
     while time.time() < deadline:
         if proc.poll() is not None:

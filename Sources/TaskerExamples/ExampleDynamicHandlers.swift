@@ -42,17 +42,23 @@ enum DecisionHandlers {
 }
 
 /// `batch_workflow`: analyze (batchable) → batch_process_NNN workers → aggregate (convergence).
+///
+/// `item_count` and the cursors are bounded by `ExampleValues.maxBatchItems` and `max_workers` by
+/// `ExampleValues.maxBatchWorkers`, so no input can size a huge allocation or loop or overflow the sums.
 enum BatchHandlers {
     static func register(into registry: HandlerRegistry) {
         registry.register("examples.batch.analyze") { context in
-            let count = try ExampleValues.contextInt(context, "item_count")
-            guard count >= 0 else {
-                throw StepFailure.permanent("item_count must not be negative", errorType: "validation_error")
-            }
+            let count = try ExampleValues.bounded(
+                ExampleValues.contextInt(context, "item_count"), 0...ExampleValues.maxBatchItems, "context.item_count")
             let template = context.config("worker_template_name")?.stringValue ?? "batch_process"
-            let size = max(1, try ExampleValues.configInt(context, "batch_size"))
-            let maxWorkers = max(1, try ExampleValues.configInt(context, "max_workers"))
-            let workers = Int(min((count + size - 1) / size, maxWorkers))
+            let size = try ExampleValues.bounded(
+                ExampleValues.configInt(context, "batch_size"), 1...ExampleValues.maxBatchItems,
+                "handler.initialization.batch_size", errorType: "configuration_error")
+            let maxWorkers = try ExampleValues.bounded(
+                ExampleValues.configInt(context, "max_workers"), 1...ExampleValues.maxBatchWorkers,
+                "handler.initialization.max_workers", errorType: "configuration_error")
+            // ceil(count / size) without `count + size - 1`; all three are bounded above.
+            let workers = Int(min(count / size + (count % size == 0 ? 0 : 1), maxWorkers))
             // Batch ids "001", "002", … so that workers are named `<template>_001`, ….
             let cursors = CursorConfig.evenlyDistributed(totalItems: UInt64(count), workerCount: workers)
                 .enumerated().map { index, cursor in
@@ -64,6 +70,13 @@ enum BatchHandlers {
         }
         registry.register("examples.batch.process") { context in
             try await .batchWorker(context) { inputs in
+                // The analyzer never makes a cursor beyond `maxBatchItems`; anything else is forged or
+                // corrupt. Below that bound the loop is short and the sum of squares fits in Int64.
+                guard inputs.endPosition <= UInt64(ExampleValues.maxBatchItems) else {
+                    return .batchFailure(
+                        message: "inputs.cursor.end_cursor must be at most \(ExampleValues.maxBatchItems), "
+                            + "got \(inputs.endPosition)", errorType: "validation_error", retryable: false)
+                }
                 var sum: Int64 = 0
                 for index in inputs.startPosition..<max(inputs.startPosition, inputs.endPosition) {
                     sum += Int64(index) * Int64(index)
@@ -74,19 +87,24 @@ enum BatchHandlers {
             }
         }
         registry.register("examples.batch.aggregate") { context in
-            let count = try ExampleValues.contextInt(context, "item_count")
+            let count = try ExampleValues.bounded(
+                ExampleValues.contextInt(context, "item_count"), 0...ExampleValues.maxBatchItems, "context.item_count")
             let results = context.dependencyResults
             let scenario = try BatchAggregationScenario.detect(
                 dependencyResults: results, batchableStepName: "batch_analyze", workerTemplateName: "batch_process")
             let totals = BatchWorkerTotals(scenario)
             var sum: Int64 = 0
             if case .withBatches(let workers) = scenario {
-                for worker in workers { sum += Int64(worker.result.result["sum"]?.intValue ?? 0) }
+                for worker in workers {
+                    let part = Int64(worker.result.result["sum"]?.intValue ?? 0)
+                    sum = try ExampleValues.sum(sum, part, "sum of the batch workers' result.sum")
+                }
             }
+            // count ≤ 10⁶, so the product stays below 2 × 10¹⁸.
             let expected = count > 0 ? (count - 1) * count * (2 * count - 1) / 6 : 0
             try ExampleValues.check(sum, equals: expected, "sum of squares below \(count)")
-            try ExampleValues.check(Int64(totals.processed), equals: count, "items processed")
-            return .success(["value": .int(sum), "processed": .int(Int64(totals.processed)),
+            try ExampleValues.check(Int64(clamping: totals.processed), equals: count, "items processed")
+            return .success(["value": .int(sum), "processed": .int(Int64(clamping: totals.processed)),
                              "workers": .int(Int64(scenario.workerCount))])
         }
     }
@@ -103,14 +121,16 @@ enum RetryHandlers {
                                             errorType: "service_unavailable",
                                             backoffHint: .serverRequested(delay, context: "example backoff"))
             }
-            return .success(["value": .int(number + 1), "attempts": .int(Int64(context.attempt))])
+            return .success(["value": .int(try ExampleValues.sum(number, 1, "context.number + 1")),
+                             "attempts": .int(Int64(context.attempt))])
         }
         registry.register("examples.retry.confirm") { context in
             let number = try ExampleValues.contextInt(context, "number")
-            try ExampleValues.check(try ExampleValues.dependencyValue(context, "retry_fetch"), equals: number + 1, "retry_fetch")
+            let next = try ExampleValues.sum(number, 1, "context.number + 1")
+            try ExampleValues.check(try ExampleValues.dependencyValue(context, "retry_fetch"), equals: next, "retry_fetch")
             let attempts = Int64(context.dependencyField("retry_fetch", "attempts")?.intValue ?? 0)
             try ExampleValues.check(attempts, equals: 2, "attempts of retry_fetch")
-            return .success(["value": .int(number + 1), "confirmed": true])
+            return .success(["value": .int(next), "confirmed": true])
         }
     }
 }

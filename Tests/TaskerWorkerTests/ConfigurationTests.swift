@@ -229,7 +229,7 @@ struct ConfigurationErrorTests {
         #expect(error.issues.map(\.description).sorted() == [
             "\(file): common.database.pool.max_connections = 0: must be between 1 and 1000",
             "\(file): common.database.url = \"mysql://localhost/tasker\": must be a postgres:// or postgresql:// URL",
-            "\(file): worker.mpsc_channels.handler_dispatch.load_shedding.capacity_threshold_percent = 150.0: must be between 0.0 and 100.0",
+            "\(file): worker.mpsc_channels.handler_dispatch.load_shedding.capacity_threshold_percent = 150.0: must be between 1.0 and 100.0",
             "\(file): worker.web.bind_address = \"localhost\": must be host:port with a port from 0 to 65535",
             "\(file): worker.web.enabled = \"yes\": wrong type: expected a boolean, found a string",
         ])

@@ -145,9 +145,11 @@ enum KeySpelling {
 // MARK: - TOMLKit bridging
 
 extension ConfigValue {
-    /// Parses TOML text. Throws TOMLKit's `TOMLParseError` on malformed input.
+    /// Parses TOML text. Throws `TOMLPreflight.Problem` for the input TOMLKit would crash on, else
+    /// TOMLKit's `TOMLParseError` on malformed input.
     static func parse(toml text: String) throws -> ConfigValue {
-        ConfigValue(tomlTable: try TOMLTable(string: text))
+        if let problem = TOMLPreflight.check(text) { throw problem }
+        return ConfigValue(tomlTable: try TOMLTable(string: text))
     }
 
     init(tomlTable table: TOMLTable) {

@@ -125,6 +125,10 @@ public struct ConfigurationLoader: Sendable {
         }
         do {
             return try ConfigValue.parse(toml: text)
+        } catch let problem as TOMLPreflight.Problem {
+            errors.append(ConfigurationIssue(
+                file: file, keyPath: nil, value: nil,
+                problem: "invalid TOML at line \(problem.line), column \(problem.column): \(problem.message)"))
         } catch let error as TOMLParseError {
             errors.append(ConfigurationIssue(
                 file: file, keyPath: nil, value: nil,

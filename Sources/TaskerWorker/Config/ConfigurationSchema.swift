@@ -141,7 +141,8 @@ enum ConfigurationSchema {
             ("\(ch).handler_dispatch.completion_buffer_size", .integer(10...1_000_000)),
             ("\(ch).handler_dispatch.max_concurrent_handlers", .integer(1...10000)),
             ("\(ch).handler_dispatch.handler_timeout_ms", .integer(1000...3_600_000)),
-            ("\(ch).handler_dispatch.load_shedding.capacity_threshold_percent", .number(0.0...100.0)),
+            // ours: at 0 the worker would claim nothing while reporting healthy (upstream allows 0...100).
+            ("\(ch).handler_dispatch.load_shedding.capacity_threshold_percent", .number(1.0...100.0)),
             ("\(ch).handler_dispatch.load_shedding.warning_threshold_percent", .number(0.0...100.0)),
             ("\(ch).ffi_dispatch.dispatch_buffer_size", .integer(100...50000)),  // doc
             ("\(ch).ffi_dispatch.completion_timeout_ms", .integer(1000...600_000)),  // doc

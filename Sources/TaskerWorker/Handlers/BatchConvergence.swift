@@ -92,15 +92,22 @@ public struct BatchWorkerTotals: Sendable, Equatable {
         workers += 1
         if !result.success { failedWorkers += 1 }
         if result.result["no_op"]?.boolValue == true { noOpWorkers += 1 }
+        // A worker's result is handler output: any number, so clamp and saturate instead of trapping.
         func count(_ key: String) -> UInt64 {
             if let value = result.result[key]?.intValue, value > 0 { return UInt64(value) }
-            if let value = result.result[key]?.doubleValue, value > 0 { return UInt64(value) }
+            if let value = result.result[key]?.doubleValue, value > 0 {
+                return value < 0x1p64 ? UInt64(value) : .max
+            }
             return 0
         }
-        processed += count("processed")
-        succeeded += count("succeeded")
-        failed += count("failed")
-        skipped += count("skipped")
+        func adding(_ total: UInt64, _ key: String) -> UInt64 {
+            let (value, overflow) = total.addingReportingOverflow(count(key))
+            return overflow ? .max : value
+        }
+        processed = adding(processed, "processed")
+        succeeded = adding(succeeded, "succeeded")
+        failed = adding(failed, "failed")
+        skipped = adding(skipped, "skipped")
     }
 
     /// The totals as the batch worker summary shape, plus `worker_count`.

@@ -103,6 +103,11 @@ public struct TaskTemplateLoader: Sendable {
         func fail(_ message: String, step: String? = nil, template: String? = nil) -> Result<LoadedTemplate, FileProblems> {
             .failure(FileProblems(problems: [TemplateProblem(file: file, template: template, step: step, message: message)]))
         }
+        // Refuse an oversize file before reading it into memory (TemplateYAML checks the text again).
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
+           size.int64Value > Int64(TemplateYAML.maxTemplateBytes) {
+            return fail("the file is \(size.int64Value) bytes; templates are limited to \(TemplateYAML.maxTemplateBytes) bytes")
+        }
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             return fail("cannot read the file as UTF-8 text")
         }

@@ -17,9 +17,21 @@ public enum TemplateYAML {
         return resolver
     }()
 
+    /// The largest template text accepted, in bytes (1 MiB; real templates are a few KiB).
+    public static let maxTemplateBytes = 1 << 20
+    /// The most nodes a template may expand to, every alias (`*name`) counted as the whole node it
+    /// repeats. Yams resolves an alias to the anchored node without copying it, so a few hundred
+    /// bytes of nested aliases ("billion laughs") compose cheaply but would expand to billions of
+    /// JSON values; the expansion stops and fails at this bound instead.
+    public static let maxExpandedNodes = 250_000
+
     /// Parses one YAML document into JSON. Throws `TemplateYAMLError` for a syntax error, an empty
-    /// document or several documents.
+    /// document, several documents, a text over `maxTemplateBytes` or one expanding (aliases
+    /// included) to more than `maxExpandedNodes` nodes.
     public static func parse(_ text: String) throws -> JSONValue {
+        guard text.utf8.count <= maxTemplateBytes else {
+            throw TemplateYAMLError(message: "the template is \(text.utf8.count) bytes; at most \(maxTemplateBytes) are accepted")
+        }
         var documents: [Node] = []
         do {
             var sequence = try Yams.compose_all(yaml: text, resolver)
@@ -35,7 +47,8 @@ public enum TemplateYAML {
                                     ? "the file holds no YAML document"
                                     : "the file holds \(documents.count) YAML documents; one template per file")
         }
-        return try json(from: root)
+        var budget = maxExpandedNodes
+        return try json(from: root, budget: &budget)
     }
 
     /// Parses and decodes one template.
@@ -43,12 +56,21 @@ public enum TemplateYAML {
         try TaskTemplate.fromJSON(parse(text))
     }
 
-    static func json(from node: Node) throws -> JSONValue {
+    /// `node` as JSON; every node converted (an alias's target again at each use) costs one unit of
+    /// `budget`, so the work and the memory are bounded whatever the aliases multiply to.
+    static func json(from node: Node, budget: inout Int) throws -> JSONValue {
+        budget -= 1
+        guard budget >= 0 else {
+            throw TemplateYAMLError(message: "the template expands to more than \(maxExpandedNodes) YAML nodes "
+                                    + "(aliases counted at every use)\(location(node))")
+        }
         switch node {
         case .scalar(let scalar):
             return scalarValue(scalar, tag: Tag.Name(rawValue: node.tag.rawValue))
         case .sequence(let sequence):
-            return .array(try sequence.map { try json(from: $0) })
+            var items: [JSONValue] = []
+            for item in sequence { items.append(try json(from: item, budget: &budget)) }
+            return .array(items)
         case .mapping(let mapping):
             var members: [String: JSONValue] = [:]
             for (key, value) in mapping {
@@ -58,7 +80,7 @@ public enum TemplateYAML {
                 if members[keyScalar.string] != nil {
                     throw TemplateYAMLError(message: "duplicate key \"\(keyScalar.string)\"\(location(key))")
                 }
-                members[keyScalar.string] = try json(from: value)
+                members[keyScalar.string] = try json(from: value, budget: &budget)
             }
             return .object(members)
         case .alias:

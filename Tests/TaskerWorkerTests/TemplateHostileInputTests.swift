@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import TaskerWorker
+
+/// Template files an attacker (or an accident) could put in the template directory: alias bombs,
+/// oversize files, deep nesting. Each is refused with a problem naming the file, through the real
+/// loader, and the other templates still load.
+@Suite("Task templates: hostile files")
+struct TemplateHostileInputTests {
+    /// The reported file: nine levels of nine aliases, 682 bytes, 9⁹ ≈ 387 million strings once expanded.
+    static let billionLaughs: String = {
+        var text = "name: laughs\nnamespace_name: hostile\nversion: 1.0.0\n"
+        text += "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+        let levels = Array("bcdefghi")
+        for (index, level) in levels.enumerated() {
+            let previous = index == 0 ? "a" : String(levels[index - 1])
+            text += "\(level): &\(level) [" + Array(repeating: "*\(previous)", count: 9).joined(separator: ",") + "]\n"
+        }
+        return text + "steps: [*i]\n"
+    }()
+
+    static let validTemplate = """
+        name: fine
+        namespace_name: hostile
+        version: 1.0.0
+        steps:
+          - name: only
+            handler:
+              callable: tasker.noop
+        """
+
+    func load(_ files: [String: String]) throws -> TemplateLoadReport {
+        try withTemporaryDirectory { directory in
+            for (name, text) in files { _ = try writeFile(directory, name, text) }
+            return TaskTemplateLoader(environment: [:], workingDirectory: directory).load(directory: directory)
+        }
+    }
+
+    @Test func aBillionLaughsTemplateIsRefusedWithoutExpandingIt() throws {
+        #expect(Self.billionLaughs.utf8.count < 700)
+        let report = try load(["laughs.yaml": Self.billionLaughs, "fine.yaml": Self.validTemplate])
+        #expect(report.templates.map(\.template.identifier) == ["hostile/fine/1.0.0"])
+        let problem = try #require(report.problems.first)
+        #expect(report.problems.count == 1)
+        #expect(problem.file == "laughs.yaml")
+        #expect(problem.message.contains("expands to more than \(TemplateYAML.maxExpandedNodes) YAML nodes"), "\(problem)")
+    }
+
+    @Test func aliasesWithinTheBoundStillWork() throws {
+        let text = """
+            name: anchored
+            namespace_name: hostile
+            version: 1.0.0
+            steps:
+              - name: first
+                handler: &noop
+                  callable: tasker.noop
+                  initialization: {limit: 3}
+              - name: second
+                depends_on: [first]
+                handler: *noop
+            """
+        let report = try load(["anchored.yaml": text])
+        #expect(report.problems.isEmpty, "\(report.problems)")
+        let template = try #require(report.templates.first?.template)
+        #expect(template.steps.map(\.handler.callable) == ["tasker.noop", "tasker.noop"])
+        #expect(template.step(named: "second")?.handler.initialization == .object(["limit": .int(3)]))
+    }
+
+    @Test func anOversizeTemplateIsRefusedNamingTheFile() throws {
+        let padding = String(repeating: "# padding to exceed the template size limit\n",
+                             count: TemplateYAML.maxTemplateBytes / 40)
+        let report = try load(["huge.yaml": Self.validTemplate + "\n" + padding])
+        let problem = try #require(report.problems.first)
+        #expect(report.templates.isEmpty)
+        #expect(problem.file == "huge.yaml")
+        #expect(problem.message.contains("templates are limited to \(TemplateYAML.maxTemplateBytes) bytes"), "\(problem)")
+        // The text form (another caller than the loader) has the same bound.
+        #expect(throws: TemplateYAMLError.self) { try TemplateYAML.parse(Self.validTemplate + "\n" + padding) }
+    }
+
+    @Test func wideButLegitimateDocumentsStayBelowTheNodeBound() throws {
+        // 10,000 values: far more than any real template, far below the bound.
+        let list = (0..<10_000).map(String.init).joined(separator: ", ")
+        let json = try TemplateYAML.parse("values: [\(list)]\n")
+        guard case .array(let values)? = json["values"] else {
+            Issue.record("values is not an array")
+            return
+        }
+        #expect(values.count == 10_000)
+    }
+
+    @Test func deepNestingIsRefusedNotACrash() throws {
+        // libyaml stops at 1,000 levels; a deeper document is a syntax error naming the file.
+        let deep = "x: " + String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000) + "\n"
+        let report = try load(["deep.yaml": Self.validTemplate.replacingOccurrences(of: "name: fine", with: "name: deep") + "\n" + deep])
+        let problem = try #require(report.problems.first)
+        #expect(problem.file == "deep.yaml")
+        // Just inside the limit: parsed (and then ignored as an unknown member).
+        let nested = String(repeating: "[", count: 900) + String(repeating: "]", count: 900)
+        _ = try TemplateYAML.parse("x: \(nested)\n")
+    }
+}
