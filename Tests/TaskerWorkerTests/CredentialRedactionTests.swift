@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
+import Logging
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
@@ -78,6 +79,31 @@ struct CredentialRedactionTests {
             #expect(!failed.succeeded)
             #expect(failed.output.contains("must be a postgres:// or postgresql:// URL"), "\(failed.output)")
             #expect(!failed.output.contains("s3cret"), "\(failed.output)")
+        }
+    }
+
+    /// A worker booted with a keyword/value DSN whose quoted password has a blank and an escaped quote
+    /// (libpq reads it; trust auth ignores it): the boot log line names the database without the password.
+    @Test func bootLogHidesAKeywordDSNPassword() async throws {
+        try await withTestDatabase { db in
+            let parts = try #require(URLComponents(string: db.url))
+            let secret = #"kw s3cret\'x"#
+            let dsn = "host=\(parts.host ?? "127.0.0.1") port=\(parts.port ?? 5432) dbname=\(parts.path.dropFirst()) "
+                + "user=\(parts.user ?? "tasker") password='\(secret)'"
+            var configuration = WebTestWorker.configuration(db)
+            configuration.common.database.url = dsn
+            let capture = LoggingTests.Capture()
+            let daemon = WorkerDaemon(
+                configuration: configuration,
+                templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": "/nonexistent-\(UUID().uuidString)"]),
+                logger: Logger(label: "tasker.worker") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) })
+            let worker = PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run(handleSignals: false) })
+            // Logged after the templates were registered through the pool, so the DSN really connected.
+            try await waitUntil(timeout: .seconds(30)) { capture.all.contains { $0.contains("tasker worker starting") } }
+            try await worker.stop()
+            let boot = try #require(capture.all.first { $0.contains("tasker worker starting") })
+            #expect(boot.contains("password='***'") && boot.contains("dbname=\(parts.path.dropFirst())"), "\(boot)")
+            #expect(!boot.contains("s3cret"), "\(boot)")
         }
     }
 
