@@ -245,6 +245,10 @@ struct ContainerFilesTests {
         let ports = try #require(compose.service("worker")?["ports"] as? [String])
         let containerPorts = Set(ports.compactMap { $0.split(separator: ":").last.flatMap { Int($0.split(separator: "/")[0]) } })
         #expect(containerPorts == (try Dockerfile.load()).exposedPorts)
+        // Published on the loopback interface only (auth is off by default): `127.0.0.1:HOST:CONTAINER`.
+        for port in ports {
+            #expect(port.split(separator: ":").count == 3 && port.hasPrefix("127.0.0.1:"), "worker port \(port) not loopback-only")
+        }
     }
 
     /// The layout `scripts/container/build` stages is what the Dockerfile's runtime stage names, and

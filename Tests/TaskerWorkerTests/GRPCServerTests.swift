@@ -153,7 +153,8 @@ struct GRPCServerTests {
     @Test("WorkerConfigService and WorkerTemplateService carry the REST content; NOT_FOUND for a missing template")
     func configAndTemplates() async throws {
         try await withTestDatabase { db in
-            try await Self.withWorker(db) { worker, client in
+            // GetConfig is gated by config_endpoint_enabled, like REST /config.
+            try await Self.withWorker(db, adjust: { $0.worker.web.configEndpointEnabled = true }) { worker, client in
                 let runtime = try #require(worker.daemon.runtime)
                 let config = try await Tasker_V1_WorkerConfigService.Client(wrapping: client)
                     .getConfig(Tasker_V1_WorkerGetConfigRequest())

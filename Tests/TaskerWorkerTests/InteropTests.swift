@@ -288,6 +288,7 @@ struct InteropTests {
             var configuration = harness.configuration(mode: .hybrid)
             configuration.worker.web.enabled = true
             configuration.worker.grpc.enabled = true
+            configuration.worker.web.configEndpointEnabled = true  // GetConfig and /config are gated by it
             let worker = harness.startWorker(.withBuiltIns(), configuration: configuration)
             do {
                 try await waitUntil(timeout: .seconds(30)) {

@@ -82,3 +82,26 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
         }
     }
 }
+
+/// What the operator surface (REST and gRPC bodies, health messages) says about a failure: its class
+/// only, never the database's own text, the SQL or a connection string. The detail goes to the
+/// worker's log, under the request id the body names.
+public enum OperatorErrorText {
+    /// `database unavailable`, `database busy`, `database error (SQLSTATE 42P01)` or `internal error`.
+    public static func summary(_ error: any Error) -> String {
+        guard let error = error as? PostgresError else { return "internal error" }
+        switch error.kind {
+        case .connectionFailed, .connectionClosed, .shutdown, .cancelled: return "database unavailable"
+        case .acquireTimeout: return "database busy (no connection free in time)"
+        case .server:
+            if error.isConnectionLoss { return "database unavailable" }
+            return error.sqlState.map { "database error (SQLSTATE \($0))" } ?? "database error"
+        case .decoding, .usage: return "internal error"
+        }
+    }
+
+    /// The text a log line may carry for `error`: its full description with credentials hidden.
+    public static func logDetail(_ error: any Error) -> String {
+        Redaction.redactCredentials("\(error)")
+    }
+}

@@ -15,7 +15,7 @@ public struct WorkerConfigQueryService: Sendable {
         let configuration = runtime.configuration
         let worker = configuration.worker
         let auth = worker.web.auth
-        let safe = { (value: String) in Redaction.redactURLPassword(value) }
+        let safe = { (value: String) in Redaction.redactCredentials(value) }
         let namespaces = await runtime.templates.supportedNamespaces
         let queues = namespaces.map(QueueNames.workerQueue(namespace:)) + [QueueNames.stepResults]
         return WorkerConfigResponse(

@@ -10,6 +10,8 @@ import Foundation
 /// - `queue_processing`: the depth of this worker's own `worker_<ns>_queue`s (pgmq metrics).
 /// Detailed health adds `event_system`, `step_processing` (failure rate from `WorkerStatistics`) and
 /// `circuit_breakers` (none are built in: reported as such, healthy).
+/// Messages name a failure's class only (`OperatorErrorText`), never the database's text or a URL: the
+/// pool and the listener log the detail.
 public struct WorkerHealthService: Sendable {
     public let runtime: WorkerRuntime
     public let thresholds: HealthThresholds
@@ -66,7 +68,7 @@ public struct WorkerHealthService: Sendable {
         case .value:
             return HealthCheck(status: .healthy, message: "Database connection successful", durationMs: clock.elapsedMs)
         case .failed(let error):
-            return HealthCheck(status: .unhealthy, message: "Database connection failed: \(error)", durationMs: clock.elapsedMs)
+            return HealthCheck(status: .unhealthy, message: "Database connection failed: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
         case .timedOut:
             return HealthCheck(status: .unhealthy, message: "Database did not answer SELECT 1 within \(thresholds.databaseTimeout)",
                                durationMs: clock.elapsedMs)
@@ -117,7 +119,7 @@ public struct WorkerHealthService: Sendable {
             return HealthCheck(status: thresholds.queueDepthStatus(total),
                                message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
         case .failed(let error):
-            return HealthCheck(status: .unhealthy, message: "Queue metrics unavailable: \(error)", durationMs: clock.elapsedMs)
+            return HealthCheck(status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
         case .timedOut:
             return HealthCheck(status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
                                durationMs: clock.elapsedMs)
@@ -167,7 +169,7 @@ public struct WorkerHealthService: Sendable {
         if let listener = events.listenerState {
             switch listener {
             case .connected: parts.append("listener connected")
-            case .reconnecting(let attempt, let lastError): parts.append("listener reconnecting (attempt \(attempt)): \(lastError)")
+            case .reconnecting(let attempt, _): parts.append("listener reconnecting (attempt \(attempt))")
             case .idle: parts.append("listener not started")
             case .connecting: parts.append("listener connecting")
             case .stopped: parts.append("listener stopped")

@@ -6,14 +6,29 @@ public enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConverti
     case templateNotFound(namespace: String, name: String, version: String)
     /// The template is known but its `named_tasks` row is gone (404 `handler_metadata_not_found`).
     case handlerMetadataNotFound(namespace: String, name: String, version: String)
-    /// The database failed (500 `internal_error`).
-    case internalError(String)
+    /// The database (or something else) failed (500 `internal_error`). `summary` is the generic text a
+    /// client sees (`OperatorErrorText.summary`); `detail` (credentials hidden) is only logged.
+    case internalError(summary: String, detail: String)
 
+    /// The internal error for `error`.
+    static func failure(_ error: any Error) -> TemplateQueryError {
+        .internalError(summary: OperatorErrorText.summary(error), detail: OperatorErrorText.logDetail(error))
+    }
+
+    /// The full text, for logs (an internal error's detail included).
     public var description: String {
+        switch self {
+        case .internalError(let summary, let detail): "Internal error: \(summary): \(detail)"
+        default: clientMessage
+        }
+    }
+
+    /// The text a client is sent: never the database's own message or SQL.
+    public var clientMessage: String {
         switch self {
         case .templateNotFound(let ns, let name, let version): "Template not found: \(ns)/\(name)/\(version)"
         case .handlerMetadataNotFound(let ns, let name, let version): "Handler metadata not found: \(ns)/\(name)/\(version)"
-        case .internalError(let message): "Internal error: \(message)"
+        case .internalError(let summary, _): "Internal error: \(summary)"
         }
     }
 
@@ -71,7 +86,7 @@ public struct WorkerTemplateQueryService: Sendable {
                  WHERE tn.name = $1 AND nt.name = $2 AND nt.version = $3
                 """, [namespace, name, version]).first
         } catch {
-            throw .internalError("\(error)")
+            throw .failure(error)
         }
         guard let row, let registeredAt = try? row.decode("updated_at", as: Date.self) else {
             throw .handlerMetadataNotFound(namespace: namespace, name: name, version: version)
@@ -131,7 +146,7 @@ public struct WorkerTemplateQueryService: Sendable {
         } catch is TaskTemplateRegistryError {
             throw notFound  // an unreadable registration is no template (as upstream)
         } catch {
-            throw .internalError("\(error)")
+            throw .failure(error)
         }
     }
 
@@ -146,7 +161,7 @@ public struct WorkerTemplateQueryService: Sendable {
                 """, [namespaces.joined(separator: ",")])
             return Int(try rows[0].decode("n", as: Int64.self))
         } catch {
-            throw .internalError("\(error)")
+            throw .failure(error)
         }
     }
 }

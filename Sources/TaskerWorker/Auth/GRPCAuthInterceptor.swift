@@ -2,7 +2,7 @@ import GRPCCore
 
 /// grpc-swift-2 server interceptor applying ``WorkerAuthenticator`` to the protected worker RPCs.
 ///
-/// Credentials come from the metadata `authorization` (`Bearer <token>`, tried first) or the API key header
+/// Credentials come from the metadata `authorization` (`Bearer <token>`, scheme in any case, tried first) or the API key header
 /// (`api_key_header` lowercased, default `x-api-key`). Failures, as upstream:
 /// `UNAUTHENTICATED` "Invalid or expired credentials" (missing, malformed or invalid credentials) and
 /// `PERMISSION_DENIED` "Insufficient permissions for this operation". Methods with no requirement

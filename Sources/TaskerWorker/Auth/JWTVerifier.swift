@@ -2,8 +2,10 @@ import Foundation
 import JWTKit
 
 /// Verifies bearer tokens with vapor/jwt-kit: RSA signature (one key, the algorithms of
-/// `jwt_allowed_algorithms`), then `exp` (60 s leeway, as upstream's `jsonwebtoken` default), `iss`, `aud`,
-/// and the permissions claim. `nbf` is not checked (upstream doesn't either).
+/// `jwt_allowed_algorithms`), then `exp` and `nbf` (60 s leeway, as upstream's `jsonwebtoken` default; a
+/// token whose `nbf` lies further in the future is rejected — upstream doesn't check `nbf`), the token's
+/// lifetime (`jwt_max_token_lifetime_seconds`: `exp - iat`, or `exp - now` without `iat`; 0 = no limit),
+/// `iss`, `aud`, and the permissions claim.
 struct JWTVerifier: Sendable {
     /// What the verifier checks besides the signature.
     struct Rules: Sendable {
@@ -12,6 +14,8 @@ struct JWTVerifier: Sendable {
         var permissionsClaim: String
         var strictValidation: Bool
         var leewaySeconds: Double = 60
+        /// The longest `exp - iat` (or `exp - now` without `iat`) accepted, in seconds; 0 = no limit.
+        var maxLifetimeSeconds: Double = 0
     }
 
     /// The RSA algorithms jwt-kit can verify, by JOSE name.
@@ -48,6 +52,8 @@ struct JWTVerifier: Sendable {
         case signatureOrFormat
         case missingClaim(String)
         case expired
+        case notYetValid
+        case lifetimeTooLong
         case wrongIssuer
         case wrongAudience
         case badPermissionsClaim
@@ -60,6 +66,8 @@ struct JWTVerifier: Sendable {
             case .signatureOrFormat: "signature or payload did not verify"
             case .missingClaim(let name): "claim \(name) is missing or has the wrong type"
             case .expired: "token expired"
+            case .notYetValid: "token not valid yet (nbf in the future)"
+            case .lifetimeTooLong: "token lifetime exceeds jwt_max_token_lifetime_seconds"
             case .wrongIssuer: "issuer does not match jwt_issuer"
             case .wrongAudience: "audience does not include jwt_audience"
             case .badPermissionsClaim: "permissions claim is not a string array"
@@ -86,6 +94,20 @@ struct JWTVerifier: Sendable {
         guard let subject = claims["sub"]?.stringValue else { return .failure(.missingClaim("sub")) }
         guard let exp = claims["exp"]?.doubleValue else { return .failure(.missingClaim("exp")) }
         guard exp + rules.leewaySeconds > now.timeIntervalSince1970 else { return .failure(.expired) }
+        if let notBefore = claims["nbf"] {
+            guard let nbf = notBefore.doubleValue else { return .failure(.missingClaim("nbf")) }
+            guard nbf - rules.leewaySeconds <= now.timeIntervalSince1970 else { return .failure(.notYetValid) }
+        }
+        if rules.maxLifetimeSeconds > 0 {
+            let start: Double
+            switch claims["iat"] {
+            case nil, .null: start = now.timeIntervalSince1970
+            case let value?:
+                guard let iat = value.doubleValue else { return .failure(.missingClaim("iat")) }
+                start = iat
+            }
+            guard exp - start <= rules.maxLifetimeSeconds else { return .failure(.lifetimeTooLong) }
+        }
         if !rules.issuer.isEmpty {
             guard let issuer = claims["iss"]?.stringValue else { return .failure(.missingClaim("iss")) }
             guard issuer == rules.issuer else { return .failure(.wrongIssuer) }

@@ -35,7 +35,8 @@ public struct AuthCredentials: Sendable, CustomStringConvertible {
 /// Rules (upstream's):
 /// - auth disabled → every request is ``AuthPrincipal/anonymous`` and every permission is granted;
 /// - a header that is not visible ASCII (`Authorization` or the API key header) → `malformed`;
-/// - `Authorization: Bearer <token>` is tried first (any other scheme is ignored), then the API key header;
+/// - `Authorization: Bearer <token>` (the scheme in any case, RFC 7235) is tried first (any other scheme is
+///   ignored), then the API key header;
 ///   neither → `missing`; a bad token → "Invalid or expired token"; a bad key → "Invalid API key";
 /// - a missing permission → `forbidden`, "Missing required permission: <perm>".
 ///
@@ -100,7 +101,8 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
             }
             let rules = JWTVerifier.Rules(issuer: auth.jwtIssuer, audience: auth.jwtAudience,
                                           permissionsClaim: auth.permissionsClaim,
-                                          strictValidation: auth.strictValidation)
+                                          strictValidation: auth.strictValidation,
+                                          maxLifetimeSeconds: Double(auth.jwtMaxTokenLifetimeSeconds))
             jwt = await JWTVerifier(key: key, algorithms: algorithms, rules: rules)
         } else {
             jwt = nil
@@ -121,7 +123,7 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
         var bearer: String?
         if let raw = credentials.authorization {
             guard let value = Self.visibleASCII(raw) else { return fail(.malformedAuthorizationHeader) }
-            if value.hasPrefix("Bearer ") { bearer = String(value.dropFirst("Bearer ".count)) }
+            bearer = Self.bearerToken(value)
         }
         var apiKey: [UInt8]?
         if let raw = credentials.apiKey {
@@ -174,6 +176,17 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     private func fail(_ failure: AuthFailure) -> Result<AuthPrincipal, AuthFailure> {
         logger.debug("authentication failed", metadata: ["reason": "\(failure.kind.rawValue)"])
         return .failure(failure)
+    }
+
+    /// The token of a `Bearer <token>` credential; the scheme is matched case-insensitively (RFC 7235
+    /// §2.1), with one or more spaces before the token. Nil for any other scheme.
+    static func bearerToken(_ value: String) -> String? {
+        let scheme = "bearer"
+        guard value.utf8.count > scheme.utf8.count,
+              value.prefix(scheme.count).lowercased() == scheme,
+              value.dropFirst(scheme.count).first == " " else { return nil }
+        let token = value.dropFirst(scheme.count).drop { $0 == " " }
+        return token.isEmpty ? nil : String(token)
     }
 
     // MARK: - Configuration helpers

@@ -162,6 +162,7 @@ enum ConfigurationSchema {
             ("worker.web.auth.jwt_issuer", .nonEmpty),
             ("worker.web.auth.jwt_audience", .nonEmpty),
             ("worker.web.auth.jwt_token_expiry_hours", .integer(1...168)),
+            ("worker.web.auth.jwt_max_token_lifetime_seconds", .integer(0...31_536_000)),  // ours
             ("worker.web.auth.jwt_verification_method", .oneOf(["public_key", "jwks"])),
             ("worker.web.auth.jwks_refresh_interval_seconds", .integer(1...86400)),  // ours
             ("worker.web.auth.jwks_max_stale_seconds", .integer(0...86400)),  // ours

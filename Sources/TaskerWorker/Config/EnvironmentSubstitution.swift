@@ -81,7 +81,7 @@ struct EnvironmentSubstitution: Sendable {
         errors: inout [ConfigurationIssue], warnings: inout [ConfigurationIssue]
     ) -> String {
         guard text.contains("${") else { return text }
-        let shown = ConfigValue.string(Redaction.redactURLPassword(text)).rendered
+        let shown = ConfigValue.string(Redaction.redactCredentials(text)).rendered
         var result = ""
         var rest = Substring(text)
         while let open = rest.range(of: "${") {

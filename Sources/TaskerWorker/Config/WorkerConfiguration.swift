@@ -265,6 +265,9 @@ extension WorkerConfiguration {
         public var jwtIssuer = "tasker-worker"
         public var jwtAudience = "worker-api"
         public var jwtTokenExpiryHours = 24
+        /// Ours: the longest lifetime (`exp - iat`, or `exp - now` without `iat`) a bearer token may
+        /// have, in seconds; 0 = no limit. Default 604800 (168 h, the longest `jwt_token_expiry_hours`).
+        public var jwtMaxTokenLifetimeSeconds = 604_800
         public var jwtPrivateKey = ""
         public var jwtPublicKey = ""
         public var jwtPublicKeyPath = ""

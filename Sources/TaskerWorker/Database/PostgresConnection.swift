@@ -405,13 +405,9 @@ public actor PostgresConnection {
         return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
     }
 
-    /// Hides the password of a `postgresql://user:password@host/db` URL.
+    /// `url` (a URL or keyword DSN) with its passwords hidden; see `Redaction.redactCredentials`.
     public static func redact(_ url: String) -> String {
-        guard let scheme = url.range(of: "://"), let at = url.range(of: "@", range: scheme.upperBound..<url.endIndex)
-        else { return url }
-        let userInfo = url[scheme.upperBound..<at.lowerBound]
-        guard let colon = userInfo.firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + ":***" + String(url[at.lowerBound...])
+        Redaction.redactCredentials(url)
     }
 }
 

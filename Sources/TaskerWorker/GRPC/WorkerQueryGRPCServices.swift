@@ -1,11 +1,18 @@
 import Foundation
 import GRPCCore
 import GRPCProtobuf
+import Logging
 
-/// `tasker.v1.WorkerConfigService`: the `/config` body over gRPC (permission `worker:config_read`
-/// once authentication is wired). Unlike `/config`, it is not gated by `config_endpoint_enabled`.
+/// `tasker.v1.WorkerConfigService`: the `/config` body over gRPC (permission `worker:config_read`).
+///
+/// Like `/config` (not mounted, so 404), it is gated by `worker.web.config_endpoint_enabled`: while that
+/// is false `GetConfig` fails with NOT_FOUND "Worker configuration not found" (upstream's NOT_FOUND
+/// message; upstream itself does not gate the RPC — our hardening, so one switch closes both surfaces).
 public struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServiceProtocol {
     private let config: WorkerConfigQueryService
+
+    /// The NOT_FOUND message while the config endpoint is disabled.
+    public static let disabledMessage = "Worker configuration not found"
 
     /// Serves what `config` computes (the same as `GET /config`).
     public init(config: WorkerConfigQueryService) {
@@ -14,7 +21,10 @@ public struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServi
 
     public func getConfig(request: Tasker_V1_WorkerGetConfigRequest,
                           context: ServerContext) async throws -> Tasker_V1_WorkerGetConfigResponse {
-        Tasker_V1_WorkerGetConfigResponse(await config.config())
+        guard config.runtime.configuration.worker.web.configEndpointEnabled else {
+            throw RPCError(code: .notFound, message: Self.disabledMessage)
+        }
+        return Tasker_V1_WorkerGetConfigResponse(await config.config())
     }
 }
 
@@ -22,9 +32,11 @@ public struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServi
 /// `worker:templates_read` once authentication is wired).
 ///
 /// `ListTemplates` ignores `namespace` and honours `include_cache_stats`; `GetTemplate` fails with
-/// NOT_FOUND for a template this worker does not serve, INTERNAL when the database fails.
+/// NOT_FOUND for a template this worker does not serve, INTERNAL when the database fails (a generic
+/// message with a reference id; the detail is logged under that id).
 public struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.SimpleServiceProtocol {
     private let templates: WorkerTemplateQueryService
+    private static let logger = Logger(label: "tasker.worker.grpc")
 
     /// Serves what `templates` computes (the same as `/v1/templates…`).
     public init(templates: WorkerTemplateQueryService) {
@@ -50,13 +62,15 @@ public struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.SimpleS
         }
     }
 
-    /// The gRPC status of a failed query.
+    /// The gRPC status of a failed query; an internal error is logged under a new reference id.
     static func status(_ error: TemplateQueryError) -> RPCError {
         switch error {
         case .templateNotFound, .handlerMetadataNotFound:
-            RPCError(code: .notFound, message: error.description)
+            return RPCError(code: .notFound, message: error.clientMessage)
         case .internalError:
-            RPCError(code: .internalError, message: error.description)
+            let reference = UUID().uuidString.lowercased()
+            logger.error("template query failed", metadata: ["request_id": "\(reference)", "error": "\(error)"])
+            return RPCError(code: .internalError, message: "\(error.clientMessage) (see the worker log for request \(reference))")
         }
     }
 }

@@ -62,14 +62,38 @@ struct LogRecord {
 
     static let reservedKeys: Set<String> = ["timestamp", "level", "label", "message", "source", "file", "function", "line"]
 
-    /// `<timestamp> <level> <label>: <message> key=value …` (keys sorted).
+    /// `<timestamp> <level> <label>: <message> key=value …` (keys sorted), always one line: control
+    /// characters (C0 including `\n`, `\r`, `\t`; DEL; C1; U+2028/2029) in the label, message, keys and
+    /// values are written as escapes (`\n`, `\r`, `\t`, `\u{85}`), so logged values cannot forge lines.
     func text() -> String {
-        var line = "\(Self.iso8601(timestamp)) \(level) \(label): \(message)"
+        var line = "\(Self.iso8601(timestamp)) \(level) \(Self.escaped(label)): \(Self.escaped(message))"
         for key in metadata.keys.sorted() {
-            line += " \(key)=\(Self.plain(metadata[key]!))"
+            line += " \(Self.escaped(key))=\(Self.plain(metadata[key]!))"
         }
-        if let source { line += " (\(source.file):\(source.line))" }
+        if let source { line += " (\(Self.escaped(source.file)):\(source.line))" }
         return line + "\n"
+    }
+
+    /// Whether `scalar` would break a text line or hide in it: C0, DEL, C1, line/paragraph separators.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+
+    /// `text` with every control character (see `isControl`) escaped: `\n`, `\r`, `\t`, else `\u{XX}`.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where isControl(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// One JSON object: timestamp, level, label, message, optional source location, then every
@@ -113,10 +137,13 @@ struct LogRecord {
 
     private static func plain(_ value: Logger.Metadata.Value) -> String {
         switch value {
-        case .string(let text): return text.contains(" ") ? quoted(text) : text
+        case .string(let text):
+            // Quoted (JSON escapes) when it has a blank or control character; `quoted` escapes U+2028/9 too.
+            return text.contains(" ") || text.unicodeScalars.contains(where: isControl) ? quoted(text) : text
         case .stringConvertible(let convertible): return plain(.string(convertible.description))
         case .array(let values): return "[" + values.map(plain).joined(separator: ",") + "]"
-        case .dictionary(let nested): return "{" + nested.keys.sorted().map { "\($0)=\(plain(nested[$0]!))" }.joined(separator: ",") + "}"
+        case .dictionary(let nested):
+            return "{" + nested.keys.sorted().map { "\(escaped($0))=\(plain(nested[$0]!))" }.joined(separator: ",") + "}"
         }
     }
 
@@ -131,7 +158,8 @@ struct LogRecord {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
+                || scalar.value == 0x2029:
                 out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                     + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)

@@ -60,7 +60,7 @@ public final class WorkerDaemon: Sendable {
         try await templates.register(report.templates.map(\.template))
         let namespaces = await templates.supportedNamespaces
         logger.info("tasker worker starting", metadata: [
-            "database": "\(PostgresConnection.redact(configuration.common.database.url))",
+            "database": "\(Redaction.redactCredentials(configuration.common.database.url))",
             "template_directory": "\(report.directory ?? "none")", "templates": "\(report.templates.count)",
             "namespaces": "\(namespaces.joined(separator: ","))",
             "mode": "\(configuration.worker.eventSystems.worker.deploymentMode)",

@@ -22,9 +22,9 @@ enum WorkerWebRoutes {
         router.get("/health/detailed") { _, _ in JSONResponses.make(await health.detailed()) }
 
         let read = protectedGroup(router, "/v1/templates", .templatesRead, authorizer)
-        read.get { request, _ in
+        read.get { request, context in
             let include = try boolParameter(request, "include_cache_stats") ?? false
-            return try await respond(context: nil) { () throws(TemplateQueryError) in
+            return try await respond(context: context) { () throws(TemplateQueryError) in
                 try await templates.list(includeCacheStats: include)
             }
         }
@@ -86,14 +86,21 @@ enum WorkerWebRoutes {
          try context.parameters.require("version"))
     }
 
-    /// The body of a template query, or its `ErrorResponse` (404 not found, 500 internal).
-    static func respond<T: Encodable & Sendable>(context: WorkerRequestContext?,
+    /// The body of a template query, or its `ErrorResponse` (404 not found, 500 internal). A 500 body
+    /// says only what class of failure it was and the request id; the detail is logged under that id.
+    static func respond<T: Encodable & Sendable>(context: WorkerRequestContext,
                                                  _ query: () async throws(TemplateQueryError) -> T) async throws -> Response {
         do {
             return JSONResponses.make(try await query())
         } catch {
             let status: HTTPResponse.Status = error.kind == .internalError ? .internalServerError : .notFound
-            return JSONResponses.make(ErrorResponse(error.kind, message: error.description, requestID: context?.requestID),
+            var message = error.clientMessage
+            if case .internalError = error {
+                let requestID = context.requestID ?? "none"
+                context.logger.error("template query failed", metadata: ["request_id": "\(requestID)", "error": "\(error)"])
+                message += " (see the worker log for request \(requestID))"
+            }
+            return JSONResponses.make(ErrorResponse(error.kind, message: message, requestID: context.requestID),
                                       status: status)
         }
     }

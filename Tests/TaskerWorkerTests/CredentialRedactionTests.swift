@@ -1,0 +1,185 @@
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Logging
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// `Redaction.redactCredentials` on every connection-string form libpq reads, and the operator surface
+/// (health, template errors, `config check`) that must never show a password, the database's own error
+/// text or SQL.
+@Suite("Credential redaction and generic operator errors", .timeLimit(.minutes(3)))
+struct CredentialRedactionTests {
+    /// (input, exact output): URLs, query parameters and keyword DSNs, with the awkward characters.
+    static let exact: [(String, String)] = [
+        ("postgresql://tasker:s3cret@db:5432/tasker", "postgresql://tasker:***@db:5432/tasker"),
+        ("postgresql://tasker@db/tasker?password=s3cret", "postgresql://tasker@db/tasker?password=***"),
+        ("postgresql://db/tasker?sslmode=require&PassWord=s3cret&application_name=x",
+         "postgresql://db/tasker?sslmode=require&PassWord=***&application_name=x"),
+        ("postgres://u:p%40ss%26w%3Drd@h/d", "postgres://u:***@h/d"),  // percent-encoded @ & =
+        ("postgresql://u:p@ss@h/d", "postgresql://u:***@h/d"),  // a raw @ in the password
+        ("postgresql://u:pa/ss?x@h/d", "postgresql://u:***@h/d"),  // raw / and ? in the password
+        ("postgresql://u:a b@h/d", "postgresql://u:***@h/d"),  // a whole value: the blank is part of it
+        ("postgresql://u:pässwörd@h/d", "postgresql://u:***@h/d"),
+        ("postgresql://h/d?password=a@b&user=u", "postgresql://h/d?password=***&user=u"),
+        ("postgresql://h/d?password=a&b&sslmode=require", "postgresql://h/d?password=***&sslmode=require"),  // raw &
+        ("postgresql://h/d?pass%77ord=s3cret", "postgresql://h/d?pass%77ord=***"),  // percent-encoded name
+        ("postgresql://h/d?sslpassword=k3y", "postgresql://h/d?sslpassword=***"),
+        ("postgresql://h:5432/d", "postgresql://h:5432/d"),
+        ("host=db port=5432 password=s3cret dbname=tasker", "host=db port=5432 password=*** dbname=tasker"),
+        ("host=db PASSWORD=s3cret", "host=db PASSWORD=***"),
+        (#"host=db password = 's3 cr\'et' user=u"#, "host=db password = '***' user=u"),  // quoted, escaped quote
+        (#"password='a\\' user=u"#, "password='***' user=u"),  // escaped backslash before the closing quote
+        ("dbname=x password=p@ss&w=rd user=u", "dbname=x password=*** user=u"),
+        (#"dbname=x password="a b""#, #"dbname=x password="***""#),
+        ("dbname=x password='never closed", "dbname=x password='***'"),
+        ("dbname=x password= host=y", "dbname=x password= ***"),  // libpq: the value after the blanks is "host=y"
+        (#"password authentication failed for user "tasker""#, #"password authentication failed for user "tasker""#),
+        ("no secrets here", "no secrets here"),
+    ]
+
+    @Test func everyConnectionStringFormIsRedactedByParsing() {
+        for (input, expected) in Self.exact {
+            #expect(Redaction.redactCredentials(input) == expected, "\(input)")
+        }
+    }
+
+    @Test func credentialsInsideFreeTextAreHidden() {
+        let texts: [(String, String)] = [
+            ("PostgreSQL connectionFailed error: cannot connect to postgresql://u@h/d?password=s3cret: FATAL: x", "s3cret"),
+            ("cannot connect to postgresql://u:s3cret@h/d: refused", "s3cret"),
+            ("connection string host=h password='s3 cret' user=u rejected", "s3 cret"),
+            ("failed for host=h password=s3cret", "s3cret"),
+        ]
+        for (text, secret) in texts {
+            let redacted = Redaction.redactCredentials(text)
+            #expect(!redacted.contains(secret), "\(redacted)")
+            #expect(redacted.contains("***"), "\(redacted)")
+        }
+        // The one implementation is what the connection's errors and the boot log use.
+        #expect(PostgresConnection.redact("postgresql://h/d?password=s3cret") == "postgresql://h/d?password=***")
+    }
+
+    @Test func configCheckNeverPrintsADatabasePassword() throws {
+        try withTemporaryDirectory { dir in
+            let good = try writeFile(dir, "good.toml", """
+                [common.database]
+                url = "postgresql://tasker@db:5432/tasker?sslmode=prefer&password=q-s3cret"
+                """)
+            let ok = ConfigurationCheck.run(file: good, loader: ConfigurationLoader(environment: [:]))
+            #expect(ok.succeeded, "\(ok.output)")
+            #expect(ok.output.contains("postgresql://tasker@db:5432/tasker?sslmode=prefer&password=***"), "\(ok.output)")
+            #expect(!ok.output.contains("q-s3cret"))
+            let bad = try writeFile(dir, "bad.toml", """
+                [common.database]
+                url = "host=db password='k s3cret' dbname=tasker"
+                """)
+            let failed = ConfigurationCheck.run(file: bad, loader: ConfigurationLoader(environment: [:]))
+            #expect(!failed.succeeded)
+            #expect(failed.output.contains("must be a postgres:// or postgresql:// URL"), "\(failed.output)")
+            #expect(!failed.output.contains("s3cret"), "\(failed.output)")
+        }
+    }
+
+    /// A worker booted with a keyword/value DSN whose quoted password has a blank and an escaped quote
+    /// (libpq reads it; trust auth ignores it): the boot log line names the database without the password.
+    @Test func bootLogHidesAKeywordDSNPassword() async throws {
+        try await withTestDatabase { db in
+            let parts = try #require(URLComponents(string: db.url))
+            let secret = #"kw s3cret\'x"#
+            let dsn = "host=\(parts.host ?? "127.0.0.1") port=\(parts.port ?? 5432) dbname=\(parts.path.dropFirst()) "
+                + "user=\(parts.user ?? "tasker") password='\(secret)'"
+            var configuration = WebTestWorker.configuration(db)
+            configuration.common.database.url = dsn
+            let capture = LoggingTests.Capture()
+            let daemon = WorkerDaemon(
+                configuration: configuration,
+                templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": "/nonexistent-\(UUID().uuidString)"]),
+                logger: Logger(label: "tasker.worker") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) })
+            let worker = PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run(handleSignals: false) })
+            // Logged after the templates were registered through the pool, so the DSN really connected.
+            try await waitUntil(timeout: .seconds(30)) { capture.all.contains { $0.contains("tasker worker starting") } }
+            try await worker.stop()
+            let boot = try #require(capture.all.first { $0.contains("tasker worker starting") })
+            #expect(boot.contains("password='***'") && boot.contains("dbname=\(parts.path.dropFirst())"), "\(boot)")
+            #expect(!boot.contains("s3cret"), "\(boot)")
+        }
+    }
+
+    /// A worker whose `DATABASE_URL` carries `?password=` (ignored by the test cluster's trust auth):
+    /// while the database refuses connections, `/health/detailed` and a template error body name the
+    /// failure but show neither the password nor the database's message.
+    @Test func healthAndTemplateErrorsNeverShowThePasswordOrLibpqText() async throws {
+        try await withTestDatabase { db in
+            let secret = "pw-\(UUID().uuidString.prefix(8))"
+            let url = db.url + (db.url.contains("?") ? "&" : "?") + "password=\(secret)"
+            let worker = try await WebTestWorker.start(db) { $0.common.database.url = url }
+            let admin = try await PostgresConnection.connect(url: try TestEnvironment.adminURL())
+            try await admin.query("ALTER DATABASE \"\(db.name)\" ALLOW_CONNECTIONS false")
+            try await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [db.name])
+
+            // Several unhealthy answers: the first may come from a broken connection, later ones from
+            // failed connection attempts (whose error quotes the URL and the server's FATAL message).
+            var unhealthy = 0
+            try await waitUntil(timeout: .seconds(20)) {
+                let body = try await worker.get("/health/detailed").text
+                #expect(!body.contains(secret), "\(body)")
+                #expect(!body.contains("FATAL") && !body.contains("accepting connections"), "\(body)")
+                if body.contains("Database connection failed") { unhealthy += 1 }
+                return unhealthy >= 3
+            }
+            let detailed = try await worker.get("/health/detailed").json()
+            #expect(detailed["checks"]?["database"]?["message"] == "Database connection failed: database unavailable")
+
+            let response = try await worker.get("/v1/templates", headers: [RequestIDMiddleware.header: "req-redaction-1"])
+            #expect(response.status == .internalServerError)
+            let body = try response.json()
+            #expect(body["error"] == "internal_error")
+            #expect(body["request_id"] == "req-redaction-1")
+            #expect(body["message"]
+                    == "Internal error: database unavailable (see the worker log for request req-redaction-1)")
+            #expect(!response.text.contains(secret) && !response.text.contains("FATAL"), "\(response.text)")
+
+            try await admin.query("ALTER DATABASE \"\(db.name)\" ALLOW_CONNECTIONS true")
+            try await waitUntil(timeout: .seconds(30)) { try await worker.get("/health/ready").status == .ok }
+            await admin.close()
+            try await worker.stop()
+        }
+    }
+
+    /// A statement error while answering a template query (the table is gone): REST says
+    /// `database error (SQLSTATE 42P01)` and gRPC INTERNAL says the same, neither with the SQL or the
+    /// server's message.
+    @Test func aDatabaseErrorInATemplateQueryGivesAGenericBody() async throws {
+        try await withTestDatabase { db in
+            let worker = try await WebTestWorker.start(db)
+            try await worker.admin.query("ALTER TABLE tasker.named_tasks RENAME TO named_tasks_gone")
+            let forbidden = ["SELECT", "named_tasks", "does not exist", "relation", "JOIN"]
+
+            let list = try await worker.get("/v1/templates", headers: [RequestIDMiddleware.header: "req-sql-1"])
+            #expect(list.status == .internalServerError)
+            #expect(try list.json()["message"]
+                    == "Internal error: database error (SQLSTATE 42P01) (see the worker log for request req-sql-1)")
+            let one = try await worker.get("/v1/templates/webtest/greet/1.0.0")
+            #expect(one.status == .internalServerError)
+            for text in [list.text, one.text] {
+                for word in forbidden { #expect(!text.contains(word), "\(word) in \(text)") }
+            }
+
+            let (host, port) = try GRPCServerTests.split(try #require(worker.daemon.boundAddresses.grpc))
+            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
+                                                               transportSecurity: .plaintext)) { client in
+                let templates = Tasker_V1_WorkerTemplateService.Client(wrapping: client)
+                let error = await #expect(throws: RPCError.self) { _ = try await templates.listTemplates(.init()) }
+                #expect(error?.code == .internalError)
+                let message = error?.message ?? ""
+                #expect(message.hasPrefix("Internal error: database error (SQLSTATE 42P01) (see the worker log for request "),
+                        "\(message)")
+                for word in forbidden { #expect(!message.contains(word), "\(word) in \(message)") }
+            }
+            try await worker.admin.query("ALTER TABLE tasker.named_tasks_gone RENAME TO named_tasks")
+            try await worker.stop()
+        }
+    }
+}
