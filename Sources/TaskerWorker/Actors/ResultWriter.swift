@@ -65,8 +65,10 @@ struct ResultWriter: Sendable {
                     if refusals >= Self.refusalsBeforeGivingUp {
                         refusals = 0
                         guard stored.replacement == nil, let (replacement, result) = try? write.refused(refusal) else {
-                            logger.critical("the database refused even the error result in place of a refused step result; "
-                                + "the step stays in_progress for orchestration's staleness handling",
+                            logger.critical("""
+                                the database refused even the error result in place of a refused step result; \
+                                the step stays in_progress for orchestration's staleness handling
+                                """,
                                 metadata: ["step_uuid": "\(write.stepUUID)", "error": "\(error)"])
                             stored.outcome = nil
                             return stored
