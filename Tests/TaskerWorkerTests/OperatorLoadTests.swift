@@ -99,6 +99,8 @@ struct OperatorLoadTests {
                     }
                 }
             }
+            let floodStart = ContinuousClock.now
+            let before = await runtime.pool.statistics.operatorAcquires
             try await waitUntil(timeout: .seconds(20)) { answered.count >= 200 }
 
             // Steps run while the flood goes on.
@@ -115,12 +117,18 @@ struct OperatorLoadTests {
             try await waitUntil(timeout: .seconds(20)) { answered.count >= duringSteps + 200 }
             flood.cancel()
             await flood.value
+            let requests = answered.count
+            let seconds = Int((ContinuousClock.now - floodStart).components.seconds) + 1
             watcher.cancel()
             let highest = try await watcher.value
             let stats = await runtime.pool.statistics
             #expect(highest.backends <= max, "PostgreSQL saw \(highest.backends) pool backends, max \(max)")
             #expect(highest.operatorLane <= 2)
             #expect(stats.peakConnections <= max)
+            // One shared evaluation (two operator queries) per second at most, however many probes.
+            let operatorAcquires = stats.operatorAcquires - before
+            #expect(operatorAcquires <= 2 * (seconds + 1), "\(operatorAcquires) operator acquires for \(requests) probes in \(seconds) s")
+            #expect(requests >= 400)
             try await worker.stop()
         }
     }

@@ -36,6 +36,7 @@ public actor PostgresConnectionPool: Service {
     private var connectionsOpened = 0
     private var connectionsReplaced = 0
     private var peakOpen = 0
+    private var operatorAcquires = 0
 
     public init(configuration: PostgresPoolConfiguration, logger: Logger = Logger(label: "tasker.postgres.pool")) {
         self.configuration = configuration
@@ -79,6 +80,7 @@ public actor PostgresConnectionPool: Service {
     public func acquire(lane: PostgresPoolLane = .pipeline) async throws(PostgresError) -> PostgresConnection {
         let started = ContinuousClock.now
         totalAcquires += 1
+        if lane == .operator { operatorAcquires += 1 }
         do {
             let pooled = try await obtain(lane)
             recordAcquire(since: started)
@@ -119,7 +121,7 @@ public actor PostgresConnectionPool: Service {
             averageAcquireMs: successfulAcquires == 0 ? 0 : totalAcquireSeconds * 1000 / Double(successfulAcquires),
             maxAcquireMs: maxAcquireSeconds * 1000, connectionsOpened: connectionsOpened,
             connectionsReplaced: connectionsReplaced, peakConnections: peakOpen,
-            operatorActive: state.held(by: .operator))
+            operatorActive: state.held(by: .operator), operatorAcquires: operatorAcquires)
     }
 
     // MARK: - Service

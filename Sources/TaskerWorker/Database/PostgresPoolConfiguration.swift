@@ -62,6 +62,8 @@ public struct PostgresPoolStatistics: Sendable, Equatable, Codable {
     public var peakConnections: Int = 0
     /// Connections the operator lane holds now (see `PostgresPoolLane`).
     public var operatorActive: Int = 0
+    /// Acquires by the operator lane so far.
+    public var operatorAcquires: Int = 0
 
     enum CodingKeys: String, CodingKey {
         case active, idle, max, min, waiting
@@ -74,5 +76,6 @@ public struct PostgresPoolStatistics: Sendable, Equatable, Codable {
         case connectionsReplaced = "connections_replaced"
         case peakConnections = "peak_connections"
         case operatorActive = "operator_active"
+        case operatorAcquires = "operator_acquires"
     }
 }
