@@ -91,4 +91,78 @@ struct PostgresConnectionPoolTests {
             #expect(closed?.kind == .shutdown)
         }
     }
+
+    /// Issue #11: maintenance took the idle connections out to check them and counted the checked
+    /// ones nowhere until it was done, so concurrent acquires opened more — 185 backends for a pool
+    /// of 30. Here maintenance runs every few milliseconds under concurrent acquires on both lanes,
+    /// and PostgreSQL's own count of the pool's backends never goes above the maximum.
+    @Test func concurrentAcquiresDuringMaintenanceNeverOpenMoreBackendsThanTheMaximum() async throws {
+        try await withTestDatabase { db in
+            let name = "ceiling-\(UUID().uuidString.prefix(8))"
+            let max = 4
+            let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
+                url: db.url, maxConnections: max, minConnections: max, acquireTimeout: .seconds(30),
+                applicationName: name, maintenanceInterval: .milliseconds(2), operatorMaxConnections: 1))
+            let run = Task { try await pool.run() }
+            try await waitUntil { await pool.statistics.idle == max }
+            let admin = try await db.connect()
+            let watcher = Task {
+                var highest = 0
+                while !Task.isCancelled {
+                    let rows = try await admin.query(
+                        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [name])
+                    highest = Swift.max(highest, try rows[0].decode("n", as: Int.self))
+                }
+                return highest
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<6 {
+                    group.addTask {
+                        for round in 0..<100 {
+                            // Pauses leave connections idle, for maintenance to take out and check
+                            // while the next acquires arrive.
+                            let lane: PostgresPoolLane = (client + round) % 4 == 0 ? .operator : .pipeline
+                            try await pool.query("SELECT 1", lane: lane)
+                            try await Task.sleep(for: .milliseconds(1))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            watcher.cancel()
+            let highest = try await watcher.value
+            let stats = await pool.statistics
+            #expect(highest <= max, "PostgreSQL saw \(highest) backends of a pool of \(max)")
+            #expect(highest >= 1)
+            #expect(stats.peakConnections <= max)
+            #expect(stats.active + stats.idle <= max)
+            #expect(stats.totalAcquires == 6 * 100)
+            // None died, none aged out, none idled out (min = max): the first `max` served everything.
+            #expect(stats.connectionsOpened == max, "opened \(stats.connectionsOpened) connections for a pool of \(max)")
+            run.cancel()
+            _ = try? await run.value
+            await admin.close()
+        }
+    }
+
+    /// The operator lane (health, templates, metrics) holds at most its budget; the pipeline gets
+    /// the rest of the pool while probes wait.
+    @Test func theOperatorLaneCannotTakeThePipelinesConnections() async throws {
+        try await withTestDatabase { db in
+            let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
+                url: db.url, maxConnections: 3, minConnections: 0, acquireTimeout: .milliseconds(300),
+                operatorMaxConnections: 1))
+            let probe = try await pool.acquire(lane: .operator)
+            let starved = await #expect(throws: PostgresError.self) { try await pool.acquire(lane: .operator) }
+            #expect(starved?.kind == .acquireTimeout)
+            let first = try await pool.acquire()
+            let second = try await pool.acquire()
+            #expect(await pool.statistics.operatorActive == 1)
+            await pool.release(probe)
+            let next = try await pool.acquire(lane: .operator)
+            #expect(next === probe)
+            for connection in [next, first, second] { await pool.release(connection) }
+            await pool.close()
+        }
+    }
 }

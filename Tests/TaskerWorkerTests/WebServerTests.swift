@@ -64,6 +64,8 @@ struct WebServerTests {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db)
             _ = await worker.daemon.process(.setEventIntegration(enabled: false))
+            // Probes share one evaluation, reused for up to a second (HealthProbeCache).
+            try await waitUntil { try await worker.get("/health/ready").status == .serviceUnavailable }
 
             let response = try await worker.get("/health/ready", headers: [RequestIDMiddleware.header: "probe-42"])
             #expect(response.status == .serviceUnavailable)
@@ -83,7 +85,7 @@ struct WebServerTests {
             #expect(try await worker.get("/health/live").status == .ok)
 
             _ = await worker.daemon.process(.setEventIntegration(enabled: true))
-            #expect(try await worker.get("/health/ready").status == .ok)
+            try await waitUntil { try await worker.get("/health/ready").status == .ok }
             try await worker.stop()
         }
     }

@@ -7,7 +7,12 @@ import Foundation
 /// - `command_processor`: the command processor answers a status command within
 ///   `thresholds.commandProcessorTimeout`, the executor takes steps, and the event system runs with
 ///   its listener connected or its poller reading successfully;
-/// - `queue_processing`: the depth of this worker's own `worker_<ns>_queue`s (pgmq metrics).
+/// - `queue_processing`: the depth of this worker's own `worker_<ns>_queue`s (pgmq metrics);
+/// - `command_processor` is also unhealthy while a step result has stayed unstored longer than
+///   `worker.result_storage.unstored_alert_seconds` (`ResultStorageMonitor`).
+/// The database goes through the pool's `.operator` lane (its own small budget). With `shared`
+/// (the servers pass `runtime.healthProbes`), the checks that cost a round trip are evaluated once
+/// per second for every probe together (`HealthProbeCache`).
 /// Detailed health adds `event_system`, `step_processing` (failure rate from `WorkerStatistics`) and
 /// `circuit_breakers` (none are built in: reported as such, healthy).
 /// Messages name a failure's class only (`OperatorErrorText`), never the database's text or a URL: the
@@ -15,10 +20,13 @@ import Foundation
 public struct WorkerHealthService: Sendable {
     public let runtime: WorkerRuntime
     public let thresholds: HealthThresholds
+    /// The evaluation shared between probes; nil: each call evaluates afresh.
+    public let shared: HealthProbeCache?
 
-    public init(runtime: WorkerRuntime, thresholds: HealthThresholds = .default) {
+    public init(runtime: WorkerRuntime, thresholds: HealthThresholds = .default, shared: HealthProbeCache? = nil) {
         self.runtime = runtime
         self.thresholds = thresholds
+        self.shared = shared
     }
 
     /// `GET /health`: always `healthy` while the process answers.
@@ -33,29 +41,68 @@ public struct WorkerHealthService: Sendable {
 
     /// `GET /health/ready`: `status` is `ready` or `not_ready`; see `ReadinessResponse.isReady`.
     public func readiness() async -> ReadinessResponse {
-        async let database = checkDatabase()
-        async let commandProcessor = checkCommandProcessor()
-        async let queues = checkQueueProcessing()
-        let (processor, status) = await commandProcessor
-        let checks = WorkerReadinessChecks(database: await database, commandProcessor: processor, queueProcessing: await queues)
+        let probes = await probes()
+        let checks = WorkerReadinessChecks(database: probes.database, commandProcessor: probes.commandProcessor,
+                                           queueProcessing: probes.queueProcessing)
         return ReadinessResponse(
             status: checks.allHealthy ? "ready" : "not_ready", timestamp: Date(), workerID: runtime.identity.publicID,
-            checks: checks, systemInfo: await systemInfo(status: status))
+            checks: checks, systemInfo: await systemInfo(status: probes.status))
     }
 
     /// `GET /health/detailed`: `healthy` when all six checks are, else `degraded`.
     public func detailed() async -> DetailedHealthResponse {
-        async let database = checkDatabase()
-        async let commandProcessor = checkCommandProcessor()
-        async let queues = checkQueueProcessing()
-        let (processor, status) = await commandProcessor
+        let probes = await probes()
         let checks = WorkerDetailedChecks(
-            database: await database, commandProcessor: processor, queueProcessing: await queues,
+            database: probes.database, commandProcessor: probes.commandProcessor, queueProcessing: probes.queueProcessing,
             eventSystem: checkEventSystem(), stepProcessing: checkStepProcessing(), circuitBreakers: checkCircuitBreakers())
         let healthy = checks.all.allSatisfy { $0.verdict == .healthy }
         return DetailedHealthResponse(
             status: healthy ? "healthy" : "degraded", timestamp: Date(), workerID: runtime.identity.publicID,
-            checks: checks, systemInfo: await systemInfo(status: status), distributedCache: DistributedCacheInfo.none)
+            checks: checks, systemInfo: await systemInfo(status: probes.status), distributedCache: DistributedCacheInfo.none)
+    }
+
+    /// The checks that cost a round trip (shared when `shared` is set), with result storage folded
+    /// into `command_processor` (read fresh: it costs nothing).
+    public func probes() async -> HealthProbes {
+        var probes: HealthProbes
+        if let shared {
+            let service = self
+            probes = await shared.value { await service.evaluateProbes() }
+        } else {
+            probes = await evaluateProbes()
+        }
+        probes.commandProcessor = Self.adding(checkResultStorage(), to: probes.commandProcessor)
+        return probes
+    }
+
+    /// Evaluates `database`, `command_processor` and `queue_processing` now, concurrently.
+    public func evaluateProbes() async -> HealthProbes {
+        async let database = checkDatabase()
+        async let commandProcessor = checkCommandProcessor()
+        async let queues = checkQueueProcessing()
+        let (processor, status) = await commandProcessor
+        return HealthProbes(database: await database, commandProcessor: processor, queueProcessing: await queues,
+                            status: status)
+    }
+
+    /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
+    public func checkResultStorage() -> HealthCheck {
+        let monitor = runtime.resultStorage
+        let snapshot = monitor.snapshot()
+        guard snapshot.overdue > 0 else {
+            return HealthCheck(status: .healthy, message: "\(snapshot.pending) step results being stored", durationMs: 0)
+        }
+        let message = "\(snapshot.overdue) step results unstored for more than \(monitor.alertAfter) "
+            + "(oldest \(Int(snapshot.oldest.components.seconds)) s; last error: \(snapshot.lastError ?? "none"))"
+        return HealthCheck(status: .unhealthy, message: message, durationMs: 0)
+    }
+
+    /// `check` judged with `extra` too: the worse verdict, and `extra`'s message when it is not healthy.
+    static func adding(_ extra: HealthCheck, to check: HealthCheck) -> HealthCheck {
+        guard extra.verdict != .healthy else { return check }
+        return HealthCheck(status: max(check.verdict, extra.verdict),
+                           message: [check.message, "result storage: " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
+                           durationMs: check.durationMs, lastChecked: check.lastChecked)
     }
 
     // MARK: - Checks
@@ -64,7 +111,7 @@ public struct WorkerHealthService: Sendable {
     public func checkDatabase() async -> HealthCheck {
         let clock = Timing()
         let pool = runtime.pool
-        switch await withDeadline(thresholds.databaseTimeout, { _ = try await pool.query("SELECT 1") }) {
+        switch await withDeadline(thresholds.databaseTimeout, { _ = try await pool.query("SELECT 1", lane: .operator) }) {
         case .value:
             return HealthCheck(status: .healthy, message: "Database connection successful", durationMs: clock.elapsedMs)
         case .failed(let error):
@@ -110,7 +157,7 @@ public struct WorkerHealthService: Sendable {
         }
         let pool = runtime.pool
         let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
-            try await pool.withConnection { c in try await PGMQ.queueMetrics(c, queues: queues) }
+            try await pool.withConnection(lane: .operator) { c in try await PGMQ.queueMetrics(c, queues: queues) }
         }
         switch outcome {
         case .value(let depths):

@@ -84,7 +84,7 @@ public struct WorkerTemplateQueryService: Sendable {
                   FROM tasker.named_tasks nt
                   JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
                  WHERE tn.name = $1 AND nt.name = $2 AND nt.version = $3
-                """, [namespace, name, version]).first
+                """, [namespace, name, version], lane: .operator).first
         } catch {
             throw .failure(error)
         }
@@ -158,7 +158,7 @@ public struct WorkerTemplateQueryService: Sendable {
                   FROM tasker.named_tasks nt
                   JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
                  WHERE tn.name = ANY(string_to_array($1::text, ','))
-                """, [namespaces.joined(separator: ",")])
+                """, [namespaces.joined(separator: ",")], lane: .operator)
             return Int(try rows[0].decode("n", as: Int64.self))
         } catch {
             throw .failure(error)

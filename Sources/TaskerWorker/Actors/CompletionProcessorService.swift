@@ -6,8 +6,11 @@ import Synchronization
 
 /// Drains the completion channel: stores each result with `StepRepository.complete` (one
 /// transaction: transition, `results`, `in_process = false`, message to orchestration), then fires
-/// the step's domain events. Database errors are retried with backoff until the result is stored:
-/// a result is never dropped while the process lives.
+/// the step's domain events. Transient database errors are retried with backoff until the result is
+/// stored: a result is never dropped while the process lives. A result that cannot be stored as it
+/// is — it does not encode as JSON (NaN, infinity), is larger than `maxResultBytes`, or the database
+/// refuses its data for good (`ResultWriter`) — is replaced by a non-retryable `result_not_storable`
+/// error result saying why (`ResultRefusal`). `monitor` sees every result being stored (readiness).
 public final class CompletionProcessorService: Service, Sendable {
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
@@ -21,13 +24,20 @@ public final class CompletionProcessorService: Service, Sendable {
     /// Counted down as each result is settled, and told, so that load shedding can claim again.
     private let unstored: DispatchBacklog?
     private let capacity: CapacitySignal?
+    private let maxResultBytes: Int
+    /// Every result being stored, for readiness (`ResultStorageMonitor`).
+    public let monitor: ResultStorageMonitor
     private let logger: Logger
 
     public init(completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
                 domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
                 concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
                 eventDrainTimeout: Duration = .seconds(5), unstored: DispatchBacklog? = nil, capacity: CapacitySignal? = nil,
+                maxResultBytes: Int = WorkerConfiguration.ResultStorage().maxResultBytes,
+                monitor: ResultStorageMonitor = ResultStorageMonitor(),
                 logger: Logger = Logger(label: "tasker.completion")) {
+        self.maxResultBytes = maxResultBytes
+        self.monitor = monitor
         self.unstored = unstored
         self.capacity = capacity
         self.eventDrainTimeout = eventDrainTimeout
@@ -81,21 +91,24 @@ public final class CompletionProcessorService: Service, Sendable {
         var writes: [CompletionWrite] = []
         var written: [StepCompletion] = []
         for completion in batch {
-            guard let write = makeWrite(completion) else {
+            guard let (write, stored) = makeWrite(completion) else {
                 settled(completion)
                 continue
             }
             writes.append(write)
-            written.append(completion)
+            written.append(stored)
         }
         guard !writes.isEmpty else { return }
         let outcomes: [CompletionOutcome]
+        let tokens = written.map { _ in monitor.begin() }
+        defer { for token in tokens { monitor.stored(token) } }
         do {
             let batchWrites = writes
             outcomes = try await pool.withConnection { c in try await StepRepository.completeBatch(c, batchWrites) }
         } catch {
             logger.info("storing \(written.count) results in one transaction failed; storing them one by one",
                         metadata: ["error": "\(error)"])
+            for token in tokens { monitor.stored(token) }  // each is watched on its own from here
             let lost = LostAnswer(error)
             for (completion, write) in zip(written, writes) { await store(completion, write, lostAnswer: lost) }
             return
@@ -109,33 +122,41 @@ public final class CompletionProcessorService: Service, Sendable {
 
     /// Stores one result, retrying database errors; then publishes its events.
     func store(_ completion: StepCompletion) async {
-        guard let write = makeWrite(completion) else { return settled(completion) }
-        await store(completion, write, lostAnswer: nil)
+        guard let (write, stored) = makeWrite(completion) else { return settled(completion) }
+        await store(stored, write, lostAnswer: nil)
     }
 
     /// Stores `write` (`ResultWriter`: retries with the same write; after a lost answer the
     /// database is asked first), then finishes the step.
     private func store(_ completion: StepCompletion, _ write: CompletionWrite, lostAnswer: LostAnswer?) async {
         let storeStart = ContinuousClock.now
-        defer { settled(completion) }
+        let token = monitor.begin()
+        defer {
+            monitor.stored(token)
+            settled(completion)
+        }
         let writer = ResultWriter(pool: pool, backoff: retryBackoff, logger: logger)
-        let outcome = await writer.store(write, lostAnswer: lostAnswer) { [statistics, logger] error, attempt, delay in
+        let stored = await writer.store(write, lostAnswer: lostAnswer) { [statistics, logger, monitor] error, attempt, delay in
+            monitor.failed(token, error)
             statistics.completionRetries.wrappingIncrement(ordering: .relaxed)
             StepMetrics.completionRetry(completion)
             logger.warning("storing a step result failed; retrying", metadata: StepLogMetadata.of(completion.step, [
                 "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
         }
-        guard let outcome else {
+        guard let stored else {
             logger.critical("giving up storing a step result during forced shutdown",
                             metadata: StepLogMetadata.of(completion.step, ["result": "\(write.resultJSON)"]))
             return
         }
+        guard let outcome = stored.outcome else { return }  // refused, and its replacement too (logged)
+        // The step's result is now the `result_not_storable` one (its events follow from that).
+        let finished = stored.replacement.map { StepCompletion(step: completion.step, result: $0) } ?? completion
         if outcome == .storedEarlier {
             statistics.completionsRecovered.wrappingIncrement(ordering: .relaxed)
             logger.warning("the connection broke after a result was stored; it is not stored again",
                            metadata: StepLogMetadata.of(completion.step))
         }
-        await finish(completion, outcome: outcome, since: storeStart)
+        await finish(finished, outcome: outcome, since: storeStart)
     }
 
     /// The step is done with (stored, refused, or given up): it no longer counts against load shedding.
@@ -145,11 +166,31 @@ public final class CompletionProcessorService: Service, Sendable {
         capacity?.permitReleased()
     }
 
-    /// The result encoded for the database; nil (logged) when it cannot be encoded.
-    private func makeWrite(_ completion: StepCompletion) -> CompletionWrite? {
+    /// The result encoded for the database, with the completion it stores: the handler's, or a
+    /// `result_not_storable` error result when that one does not encode as JSON or is larger than
+    /// `maxResultBytes`. nil (logged) only when not even that can be encoded.
+    private func makeWrite(_ completion: StepCompletion) -> (CompletionWrite, StepCompletion)? {
+        let message = completion.step.message
+        let refusal: ResultRefusal
         do {
-            return try CompletionWrite(message: completion.step.message, success: completion.result.isSuccess,
-                                       resultJSON: try completion.result.jsonString(), workerUUID: identity.uuid)
+            let json = try completion.result.jsonString()
+            let bytes = json.utf8.count
+            guard bytes > maxResultBytes else {
+                return (try CompletionWrite(message: message, success: completion.result.isSuccess, resultJSON: json,
+                                            workerUUID: identity.uuid), completion)
+            }
+            refusal = .tooLarge(bytes: bytes, limit: maxResultBytes)
+        } catch let error as PostgresError {
+            logger.critical("cannot encode the completion of a step", metadata: StepLogMetadata.of(completion.step, ["error": "\(error)"]))
+            return nil
+        } catch {
+            refusal = ResultRefusal(encoding: error)
+        }
+        logger.error("a step result cannot be stored; storing a result_not_storable error result instead",
+                     metadata: StepLogMetadata.of(completion.step, ["reason": "\(refusal.message)"]))
+        do {
+            let (write, result) = try CompletionWrite.refusal(refusal, message: message, workerUUID: identity.uuid)
+            return (write, StepCompletion(step: completion.step, result: result))
         } catch {
             logger.critical("cannot encode a step result", metadata: StepLogMetadata.of(completion.step, ["error": "\(error)"]))
             return nil

@@ -159,6 +159,9 @@ enum ConfigurationSchema {
             ("worker.web.database_pools.web_api_connection_timeout_seconds", .integer(1...300)),
             ("worker.web.database_pools.web_api_idle_timeout_seconds", .integer(1...3600)),
             ("worker.web.database_pools.max_total_connections_hint", .integer(1...10000)),
+            ("worker.web.database_pools.operator_max_connections", .integer(1...1000)),  // ours
+            ("worker.result_storage.max_result_bytes", .integer(1024...(256 * 1024 * 1024))),  // ours
+            ("worker.result_storage.unstored_alert_seconds", .integer(1...86400)),  // ours
             ("worker.web.auth.jwt_issuer", .nonEmpty),
             ("worker.web.auth.jwt_audience", .nonEmpty),
             ("worker.web.auth.jwt_token_expiry_hours", .integer(1...168)),

@@ -12,6 +12,8 @@ public struct WorkerConfiguration: Codable, Sendable, Equatable {
     public var orchestrationClient = OrchestrationClient()
     public var web = Web()
     public var grpc = GRPC()
+    /// Ours: `[worker.result_storage]`.
+    public var resultStorage = ResultStorage()
     public init() {}
 }
 
@@ -236,6 +238,18 @@ extension WorkerConfiguration {
         public init() {}
     }
 
+    /// `[worker.result_storage]` (ours): limits on storing step results.
+    public struct ResultStorage: Codable, Sendable, Equatable {
+        /// A result whose JSON is larger is not stored; the step gets a non-retryable
+        /// `result_not_storable` error result instead (PostgreSQL's own `jsonb` limit is 256 MiB,
+        /// and the result is written twice: `results` and the transition's metadata).
+        public var maxResultBytes = 64 * 1024 * 1024
+        /// A result still unstored (the database keeps failing transiently) this long after its
+        /// handler returned makes readiness fail (`command_processor`) and shows in `/health/detailed`.
+        public var unstoredAlertSeconds = 60
+        public init() {}
+    }
+
     /// `[worker.web]`: the REST API.
     public struct Web: Codable, Sendable, Equatable {
         public var enabled = true
@@ -256,6 +270,10 @@ extension WorkerConfiguration {
         public var webApiConnectionTimeoutSeconds = 30
         public var webApiIdleTimeoutSeconds = 600
         public var maxTotalConnectionsHint = 25
+        /// Ours: the most connections of `common.database.pool` the operator surface (REST and gRPC
+        /// health, template and metrics queries) holds at once, inside `max_connections` (at most
+        /// `max_connections - 1`). The `web_api_*` keys above are upstream's separate web pool, unused.
+        public var operatorMaxConnections = 2
         public init() {}
     }
 

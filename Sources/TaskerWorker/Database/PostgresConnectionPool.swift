@@ -11,30 +11,21 @@ import ServiceLifecycle
 /// - As a `Service`, `run()` opens `minConnections` up front and keeps the pool between
 ///   `minConnections` and `maxConnections`, closing connections idle for longer than `idleTimeout`.
 ///   The pool also works without `run()` (connections are then opened on demand).
+/// - The counting is `PostgresPoolState`, a pure state machine the actor steps synchronously: a
+///   connection counts against `maxConnections` from the moment its opening is decided until it is
+///   closed, whatever the actor does at its awaits (checks by maintenance included).
+/// - Lane `.operator` (the operator surface: health, templates, metrics) holds at most
+///   `operatorMaxConnections` of them at once; the step pipeline keeps the rest.
 public actor PostgresConnectionPool: Service {
-    private struct Pooled {
-        let connection: PostgresConnection
-        let openedAt: ContinuousClock.Instant
-        var lastUsed: ContinuousClock.Instant
-    }
-
-    private struct Waiter {
-        let id: Int
-        let continuation: CheckedContinuation<Pooled, any Error>
-        let timeout: Task<Void, Never>
-    }
+    private typealias State = PostgresPoolState<PostgresConnection>
+    private typealias Pooled = State.Entry
 
     public nonisolated let configuration: PostgresPoolConfiguration
     private let logger: Logger
-    private var idle: [Pooled] = []
-    private var lent: [ObjectIdentifier: Pooled] = [:]
-    private var opening = 0
-    /// Connections taken out of `idle` or `lent` while an `await` checks them: still open, so they
-    /// count against `maxConnections`, but in neither list (actor reentrancy must not see them).
-    private var checking = 0
-    private var waiters: [Waiter] = []
+    private var state: State
+    /// The continuations of waiting callers, by waiter id (their order is in `state.waiters`).
+    private var continuations: [Int: (continuation: CheckedContinuation<Pooled, any Error>, timeout: Task<Void, Never>)] = [:]
     private var nextWaiterID = 0
-    private var isClosed = false
 
     private var totalAcquires = 0
     private var slowAcquires = 0
@@ -44,19 +35,23 @@ public actor PostgresConnectionPool: Service {
     private var maxAcquireSeconds = 0.0
     private var connectionsOpened = 0
     private var connectionsReplaced = 0
+    private var peakOpen = 0
+    private var operatorAcquires = 0
 
     public init(configuration: PostgresPoolConfiguration, logger: Logger = Logger(label: "tasker.postgres.pool")) {
         self.configuration = configuration
         self.logger = logger
+        self.state = State(maxConnections: configuration.maxConnections,
+                           operatorBudget: configuration.operatorMaxConnections)
     }
 
     // MARK: - Using connections
 
     /// Lends a connection to `body` and takes it back afterwards, whatever `body` does.
     public func withConnection<T: Sendable>(
-        _ body: sending (PostgresConnection) async throws -> T
+        lane: PostgresPoolLane = .pipeline, _ body: sending (PostgresConnection) async throws -> T
     ) async throws -> T {
-        let connection = try await acquire()
+        let connection = try await acquire(lane: lane)
         do {
             let value = try await body(connection)
             await release(connection)
@@ -76,17 +71,18 @@ public actor PostgresConnectionPool: Service {
 
     /// Runs one statement on a pooled connection.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) async throws -> PostgresQueryResult {
-        try await withConnection { connection in try await connection.query(sql, parameters) }
+    public func query(_ sql: String, _ parameters: [any PostgresEncodable] = [],
+                      lane: PostgresPoolLane = .pipeline) async throws -> PostgresQueryResult {
+        try await withConnection(lane: lane) { connection in try await connection.query(sql, parameters) }
     }
 
     /// Takes a connection out of the pool; it must be given back with `release(_:)`.
-    public func acquire() async throws(PostgresError) -> PostgresConnection {
+    public func acquire(lane: PostgresPoolLane = .pipeline) async throws(PostgresError) -> PostgresConnection {
         let started = ContinuousClock.now
         totalAcquires += 1
+        if lane == .operator { operatorAcquires += 1 }
         do {
-            let pooled = try await obtain()
-            lent[ObjectIdentifier(pooled.connection)] = pooled
+            let pooled = try await obtain(lane)
             recordAcquire(since: started)
             return pooled.connection
         } catch {
@@ -95,45 +91,37 @@ public actor PostgresConnectionPool: Service {
         }
     }
 
-    /// Gives a connection back. A broken one, or one left inside a transaction, is closed instead.
+    /// Gives a connection back. A broken one, or one left inside a transaction, or one past its
+    /// `maxLifetime`, is closed instead (and one is opened for a waiter, if any).
     public func release(_ connection: PostgresConnection) async {
-        guard var pooled = lent.removeValue(forKey: ObjectIdentifier(connection)) else {
+        // Read without a hop to the connection's thread: its state after the caller's last statement.
+        let reusable = connection.isReusable
+        let tooOld = lentAge(connection).map { $0 > configuration.maxLifetime } ?? false
+        guard let (_, actions) = state.release(connection, reusable: reusable && !tooOld, now: .now) else {
             logger.warning("released a connection that this pool did not lend")
             return
         }
-        // Read without a hop to the connection's thread: its state after the caller's last statement.
-        let reusable = connection.isReusable
-        if !reusable || isClosed || age(pooled) > configuration.maxLifetime {
-            if !reusable && !isClosed {
-                connectionsReplaced += 1
-                let pid = await connection.backendPID
-                logger.info("discarding a broken database connection", metadata: ["backend_pid": "\(pid)"])
-            }
-            discard(connection)
-            replenishForWaiters()
-            return
-        }
-        pooled.lastUsed = .now
-        if !waiters.isEmpty {
-            let waiter = waiters.removeFirst()
-            waiter.timeout.cancel()
-            waiter.continuation.resume(returning: pooled)
-        } else {
-            idle.append(pooled)
+        perform(actions)
+        if !reusable && !state.isClosed {
+            connectionsReplaced += 1
+            let pid = await connection.backendPID
+            logger.info("discarding a broken database connection", metadata: ["backend_pid": "\(pid)"])
         }
     }
 
     /// The pool's current figures.
     public var statistics: PostgresPoolStatistics {
-        // A connection being checked for liveness (before lending it, or by maintenance) is neither
-        // idle nor lent: it counts as active, so that active + idle is the pool's size at every moment.
+        // A connection being checked for liveness (before lending it, or by maintenance) or being
+        // opened is neither idle nor lent: it counts as active, so that active + idle is the pool's
+        // size at every moment.
         PostgresPoolStatistics(
-            active: lent.count + checking, idle: idle.count, max: configuration.maxConnections,
-            min: configuration.minConnections, waiting: waiters.count, totalAcquires: totalAcquires,
+            active: state.busyCount, idle: state.idle.count, max: configuration.maxConnections,
+            min: configuration.minConnections, waiting: state.waiters.count, totalAcquires: totalAcquires,
             slowAcquires: slowAcquires, acquireErrors: acquireErrors,
             averageAcquireMs: successfulAcquires == 0 ? 0 : totalAcquireSeconds * 1000 / Double(successfulAcquires),
             maxAcquireMs: maxAcquireSeconds * 1000, connectionsOpened: connectionsOpened,
-            connectionsReplaced: connectionsReplaced)
+            connectionsReplaced: connectionsReplaced, peakConnections: peakOpen,
+            operatorActive: state.held(by: .operator), operatorAcquires: operatorAcquires)
     }
 
     // MARK: - Service
@@ -151,62 +139,68 @@ public actor PostgresConnectionPool: Service {
 
     /// Closes idle connections and fails waiters; connections still lent out close on release.
     public func close() {
-        isClosed = true
-        for pooled in idle { discard(pooled.connection) }
-        idle.removeAll()
-        for waiter in waiters {
-            waiter.timeout.cancel()
-            waiter.continuation.resume(throwing: PostgresError(.shutdown, "the connection pool is closed"))
+        let (idle, waiters) = state.close()
+        for connection in idle { discard(connection) }
+        for id in waiters {
+            resume(id, with: .failure(PostgresError(.shutdown, "the connection pool is closed")))
         }
-        waiters.removeAll()
     }
 
     // MARK: - Internals
 
-    private func obtain() async throws(PostgresError) -> Pooled {
-        if isClosed { throw PostgresError(.shutdown, "the connection pool is closed") }
-        while let candidate = idle.popLast() {
-            guard age(candidate) <= configuration.maxLifetime else {
-                connectionsReplaced += 1
-                discard(candidate.connection)
-                continue
-            }
-            // Nothing arrived on its socket while idle: lent at once (poll(2) here instead of a hop
-            // to the connection's thread on every acquire). Anything there (a terminated backend's
-            // FATAL message, EOF) gets the full check.
-            if !candidate.connection.hasPendingInput { return candidate }
-            checking += 1
-            let alive = await candidate.connection.checkAlive()
-            checking -= 1
-            if alive {
+    private func obtain(_ lane: PostgresPoolLane) async throws(PostgresError) -> Pooled {
+        while true {
+            let id = nextWaiterID
+            nextWaiterID += 1
+            switch state.acquire(lane, waiterID: id) {
+            case .closed:
+                throw PostgresError(.shutdown, "the connection pool is closed")
+            case .wait(let id):
+                return try await waitForConnection(id)
+            case .open:
+                do {
+                    let pooled = try await openConnection()
+                    state.lend(pooled, to: lane)
+                    return pooled
+                } catch {
+                    perform(state.dropReserved(lane))
+                    throw error
+                }
+            case .candidate(let candidate):
+                if age(candidate) > configuration.maxLifetime {
+                    connectionsReplaced += 1
+                    discard(candidate.connection)
+                    perform(state.dropReserved(lane))
+                    continue
+                }
+                // Nothing arrived on its socket while idle: lent at once (poll(2) here instead of a hop
+                // to the connection's thread on every acquire). Anything there (a terminated backend's
+                // FATAL message, EOF) gets the full check; it stays counted meanwhile.
+                if candidate.connection.hasPendingInput, !(await candidate.connection.checkAlive()) {
+                    connectionsReplaced += 1
+                    discard(candidate.connection)
+                    perform(state.dropReserved(lane))
+                    continue
+                }
+                state.lend(candidate, to: lane)
                 return candidate
             }
-            connectionsReplaced += 1
-            discard(candidate.connection)
         }
-        if openCount < configuration.maxConnections {
-            return try await openConnection()
-        }
-        return try await waitForConnection()
     }
 
-    private var openCount: Int { idle.count + lent.count + opening + checking }
-
     private func openConnection() async throws(PostgresError) -> Pooled {
-        opening += 1
-        defer { opening -= 1 }
         let connection = try await PostgresConnection.connect(
             url: configuration.url, applicationName: configuration.applicationName,
             connectTimeout: configuration.connectTimeout, logger: logger)
         connectionsOpened += 1
+        peakOpen = max(peakOpen, state.openCount)
         let now = ContinuousClock.now
         return Pooled(connection: connection, openedAt: now, lastUsed: now)
     }
 
-    private func waitForConnection() async throws(PostgresError) -> Pooled {
-        let id = nextWaiterID
-        nextWaiterID += 1
+    private func waitForConnection(_ id: Int) async throws(PostgresError) -> Pooled {
         let timeout = configuration.acquireTimeout
+        let max = configuration.maxConnections
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Pooled, any Error>) in
@@ -214,9 +208,9 @@ public actor PostgresConnectionPool: Service {
                         try? await Task.sleep(for: timeout)
                         guard !Task.isCancelled else { return }
                         await self?.failWaiter(id, PostgresError(.acquireTimeout,
-                            "no database connection became free within \(timeout) (pool max \(self?.configuration.maxConnections ?? 0))"))
+                            "no database connection became free within \(timeout) (pool max \(max))"))
                     }
-                    waiters.append(Waiter(id: id, continuation: continuation, timeout: timer))
+                    continuations[id] = (continuation, timer)
                 }
             } onCancel: {
                 Task { await self.failWaiter(id, PostgresError(.cancelled, "waiting for a database connection was cancelled")) }
@@ -229,68 +223,57 @@ public actor PostgresConnectionPool: Service {
     }
 
     private func failWaiter(_ id: Int, _ error: PostgresError) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        let waiter = waiters.remove(at: index)
-        waiter.timeout.cancel()
-        waiter.continuation.resume(throwing: error)
+        guard state.removeWaiter(id) else { return }
+        resume(id, with: .failure(error))
     }
 
-    /// After a connection was discarded, open a replacement for the first waiter, if any.
-    private func replenishForWaiters() {
-        guard !waiters.isEmpty, !isClosed, openCount < configuration.maxConnections else { return }
-        Task {
-            do {
-                let pooled = try await self.openConnection()
-                self.handOver(pooled)
-            } catch {
-                logger.warning("could not open a replacement database connection", metadata: ["error": "\(error)"])
+    private func resume(_ id: Int, with result: Result<Pooled, PostgresError>) {
+        guard let waiter = continuations.removeValue(forKey: id) else { return }
+        waiter.timeout.cancel()
+        waiter.continuation.resume(with: result.mapError { $0 as any Error })
+    }
+
+    /// Carries out what the state machine decided.
+    private func perform(_ actions: [State.Action]) {
+        for action in actions {
+            switch action {
+            case .resume(let waiter, let pooled):
+                resume(waiter, with: .success(pooled))
+            case .close(let connection):
+                discard(connection)
+            case .open(let slot):
+                Task { await self.open(for: slot) }
             }
         }
     }
 
-    private func handOver(_ pooled: Pooled) {
-        if !waiters.isEmpty {
-            let waiter = waiters.removeFirst()
-            waiter.timeout.cancel()
-            waiter.continuation.resume(returning: pooled)
-        } else if isClosed {
-            discard(pooled.connection)
-        } else {
-            idle.append(pooled)
+    /// Opens a connection for a slot `perform` reserved (nil: for maintenance, awaited there).
+    private func open(for slot: State.OpenForWaiter?) async {
+        do {
+            let pooled = try await openConnection()
+            perform(state.opened(pooled, for: slot))
+        } catch {
+            logger.warning("could not open a database connection", metadata: ["error": "\(error)"])
+            perform(state.openFailed(for: slot))
         }
     }
 
     private func maintain() async {
-        guard !isClosed else { return }
         let now = ContinuousClock.now
-        // Take the idle connections out while they are checked: other calls may run at each await
-        // and must neither lend them nor see a stale list afterwards.
-        let candidates = idle
-        idle.removeAll()
-        checking += candidates.count
-        var kept: [Pooled] = []
-        for pooled in candidates {
-            let surplus = openCount + kept.count > configuration.minConnections
+        // The idle connections are taken out (and stay counted) while they are checked; each goes
+        // back — to a waiter or idle — as soon as it is found alive.
+        for pooled in state.beginMaintenance() {
             let tooOld = age(pooled) > configuration.maxLifetime
-            let idleTooLong = surplus && pooled.lastUsed.duration(to: now) > configuration.idleTimeout
+            let idleTooLong = state.isSurplus(minConnections: configuration.minConnections)
+                && pooled.lastUsed.duration(to: now) > configuration.idleTimeout
             let alive = tooOld || idleTooLong ? false : await pooled.connection.checkAlive()
-            checking -= 1
-            if alive {
-                kept.append(pooled)
-            } else {
-                if !idleTooLong { connectionsReplaced += 1 }
-                discard(pooled.connection)
-            }
+            if !alive && !idleTooLong { connectionsReplaced += 1 }
+            perform(state.checked(pooled, alive: alive))
         }
-        for pooled in kept { handOver(pooled) }
-        while !isClosed && openCount < configuration.minConnections {
-            do {
-                let pooled = try await openConnection()
-                handOver(pooled)
-            } catch {
-                logger.warning("could not open a database connection", metadata: ["error": "\(error)"])
-                break
-            }
+        while state.reserveMaintenanceOpen(minConnections: configuration.minConnections) {
+            let before = connectionsOpened
+            await open(for: nil)
+            if connectionsOpened == before { break }
         }
     }
 
@@ -300,6 +283,10 @@ public actor PostgresConnectionPool: Service {
 
     private func age(_ pooled: Pooled) -> Duration {
         pooled.openedAt.duration(to: .now)
+    }
+
+    private func lentAge(_ connection: PostgresConnection) -> Duration? {
+        state.lent[ObjectIdentifier(connection)].map { age($0.entry) }
     }
 
     private func recordAcquire(since started: ContinuousClock.Instant) {

@@ -67,6 +67,24 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
     }
 
+    /// The server refused the data itself, for good: the same statement with the same values fails
+    /// the same way however often it is retried. SQLSTATE class 22 (data exception: `22P05` a NUL
+    /// character or an untranslatable one in `jsonb`, `22P02`/`22023` invalid input, numeric out of
+    /// range…), 23 (integrity constraint violation) and 54 (program limit exceeded: a value or
+    /// document too large, too deeply nested). Everything else — connection loss, serialization
+    /// failure or deadlock (40), lock timeout (55P03), statement timeout or cancel (57014), admin
+    /// shutdown (57P0x), too many connections and other insufficient resources (53), internal
+    /// errors — may pass and is retried.
+    public var isPermanentDataError: Bool {
+        guard kind == .server, let state = sqlState else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("54")
+    }
+
+    /// The error's kind and SQLSTATE, without the server's text (for bodies of the operator surface).
+    public var summary: String {
+        "PostgreSQL \(kind.rawValue) error" + (sqlState.map { " [\($0)]" } ?? "")
+    }
+
     /// The connection broke while statements were running or their answers were on the way, so
     /// whether a `COMMIT` among them took effect is unknown: the caller must ask the database.
     /// (An error the server reports for a statement, or a failure to connect, leaves no doubt.)

@@ -14,12 +14,16 @@ public struct PostgresPoolConfiguration: Sendable, Equatable {
     public var applicationName: String
     /// How often `run()` prunes, checks and tops up idle connections.
     public var maintenanceInterval: Duration
+    /// The most connections lane `.operator` (REST/gRPC health, template and metrics queries) holds
+    /// at once, inside `maxConnections`; at most `maxConnections - 1`, so the step pipeline always
+    /// keeps one (ours: `worker.web.database_pools.operator_max_connections`, default 2).
+    public var operatorMaxConnections: Int
 
     public init(url: String, maxConnections: Int = 25, minConnections: Int = 5,
                 acquireTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
                 maxLifetime: Duration = .seconds(1800), slowAcquireThreshold: Duration = .milliseconds(100),
                 connectTimeout: Duration = .seconds(10), applicationName: String = "tasker-worker",
-                maintenanceInterval: Duration = .seconds(5)) {
+                maintenanceInterval: Duration = .seconds(5), operatorMaxConnections: Int = 2) {
         self.url = url
         self.maxConnections = max(1, maxConnections)
         self.minConnections = min(max(0, minConnections), self.maxConnections)
@@ -30,6 +34,7 @@ public struct PostgresPoolConfiguration: Sendable, Equatable {
         self.connectTimeout = connectTimeout
         self.applicationName = applicationName
         self.maintenanceInterval = maintenanceInterval
+        self.operatorMaxConnections = min(max(1, operatorMaxConnections), max(1, self.maxConnections - 1))
     }
 }
 
@@ -53,6 +58,12 @@ public struct PostgresPoolStatistics: Sendable, Equatable, Codable {
     public var connectionsOpened: Int
     /// Connections found dead (or too old) and replaced.
     public var connectionsReplaced: Int
+    /// The most connections open (or being opened) at once so far; never above `max`.
+    public var peakConnections: Int = 0
+    /// Connections the operator lane holds now (see `PostgresPoolLane`).
+    public var operatorActive: Int = 0
+    /// Acquires by the operator lane so far.
+    public var operatorAcquires: Int = 0
 
     enum CodingKeys: String, CodingKey {
         case active, idle, max, min, waiting
@@ -63,5 +74,8 @@ public struct PostgresPoolStatistics: Sendable, Equatable, Codable {
         case maxAcquireMs = "max_acquire_ms"
         case connectionsOpened = "connections_opened"
         case connectionsReplaced = "connections_replaced"
+        case peakConnections = "peak_connections"
+        case operatorActive = "operator_active"
+        case operatorAcquires = "operator_acquires"
     }
 }

@@ -193,6 +193,9 @@ public enum StepRepository {
 /// One result ready to be written by `StepRepository.completeBatch`: the transition's metadata and
 /// the orchestration message, encoded up front (so an encoding problem never aborts a batch).
 public struct CompletionWrite: Sendable {
+    /// The step's message (for the result stored instead when this one is refused).
+    public let message: StepMessage
+    public let workerUUID: UUID
     public let stepUUID: UUID
     public let toState: String
     public let metadata: String
@@ -213,6 +216,8 @@ public struct CompletionWrite: Sendable {
         } catch {
             throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
         }
+        self.message = message
+        self.workerUUID = workerUUID
         stepUUID = message.stepUUID
         toState = success ? "enqueued_for_orchestration" : "enqueued_as_error_for_orchestration"
         self.resultJSON = resultJSON

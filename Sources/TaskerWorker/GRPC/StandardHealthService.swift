@@ -22,18 +22,18 @@ public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol
 
     private typealias Status = Grpc_Health_V1_HealthCheckResponse.ServingStatus
 
-    private let readiness: CachedReadiness
+    private let isReady: @Sendable () async -> Bool
     private let pollInterval: Duration
     private let shutdown: ShutdownSignal
 
     /// - Parameters:
-    ///   - pollInterval: how often a `Watch` re-evaluates readiness; evaluations are shared between
-    ///     calls within that interval.
+    ///   - pollInterval: how often a `Watch` re-evaluates readiness.
     ///   - shutdown: triggered when the server begins shutting down; ends every open `Watch`.
-    ///   - isReady: the worker's readiness verdict.
+    ///   - isReady: the worker's readiness verdict (the worker's is shared with every other probe
+    ///     and evaluated at most once a second: `HealthProbeCache`).
     public init(pollInterval: Duration = .seconds(1), shutdown: ShutdownSignal,
                 isReady: @escaping @Sendable () async -> Bool) {
-        self.readiness = CachedReadiness(maxAge: pollInterval, evaluate: isReady)
+        self.isReady = isReady
         self.pollInterval = pollInterval
         self.shutdown = shutdown
     }
@@ -79,33 +79,13 @@ public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol
     }
 
     private func currentStatus() async -> Status {
-        await readiness.value() ? .serving : .notServing
+        await isReady() ? .serving : .notServing
     }
 
     private static func response(_ status: Status) -> Grpc_Health_V1_HealthCheckResponse {
         var response = Grpc_Health_V1_HealthCheckResponse()
         response.status = status
         return response
-    }
-}
-
-/// A readiness verdict reused for `maxAge`, so that many watchers cost one evaluation per interval.
-final class CachedReadiness: Sendable {
-    private let maxAge: Duration
-    private let evaluate: @Sendable () async -> Bool
-    private let cached = Mutex<(value: Bool, at: ContinuousClock.Instant)?>(nil)
-
-    init(maxAge: Duration, evaluate: @escaping @Sendable () async -> Bool) {
-        self.maxAge = maxAge
-        self.evaluate = evaluate
-    }
-
-    func value() async -> Bool {
-        let now = ContinuousClock.now
-        if let hit = cached.withLock({ $0 }), now - hit.at < maxAge { return hit.value }
-        let value = await evaluate()
-        cached.withLock { $0 = (value, ContinuousClock.now) }
-        return value
     }
 }
 

@@ -79,7 +79,7 @@ public struct WorkerGRPCServer: Service {
     public static func services(runtime: WorkerRuntime, shutdown: ShutdownSignal) throws
         -> (services: [any RegistrableRPCService], names: [String]) {
         let settings = runtime.configuration.worker.grpc
-        let health = WorkerHealthService(runtime: runtime)
+        let health = WorkerHealthService(runtime: runtime, shared: runtime.healthProbes)
         var services: [any RegistrableRPCService] = [
             WorkerHealthGRPCService(health: health),
             WorkerConfigGRPCService(config: WorkerConfigQueryService(runtime: runtime)),

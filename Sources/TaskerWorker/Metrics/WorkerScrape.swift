@@ -70,7 +70,7 @@ public struct WorkerScrape: Sendable {
     /// `pgmq.metrics` for each namespace's `worker_<ns>_queue` (a missing queue is skipped).
     static func queueDepths(_ pool: PostgresConnectionPool, namespaces: [String]) async throws -> [QueueDepth] {
         let queues = namespaces.map(QueueNames.workerQueue(namespace:))
-        let metrics = try await pool.withConnection { c in try await PGMQ.queueMetrics(c, queues: queues) }
+        let metrics = try await pool.withConnection(lane: .operator) { c in try await PGMQ.queueMetrics(c, queues: queues) }
         return metrics.map { m in
             QueueDepth(namespace: QueueNames.namespace(ofWorkerQueue: m.queue), queue: m.queue, depth: m.depth,
                        oldestMessageAgeSeconds: Double(max(0, m.oldestMessageAgeSeconds ?? 0)))

@@ -46,7 +46,9 @@ public final class WorkerDaemon: Sendable {
         self.logger = metadataLogger
         let database = configuration.common.database
         self.pool = PostgresConnectionPool(
-            configuration: PostgresPoolConfiguration(url: database.url, settings: database.pool),
+            configuration: PostgresPoolConfiguration(
+                url: database.url, settings: database.pool,
+                operatorMaxConnections: configuration.worker.web.databasePools.operatorMaxConnections),
             logger: Logger(label: "tasker.postgres.pool"))
         self.templates = TaskTemplateRegistry(pool: pool)
     }
@@ -103,11 +105,13 @@ public final class WorkerDaemon: Sendable {
         let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
         let capacity = CapacitySignal()
         let unstored = DispatchBacklog()
+        let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
             domainEvents: domainEvents, statistics: statistics, identity: identity,
             eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs),
-            unstored: unstored, capacity: capacity)
+            unstored: unstored, capacity: capacity, maxResultBytes: worker.resultStorage.maxResultBytes,
+            monitor: resultStorage)
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
             registry: handlers, pool: pool, maxConcurrentHandlers: handlerDispatch.maxConcurrentHandlers,
@@ -156,7 +160,8 @@ public final class WorkerDaemon: Sendable {
         let runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
             statistics: statistics, commands: commands, eventSystem: eventSystem, dispatch: dispatchService,
-            domainEvents: domainEvents, startedAt: startedAt, boundAddresses: boundAddresses)
+            domainEvents: domainEvents, startedAt: startedAt, boundAddresses: boundAddresses,
+            resultStorage: resultStorage)
         runtimeBox.set(runtime)
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool, then the
         // operator servers (they keep answering health probes while the pipeline drains).
@@ -203,12 +208,13 @@ private final class LockedBox<Value: Sendable>: Sendable {
 
 extension PostgresPoolConfiguration {
     /// A pool configuration from `common.database.pool` (upstream key names and defaults).
-    public init(url: String, settings: CommonConfiguration.PoolSettings, applicationName: String = "tasker-worker") {
+    public init(url: String, settings: CommonConfiguration.PoolSettings, applicationName: String = "tasker-worker",
+                operatorMaxConnections: Int = 2) {
         self.init(url: url, maxConnections: settings.maxConnections, minConnections: settings.minConnections,
                   acquireTimeout: .seconds(settings.acquireTimeoutSeconds),
                   idleTimeout: .seconds(settings.idleTimeoutSeconds),
                   maxLifetime: .seconds(settings.maxLifetimeSeconds),
                   slowAcquireThreshold: .milliseconds(settings.slowAcquireThresholdMs),
-                  applicationName: applicationName)
+                  applicationName: applicationName, operatorMaxConnections: operatorMaxConnections)
     }
 }

@@ -20,6 +20,10 @@ public struct WorkerRuntime: Sendable {
     public let startedAt: Date
     /// Addresses the REST and gRPC servers really bound (port 0 in tests), set once they listen.
     public let boundAddresses: BoundAddresses
+    /// The results being stored (readiness fails while one stays unstored too long).
+    public var resultStorage = ResultStorageMonitor()
+    /// The one health evaluation the REST and gRPC probes share (single-flight, reused for 1 s).
+    public let healthProbes = HealthProbeCache()
 
     public var actors: WorkerActorRegistry { commands.actors }
 }

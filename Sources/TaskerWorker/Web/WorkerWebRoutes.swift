@@ -5,7 +5,7 @@ import Hummingbird
 /// Routes needing a permission sit in their own group, where the `WebAuthorizer`'s middleware goes.
 enum WorkerWebRoutes {
     static func register(on router: Router<WorkerRequestContext>, runtime: WorkerRuntime, authorizer: WebAuthorizer?) {
-        let health = WorkerHealthService(runtime: runtime)
+        let health = WorkerHealthService(runtime: runtime, shared: runtime.healthProbes)
         let templates = WorkerTemplateQueryService(runtime: runtime)
         let configEnabled = runtime.configuration.worker.web.configEndpointEnabled
 

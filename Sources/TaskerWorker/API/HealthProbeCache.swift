@@ -1,0 +1,62 @@
+import Synchronization
+
+/// The checks of one health evaluation that cost a database round trip or a command-processor
+/// hop (`database`, `command_processor`, `queue_processing`), with the status the command processor
+/// answered.
+public struct HealthProbes: Sendable {
+    public var database: HealthCheck
+    public var commandProcessor: HealthCheck
+    public var queueProcessing: HealthCheck
+    public var status: WorkerStatus?
+}
+
+/// One evaluation of `HealthProbes` shared by every probe of the operator surface (REST `/health/ready`,
+/// `/health/detailed`, gRPC `WorkerHealthService`, `grpc.health.v1`): reused for `maxAge`, and
+/// single-flight — callers arriving while an evaluation runs wait for that one instead of starting
+/// their own. A flood of probes thus costs at most one evaluation (two connections of the operator
+/// lane) per `maxAge`, and the evaluation is not cancelled when the request that started it goes away.
+public final class HealthProbeCache: Sendable {
+    private enum State {
+        case empty
+        case running(Task<HealthProbes, Never>)
+        case cached(HealthProbes, at: ContinuousClock.Instant)
+    }
+
+    /// How long an evaluation is reused (the gRPC health watch interval).
+    public let maxAge: Duration
+    private let state = Mutex<State>(.empty)
+
+    public init(maxAge: Duration = .seconds(1)) {
+        self.maxAge = maxAge
+    }
+
+    /// The latest evaluation younger than `maxAge`, the one running, or a new one by `evaluate`.
+    public func value(_ evaluate: @escaping @Sendable () async -> HealthProbes) async -> HealthProbes {
+        let now = ContinuousClock.now
+        let lookup: Lookup = state.withLock { state in
+            switch state {
+            case .cached(let probes, let at) where now - at < maxAge:
+                return .fresh(probes)
+            case .running(let task):
+                return .running(task)
+            default:
+                let task = Task { [weak self] in
+                    let probes = await evaluate()
+                    self?.state.withLock { $0 = .cached(probes, at: .now) }
+                    return probes
+                }
+                state = .running(task)
+                return .running(task)
+            }
+        }
+        switch lookup {
+        case .fresh(let probes): return probes
+        case .running(let task): return await task.value
+        }
+    }
+
+    private enum Lookup {
+        case fresh(HealthProbes)
+        case running(Task<HealthProbes, Never>)
+    }
+}

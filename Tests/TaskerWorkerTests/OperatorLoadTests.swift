@@ -1,0 +1,143 @@
+import Foundation
+import HummingbirdTesting
+import Synchronization
+import TaskerTestSupport
+import Testing
+@testable import TaskerWorker
+
+/// Issue #11 item 1: a flood of health probes must neither grow the pool past its maximum nor starve
+/// the step pipeline. Probes share one single-flight evaluation (`HealthProbeCache`) and reach the
+/// database through the pool's small operator lane.
+@Suite("Operator surface under load", .timeLimit(.minutes(3)))
+struct OperatorLoadTests {
+    static func probes(_ message: String) -> HealthProbes {
+        let check = HealthCheck(status: .healthy, message: message, durationMs: 0)
+        return HealthProbes(database: check, commandProcessor: check, queueProcessing: check, status: nil)
+    }
+
+    @Test func concurrentProbesShareOneEvaluation() async {
+        let evaluations = Tally()
+        let cache = HealthProbeCache(maxAge: .seconds(3600))
+        let gate = AsyncSemaphore(permits: 0)
+        let results = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    await cache.value {
+                        let n = evaluations.increment()
+                        await gate.acquire()  // held until every caller has arrived
+                        return Self.probes("evaluation \(n)")
+                    }.database.message
+                }
+            }
+            // Let the callers pile up on the running evaluation, then release it.
+            while evaluations.count == 0 { await Task.yield() }
+            for _ in 0..<5 { await Task.yield() }
+            gate.release()
+            return await group.reduce(into: [String?]()) { $0.append($1) }
+        }
+        #expect(evaluations.count == 1)
+        #expect(Set(results) == ["evaluation 1"])
+        // Fresh enough: reused without evaluating.
+        #expect(await cache.value { Self.probes("again") }.database.message == "evaluation 1")
+
+        let uncached = HealthProbeCache(maxAge: .zero)
+        _ = await uncached.value { Self.probes("one") }
+        #expect(await uncached.value { Self.probes("two") }.database.message == "two")
+    }
+
+    static let yaml = """
+        name: flooded
+        namespace_name: flooded
+        version: 1.0.0
+        steps:
+          - name: work
+            handler: { callable: tasker.noop }
+        """
+
+    @Test func aFloodOfHealthProbesKeepsWithinThePoolAndStepsStillComplete() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            var configuration = harness.configuration()
+            let max = 6
+            configuration.common.database.pool.maxConnections = max
+            configuration.worker.web.databasePools.operatorMaxConnections = 2
+            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration)
+            try await waitUntil(timeout: .seconds(20)) { worker.daemon.boundAddresses.web != nil }
+            try await waitUntil(timeout: .seconds(20)) { worker.daemon.runtime != nil }
+            let runtime = try #require(worker.daemon.runtime)
+            let address = try #require(worker.daemon.boundAddresses.web)
+            let colon = try #require(address.lastIndex(of: ":"))
+            let host = String(address[..<colon])
+            let port = try #require(Int(address[address.index(after: colon)...]))
+
+            // PostgreSQL's count of the pool's backends, and the operator lane's share, sampled throughout.
+            let watcher = Task {
+                var highest = (backends: 0, operatorLane: 0)
+                while !Task.isCancelled {
+                    let rows = try await harness.admin.query("""
+                        SELECT count(*)::int AS n FROM pg_stat_activity
+                         WHERE datname = current_database() AND application_name = 'tasker-worker'
+                        """)
+                    highest.backends = Swift.max(highest.backends, try rows[0].decode("n", as: Int.self))
+                    highest.operatorLane = Swift.max(highest.operatorLane, await runtime.pool.statistics.operatorActive)
+                }
+                return highest
+            }
+            let answered = Tally()
+            let flood = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for client in 0..<24 {
+                        group.addTask {
+                            let path = client % 2 == 0 ? "/health/detailed" : "/health/ready"
+                            try? await TestClient.withClient(host: host, port: port) { http in
+                                while !Task.isCancelled {
+                                    _ = try await http.execute(TestClient.Request(path, method: .get))
+                                    answered.increment()
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let floodStart = ContinuousClock.now
+            let before = await runtime.pool.statistics.operatorAcquires
+            try await waitUntil(timeout: .seconds(20)) { answered.count >= 200 }
+
+            // Steps run while the flood goes on.
+            var tasks: [PipelineHarness.SeededTask] = []
+            for _ in 0..<8 {
+                let task = try await harness.createTask(steps: ["work"])
+                try await harness.enqueue(task, "work")
+                tasks.append(task)
+            }
+            for task in tasks {
+                try await harness.waitForState(task["work"], ["enqueued_for_orchestration"], timeout: .seconds(30))
+            }
+            let duringSteps = answered.count
+            try await waitUntil(timeout: .seconds(20)) { answered.count >= duringSteps + 200 }
+            flood.cancel()
+            await flood.value
+            let requests = answered.count
+            let seconds = Int((ContinuousClock.now - floodStart).components.seconds) + 1
+            watcher.cancel()
+            let highest = try await watcher.value
+            let stats = await runtime.pool.statistics
+            #expect(highest.backends <= max, "PostgreSQL saw \(highest.backends) pool backends, max \(max)")
+            #expect(highest.operatorLane <= 2)
+            #expect(stats.peakConnections <= max)
+            // One shared evaluation (two operator queries) per second at most, however many probes.
+            let operatorAcquires = stats.operatorAcquires - before
+            #expect(operatorAcquires <= 2 * (seconds + 1), "\(operatorAcquires) operator acquires for \(requests) probes in \(seconds) s")
+            #expect(requests >= 400)
+            try await worker.stop()
+        }
+    }
+}
+
+/// A counter shared between tasks.
+final class Tally: Sendable {
+    private let value = Atomic<Int>(0)
+    var count: Int { value.load(ordering: .relaxed) }
+    @discardableResult
+    func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
+}
