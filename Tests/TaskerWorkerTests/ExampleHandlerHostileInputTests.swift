@@ -114,44 +114,42 @@ import Testing
         #expect(calls > 1_000)
     }
 
-    /// The reported crash: `{"number": 4000000000}` squared overflowed and trapped.
-    @Test func anOverflowFailsTheStepPermanentlyNamingTheField() async throws {
+    /// The failure `callable` ends with on this input (recorded as an issue when it succeeds).
+    static func failure(_ callable: String, context: JSONValue, config: JSONValue = saneConfig,
+                        inputs: JSONValue = .null, attempt: Int = 1) async throws -> StepFailure {
         let registry = HandlerRegistry()
         ExampleHandlers.register(into: registry)
+        let handler = try #require(registry.handler(for: callable))
+        let failure = await run(handler, taskContext: context, config: config, dependencies: [:], inputs: inputs,
+                                attempt: attempt)
+        return try #require(failure, "\(callable) succeeded on \(context) / \(inputs)")
+    }
+
+    /// The reported crash: `{"number": 4000000000}` squared overflowed and trapped.
+    @Test func anOverflowFailsTheStepPermanentlyNamingTheField() async throws {
         for callable in ["examples.linear.square", "examples.diamond.start"] {
-            let failure = try #require(await Self.run(
-                try #require(registry.handler(for: callable)), taskContext: ["number": .int(4_000_000_000)],
-                config: Self.saneConfig, dependencies: [:], inputs: .null, attempt: 1))
+            let failure = try await Self.failure(callable, context: ["number": .int(4_000_000_000)])
             #expect(!failure.retryable)
             #expect(failure.message.contains("context.number"), "\(failure.message)")
         }
-        let fetch = try #require(await Self.run(
-            try #require(registry.handler(for: "examples.retry.fetch")), taskContext: ["number": .int(Int64.max)],
-            config: Self.saneConfig, dependencies: [:], inputs: .null, attempt: 2))
+        let fetch = try await Self.failure("examples.retry.fetch", context: ["number": .int(Int64.max)], attempt: 2)
         #expect(!fetch.retryable)
         #expect(fetch.message.contains("context.number"), "\(fetch.message)")
     }
 
     /// Sizes from the context or the cursor are bounded: no huge allocation, no endless loop.
     @Test func batchSizesFromInputAreBounded() async throws {
-        let registry = HandlerRegistry()
-        ExampleHandlers.register(into: registry)
-        let analyze = try #require(await Self.run(
-            try #require(registry.handler(for: "examples.batch.analyze")), taskContext: ["item_count": .int(Int64.max)],
-            config: Self.saneConfig, dependencies: [:], inputs: .null, attempt: 1))
+        let analyze = try await Self.failure("examples.batch.analyze", context: ["item_count": .int(Int64.max)])
         #expect(!analyze.retryable)
         #expect(analyze.message.contains("context.item_count"), "\(analyze.message)")
 
-        let hugeWorkers = try #require(await Self.run(
-            try #require(registry.handler(for: "examples.batch.analyze")), taskContext: ["item_count": .int(1_000_000)],
-            config: ["batch_size": .int(1), "max_workers": .int(4_000_000_000)], dependencies: [:], inputs: .null,
-            attempt: 1))
+        let hugeWorkers = try await Self.failure(
+            "examples.batch.analyze", context: ["item_count": .int(1_000_000)],
+            config: ["batch_size": .int(1), "max_workers": .int(4_000_000_000)])
         #expect(hugeWorkers.message.contains("handler.initialization.max_workers"), "\(hugeWorkers.message)")
 
-        let process = try #require(await Self.run(
-            try #require(registry.handler(for: "examples.batch.process")), taskContext: .emptyObject,
-            config: Self.saneConfig, dependencies: [:],
-            inputs: Self.cursorInputs(start: .int(0), end: .int(Int64.max)), attempt: 1))
+        let process = try await Self.failure(
+            "examples.batch.process", context: .emptyObject, inputs: Self.cursorInputs(start: .int(0), end: .int(Int64.max)))
         #expect(!process.retryable)
         #expect(process.message.contains("end_cursor"), "\(process.message)")
     }

@@ -46,6 +46,20 @@ struct TemplateHostileInputTests {
         #expect(problem.message.contains("expands to more than \(TemplateYAML.maxExpandedNodes) YAML nodes"), "\(problem)")
     }
 
+    /// The same bomb used as a mapping key: Yams hashes keys while composing, walking the alias in
+    /// full (seven levels took 25 s, nine would take hours), so the bound must hold before Yams composes.
+    /// The time limit only keeps a regression from hanging the suite.
+    @Test(.timeLimit(.minutes(1))) func aBillionLaughsKeyIsRefusedBeforeYamsHashesIt() throws {
+        let text = Self.billionLaughs.replacingOccurrences(of: "steps: [*i]\n", with: "? *i\n: x\n")
+        let report = try load(["key.yaml": text])
+        let problem = try #require(report.problems.first)
+        #expect(problem.file == "key.yaml")
+        #expect(problem.message.contains("expands to more than \(TemplateYAML.maxExpandedNodes) YAML nodes"), "\(problem)")
+        // A `*` that is not an alias (quoted, inside a plain scalar, in a comment) changes nothing.
+        let stars = Self.validTemplate + "\ndescription: \"*not an alias\"\nnote: 2*3 # *comment\n"
+        #expect(try TemplateYAML.parse(stars)["note"] == .string("2*3"))
+    }
+
     @Test func aliasesWithinTheBoundStillWork() throws {
         let text = """
             name: anchored

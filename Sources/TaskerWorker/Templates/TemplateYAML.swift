@@ -20,9 +20,9 @@ public enum TemplateYAML {
     /// The largest template text accepted, in bytes (1 MiB; real templates are a few KiB).
     public static let maxTemplateBytes = 1 << 20
     /// The most nodes a template may expand to, every alias (`*name`) counted as the whole node it
-    /// repeats. Yams resolves an alias to the anchored node without copying it, so a few hundred
-    /// bytes of nested aliases ("billion laughs") compose cheaply but would expand to billions of
-    /// JSON values; the expansion stops and fails at this bound instead.
+    /// repeats: a few hundred bytes of nested aliases ("billion laughs") would expand to billions of
+    /// JSON values. Measured before Yams composes the text (`YAMLAliasBudget`), and again while
+    /// converting to JSON.
     public static let maxExpandedNodes = 250_000
 
     /// Parses one YAML document into JSON. Throws `TemplateYAMLError` for a syntax error, an empty
@@ -34,6 +34,10 @@ public enum TemplateYAML {
         }
         var documents: [Node] = []
         do {
+            if try YAMLAliasBudget.exceeds(text, limit: maxExpandedNodes, resolver: resolver) {
+                throw TemplateYAMLError(message: "the template expands to more than \(maxExpandedNodes) YAML nodes "
+                                        + "(aliases counted at every use)")
+            }
             var sequence = try Yams.compose_all(yaml: text, resolver)
             while let node = sequence.next() { documents.append(node) }
             if let error = sequence.error { throw error }
