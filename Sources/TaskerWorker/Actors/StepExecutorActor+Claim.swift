@@ -13,8 +13,14 @@ extension StepExecutorActor {
         guard accepting else { return outcomes }
         var accepted: [(index: Int, delivery: StepDelivery, message: StepMessage)] = []
         for (index, delivery) in deliveries.enumerated() {
+            guard serves(delivery) else {
+                outcomes[index] = .handled
+                continue
+            }
+            // Each message on its own: one that does not decode never holds back the others.
             let message: StepMessage
             do {
+                if let bodyError = delivery.bodyError { throw StepMessageBodyError(reason: bodyError) }
                 message = try delivery.message.decode(StepMessage.self)
             } catch {
                 await archivePoison(delivery, reason: "undecodable step message: \(error)")
@@ -123,4 +129,10 @@ extension StepExecutorActor {
                        metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
         return .retryLater
     }
+}
+
+/// A queue message whose body could not be read (`QueueMessage.bodyError`).
+struct StepMessageBodyError: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "the message body could not be decoded: \(reason)" }
 }
