@@ -129,7 +129,7 @@ struct NotificationIntakeTests {
                 ids.append(try await harness.admin.query("SELECT pgmq.send($1::text, $2::jsonb) AS id", [queue, body])[0].decode("id"))
             }
             let readsBefore = worker.daemon.statistics.snapshot.notifiedReads
-            let announced = ids + (1...1200).map { Int64(1_000_000 + $0) }
+            let announced = ids + (100...1300).map { Int64($0) }
             let payload = #"{"event_type":"batch_ready","queue_name":"\#(queue)","msg_ids":[\#(announced.map(String.init).joined(separator: ","))]}"#
             #expect(payload.utf8.count > 7000 && payload.utf8.count < 8000)
             let forger = try await Self.connectAsForger(db)
@@ -138,7 +138,7 @@ struct NotificationIntakeTests {
             try await Task.sleep(for: .milliseconds(300))
             await worker.stop(within: .seconds(20))
             await forger.close()
-            // One queue read for 1,203 announced ids (before the cap: one read per id).
+            // One queue read for 1,204 announced ids (before the cap: one read per id).
             #expect(worker.daemon.statistics.snapshot.notifiedReads - readsBefore == 1)
             #expect(invocations.total == 3)
         }

@@ -1,5 +1,7 @@
+import Atomics
 import Foundation
 import Logging
+import Synchronization
 
 /// The listener side of `WorkerEventSystem`. Notifications are hints from anyone: any role that can
 /// connect may `pg_notify` any payload on a worker's channel. So a notification is taken only for
