@@ -131,7 +131,7 @@ struct NotificationIntakeTests {
             let readsBefore = worker.daemon.statistics.snapshot.notifiedReads
             let announced = ids + (100...1300).map { Int64($0) }
             let payload = #"{"event_type":"batch_ready","queue_name":"\#(queue)","msg_ids":[\#(announced.map(String.init).joined(separator: ","))]}"#
-            #expect(payload.utf8.count > 7000 && payload.utf8.count < 8000)
+            #expect(payload.utf8.count > 5000 && payload.utf8.count < 8000, "about 6 KB, within pg_notify's limit")
             let forger = try await Self.connectAsForger(db)
             try await Self.notify(forger, namespace: harness.namespace, payload)
             for task in tasks { try await harness.waitForState(task["work"], ["enqueued_for_orchestration"]) }
