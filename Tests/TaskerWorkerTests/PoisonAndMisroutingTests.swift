@@ -62,6 +62,36 @@ struct PoisonAndMisroutingTests {
         }
     }
 
+    /// Sent one by one with notification, the read-by-id path: a body too deep for the decoder
+    /// (announced by `message_ready`, it is over the payload threshold) and a body of JSON `null`
+    /// (announced by `message_with_payload` without a message) are both archived once.
+    @Test func poisonAnnouncedAloneIsReadByIdAndArchivedInEventDrivenMode() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let invocations = InvocationCounter()
+            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
+                                             configuration: harness.configuration(mode: .eventDrivenOnly))
+            try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            var poisonIDs: [Int64] = []
+            for body in ["(repeat('[', 10000) || repeat(']', 10000))::jsonb", "'null'::jsonb"] {
+                poisonIDs.append(try await harness.admin.query(
+                    "SELECT tasker.pgmq_send_with_notify($1::text, \(body), 0) AS id", [queue])[0].decode("id"))
+            }
+            let task = try await harness.createTask(steps: ["work"])
+            try await harness.enqueue(task, "work")
+            try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])
+            try await waitUntil { try await harness.archivedIDs().isSuperset(of: poisonIDs) }
+            await worker.stop(within: .seconds(20))
+
+            #expect(worker.daemon.statistics.snapshot.poisonMessages == 2)
+            for id in poisonIDs {
+                #expect(try await NotificationIntakeTests.messageState(harness.admin, queue: queue, msgID: id) == "archived, read 1",
+                        "poison message \(id)")
+            }
+        }
+    }
+
     @Test func aStepOfAnotherNamespaceIsNotClaimedFromThisNamespacesQueue() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
