@@ -305,18 +305,6 @@ public actor StepExecutorActor: WorkerActor {
         }
     }
 
-    /// Whether `delivery` comes from one of this worker's queues; if not, it is refused (counted,
-    /// logged at most every 10 s) and nothing of it is read, claimed or archived.
-    func serves(_ delivery: StepDelivery) -> Bool {
-        guard !servedQueues.contains(delivery.queue) else { return true }
-        statistics.deliveriesRefused.wrappingIncrement(ordering: .relaxed)
-        if refusedLog.allow() {
-            logger.warning("refused a delivery from a queue this worker does not serve (repeats are logged at most every 10 s)",
-                           metadata: ["queue": "\(delivery.queue.prefix(100))", "msg_id": "\(delivery.msgID)"])
-        }
-        return false
-    }
-
     static func metadata(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         StepLogMetadata.of(message, extra)
     }
