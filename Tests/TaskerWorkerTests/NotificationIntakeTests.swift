@@ -158,11 +158,13 @@ struct NotificationIntakeTests {
             // 20 notifications at one commit, into a buffer of one.
             try await harness.enqueueBatch(tasks, "work")
             let finished = await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(30))
+            let scrape = await WorkerScrape.collect(try #require(worker.daemon.runtime))
             await worker.stop(within: .seconds(20))
             #expect(finished, "steps whose notification was dropped were never read")
             #expect(worker.daemon.statistics.snapshot.notificationsDropped > 0)
             #expect(invocations.total == 20)
             #expect(WorkerMetrics.shared.render().contains("tasker_worker_notifications_dropped_total"))
+            #expect((scrape.jsonMetrics["notifications_dropped"]?.value ?? 0) > 0, "not in /metrics/worker")
         }
     }
 }
