@@ -45,8 +45,13 @@ SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
 WITH retired AS (
     UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
      WHERE workflow_step_uuid = :s_step_uuid AND most_recent
-       AND (:s_task_uuid::uuid IS NULL OR EXISTS (
-            SELECT 1 FROM tasker.workflow_steps ws WHERE ws.workflow_step_uuid = :s_step_uuid AND ws.task_uuid = :s_task_uuid))
+       AND EXISTS (
+            SELECT 1 FROM tasker.workflow_steps ws
+              JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+              JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+              JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+             WHERE ws.workflow_step_uuid = :s_step_uuid AND (:s_task_uuid::uuid IS NULL OR ws.task_uuid = :s_task_uuid)
+               AND :queue::text = 'worker_' || tn.name || '_queue')
        AND (to_state = 'enqueued'
             OR (to_state = 'pending' AND NOT EXISTS (
                 SELECT 1 FROM tasker.workflow_step_edges e

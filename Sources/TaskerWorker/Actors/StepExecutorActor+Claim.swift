@@ -13,8 +13,14 @@ extension StepExecutorActor {
         guard accepting else { return outcomes }
         var accepted: [(index: Int, delivery: StepDelivery, message: StepMessage)] = []
         for (index, delivery) in deliveries.enumerated() {
+            guard serves(delivery) else {
+                outcomes[index] = .handled
+                continue
+            }
+            // Each message on its own: one that does not decode never holds back the others.
             let message: StepMessage
             do {
+                if let bodyError = delivery.bodyError { throw StepMessageBodyError(reason: bodyError) }
                 message = try delivery.message.decode(StepMessage.self)
             } catch {
                 await archivePoison(delivery, reason: "undecodable step message: \(error)")
@@ -116,6 +122,18 @@ extension StepExecutorActor {
         }
     }
 
+    /// Whether `delivery` comes from one of this worker's queues; if not, it is refused (counted,
+    /// logged at most every 10 s) and nothing of it is read, claimed or archived.
+    func serves(_ delivery: StepDelivery) -> Bool {
+        guard !servedQueues.contains(delivery.queue) else { return true }
+        statistics.deliveriesRefused.wrappingIncrement(ordering: .relaxed)
+        if refusedLog.allow() {
+            logger.warning("refused a delivery from a queue this worker does not serve (repeats are logged at most every 10 s)",
+                           metadata: ["queue": "\(delivery.queue.prefix(100))", "msg_id": "\(delivery.msgID)"])
+        }
+        return false
+    }
+
     /// A claim that failed on the database: logged and counted; the message stays queued.
     func claimFailed(_ delivery: StepDelivery, _ message: StepMessage, _ error: any Error) -> DeliveryOutcome {
         StepMetrics.failure(queue: delivery.queue, .databaseError)
@@ -123,4 +141,10 @@ extension StepExecutorActor {
                        metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
         return .retryLater
     }
+}
+
+/// A queue message whose body could not be read (`QueueMessage.bodyError`).
+struct StepMessageBodyError: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "the message body could not be decoded: \(reason)" }
 }

@@ -11,12 +11,21 @@ public struct StepDelivery: Sendable {
     /// True when this worker read the message (poll, read by id), which hid it for its visibility
     /// timeout; a delivery shed for load is then made visible again at once.
     public let hiddenByRead: Bool
+    /// Why the body read from the queue could not be decoded (`QueueMessage.bodyError`): poison.
+    public let bodyError: String?
 
-    public init(queue: String, msgID: Int64, message: JSONValue, hiddenByRead: Bool = false) {
+    public init(queue: String, msgID: Int64, message: JSONValue, hiddenByRead: Bool = false, bodyError: String? = nil) {
         self.queue = queue
         self.msgID = msgID
         self.message = message
         self.hiddenByRead = hiddenByRead
+        self.bodyError = bodyError
+    }
+
+    /// A message this worker read from `queue` (poll, read by id).
+    init(read message: QueueMessage) {
+        self.init(queue: message.queue, msgID: message.msgID, message: message.message, hiddenByRead: true,
+                  bodyError: message.bodyError)
     }
 }
 
@@ -34,8 +43,12 @@ public enum DeliveryOutcome: Sendable, Equatable {
 ///
 /// For each delivery: decode the `StepMessage`, then hydrate and claim in one round trip (the claim
 /// also archives the message, atomically), then send the claimed step to the dispatch channel.
-/// - A message that cannot be decoded, or names a task or step that does not exist, is archived
-///   with an error log and counted (`poisonMessages`): never retried forever, never a crash.
+/// - Only messages of this worker's own queues (`worker_<ns>_queue` of the namespaces it serves)
+///   are touched: any other delivery is refused (counted, nothing read, claimed or archived).
+/// - A message that cannot be decoded, or names a task or step that does not exist, or a step of
+///   another namespace than its queue's (misrouted), is archived with an error log and counted
+///   (`poisonMessages`): never retried forever, never a crash. A body that came embedded in a
+///   notification is not trusted for that: the message itself is read by id first.
 /// - A message whose step is already past `enqueued` (a stale duplicate) is archived and counted.
 /// - A lost claim race is not acked; the message is someone else's now.
 /// - The same message arriving twice at once (listener and poller) is handled once; another message
@@ -53,6 +66,10 @@ public actor StepExecutorActor: WorkerActor {
     let claimTimeout: Duration?
     /// Names this worker in the error result of a step it claimed but cannot run.
     let identity: WorkerIdentity
+    /// `worker_<ns>_queue` of every namespace this worker serves: the only queues it reads,
+    /// claims from or archives in.
+    let servedQueues: Set<String>
+    let refusedLog = Throttle(interval: .seconds(10))
     let logger: Logger
     /// Steps being claimed right now, with the message that carries each.
     var inFlight: [UUID: Int64] = [:] {
@@ -65,10 +82,12 @@ public actor StepExecutorActor: WorkerActor {
     private let inFlightCount = Atomic<Int>(0)
     private let acceptingFlag = Atomic<Bool>(true)
 
+    /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
     public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
-                statistics: WorkerStatistics, loadShedding: LoadShedding, claimTimeout: Duration? = nil,
+                statistics: WorkerStatistics, loadShedding: LoadShedding, namespaces: [String], claimTimeout: Duration? = nil,
                 identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")) {
         self.identity = identity
+        self.servedQueues = Set(namespaces.map(QueueNames.workerQueue(namespace:)))
         self.claimTimeout = claimTimeout
         self.pool = pool
         self.templates = templates
@@ -126,6 +145,7 @@ public actor StepExecutorActor: WorkerActor {
     @discardableResult
     public func execute(_ message: StepMessage, from delivery: StepDelivery) async -> DeliveryOutcome {
         guard accepting else { return .notAccepting }
+        guard serves(delivery) else { return .handled }
         if let refused = await admit(message, delivery) { return refused }
         defer { inFlight[message.stepUUID] = nil }
         do {
@@ -183,6 +203,13 @@ public actor StepExecutorActor: WorkerActor {
             await archivePoison(delivery, reason: "task \(message.taskUUID) has no step \(message.stepUUID)")
             return
         }
+        guard delivery.queue == QueueNames.workerQueue(namespace: hydrated.namespace) else {
+            // The claim statement refused it: a step of another namespace in this queue.
+            StepMetrics.failure(queue: delivery.queue, .stepNotFound)
+            await archivePoison(delivery, reason: "misrouted: step \(message.stepUUID) belongs to namespace "
+                                + "\(hydrated.namespace), not to the namespace of queue \(delivery.queue); not claimed")
+            return
+        }
         guard case .claimed(let attempts) = outcome else {
             if hydrated.currentState == "enqueued" || hydrated.currentState == "pending" {
                 // Claimable a moment ago: another worker won, or a parent is not complete yet.
@@ -198,7 +225,15 @@ public actor StepExecutorActor: WorkerActor {
             }
             return
         }
-        let definition = await templates.stepDefinition(for: hydrated)
+        let definition: StepDefinition?
+        do {
+            definition = try await templates.stepDefinition(for: hydrated)
+        } catch {
+            // The database could not say which template step this is: not a missing handler (that
+            // would fail the step for good); a retryable error result sends it round again.
+            await failClaimedStep(message, reason: "the worker could not look up the step's task template: \(error)")
+            return
+        }
         var dependencies: [String: StepExecutionResult] = [:]
         for (name, value) in hydrated.dependencyResults {
             dependencies[name] = try? StepExecutionResult.decode(value)

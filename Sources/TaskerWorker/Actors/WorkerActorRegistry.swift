@@ -48,16 +48,36 @@ public actor TemplateCacheActor: WorkerActor {
         self.logger = logger
     }
 
-    /// The template step `step` runs, or nil when the template or the step is unknown.
-    public func stepDefinition(for step: HydratedStep) async -> StepDefinition? {
-        do {
-            let template = try await registry.template(namespace: step.namespace, name: step.taskName, version: step.taskVersion)
-            return template?.steps.first { $0.name == step.templateStepName }
-        } catch {
-            logger.error("cannot load the task template", metadata: [
-                "namespace": "\(step.namespace)", "task_name": "\(step.taskName)",
-                "task_version": "\(step.taskVersion)", "error": "\(error)"])
-            return nil
+    /// Database errors in a row before `stepDefinition` gives up and throws.
+    static let lookupAttempts = 3
+
+    /// The template step `step` runs, or nil when the template or the step is unknown (or the
+    /// stored template is unreadable: `TaskTemplateRegistryError`), which fails the step with
+    /// `handler_not_found`. A database error is no such answer: the lookup is tried again
+    /// (`lookupAttempts` times, with backoff) and then thrown, so the caller can retry the step
+    /// instead of failing it for good.
+    public func stepDefinition(for step: HydratedStep) async throws -> StepDefinition? {
+        var schedule = RetrySchedule(backoff: ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(1)))
+        let metadata: Logger.Metadata = [
+            "namespace": "\(step.namespace)", "task_name": "\(step.taskName)", "task_version": "\(step.taskVersion)"]
+        while true {
+            do {
+                let template = try await registry.template(namespace: step.namespace, name: step.taskName, version: step.taskVersion)
+                return template?.steps.first { $0.name == step.templateStepName }
+            } catch let error as TaskTemplateRegistryError {
+                logger.error("cannot use the stored task template", metadata: metadata.merging(
+                    ["error": "\(error)"], uniquingKeysWith: { $1 }))
+                return nil
+            } catch {
+                guard let delay = schedule.failed(error), schedule.failures < Self.lookupAttempts else {
+                    logger.error("cannot load the task template; giving up for this attempt", metadata: metadata.merging(
+                        ["error": "\(error)", "attempts": "\(schedule.failures)"], uniquingKeysWith: { $1 }))
+                    throw error
+                }
+                logger.warning("cannot load the task template; trying again", metadata: metadata.merging(
+                    ["error": "\(error)", "retry_in": "\(delay)"], uniquingKeysWith: { $1 }))
+                try? await Task.sleep(for: delay)
+            }
         }
     }
 

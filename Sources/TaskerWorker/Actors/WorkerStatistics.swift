@@ -19,6 +19,10 @@ public final class WorkerStatistics: Sendable {
     let domainEventsPublished = ManagedAtomic<Int>(0)
     let domainEventsFailed = ManagedAtomic<Int>(0)
     let domainEventsInvalid = ManagedAtomic<Int>(0)
+    let notificationsRejected = ManagedAtomic<Int>(0)
+    let notificationsDropped = ManagedAtomic<Int>(0)
+    let notifiedReads = ManagedAtomic<Int>(0)
+    let deliveriesRefused = ManagedAtomic<Int>(0)
 
     public init() {}
 
@@ -45,7 +49,11 @@ public final class WorkerStatistics: Sendable {
             completionsRecovered: completionsRecovered.load(ordering: .relaxed),
             domainEventsPublished: domainEventsPublished.load(ordering: .relaxed),
             domainEventsFailed: domainEventsFailed.load(ordering: .relaxed),
-            domainEventsInvalid: domainEventsInvalid.load(ordering: .relaxed))
+            domainEventsInvalid: domainEventsInvalid.load(ordering: .relaxed),
+            notificationsRejected: notificationsRejected.load(ordering: .relaxed),
+            notificationsDropped: notificationsDropped.load(ordering: .relaxed),
+            notifiedReads: notifiedReads.load(ordering: .relaxed),
+            deliveriesRefused: deliveriesRefused.load(ordering: .relaxed))
     }
 
     /// A consistent-enough copy of the counters.
@@ -74,6 +82,18 @@ public final class WorkerStatistics: Sendable {
         public var domainEventsFailed: Int
         /// Events skipped because their payload did not satisfy the declared `schema`.
         public var domainEventsInvalid: Int
+        /// Notifications ignored: malformed, or naming a queue other than their channel's own
+        /// `worker_<ns>_queue` of a served namespace (anyone who can connect can `pg_notify`).
+        public var notificationsRejected: Int = 0
+        /// Notifications lost because the listener's buffer (`pgmq_event_buffer_size`) was full;
+        /// each loss is followed by a catch-up read of the queues.
+        public var notificationsDropped: Int = 0
+        /// Queue reads made for notifications: one per message read by id, one per `batch_ready`
+        /// over `WorkerEventSystem.maxMessageIDsPerNotification` ids (read as one queue read).
+        public var notifiedReads: Int = 0
+        /// Deliveries the executor refused because their queue is not one of this worker's
+        /// (nothing read, claimed or archived).
+        public var deliveriesRefused: Int = 0
 
         /// Failed / executed, 0 when nothing ran.
         public var failureRate: Double { totalExecuted == 0 ? 0 : Double(totalFailed) / Double(totalExecuted) }

@@ -49,6 +49,7 @@ public final class PostgresListener: Service, Sendable {
     private let shared = Mutex(Shared())
     private let stream: AsyncStream<ListenerEvent>
     private let continuation: AsyncStream<ListenerEvent>.Continuation
+    private let dropped = Atomic<Int>(0)
 
     public init(url: String, channels: [String] = [], backoff: ReconnectBackoff = ReconnectBackoff(),
                 keepaliveInterval: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
@@ -59,7 +60,7 @@ public final class PostgresListener: Service, Sendable {
         self.connectTimeout = connectTimeout
         self.logger = logger
         // Notifications are wake-up hints: if a consumer falls more than `bufferSize` behind, the
-        // oldest are dropped, and the consumer's queue reads still find every message.
+        // oldest are dropped and counted (`droppedEvents`); the consumer must then read its queues.
         (stream, continuation) = AsyncStream.makeStream(of: ListenerEvent.self,
                                                        bufferingPolicy: .bufferingNewest(bufferSize))
         shared.withLock { $0.channels = Self.unique(channels) }
@@ -70,6 +71,10 @@ public final class PostgresListener: Service, Sendable {
     public var events: AsyncStream<ListenerEvent> { stream }
 
     public var state: ListenerConnectionState { shared.withLock { $0.state } }
+
+    /// Events dropped so far because the consumer was more than `bufferSize` behind (the oldest
+    /// buffered event goes). The messages they announced are only found by reading the queues.
+    public var droppedEvents: Int { dropped.load(ordering: .relaxed) }
 
     public var channels: [String] { shared.withLock { $0.channels } }
 
@@ -122,7 +127,7 @@ public final class PostgresListener: Service, Sendable {
                 if everConnected {
                     logger.info("database listener reconnected", metadata: ["backend_pid": "\(pid)", "channels": "\(listening.count)"])
                 }
-                continuation.yield(.connected(isReconnect: everConnected))
+                publish(.connected(isReconnect: everConnected))
                 everConnected = true
                 attempt = 0
                 try await receive(on: connection, listening: &listening)
@@ -150,7 +155,7 @@ public final class PostgresListener: Service, Sendable {
                 if !isStopping { try await connection.query("SELECT 1") }
                 continue
             }
-            for note in notes { continuation.yield(.notification(note)) }
+            for note in notes { publish(.notification(note)) }
         }
     }
 
@@ -159,6 +164,10 @@ public final class PostgresListener: Service, Sendable {
             try await connection.listen(channel)
             listening.insert(channel)
         }
+    }
+
+    private func publish(_ event: ListenerEvent) {
+        if case .dropped = continuation.yield(event) { dropped.add(1, ordering: .relaxed) }
     }
 
     private func setState(_ state: ListenerConnectionState) {

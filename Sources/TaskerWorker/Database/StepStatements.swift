@@ -34,7 +34,9 @@ enum StepStatements {
 
     /// The whole claim in one statement: retire the current `enqueued` transition (legacy `pending`
     /// only when every parent is complete), insert `in_progress` after it, mark the step in process
-    /// with `attempts + 1`, and archive the message, all only if the retire matched. The insert reads
+    /// with `attempts + 1`, and archive the message, all only if the retire matched. Only a step of
+    /// the namespace whose queue ($3, `worker_<ns>_queue`) delivered the message is claimed: a
+    /// message put into another namespace's queue claims nothing (and archives nothing). The insert reads
     /// the retired row, so the old row is no longer `most_recent` when the new one goes in. A racing
     /// claimer blocks on the transition's row lock, then finds it retired and changes nothing.
     /// $1 step uuid, $2 metadata, $3 queue, $4 msg id, $5 task uuid (NULL: any task).
@@ -42,8 +44,13 @@ enum StepStatements {
         WITH retired AS (
             UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
              WHERE workflow_step_uuid = $1 AND most_recent
-               AND ($5::uuid IS NULL OR EXISTS (
-                    SELECT 1 FROM tasker.workflow_steps ws WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $5))
+               AND EXISTS (
+                    SELECT 1 FROM tasker.workflow_steps ws
+                      JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+                      JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+                      JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+                     WHERE ws.workflow_step_uuid = $1 AND ($5::uuid IS NULL OR ws.task_uuid = $5)
+                       AND $3::text = 'worker_' || tn.name || '_queue')
                AND (to_state = 'enqueued'
                     OR (to_state = 'pending' AND NOT EXISTS (
                         SELECT 1 FROM tasker.workflow_step_edges e

@@ -5,19 +5,33 @@ public struct QueueMessage: Sendable, Equatable {
     public let queue: String
     public let msgID: Int64
     public let readCount: Int
-    /// The message body; `.null` when it is not valid JSON or missing.
+    /// The message body; `.null` when it is missing or could not be decoded (`bodyError` says why).
     public let message: JSONValue
+    /// Why the body could not be decoded (e.g. JSON nested deeper than the decoder's limit, which
+    /// `jsonb` accepts); nil when it was. Such a message is poison, but it must not fail the read
+    /// of the messages read with it.
+    public let bodyError: String?
 
-    public init(queue: String, msgID: Int64, readCount: Int, message: JSONValue) {
+    public init(queue: String, msgID: Int64, readCount: Int, message: JSONValue, bodyError: String? = nil) {
         self.queue = queue
         self.msgID = msgID
         self.readCount = readCount
         self.message = message
+        self.bodyError = bodyError
     }
 
+    /// Reads one row; only the id and read count must decode: a body that does not is kept as
+    /// `bodyError`, so that the one message is archived as poison and the others are processed.
     init(queue: String, row: PostgresRow) throws(PostgresError) {
+        var message = JSONValue.null
+        var bodyError: String?
+        do {
+            message = try row.decode("message")
+        } catch {
+            bodyError = "\(error)"
+        }
         self.init(queue: queue, msgID: try row.decode("msg_id"), readCount: try row.decode("read_ct"),
-                  message: try row.decode("message"))
+                  message: message, bodyError: bodyError)
     }
 }
 

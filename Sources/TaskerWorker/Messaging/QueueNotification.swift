@@ -40,8 +40,10 @@ public enum QueueNotification: Sendable, Equatable {
         }
         switch type {
         case "message_with_payload":
+            // A body of JSON `null` (a poison message, but a real one) is announced the same way:
+            // it is read by id like `message_ready`, so that it is archived rather than ignored.
             guard let message = value["message"], !message.isNull else {
-                throw QueueNotificationError("message_with_payload without message", payload: payload)
+                return .messageReady(queue: queue, msgID: try msgID())
             }
             return .messageWithPayload(queue: queue, msgID: try msgID(), message: message)
         case "message_ready":

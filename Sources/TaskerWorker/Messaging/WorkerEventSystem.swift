@@ -38,6 +38,9 @@ public struct WorkerEventSystemSettings: Sendable {
     /// `timing.fallback_polling_interval_seconds`: in EventDrivenOnly mode, how often the queues
     /// are read while the listener is disconnected (it is the only source of work then).
     public var disconnectedPollInterval: Duration = .seconds(2)
+    /// `mpsc_channels.event_listeners.pgmq_event_buffer_size`: listener events buffered for the
+    /// consumer; beyond it the oldest are dropped, counted and followed by a catch-up read.
+    public var listenerBufferSize: Int = 10_000
 
     /// The namespaces the poller reads.
     var polledNamespaces: [String] {
@@ -69,8 +72,8 @@ public struct WorkerEventSystemSettings: Sendable {
 public final class WorkerEventSystem: Service, Sendable {
     public let settings: WorkerEventSystemSettings
     public let listener: PostgresListener?
-    private let pool: PostgresConnectionPool
-    private let commands: ActorCommandProcessor
+    let pool: PostgresConnectionPool
+    let commands: ActorCommandProcessor
     private let dispatch: AsyncChannel<ClaimedStep>
     private let pollSignals: AsyncStream<PollReason>
     private let pollSignal: AsyncStream<PollReason>.Continuation
@@ -84,7 +87,13 @@ public final class WorkerEventSystem: Service, Sendable {
     /// Set by every catch-up request; the poll loop turns its next pass into a catch-up.
     private let catchUpWanted = Synchronization.Atomic<Bool>(false)
     private let clockStart = ContinuousClock.now
-    private let logger: Logger
+    /// `worker_<ns>_queue` of every served namespace: the only queues a notification may name.
+    let servedQueues: Set<String>
+    let rejectedNotificationLog = Throttle(interval: .seconds(10))
+    let droppedNotificationLog = Throttle(interval: .seconds(10))
+    /// The listener's `droppedEvents` already counted and answered with a catch-up read.
+    let droppedSeen = Synchronization.Atomic<Int>(0)
+    let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
                 commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
@@ -97,12 +106,13 @@ public final class WorkerEventSystem: Service, Sendable {
         self.commands = commands
         self.dispatch = dispatch
         self.logger = logger
+        self.servedQueues = Set(settings.namespaces.map(QueueNames.workerQueue(namespace:)))
         (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
         self.listener = settings.usesListener
             ? PostgresListener(url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
                                backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
                                keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
-                               logger: Logger(label: "tasker.postgres.listener"))
+                               bufferSize: max(1, settings.listenerBufferSize), logger: Logger(label: "tasker.postgres.listener"))
             : nil
     }
 
@@ -163,14 +173,14 @@ public final class WorkerEventSystem: Service, Sendable {
     /// Hands a delivery to the executor; a delivery left queued (database trouble, load shedding)
     /// schedules catch-up reads, so that no mode, EventDrivenOnly included, depends on a later
     /// notification to find it: one soon, one after the visibility timeout of a read message.
-    private func deliver(_ delivery: StepDelivery) async {
+    func deliver(_ delivery: StepDelivery) async {
         guard case .delivery(.retryLater) = await commands.process(.executeStepFromMessage(delivery)) else { return }
         scheduleRetryReads()
     }
 
     /// Hands the messages of one poll read to the executor together (their claims share one
     /// transaction); any left queued schedules the catch-up reads, as `deliver` does.
-    private func deliver(batch deliveries: [StepDelivery]) async {
+    func deliver(batch deliveries: [StepDelivery]) async {
         guard case .deliveries(let outcomes) = await commands.process(.executeStepsFromMessages(deliveries)),
               outcomes.contains(.retryLater) else { return }
         scheduleRetryReads()
@@ -180,72 +190,6 @@ public final class WorkerEventSystem: Service, Sendable {
         let visibility = max(settings.visibilityTimeoutSeconds, settings.pollVisibilityTimeoutSeconds)
         scheduleCatchUp(after: .seconds(1))
         scheduleCatchUp(after: .seconds(visibility + 1))
-    }
-
-    // MARK: - Listener
-
-    private func consumeListener(_ listener: PostgresListener, slots: AsyncSemaphore) async {
-        await withDiscardingTaskGroup { deliveries in
-            for await event in listener.events.cancelOnGracefulShutdown() {
-                switch event {
-                case .connected:
-                    // Anything sent while we were not listening is only found by reading the queues.
-                    catchUp()
-                case .notification(let note):
-                    // At capacity, a notification would only be refused by load shedding (and its
-                    // message re-read later anyway): leave the message queued and read the queue
-                    // when a handler permit frees, so a burst costs neither claims nor memory.
-                    guard commands.actors.stepExecutor.admitsNotification(forQueue: QueueNames.queue(ofChannel: note.channel))
-                    else {
-                        // The freed permit reads the queue; this is the safety net if none comes.
-                        scheduleCatchUp(after: .seconds(1))
-                        continue
-                    }
-                    let notification: QueueNotification
-                    do {
-                        notification = try QueueNotification.parse(note.payload)
-                    } catch {
-                        logger.warning("ignoring a malformed notification", metadata: ["error": "\(error)"])
-                        continue
-                    }
-                    await slots.acquire()
-                    deliveries.addTask {
-                        await self.handle(notification)
-                        slots.release()
-                    }
-                }
-            }
-        }
-    }
-
-    private func handle(_ notification: QueueNotification) async {
-        switch notification {
-        case .messageWithPayload(let queue, let msgID, let message):
-            await deliver(StepDelivery(queue: queue, msgID: msgID, message: message))
-        case .messageReady(let queue, let msgID):
-            await readAndExecute(queue: queue, msgIDs: [msgID])
-        case .batchReady(let queue, let msgIDs):
-            await readAndExecute(queue: queue, msgIDs: msgIDs)
-        case .queueCreated:
-            break
-        }
-    }
-
-    private func readAndExecute(queue: String, msgIDs: [Int64]) async {
-        for msgID in msgIDs {
-            do {
-                let timeout = settings.visibilityTimeoutSeconds
-                let message = try await pool.withConnection { c in
-                    try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
-                }
-                if let message {
-                    await deliver(StepDelivery(queue: queue, msgID: message.msgID, message: message.message, hiddenByRead: true))
-                }
-            } catch {
-                logger.warning("could not read a notified message; the poller will find it",
-                               metadata: ["queue": "\(queue)", "msg_id": "\(msgID)", "error": "\(error)"])
-            }
-        }
     }
 
     // MARK: - Poller
@@ -325,9 +269,7 @@ public final class WorkerEventSystem: Service, Sendable {
             if !messages.isEmpty {
                 let held = min(messages.count, slots.limit)
                 for _ in 0..<held { await slots.acquire() }
-                await deliver(batch: messages.map {
-                    StepDelivery(queue: queue, msgID: $0.msgID, message: $0.message, hiddenByRead: true)
-                })
+                await deliver(batch: messages.map(StepDelivery.init(read:)))
                 for _ in 0..<held { slots.release() }
             }
             if messages.count < quantity { return }
@@ -337,7 +279,7 @@ public final class WorkerEventSystem: Service, Sendable {
     /// Asks for a catch-up read after `delay`, rounded up to the next whole second of this event
     /// system's clock. Requests for the same second share one timer, so a burst of refused
     /// deliveries costs at most one sleeping task per second of delay, not two per delivery.
-    private func scheduleCatchUp(after delay: Duration) {
+    func scheduleCatchUp(after delay: Duration) {
         let elapsed = clockStart.duration(to: .now) + delay
         let second = elapsed.components.seconds + (elapsed.components.attoseconds > 0 ? 1 : 0)
         guard pendingCatchUps.withLock({ $0.insert(second).inserted }) else { return }

@@ -32,6 +32,8 @@ public enum StepMetrics {
         public static let claimsShed = "tasker.steps.claims_shed.total"
         public static let completionRetries = "tasker.steps.completion_retries.total"
         public static let pollFailures = "tasker.worker.poll_failures.total"
+        public static let notificationsRejected = "tasker.worker.notifications_rejected.total"
+        public static let notificationsDropped = "tasker.worker.notifications_dropped.total"
         public static let claimDuration = "tasker.step.claim.duration"
         public static let executionDuration = "tasker.step.execution.duration"
         public static let submissionDuration = "tasker.step_result.submission.duration"
@@ -53,6 +55,8 @@ public enum StepMetrics {
         Name.claimsShed: "Deliveries left queued by load shedding",
         Name.completionRetries: "Retried attempts to store a step result",
         Name.pollFailures: "Failed queue reads by the fallback poller",
+        Name.notificationsRejected: "Notifications ignored: malformed or naming a queue this worker does not serve",
+        Name.notificationsDropped: "Notifications lost to a full listener buffer (a catch-up read follows)",
         StepMetrics.timerName(Name.claimDuration): "Hydrate and claim latency in seconds",
         StepMetrics.timerName(Name.executionDuration): "Handler execution time in seconds",
         StepMetrics.timerName(Name.submissionDuration): "Time to store a step result in seconds (retries included)",
@@ -93,9 +97,32 @@ public enum StepMetrics {
         time(Name.claimDuration, start.duration(to: now), ["namespace": namespace])
     }
 
+    // MARK: - Namespace labels
+
+    /// Namespaces served by a worker of this process: the only values a `namespace` label taken
+    /// from a queue name may have (queue names can come from hostile notifications; each new
+    /// label value would be a new series, kept for the life of the process).
+    private static let servedNamespaces = Mutex<Set<String>>([])
+
+    /// The label value of queues that are not a served namespace's `worker_<ns>_queue`.
+    public static let unservedNamespaceLabel = "unserved"
+
+    /// Records the namespaces a worker of this process serves (a union: tests run several).
+    public static func serve(namespaces: [String]) {
+        servedNamespaces.withLock { $0.formUnion(namespaces) }
+    }
+
+    /// The `namespace` label of `queue`: its namespace when served, else `unservedNamespaceLabel`.
+    static func namespaceLabel(ofQueue queue: String) -> String {
+        let namespace = QueueNames.namespace(ofWorkerQueue: queue)
+        guard queue == QueueNames.workerQueue(namespace: namespace),
+              servedNamespaces.withLock({ $0.contains(namespace) }) else { return unservedNamespaceLabel }
+        return namespace
+    }
+
     /// A delivery that failed before a handler ran (`queue` is `worker_<ns>_queue`).
     public static func failure(queue: String, _ type: FailureType) {
-        failure(namespace: QueueNames.namespace(ofWorkerQueue: queue), type)
+        failure(namespace: namespaceLabel(ofQueue: queue), type)
     }
 
     /// A step processing failure of upstream's `type`.
@@ -104,16 +131,27 @@ public enum StepMetrics {
     }
 
     /// A poison message archived from `queue`.
-    public static func poison(queue: String) { count(Name.poisonMessages, ["namespace": QueueNames.namespace(ofWorkerQueue: queue)]) }
+    public static func poison(queue: String) { count(Name.poisonMessages, ["namespace": namespaceLabel(ofQueue: queue)]) }
 
     /// A stale message archived.
     public static func stale(namespace: String) { count(Name.staleMessages, ["namespace": namespace]) }
 
     /// A delivery left queued by load shedding.
-    public static func shed(queue: String) { count(Name.claimsShed, ["namespace": QueueNames.namespace(ofWorkerQueue: queue)]) }
+    public static func shed(queue: String) { count(Name.claimsShed, ["namespace": namespaceLabel(ofQueue: queue)]) }
 
     /// A failed poll of `queue`.
-    public static func pollFailed(queue: String) { count(Name.pollFailures, ["namespace": QueueNames.namespace(ofWorkerQueue: queue)]) }
+    public static func pollFailed(queue: String) { count(Name.pollFailures, ["namespace": namespaceLabel(ofQueue: queue)]) }
+
+    /// A notification ignored on the channel of `queue` (a served queue: the listener only
+    /// listens on served namespaces' channels).
+    public static func notificationRejected(queue: String) {
+        count(Name.notificationsRejected, ["namespace": namespaceLabel(ofQueue: queue)])
+    }
+
+    /// `count` notifications lost to a full listener buffer.
+    public static func notificationsDropped(_ count: Int) {
+        Counter(label: Name.notificationsDropped, dimensions: [], factory: factory).increment(by: Int64(count))
+    }
 
     // MARK: - Dispatch and completion
 

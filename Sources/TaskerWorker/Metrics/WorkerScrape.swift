@@ -162,6 +162,12 @@ public struct WorkerScrape: Sendable {
             "steps_completions_recovered": .init(Double(steps.completionsRecovered), "counter",
                                                  help: "Results found stored after their answer was lost"),
             "steps_failure_rate": .init(steps.failureRate, help: "Failed / executed"),
+            "notifications_rejected": .init(Double(steps.notificationsRejected), "counter",
+                                            help: "Notifications ignored: malformed or naming a queue not served"),
+            "notifications_dropped": .init(Double(steps.notificationsDropped), "counter",
+                                           help: "Notifications lost to a full listener buffer (a catch-up read follows)"),
+            "deliveries_refused": .init(Double(steps.deliveriesRefused), "counter",
+                                        help: "Deliveries refused: their queue is not this worker's"),
         ]
         for queue in queues {
             let labels = ["namespace": queue.namespace]

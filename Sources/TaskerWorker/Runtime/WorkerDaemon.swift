@@ -125,8 +125,9 @@ public final class WorkerDaemon: Sendable {
             semaphore: dispatchService.semaphore, backlog: dispatchService.backlog, capacity: capacity,
             unstored: unstored, unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize)
         let templateCache = TemplateCacheActor(registry: templates)
+        StepMetrics.serve(namespaces: namespaces)
         let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
-                                         statistics: statistics, loadShedding: shedding,
+                                         statistics: statistics, loadShedding: shedding, namespaces: namespaces,
                                          claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
                                          identity: identity)
         let actors = WorkerActorRegistry(
@@ -151,6 +152,7 @@ public final class WorkerDaemon: Sendable {
         settings.listenerRetryInterval = .seconds(max(1, listenerConfig.retryIntervalSeconds))
         settings.listenerConnectTimeout = .seconds(max(1, listenerConfig.connectionTimeoutSeconds))
         settings.listenerKeepalive = .seconds(max(1, eventConfig.timing.healthCheckIntervalSeconds))
+        settings.listenerBufferSize = max(1, worker.mpscChannels.eventListeners.pgmqEventBufferSize)
         let eventSystem = WorkerEventSystem(
             settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,

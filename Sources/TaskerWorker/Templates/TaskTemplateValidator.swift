@@ -44,6 +44,10 @@ public enum TaskTemplateValidator {
     public static let maxStepNameLength = 128
     /// Upstream's limit on `handler.callable`.
     public static let maxCallableLength = 500
+    /// Namespaces a template may not use: `orchestration` shares the orchestration queues'
+    /// notification channel (`pgmq_message_ready.orchestration`), so a worker serving it would
+    /// listen to, and could act on, orchestration's messages.
+    public static let reservedNamespaces: Set<String> = ["orchestration"]
 
     /// A step-scoped (or template-scoped when `step` is nil) finding.
     public struct Finding: Sendable, Equatable {
@@ -77,6 +81,9 @@ public enum TaskTemplateValidator {
         } else if !isValidNamespace(template.namespaceName) {
             report(nil, "namespace \"\(template.namespaceName)\" must match ^[A-Za-z_][A-Za-z0-9_]*$ and have at most "
                    + "\(maxNamespaceLength) characters (queue worker_<namespace>_queue)")
+        } else if reservedNamespaces.contains(template.namespaceName.lowercased()) {
+            report(nil, "namespace \"\(template.namespaceName)\" is reserved: it shares the orchestration's "
+                   + "notification channel (pgmq_message_ready.orchestration); choose another namespace_name")
         }
 
         var seen: Set<String> = []
