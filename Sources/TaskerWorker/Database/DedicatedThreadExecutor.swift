@@ -42,7 +42,12 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
         #endif
         let rc = pthread_create(&thread, &attributes, { context in
             // `context` is never nil: it is the retained executor passed below.
-            let executor = Unmanaged<DedicatedThreadExecutor>.fromOpaque(context!).takeRetainedValue()
+            #if canImport(Glibc)
+            let pointer = context!
+            #else
+            let pointer = context
+            #endif
+            let executor = Unmanaged<DedicatedThreadExecutor>.fromOpaque(pointer).takeRetainedValue()
             executor.setThreadName()
             executor.runLoop()
             return nil
@@ -53,13 +58,9 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
         }
     }
 
-    /// Names the calling thread (for debuggers and `top -H`); Linux allows 15 bytes.
+    /// Names the calling thread (for debuggers and `top -H`; Linux keeps 15 bytes).
     private func setThreadName() {
-        #if canImport(Glibc)
-        _ = pthread_setname_np(pthread_self(), String(decoding: name.utf8.prefix(15), as: UTF8.self))
-        #elseif canImport(Darwin)
-        _ = pthread_setname_np(name)
-        #endif
+        Thread.current.name = name
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
