@@ -9,17 +9,21 @@ import Testing
 struct ConnectionLimitTests {
     static let healthRequest = "GET /health HTTP/1.1\r\nHost: worker\r\n\r\n"
 
-    /// Runs `body` with a worker started on a fresh database, stopping it afterwards.
+    /// Runs `body` with a worker started on a fresh database and a set of raw connections, then
+    /// closes those connections and stops the worker.
     static func withWorker(configure: @escaping (inout TaskerConfiguration) -> Void,
-                           _ body: (WebTestWorker) async throws -> Void) async throws {
+                           _ body: (WebTestWorker, RawConnections) async throws -> Void) async throws {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db, waitForReady: false, configure: configure)
+            let connections = RawConnections()
             do {
-                try await body(worker)
+                try await body(worker, connections)
             } catch {
+                await connections.closeAll()
                 try? await worker.stop()
                 throw error
             }
+            await connections.closeAll()
             try await worker.stop()
         }
     }
@@ -77,8 +81,8 @@ struct ConnectionLimitTests {
         try await Self.withWorker(configure: {
             $0.worker.web.headerReadTimeoutSeconds = 1
             $0.worker.web.idleTimeoutSeconds = 120
-        }) { worker in
-            let slow = try await RawConnection.connect(host: worker.host, port: worker.port)
+        }) { worker, connections in
+            let slow = try await connections.connect(host: worker.host, port: worker.port)
             try await slow.send("GET /health HTTP/1.1\r\nHost: worker\r\n")
             // One more header byte every 200 ms: the connection is never idle, its head never complete.
             let started = ContinuousClock.now
@@ -90,7 +94,7 @@ struct ConnectionLimitTests {
             #expect(slow.receivedCount == 0 || !slow.received.contains("HTTP/1.1 200"))
 
             // A keep-alive connection whose next request head stalls is closed as well.
-            let keepAlive = try await RawConnection.connect(host: worker.host, port: worker.port)
+            let keepAlive = try await connections.connect(host: worker.host, port: worker.port)
             try await Self.expectHealthAnswered(keepAlive)
             try await keepAlive.send("GET /health HTTP/1.1\r\n")
             try await waitUntil { keepAlive.isClosed }
@@ -102,8 +106,8 @@ struct ConnectionLimitTests {
         try await Self.withWorker(configure: {
             $0.worker.web.headerReadTimeoutSeconds = 60
             $0.worker.web.idleTimeoutSeconds = 1
-        }) { worker in
-            let connection = try await RawConnection.connect(host: worker.host, port: worker.port)
+        }) { worker, connections in
+            let connection = try await connections.connect(host: worker.host, port: worker.port)
             try await Self.expectHealthAnswered(connection)
             #expect(!connection.isClosed)
             try await waitUntil { connection.isClosed }
@@ -112,15 +116,15 @@ struct ConnectionLimitTests {
     }
 
     @Test func connectionsBeyondTheCapWaitUntilASlotIsFreedAndOpenOnesKeepWorking() async throws {
-        try await Self.withWorker(configure: { $0.worker.web.maxConnections = 5 }) { worker in
+        try await Self.withWorker(configure: { $0.worker.web.maxConnections = 5 }) { worker, connections in
             var open: [RawConnection] = []
             for _ in 0..<5 {
-                let connection = try await RawConnection.connect(host: worker.host, port: worker.port)
+                let connection = try await connections.connect(host: worker.host, port: worker.port)
                 try await Self.expectHealthAnswered(connection)
                 open.append(connection)
             }
             // The 6th connects (the kernel queues it) but is not accepted: no answer.
-            let sixth = try await RawConnection.connect(host: worker.host, port: worker.port)
+            let sixth = try await connections.connect(host: worker.host, port: worker.port)
             try await sixth.send(Self.healthRequest)
             try await Task.sleep(for: .milliseconds(1500))
             #expect(sixth.receivedCount == 0, "a connection beyond the cap of 5 was served: \(sixth.received)")
@@ -147,10 +151,10 @@ struct ConnectionLimitTests {
             $0.worker.grpc.idleTimeoutSeconds = 1
             $0.worker.grpc.keepaliveIntervalSeconds = 2
             $0.worker.grpc.keepaliveTimeoutSeconds = 1
-        }) { worker in
+        }) { worker, connections in
             let (host, port) = try await Self.grpcAddress(worker)
             // Answers the server's pings like a real client, so keepalive alone never closes it.
-            let client = try await RawConnection.connect(host: host, port: port, http2: .answersPings)
+            let client = try await connections.connect(host: host, port: port, http2: .answersPings)
             try await waitUntil { client.isClosed }
             #expect(client.goAways >= 1, "no GOAWAY before the close")
             #expect(client.isClosed, "an idle gRPC connection stayed open (idle timeout 1 s)")
@@ -162,10 +166,10 @@ struct ConnectionLimitTests {
             $0.worker.grpc.idleTimeoutSeconds = 1
             $0.worker.grpc.keepaliveIntervalSeconds = 2
             $0.worker.grpc.keepaliveTimeoutSeconds = 1
-        }) { worker in
+        }) { worker, connections in
             let (host, port) = try await Self.grpcAddress(worker)
             // Never acknowledges the GOAWAY's ping: grpc-swift alone would wait for it for ever.
-            let client = try await RawConnection.connect(host: host, port: port, http2: .silentAfterGoAway)
+            let client = try await connections.connect(host: host, port: port, http2: .silentAfterGoAway)
             try await waitUntil { client.isClosed }
             #expect(client.goAways >= 1)
             #expect(client.isClosed, "a silent gRPC connection stayed open after its GOAWAY")
@@ -173,13 +177,13 @@ struct ConnectionLimitTests {
     }
 
     @Test func grpcConnectionsBeyondTheCapAreNotAcceptedUntilOneCloses() async throws {
-        try await Self.withWorker(configure: { $0.worker.grpc.maxConnections = 2 }) { worker in
+        try await Self.withWorker(configure: { $0.worker.grpc.maxConnections = 2 }) { worker, connections in
             let (host, port) = try await Self.grpcAddress(worker)
-            let first = try await RawConnection.connect(host: host, port: port, http2: .answersPings)
-            let second = try await RawConnection.connect(host: host, port: port, http2: .answersPings)
+            let first = try await connections.connect(host: host, port: port, http2: .answersPings)
+            let second = try await connections.connect(host: host, port: port, http2: .answersPings)
             // An accepted connection gets the server's SETTINGS frame at once.
             try await waitUntil { first.receivedCount > 0 && second.receivedCount > 0 }
-            let third = try await RawConnection.connect(host: host, port: port, http2: .answersPings)
+            let third = try await connections.connect(host: host, port: port, http2: .answersPings)
             try await Task.sleep(for: .milliseconds(1500))
             #expect(third.receivedCount == 0, "a gRPC connection beyond the cap of 2 was accepted")
             await first.close()

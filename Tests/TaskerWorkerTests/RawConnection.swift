@@ -54,6 +54,22 @@ struct RawConnection: Sendable {
     }
 }
 
+/// The `RawConnection`s a test opened, closed together before its server stops (a server's graceful
+/// shutdown waits for open connections, so a failing test must not leave any behind).
+final class RawConnections: Sendable {
+    private let opened = Mutex<[RawConnection]>([])
+
+    func connect(host: String, port: Int, http2: RawConnection.HTTP2Client? = nil) async throws -> RawConnection {
+        let connection = try await RawConnection.connect(host: host, port: port, http2: http2)
+        opened.withLock { $0.append(connection) }
+        return connection
+    }
+
+    func closeAll() async {
+        for connection in opened.withLock({ $0 }) { await connection.close() }
+    }
+}
+
 /// What a `RawConnection` saw; written on the channel's event loop, read by the test.
 final class RecordBox: Sendable {
     private let state = Mutex(RawConnection.Record())
