@@ -258,6 +258,14 @@ extension WorkerConfiguration {
         public var requestTimeoutMs = 30000
         /// Serve `GET /config` (secrets redacted).
         public var configEndpointEnabled = false
+        /// Ours: at most this many open HTTP connections; beyond it new connections wait in the
+        /// listen backlog until one closes (they are not accepted).
+        public var maxConnections = 1000
+        /// Ours: a connection must deliver a complete request head (request line and headers)
+        /// within this many seconds of opening, or of its first byte after a response; else it is closed.
+        public var headerReadTimeoutSeconds = 30
+        /// Ours: a keep-alive connection with no request in progress is closed after this many seconds.
+        public var idleTimeoutSeconds = 75
         public var databasePools = WebDatabasePools()
         public var auth = Auth()
         public init() {}
@@ -331,6 +339,15 @@ extension WorkerConfiguration {
         public var keepaliveTimeoutSeconds = 20
         public var maxConcurrentStreams = 1000
         public var maxFrameSize = 16384
+        /// Ours: at most this many open HTTP/2 connections; beyond it new connections wait in the
+        /// listen backlog until one closes (they are not accepted).
+        public var maxConnections = 1000
+        /// Ours: a connection without an RPC for this many seconds is closed (GOAWAY).
+        public var idleTimeoutSeconds = 120
+        /// Ours: a connection is closed gracefully (GOAWAY) after this many seconds; 0 = no limit.
+        public var maxConnectionAgeSeconds = 0
+        /// Ours: RPCs still running this many seconds after a connection's GOAWAY are cut off.
+        public var maxConnectionAgeGraceSeconds = 30
         public var enableReflection = true
         public var enableHealthService = true
         public init() {}

@@ -17,7 +17,7 @@ public actor PostgresConnection {
     public static let sessionOptions = "-c search_path=tasker,public -c TimeZone=UTC -c DateStyle=ISO,MDY"
 
     private let executor: DedicatedThreadExecutor
-    private let waiter = SocketWaiter()
+    private let waiter: SocketWaiter
     private let noticeSink: NoticeSink
     private var handle: OpaquePointer?
     /// Names of the `PreparedStatement`s this session has prepared.
@@ -35,8 +35,11 @@ public actor PostgresConnection {
         executor.asUnownedSerialExecutor()
     }
 
-    private init(label: String, logger: Logger) {
-        self.executor = DedicatedThreadExecutor(name: label)
+    /// Throws when the system is out of file descriptors or threads: the connect attempt fails
+    /// (and is retried by its caller) instead of the process aborting.
+    private init(label: String, logger: Logger) throws(SystemResourceError) {
+        self.waiter = try SocketWaiter()
+        self.executor = try DedicatedThreadExecutor(name: label)
         self.logger = logger
         self.noticeSink = NoticeSink(logger: logger)
     }
@@ -55,7 +58,12 @@ public actor PostgresConnection {
         connectTimeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "tasker.postgres")
     ) async throws(PostgresError) -> PostgresConnection {
-        let connection = PostgresConnection(label: "pg-\(applicationName)", logger: logger)
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection(label: "pg-\(applicationName)", logger: logger)
+        } catch {
+            throw PostgresError(.connectionFailed, "cannot connect to \(Self.redact(url)): \(error)")
+        }
         do {
             try await withTaskCancellationHandler {
                 try await connection.open(url: url, applicationName: applicationName, timeout: connectTimeout)

@@ -10,6 +10,9 @@ import Darwin
 /// libpq's own waits cannot be interrupted, so connecting and waiting for notifications use
 /// `poll(2)` on `PQsocket` plus the read end of a pipe: `wake()` writes a byte to the pipe, which
 /// ends a wait at once (for cancellation and shutdown). Nothing here sleeps and retries.
+///
+/// Creating a waiter takes two file descriptors; when the process has none left (`EMFILE`) the
+/// initializer throws instead of aborting, and the connect attempt that needed it fails.
 final class SocketWaiter: Sendable {
     enum Interest { case read, write }
     enum Outcome { case ready, woken, timedOut }
@@ -18,10 +21,10 @@ final class SocketWaiter: Sendable {
     private let wakeReadFD: Int32
     private let wakeWriteFD: Int32
 
-    init() {
+    /// Throws `SystemResourceError(.wakePipe, …)` when `pipe(2)` fails (out of file descriptors).
+    init() throws(SystemResourceError) {
         var fds: [Int32] = [-1, -1]
-        let rc = pipe(&fds)
-        precondition(rc == 0, "pipe failed: errno \(errno)")
+        guard pipe(&fds) == 0 else { throw SystemResourceError(.wakePipe, errno: errno) }
         for fd in fds {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

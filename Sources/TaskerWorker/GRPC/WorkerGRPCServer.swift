@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// `grpc.health.v1.Health` (when `enable_health_service`) and `grpc.reflection.v1.ServerReflection`
 /// (when `enable_reflection`), over plaintext HTTP/2 at `bind_address` (a hostname is resolved once, at start), with the keepalive, maximum
 /// concurrent streams and maximum frame size of `worker.grpc` (`tls_enabled` is not applied, as
-/// upstream). Once bound, the real `host:port` is published in `runtime.boundAddresses.grpc`.
+/// upstream), and the connection limits of `transportConfig`. Once bound, the real `host:port` is published in `runtime.boundAddresses.grpc`.
 ///
 /// On graceful shutdown the server stops accepting RPCs, ends open health watches and reflection
 /// streams, and returns once the RPCs in flight have finished.
@@ -42,7 +42,7 @@ public struct WorkerGRPCServer: Service {
         let (services, names) = try Self.services(runtime: runtime, shutdown: shutdown)
         let server = GRPCServer(
             transport: .http2NIOPosix(address: address, transportSecurity: .plaintext,
-                                      config: Self.transportConfig(settings)),
+                                      config: Self.transportConfig(settings, logger: logger)),
             services: services, interceptors: interceptors)
         if settings.tlsEnabled {
             logger.warning("worker.grpc.tls_enabled is set but not applied: the gRPC server is plaintext")
@@ -99,14 +99,39 @@ public struct WorkerGRPCServer: Service {
         return (services, names)
     }
 
-    /// HTTP/2 settings from `worker.grpc`.
-    static func transportConfig(_ settings: WorkerConfiguration.GRPC) -> HTTP2ServerTransport.Posix.Config {
+    /// HTTP/2 settings and connection limits from `worker.grpc`: keepalive, maximum concurrent
+    /// streams and frame size; `idle_timeout_seconds` (GOAWAY when no RPC runs), `max_connection_age_seconds`
+    /// and its grace; at most `max_connections` open connections (`ConnectionCap` on the listener; more
+    /// wait in the listen backlog); and `SilentConnectionCloser` on every connection. The transport
+    /// offers its per-connection hooks as "debugging callbacks"; they are the documented place to add
+    /// handlers to the listener and to each accepted connection.
+    static func transportConfig(_ settings: WorkerConfiguration.GRPC,
+                                logger: Logger = Logger(label: "tasker.grpc")) -> HTTP2ServerTransport.Posix.Config {
         .defaults { config in
-            config.connection.keepalive.time = .seconds(max(1, settings.keepaliveIntervalSeconds))
-            config.connection.keepalive.timeout = .seconds(max(1, settings.keepaliveTimeoutSeconds))
+            let keepaliveInterval = max(1, settings.keepaliveIntervalSeconds)
+            let keepaliveTimeout = max(1, settings.keepaliveTimeoutSeconds)
+            config.connection.keepalive.time = .seconds(keepaliveInterval)
+            config.connection.keepalive.timeout = .seconds(keepaliveTimeout)
+            config.connection.maxIdleTime = .seconds(max(1, settings.idleTimeoutSeconds))
+            config.connection.maxAge = settings.maxConnectionAgeSeconds > 0 ? .seconds(settings.maxConnectionAgeSeconds) : nil
+            config.connection.maxGraceTime = .seconds(max(1, settings.maxConnectionAgeGraceSeconds))
             config.http2.maxConcurrentStreams = settings.maxConcurrentStreams > 0 ? settings.maxConcurrentStreams : nil
             // HTTP/2 allows 2^14 ... 2^24-1 (RFC 9113 §6.5.2).
             config.http2.maxFrameSize = min(max(settings.maxFrameSize, 1 << 14), (1 << 24) - 1)
+            let cap = ConnectionCap(maximum: settings.maxConnections, server: "grpc", logger: logger)
+            config.channelDebuggingCallbacks.onBindTCPListener = { listener in
+                // One accept per read, so the cap is exact (NIO accepts up to 4 per read by default).
+                listener.setOption(ChannelOptions.maxMessagesPerRead, value: 1).flatMapThrowing {
+                    try listener.pipeline.syncOperations.addHandler(cap.makeHandler())
+                }
+            }
+            let silence = TimeAmount.seconds(Int64(keepaliveInterval + keepaliveTimeout))
+            config.channelDebuggingCallbacks.onAcceptTCPConnection = { connection in
+                connection.eventLoop.makeCompletedFuture {
+                    try connection.pipeline.syncOperations.addHandler(
+                        SilentConnectionCloser(limit: silence, logger: logger), position: .first)
+                }
+            }
         }
     }
 }

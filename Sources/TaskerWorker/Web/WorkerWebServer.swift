@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -13,6 +14,10 @@ import ServiceLifecycle
 /// CORS (any origin; the configured `auth.api_key_header` is an allowed header), JSON errors (unknown paths and thrown errors → `{"error":{"code","message"}}`),
 /// request timeout (`worker.web.request_timeout_ms` → 408). Routes: see `WorkerWebRoutes`; the
 /// metrics routes come from `Metrics/WorkerMetricsRoutes`.
+///
+/// Connection limits: at most `max_connections` open connections (`ConnectionCap`; more wait in the
+/// listen backlog), a request head must arrive within `header_read_timeout_seconds`, and a
+/// connection without a request in progress is closed after `idle_timeout_seconds`.
 public struct WorkerWebServer: Service {
     public let runtime: WorkerRuntime
     /// Guards the permission-protected route groups (nil: no auth).
@@ -55,9 +60,13 @@ public struct WorkerWebServer: Service {
         }
         let addresses = runtime.boundAddresses
         let logger = self.logger
+        let web = runtime.configuration.worker.web
         let application = Application(
             router: Self.makeRouter(runtime: runtime, authorizer: authorizer),
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
+            server: Self.http1(web, logger: logger),
+            configuration: ApplicationConfiguration(
+                address: .hostname(address.host, port: address.port), serverName: nil,
+                availableConnectionsDelegate: ConnectionCap(maximum: web.maxConnections, server: "rest", logger: logger)),
             onServerRunning: { channel in
                 let address = Self.describe(channel.localAddress) ?? bind
                 addresses.setWeb(address)
@@ -65,6 +74,15 @@ public struct WorkerWebServer: Service {
             },
             logger: logger)
         try await application.run()
+    }
+
+    /// HTTP/1 with the connection timeouts of `worker.web`: `idle_timeout_seconds` (no request in
+    /// progress) and `header_read_timeout_seconds` (`RequestHeadTimeoutHandler`).
+    static func http1(_ web: WorkerConfiguration.Web, logger: Logger) -> HTTPServerBuilder {
+        let headerTimeout = TimeAmount.seconds(Int64(max(1, web.headerReadTimeoutSeconds)))
+        return .http1(configuration: HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headerTimeout, logger: logger)],
+            idleTimeout: .seconds(Int64(max(1, web.idleTimeoutSeconds)))))
     }
 
     /// `host:port` of a bound socket address.

@@ -1,0 +1,51 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// At most `maximum` open connections on a server (`worker.web.max_connections`,
+/// `worker.grpc.max_connections`).
+///
+/// A Hummingbird `AvailableConnectionsDelegate`: its `AvailableConnectionsChannelHandler` on the
+/// listening channel stops accepting while `maximum` connections are open, so further clients wait
+/// in the kernel's listen backlog (they hold no file descriptor of the worker) and are accepted as
+/// soon as one closes; open connections are not affected. Used by both servers (the gRPC transport
+/// installs the same handler on its listener, accepting one connection per read, so its cap is
+/// exact). Hummingbird's listener accepts up to 4 connections per read (NIO's `maxMessagesPerRead`)
+/// and offers no way to change it, so in a burst the REST server can exceed its cap by up to 3.
+///
+/// Logs a warning each time the cap is reached.
+struct ConnectionCap: AvailableConnectionsDelegate {
+    let maximum: Int
+    let server: String
+    let logger: Logger
+    private var open = 0
+
+    init(maximum: Int, server: String, logger: Logger) {
+        self.maximum = max(1, maximum)
+        self.server = server
+        self.logger = logger
+    }
+
+    mutating func connectionOpened() {
+        open += 1
+        if open == maximum {
+            logger.warning("connection limit reached: new connections wait until one closes", metadata: [
+                "server": "\(server)", "max_connections": "\(maximum)",
+            ])
+        }
+    }
+
+    mutating func connectionClosed() {
+        open -= 1
+    }
+
+    func isAcceptingNewConnections() -> Bool {
+        open < maximum
+    }
+
+    /// The listening channel's handler enforcing this cap.
+    func makeHandler() -> AvailableConnectionsChannelHandler<ConnectionCap> {
+        AvailableConnectionsChannelHandler(delegate: self)
+    }
+}

@@ -1,0 +1,113 @@
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// Closes an HTTP/1 connection whose request head (request line and headers) does not arrive in
+/// time (`worker.web.header_read_timeout_seconds`): the defence against slowloris clients, which
+/// open connections, send part of a request and stall.
+///
+/// The clock starts when the connection opens, and on a keep-alive connection at the first byte of
+/// the next request (between requests the idle timeout applies); it stops when the head has been
+/// parsed. Added after the HTTP codec (through `HTTP1Channel.Configuration.additionalChannelHandlers`);
+/// it puts a `RequestBytesObserver` at the front of the pipeline to see raw bytes before the decoder
+/// buffers them. Both handlers live on the connection's event loop.
+final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let timeout: TimeAmount
+    private let logger: Logger
+    private var context: ChannelHandlerContext?
+    private var deadline: Scheduled<Void>?
+    /// Request heads read whose response has not ended yet.
+    private var requestsInProgress = 0
+
+    init(timeout: TimeAmount, logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        // Sees the raw bytes ahead of the HTTP decoder, which holds a partial head back.
+        try? context.pipeline.syncOperations.addHandler(RequestBytesObserver(owner: self), position: .first)
+        if context.channel.isActive { arm() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        disarm()
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm()
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        disarm()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) {
+            requestsInProgress += 1
+            disarm()
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            requestsInProgress = max(0, requestsInProgress - 1)
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// Bytes arrived: between requests they start the next request, and its head's clock.
+    fileprivate func bytesArrived() {
+        if requestsInProgress == 0 { arm() }
+    }
+
+    private func arm() {
+        guard deadline == nil, let context else { return }
+        let logger = self.logger
+        let timeout = self.timeout
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            logger.debug("closing an HTTP connection: no complete request head", metadata: [
+                "remote": "\(context.channel.remoteAddress?.description ?? "?")", "timeout": "\(timeout)",
+            ])
+            context.close(promise: nil)
+        }
+    }
+
+    private func disarm() {
+        deadline?.cancel()
+        deadline = nil
+    }
+}
+
+@available(*, unavailable)
+extension RequestHeadTimeoutHandler: Sendable {}
+
+/// Tells its `RequestHeadTimeoutHandler` when bytes arrive; passes everything on unchanged.
+final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let owner: RequestHeadTimeoutHandler
+
+    fileprivate init(owner: RequestHeadTimeoutHandler) {
+        self.owner = owner
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if unwrapInboundIn(data).readableBytes > 0 { owner.bytesArrived() }
+        context.fireChannelRead(data)
+    }
+}
+
+@available(*, unavailable)
+extension RequestBytesObserver: Sendable {}
