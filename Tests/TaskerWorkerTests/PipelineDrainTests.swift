@@ -23,49 +23,22 @@ struct PipelineDrainTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let tasks = try await harness.createSingleStepTasks(count: 30, step: "nap")
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("drain-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let logFile = directory.appendingPathComponent("worker.log")
-            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-            process.arguments = ["run"]
-            process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
-            var env = ProcessInfo.processInfo.environment
-            env.removeValue(forKey: "TASKER_CONFIG_PATH")
-            env["DATABASE_URL"] = db.url
-            env["TASKER_ENV"] = "test"
-            // Tests run in parallel: let the operator servers pick free ports.
-            env["TASKER_WEB_BIND_ADDRESS"] = "127.0.0.1:0"
-            env["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
-            env["TASKER_TEMPLATE_PATH"] = harness.templateDirectory
-            process.environment = env
-            let log = try FileHandle(forWritingTo: logFile)
-            defer { try? log.close() }
-            process.standardError = log
-            process.standardOutput = log
-            try process.run()
+            let worker = try WorkerProcess(["run"], db: db, templatePath: harness.templateDirectory)
             // Never leave the child behind, whatever happens below.
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-            func workerLog() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+            defer { worker.kill() }
 
             try await harness.waitForWorkersReady(1, mode: .hybrid)
             try await harness.enqueueBatch(tasks, "nap")
             try await waitUntil(timeout: .seconds(20)) {
                 try await harness.countSteps(in: ["in_progress"]) >= 2
             }
-            process.terminate()  // SIGTERM
-            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-            while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                Issue.record("the worker did not exit within 20 s of SIGTERM:\n\(workerLog().suffix(3000))")
+            guard try await worker.terminate(within: .seconds(20)) else {  // SIGTERM
+                worker.kill()
+                Issue.record("the worker did not exit within 20 s of SIGTERM:\n\(worker.log.suffix(3000))")
                 return
             }
-            #expect(process.terminationStatus == 0, "\(workerLog().suffix(3000))")
-            #expect(workerLog().contains("tasker worker stopped"))
+            #expect(worker.process.terminationStatus == 0, "\(worker.log.suffix(3000))")
+            #expect(worker.log.contains("tasker worker stopped"))
             try await Self.expectNothingLost(harness, tasks, step: "nap")
         }
     }
