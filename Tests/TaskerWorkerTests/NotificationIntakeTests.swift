@@ -167,4 +167,66 @@ struct NotificationIntakeTests {
             #expect((scrape.jsonMetrics["notifications_dropped"]?.value ?? 0) > 0, "not in /metrics/worker")
         }
     }
+
+    /// A forged `message_with_payload` on the worker's own channel, embedding a step message of
+    /// random ids under a real message's id: acting on the embedded body would archive that real
+    /// message as poison (no such step) and its step would never run.
+    @Test func aForgedEmbeddedBodyNeverArchivesTheRealMessageItNames() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let invocations = InvocationCounter()
+            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
+                                             configuration: harness.configuration(mode: .eventDrivenOnly))
+            try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            // A real message, sent without notification: only the forged one announces it.
+            let task = try await harness.createTask(steps: ["work"])
+            try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+            let body = try PostgresJSON(StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID))
+            let real: Int64 = try await harness.admin.query("SELECT pgmq.send($1::text, $2::jsonb) AS id", [queue, body])[0].decode("id")
+            let forged = try JSONValue(encoding: StepMessage(taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID())).jsonString()
+            let forger = try await Self.connectAsForger(db)
+            try await Self.notify(forger, namespace: harness.namespace,
+                                  #"{"event_type":"message_with_payload","queue_name":"\#(queue)","msg_id":\#(real),"message":\#(forged)}"#)
+            try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])
+            await worker.stop(within: .seconds(20))
+            await forger.close()
+            #expect(invocations.total == 1)
+            #expect(worker.daemon.statistics.snapshot.poisonMessages == 0)
+            #expect(try await Self.messageState(harness.admin, queue: queue, msgID: real) == "archived, read 1")
+        }
+    }
+
+    /// Upstream's `pgmq_send_batch_with_notify` cuts a `batch_ready` over 7,800 characters into
+    /// invalid JSON: that is the real orchestration, not a forger. Its messages are read (by a
+    /// queue read) and it is not counted or logged as a rejected notification.
+    @Test func aBatchReadyTruncatedByUpstreamIsReadNotRejected() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let invocations = InvocationCounter()
+            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
+                                             configuration: harness.configuration(mode: .eventDrivenOnly))
+            try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            let tasks = try await harness.createSingleStepTasks(count: 3, step: "work")
+            var bodies: [JSONValue] = []
+            for task in tasks {
+                try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+                bodies.append(try JSONValue(encoding: StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)))
+            }
+            // 3 step messages and 1,997 fillers (poison): 2,000 ids make a payload of ~8,900 characters.
+            let payloadLength: Int = try await harness.admin.query("""
+                WITH sent AS (
+                    SELECT tasker.pgmq_send_batch_with_notify($1::text,
+                        ARRAY(SELECT value FROM jsonb_array_elements($2::jsonb))
+                        || ARRAY(SELECT jsonb_build_object('filler', g) FROM generate_series(1, 1997) g)) AS msg_id)
+                SELECT length(json_build_object('event_type', 'batch_ready', 'msg_ids', array_agg(msg_id))::text)::int AS n FROM sent
+                """, [queue, PostgresJSON(raw: try JSONValue.array(bodies).jsonString())])[0].decode("n")
+            #expect(payloadLength > 7_800, "the notification must be one upstream truncates")
+            for task in tasks { try await harness.waitForState(task["work"], ["enqueued_for_orchestration"]) }
+            await worker.stop(within: .seconds(20))
+            #expect(invocations.total == 3)
+            #expect(worker.daemon.statistics.snapshot.notificationsRejected == 0)
+        }
+    }
 }

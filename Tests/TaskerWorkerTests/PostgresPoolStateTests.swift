@@ -138,6 +138,8 @@ struct PostgresPoolStateTests {
                     lent.append((entry.connection, lane))
                 case .open(let slot): slotOpens.append(slot)
                 case .close: break
+                case .fail(let waiter):
+                    if waiting.removeValue(forKey: waiter) == nil { Issue.record("failed waiter \(waiter), who was not waiting") }
                 }
             }
         }
@@ -186,7 +188,10 @@ struct PostgresPoolStateTests {
                 perform(random.next() % 4 == 0 ? state.openFailed(for: nil) : state.opened(Self.entry(), for: nil))
             case 9 where !waiting.isEmpty:
                 let id = waiting.keys.sorted()[Int(random.next() % UInt64(waiting.count))]
-                if state.removeWaiter(id) { waiting[id] = nil }
+                if let actions = state.removeWaiter(id) {
+                    waiting[id] = nil
+                    perform(actions)
+                }
             default:
                 break
             }
@@ -196,7 +201,12 @@ struct PostgresPoolStateTests {
                 + maintenanceChecks.count + maintenanceOpens + state.idle.count
             #expect(state.openCount == existing)
             #expect(state.lent.count == lent.count)
-            if state.openCount > max || state.openCount != existing { return }
+            // Liveness: no waiter is left waiting while there is a connection or a slot for it.
+            #expect(state.servesEveryWaiterItCan, "a waiter waits with room: \(state.waiters), open \(state.openCount)")
+            // A waiter marked as being opened for has an open really under way.
+            let openedFor = state.waiters.filter(\.opening).allSatisfy { waiter in slotOpens.contains { $0.waiter == waiter.id } }
+            #expect(openedFor, "a waiter waits for an open that is no longer under way: \(state.waiters)")
+            if state.openCount > max || state.openCount != existing || !state.servesEveryWaiterItCan || !openedFor { return }
         }
     }
 }

@@ -137,7 +137,8 @@ public struct WorkerTemplateQueryService: Sendable {
         let notFound = TemplateQueryError.templateNotFound(namespace: namespace, name: name, version: version)
         guard await runtime.templates.supportedNamespaces.contains(namespace) else { throw notFound }
         do {
-            guard let template = try await runtime.templates.template(namespace: namespace, name: name, version: version) else {
+            guard let template = try await runtime.templates.template(namespace: namespace, name: name, version: version,
+                                                                          lane: .operator) else {
                 throw notFound
             }
             return template

@@ -223,8 +223,9 @@ public actor PostgresConnectionPool: Service {
     }
 
     private func failWaiter(_ id: Int, _ error: PostgresError) {
-        guard state.removeWaiter(id) else { return }
+        guard let actions = state.removeWaiter(id) else { return }
         resume(id, with: .failure(error))
+        perform(actions)
     }
 
     private func resume(_ id: Int, with result: Result<Pooled, PostgresError>) {
@@ -233,8 +234,9 @@ public actor PostgresConnectionPool: Service {
         waiter.continuation.resume(with: result.mapError { $0 as any Error })
     }
 
-    /// Carries out what the state machine decided.
-    private func perform(_ actions: [State.Action]) {
+    /// Carries out what the state machine decided; `openError` is what a waiter whose open failed
+    /// is failed with.
+    private func perform(_ actions: [State.Action], openError: PostgresError? = nil) {
         for action in actions {
             switch action {
             case .resume(let waiter, let pooled):
@@ -243,6 +245,8 @@ public actor PostgresConnectionPool: Service {
                 discard(connection)
             case .open(let slot):
                 Task { await self.open(for: slot) }
+            case .fail(let waiter):
+                resume(waiter, with: .failure(openError ?? PostgresError(.connectionFailed, "could not open a database connection")))
             }
         }
     }
@@ -254,7 +258,7 @@ public actor PostgresConnectionPool: Service {
             perform(state.opened(pooled, for: slot))
         } catch {
             logger.warning("could not open a database connection", metadata: ["error": "\(error)"])
-            perform(state.openFailed(for: slot))
+            perform(state.openFailed(for: slot), openError: error)
         }
     }
 

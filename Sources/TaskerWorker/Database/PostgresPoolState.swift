@@ -32,6 +32,8 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
         case open(OpenForWaiter)
         /// Close this connection (no longer counted).
         case close(Connection)
+        /// Fail waiter `waiter` with the error of the open made for it (no longer waiting).
+        case fail(waiter: Int)
     }
 
     /// A connection slot reserved for a waiter.
@@ -93,8 +95,9 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     /// The next step of an acquire on `lane`. `waiterID` is the id to register when it must wait.
     mutating func acquire(_ lane: PostgresPoolLane, waiterID: Int) -> AcquireStep {
         if isClosed { return .closed }
-        // Earlier waiters of the same lane go first; an operator over its budget waits.
-        guard hasRoom(lane), !waiters.contains(where: { $0.lane == lane }) else {
+        // Earlier waiters of the same lane go first (unless a connection is already being opened
+        // for them); an operator over its budget waits.
+        guard hasRoom(lane), !waiters.contains(where: { $0.lane == lane && !$0.opening }) else {
             waiters.append((waiterID, lane, false))
             return .wait(id: waiterID)
         }
@@ -123,11 +126,12 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
         return serveWaiters()
     }
 
-    /// Waiter `id` gave up (timeout, cancellation). False when it was no longer waiting.
-    mutating func removeWaiter(_ id: Int) -> Bool {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
+    /// Waiter `id` gave up (timeout, cancellation): what to do for the others (nil when it was no
+    /// longer waiting).
+    mutating func removeWaiter(_ id: Int) -> [Action]? {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
         waiters.remove(at: index)
-        return true
+        return serveWaiters()
     }
 
     // MARK: - Giving back
@@ -159,10 +163,26 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
         return place(entry) + serveWaiters()
     }
 
-    /// Opening for `slot` (nil: for maintenance) failed.
+    /// Opening for `slot` (nil: for maintenance) failed: its waiter, if it still waits, fails with
+    /// the error (as an acquire that opened itself does; retrying at once would spin on a database
+    /// that refuses connections).
     mutating func openFailed(for slot: OpenForWaiter?) -> [Action] {
-        if let slot { reserved[slot.lane, default: 0] -= 1 } else { maintaining -= 1 }
-        return serveWaiters()
+        guard let slot else {
+            maintaining -= 1
+            return serveWaiters()
+        }
+        reserved[slot.lane, default: 0] -= 1
+        guard let index = waiters.firstIndex(where: { $0.id == slot.waiter }) else { return serveWaiters() }
+        waiters.remove(at: index)
+        return [.fail(waiter: slot.waiter)] + serveWaiters()
+    }
+
+    /// Whether every waiter whose lane has room is being served: a connection is being opened for
+    /// it, or there is nothing to give (no idle connection, the pool at its maximum). Holds after
+    /// every transition; the tests check it.
+    var servesEveryWaiterItCan: Bool {
+        let unserved = waiters.contains { !$0.opening && hasRoom($0.lane) }
+        return !unserved || (idle.isEmpty && openCount >= maxConnections) || isClosed
     }
 
     /// A usable connection nobody holds: to the first waiter whose lane has room, else idle; closed

@@ -8,7 +8,7 @@ import Synchronization
 /// the channel's own `worker_<ns>_queue` of a served namespace (anything else is ignored, counted
 /// and logged at most every 10 s), at most `maxMessageIDsPerNotification` ids are read by id (a
 /// larger `batch_ready` becomes one queue read), and a body embedded in a notification is never
-/// archived as poison on its word: the message itself is read first.
+/// acted on: the message itself is read by id and judged by its stored body.
 extension WorkerEventSystem {
     /// Most message ids read by id for one notification; a `batch_ready` naming more is answered
     /// with one queue read of up to `pollBatchSize` messages instead.
@@ -39,6 +39,12 @@ extension WorkerEventSystem {
                     let notification: QueueNotification
                     do {
                         notification = try QueueNotification.parse(note.payload)
+                    } catch where Self.isTruncatedBatchReady(note.payload) {
+                        // Upstream's `pgmq_send_batch_with_notify` cuts a `batch_ready` over 7,800
+                        // characters (ids and queue name lost): not forged, but only a queue read
+                        // finds its messages (coalesced per second, so a forged one costs no more).
+                        scheduleCatchUp(after: .zero)
+                        continue
                     } catch {
                         rejectNotification(queue: queue, reason: "\(error)")
                         // A real message may stand behind it (e.g. a body nested too deep to
@@ -59,6 +65,13 @@ extension WorkerEventSystem {
                 }
             }
         }
+    }
+
+    /// Whether `payload` is a `batch_ready` that `tasker.pgmq_send_batch_with_notify` cut to 7,790
+    /// characters and closed with `...}` (migrations/0003).
+    static func isTruncatedBatchReady(_ payload: String) -> Bool {
+        payload.hasSuffix("...}") && payload.utf8.count <= 7_800
+            && payload.replacingOccurrences(of: " ", with: "").hasPrefix(#"{"event_type":"batch_ready""#)
     }
 
     /// Counts, logs (at most every 10 s) and otherwise ignores a notification on `queue`'s channel.
@@ -90,14 +103,12 @@ extension WorkerEventSystem {
 
     private func handle(_ notification: QueueNotification) async {
         switch notification {
-        case .messageWithPayload(let queue, let msgID, let message):
-            if (try? message.decode(StepMessage.self)) != nil {
-                await deliver(StepDelivery(queue: queue, msgID: msgID, message: message))
-            } else {
-                // Not a step message: read the message itself, which is archived as poison only
-                // if its stored body is one (a forged payload must not archive a good message).
-                await readAndExecute(queue: queue, msgIDs: [msgID])
-            }
+        case .messageWithPayload(let queue, let msgID, _):
+            // The embedded body is never acted on: anyone can send it, with any step and a real
+            // message's id, and acting on it (a claim, or a poison / misrouted / stale verdict)
+            // archives that id. The message itself is read by id (one round trip more than
+            // trusting the payload) and judged by its stored body.
+            await readAndExecute(queue: queue, msgIDs: [msgID])
         case .messageReady(let queue, let msgID):
             await readAndExecute(queue: queue, msgIDs: [msgID])
         case .batchReady(let queue, let msgIDs):

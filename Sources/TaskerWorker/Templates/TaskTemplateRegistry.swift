@@ -121,8 +121,11 @@ public actor TaskTemplateRegistry {
     }
 
     /// The template (namespace, name, version): from memory, else from the database (and then
-    /// remembered). Nil when no such named task exists.
-    public func template(namespace: String, name: String, version: String) async throws -> TaskTemplate? {
+    /// remembered). Nil when no such named task exists. `lane`: whose connection budget a database
+    /// look-up takes (`.operator` for the REST/gRPC template queries, so that a flood of them for
+    /// unknown templates cannot take the step pipeline's connections).
+    public func template(namespace: String, name: String, version: String,
+                         lane: PostgresPoolLane = .pipeline) async throws -> TaskTemplate? {
         let key = Key(namespace: namespace, name: name, version: version)
         if let cached = cache[key] {
             hits += 1
@@ -135,7 +138,7 @@ public actor TaskTemplateRegistry {
             FROM tasker.named_tasks nt
             JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
             WHERE tn.name = $1 AND nt.name = $2 AND nt.version = $3
-            """, [namespace, name, version])
+            """, [namespace, name, version], lane: lane)
         guard let row = rows.first else { return nil }
         let identifier = "\(namespace)/\(name)/\(version)"
         let configuration = try row.decode("configuration", as: JSONValue.self)
