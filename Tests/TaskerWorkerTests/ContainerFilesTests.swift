@@ -77,7 +77,7 @@ struct ContainerFilesTests {
         // `COPY . .` hands the whole context to the build script: what the script and SwiftPM read must be in it.
         let build = try Repo.read("scripts/container/build")
         let scriptInputs = build.matches(of: #/"\$\{ROOT\}"?/([A-Za-z0-9_./-]+)/#).map { Repo.normalize(String($0.output.1)) }
-        #expect(Set(scriptInputs).isSuperset(of: ["migrations", "config/tasker", "config/tasks", "scripts/container/entrypoint"]),
+        #expect(Set(scriptInputs).isSuperset(of: ["migrations", "config/tasker", "config/tasks/diagnostics", "scripts/container/entrypoint"]),
                 "\(scriptInputs)")
         for path in Set(scriptInputs + ["Package.swift", "Sources", "Tests"]) {
             #expect(Repo.exists(path), "the build script reads \(path), which does not exist")
@@ -210,7 +210,8 @@ struct ContainerFilesTests {
             }
         }
         #expect(compose.service("migrate")?["command"] as? [String] == ["migrate"])
-        #expect(compose.service("worker")?["command"] as? [String] == ["run"])
+        // The compose demo serves the example workflows it bind-mounts, so it registers their handlers.
+        #expect(compose.service("worker")?["command"] as? [String] == ["run", "--examples"])
     }
 
     @Test func serverProfileRunsPostgresMigrateAndTheWorker() throws {
@@ -287,6 +288,9 @@ struct ContainerFilesTests {
             let baked = TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": prefix + templates]).loadAll()
             #expect(baked.directory?.hasSuffix(templates) == true && !baked.templates.isEmpty && baked.problems.isEmpty,
                     "\(name): no templates at \(templates) in the image: \(baked.problems)")
+            // Only templates whose handlers the image's `run` has: no example workflow is served by it.
+            #expect(baked.templates.allSatisfy { $0.template.namespaceName == "diagnostics" },
+                    "\(baked.templates.map(\.template.namespaceName))")
             for volume in compose.service(name)?["volumes"] as? [String] ?? [] {
                 let parts = volume.split(separator: ":").map(String.init)
                 guard parts.count >= 2, parts[0].hasPrefix(".") else { continue }
