@@ -125,7 +125,11 @@ public struct WorkerGRPCServer: Service {
                     try listener.pipeline.syncOperations.addHandler(cap.makeHandler())
                 }
             }
-            let silence = TimeAmount.seconds(Int64(keepaliveInterval + keepaliveTimeout))
+            // Silent for longer than the keepalive would allow a live client — but never shorter than a
+            // GOAWAY's grace (plus the ping timeout): grpc-swift stops pinging after a GOAWAY, and a
+            // quiet stream (a Watch) still in its grace must not be cut.
+            let grace = settings.maxConnectionAgeSeconds > 0 ? max(1, settings.maxConnectionAgeGraceSeconds) + keepaliveTimeout : 0
+            let silence = TimeAmount.seconds(Int64(max(keepaliveInterval + keepaliveTimeout, grace)))
             config.channelDebuggingCallbacks.onAcceptTCPConnection = { connection in
                 connection.eventLoop.makeCompletedFuture {
                     try connection.pipeline.syncOperations.addHandler(
