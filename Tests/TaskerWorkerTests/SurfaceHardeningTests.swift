@@ -108,6 +108,15 @@ struct SurfaceHardeningTests {
         }
         #expect(try await off.authenticate(AuthCredentials(authorization: "Bearer \(longer)", apiKey: nil)).get()
                 .subject == "svc-test")
+        // An `iat` in the future does not stretch the limit: the lifetime counts from now.
+        for futureIssued in [
+            try await Self.token(["iat": .int(now + 30 * 86_400 - 600), "exp": .int(now + 30 * 86_400)]),
+            try await Self.token(["iat": .int(now + 1_000_000_000), "exp": .int(now + 1_000_000_060)]),
+        ] {
+            await #expect(throws: AuthFailure.self) {
+                try await authenticator.authenticate(AuthCredentials(authorization: "Bearer \(futureIssued)", apiKey: nil)).get()
+            }
+        }
     }
 
     @Test func bearerSchemeParsing() {

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
 
@@ -91,6 +92,28 @@ struct TemplateHostileInputTests {
         #expect(problem.message.contains("templates are limited to \(TemplateYAML.maxTemplateBytes) bytes"), "\(problem)")
         // The text form (another caller than the loader) has the same bound.
         #expect(throws: TemplateYAMLError.self) { try TemplateYAML.parse(Self.validTemplate + "\n" + padding) }
+    }
+
+    /// PostgreSQL's `jsonb` cannot hold U+0000: a template carrying one used to fail its
+    /// registration and with it the whole boot. It is refused at load, naming the file and where.
+    @Test func aTemplateWithANULCharacterIsRefusedAndTheWorkerStillServesTheOthers() async throws {
+        let nul = Self.validTemplate.replacingOccurrences(of: "name: fine", with: "name: nul")
+            + "\ndescription: \"d\\0x\"\n"
+        let report = try load(["nul.yaml": nul, "fine.yaml": Self.validTemplate])
+        #expect(report.templates.map(\.template.name) == ["fine"])
+        let problem = try #require(report.problems.first)
+        #expect(problem.file == "nul.yaml")
+        #expect(problem.message.contains("$.description contains a NUL character"), "\(problem)")
+
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.validTemplate)
+            try nul.write(toFile: harness.templateDirectory + "/nul.yaml", atomically: true, encoding: .utf8)
+            let worker = harness.startWorker(.withBuiltIns(), configuration: harness.configuration())
+            let task = try await harness.createTask(steps: ["only"])
+            try await harness.enqueue(task, "only")
+            try await harness.waitForState(task["only"], ["enqueued_for_orchestration"])
+            try await worker.stop()
+        }
     }
 
     @Test func wideButLegitimateDocumentsStayBelowTheNodeBound() throws {

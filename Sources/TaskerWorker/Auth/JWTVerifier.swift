@@ -4,7 +4,8 @@ import JWTKit
 /// Verifies bearer tokens with vapor/jwt-kit: RSA signature (one key, the algorithms of
 /// `jwt_allowed_algorithms`), then `exp` and `nbf` (60 s leeway, as upstream's `jsonwebtoken` default; a
 /// token whose `nbf` lies further in the future is rejected — upstream doesn't check `nbf`), the token's
-/// lifetime (`jwt_max_token_lifetime_seconds`: `exp - iat`, or `exp - now` without `iat`; 0 = no limit),
+/// lifetime (`jwt_max_token_lifetime_seconds`: `exp - iat`, or `exp - now` without `iat` or with `iat` in the
+/// future; 0 = no limit),
 /// `iss`, `aud`, and the permissions claim.
 struct JWTVerifier: Sendable {
     /// What the verifier checks besides the signature.
@@ -99,12 +100,14 @@ struct JWTVerifier: Sendable {
             guard nbf - rules.leewaySeconds <= now.timeIntervalSince1970 else { return .failure(.notYetValid) }
         }
         if rules.maxLifetimeSeconds > 0 {
+            // Measured from `iat`, but never from later than now: a token "issued" in the future
+            // would otherwise be usable from now until its far `exp`.
             let start: Double
             switch claims["iat"] {
             case nil, .null: start = now.timeIntervalSince1970
             case let value?:
                 guard let iat = value.doubleValue else { return .failure(.missingClaim("iat")) }
-                start = iat
+                start = min(iat, now.timeIntervalSince1970)
             }
             guard exp - start <= rules.maxLifetimeSeconds else { return .failure(.lifetimeTooLong) }
         }

@@ -98,6 +98,25 @@ public struct TaskTemplateLoader: Sendable {
     }
 
     /// Reads, decodes and validates one file.
+    /// Where the first string (key or value) holding U+0000 is in `json` (`$.steps[2].handler`), if any.
+    static func pathOfNUL(in json: JSONValue, at path: String = "$") -> String? {
+        switch json {
+        case .string(let text): return text.unicodeScalars.contains("\u{0}") ? path : nil
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let found = pathOfNUL(in: item, at: "\(path)[\(index)]") { return found }
+            }
+            return nil
+        case .object(let members):
+            for (key, value) in members {
+                if key.unicodeScalars.contains("\u{0}") { return "a key in \(path)" }
+                if let found = pathOfNUL(in: value, at: "\(path).\(key)") { return found }
+            }
+            return nil
+        default: return nil
+        }
+    }
+
     public func loadFile(atPath path: String) -> Result<LoadedTemplate, FileProblems> {
         let file = displayPath(path)
         func fail(_ message: String, step: String? = nil, template: String? = nil) -> Result<LoadedTemplate, FileProblems> {
@@ -116,6 +135,10 @@ public struct TaskTemplateLoader: Sendable {
             json = try TemplateYAML.parse(text)
         } catch {
             return fail("\(error)")
+        }
+        if let path = Self.pathOfNUL(in: json) {
+            // PostgreSQL's jsonb cannot hold U+0000: registering it would fail the whole boot.
+            return fail("\(path) contains a NUL character (\\0), which PostgreSQL's jsonb cannot store")
         }
         let template: TaskTemplate
         do {
