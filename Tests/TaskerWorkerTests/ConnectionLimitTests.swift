@@ -144,6 +144,49 @@ struct ConnectionLimitTests {
         }
     }
 
+    /// One client address cannot fill the server: past its own limit its new connections are
+    /// closed at once, while another address (and its open connections) are still served.
+    @Test func oneClientAddressCannotTakeEveryConnection() async throws {
+        try await Self.withWorker(configure: {
+            $0.worker.web.maxConnectionsPerAddress = 3
+            $0.worker.grpc.maxConnectionsPerAddress = 3
+        }) { worker, connections in
+            var open: [RawConnection] = []
+            for _ in 0..<3 {
+                let connection = try await connections.connect(host: worker.host, port: worker.port, from: "127.0.0.1")
+                try await Self.expectHealthAnswered(connection)
+                open.append(connection)
+            }
+            let fourth = try await connections.connect(host: worker.host, port: worker.port, from: "127.0.0.1")
+            try await waitUntil { fourth.isClosed }
+            #expect(fourth.isClosed && fourth.receivedCount == 0, "a 4th connection from one address was kept")
+            // Another client gets in; the first client's open connections still work.
+            let other = try await connections.connect(host: worker.host, port: worker.port, from: "127.0.0.2")
+            try await Self.expectHealthAnswered(other)
+            for connection in open { try await Self.expectHealthAnswered(connection, count: 2) }
+            // A closed connection gives its place back.
+            await open.removeFirst().close()
+            try await waitUntil {
+                let again = try await connections.connect(host: worker.host, port: worker.port, from: "127.0.0.1")
+                try await Task.sleep(for: .milliseconds(100))
+                return !again.isClosed
+            }
+
+            let (host, port) = try await Self.grpcAddress(worker)
+            var grpc: [RawConnection] = []
+            for _ in 0..<3 {
+                let connection = try await connections.connect(host: host, port: port, http2: .answersPings, from: "127.0.0.1")
+                // Accepted (the server's SETTINGS arrived) before the next one connects.
+                try await waitUntil { connection.receivedCount > 0 }
+                grpc.append(connection)
+            }
+            let fourthGRPC = try await connections.connect(host: host, port: port, http2: .answersPings, from: "127.0.0.1")
+            try await waitUntil { fourthGRPC.isClosed }
+            #expect(fourthGRPC.isClosed)
+            #expect(grpc.allSatisfy { !$0.isClosed })
+        }
+    }
+
     // MARK: - gRPC
 
     @Test func grpcConnectionWithoutRPCsIsClosedAfterTheIdleTimeout() async throws {

@@ -214,16 +214,23 @@ struct NotificationIntakeTests {
                 try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
                 bodies.append(try JSONValue(encoding: StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)))
             }
-            // 3 step messages and 1,997 fillers (poison): 2,000 ids make a payload of ~8,900 characters.
+            // 3 step messages and 497 fillers (poison), with 16-digit ids: 500 ids make a payload of
+            // ~8,700 characters.
+            try await harness.admin.query("SELECT setval(pg_get_serial_sequence($1, 'msg_id'), 1000000000000000)",
+                                          ["pgmq.q_\(queue)"])
             let payloadLength: Int = try await harness.admin.query("""
                 WITH sent AS (
                     SELECT tasker.pgmq_send_batch_with_notify($1::text,
                         ARRAY(SELECT value FROM jsonb_array_elements($2::jsonb))
-                        || ARRAY(SELECT jsonb_build_object('filler', g) FROM generate_series(1, 1997) g)) AS msg_id)
+                        || ARRAY(SELECT jsonb_build_object('filler', g) FROM generate_series(1, 497) g)) AS msg_id)
                 SELECT length(json_build_object('event_type', 'batch_ready', 'msg_ids', array_agg(msg_id))::text)::int AS n FROM sent
                 """, [queue, PostgresJSON(raw: try JSONValue.array(bodies).jsonString())])[0].decode("n")
             #expect(payloadLength > 7_800, "the notification must be one upstream truncates")
             for task in tasks { try await harness.waitForState(task["work"], ["enqueued_for_orchestration"]) }
+            // The fillers are archived as poison before the worker stops (a stop waits for a read under way).
+            try await waitUntil(timeout: .seconds(60)) {
+                try await harness.admin.query("SELECT count(*)::int AS n FROM pgmq.q_\(queue)")[0].decode("n", as: Int.self) == 0
+            }
             await worker.stop(within: .seconds(20))
             #expect(invocations.total == 3)
             #expect(worker.daemon.statistics.snapshot.notificationsRejected == 0)

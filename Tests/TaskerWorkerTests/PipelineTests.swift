@@ -234,7 +234,8 @@ extension PipelineTests {
             try await harness.waitForState(task["hold"], ["in_progress"])
             // One of two permits is in use: 50 % → claims are shed, the message stays queued.
             try await harness.enqueue(task, "after_hold")
-            try await Task.sleep(for: .milliseconds(300))
+            // The notification is read (by id) and shed; under load that can take a while.
+            try await waitUntil(timeout: .seconds(10)) { worker.daemon.statistics.snapshot.shedClaims >= 1 }
             #expect(try await harness.state(task["after_hold"]) == "enqueued")
             #expect(worker.daemon.statistics.snapshot.shedClaims >= 1)
             // Once the handler finishes, the queued step is claimed (by the poller or a notification).

@@ -20,9 +20,12 @@ struct RawConnection: Sendable {
     let channel: any Channel
     private let record: RecordBox
 
-    static func connect(host: String, port: Int, http2: HTTP2Client? = nil) async throws -> RawConnection {
+    /// `from`: the local IP address to connect from (e.g. `127.0.0.2`, another client on loopback).
+    static func connect(host: String, port: Int, http2: HTTP2Client? = nil, from: String? = nil) async throws -> RawConnection {
         let record = RecordBox()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let from { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: from, port: 0)) }
+        let channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(RecordingHandler(record: record, http2: http2))
@@ -59,8 +62,8 @@ struct RawConnection: Sendable {
 final class RawConnections: Sendable {
     private let opened = Mutex<[RawConnection]>([])
 
-    func connect(host: String, port: Int, http2: RawConnection.HTTP2Client? = nil) async throws -> RawConnection {
-        let connection = try await RawConnection.connect(host: host, port: port, http2: http2)
+    func connect(host: String, port: Int, http2: RawConnection.HTTP2Client? = nil, from: String? = nil) async throws -> RawConnection {
+        let connection = try await RawConnection.connect(host: host, port: port, http2: http2, from: from)
         opened.withLock { $0.append(connection) }
         return connection
     }

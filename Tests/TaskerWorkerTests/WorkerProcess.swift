@@ -14,16 +14,22 @@ final class WorkerProcess {
 
     /// Starts `tasker-worker arguments…` in the repository root with `environment` added to the
     /// test environment (`DATABASE_URL` = `db`'s, `TASKER_TEMPLATE_PATH` = `templatePath`).
+    /// `softFileLimit`: started under this soft `RLIMIT_NOFILE` (through `sh -c 'ulimit -Sn N'`).
     init(_ arguments: [String], db: TestDatabase, templatePath: String,
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], softFileLimit: Int? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         logFile = directory.appendingPathComponent("worker.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         logHandle = try FileHandle(forWritingTo: logFile)
 
-        process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-        process.arguments = arguments
+        if let softFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -Sn \(softFileLimit) && exec \"$0\" \"$@\"", CommandLineTests.binary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TASKER_CONFIG_PATH")

@@ -155,6 +155,7 @@ enum ConfigurationSchema {
             ("worker.web.bind_address", .bindAddress),  // doc
             ("worker.web.request_timeout_ms", .integer(100...300_000)),
             ("worker.web.max_connections", .integer(1...100_000)),  // ours
+            ("worker.web.max_connections_per_address", .integer(0...100_000)),  // ours
             ("worker.web.header_read_timeout_seconds", .integer(1...3600)),  // ours
             ("worker.web.idle_timeout_seconds", .integer(1...86400)),  // ours
             ("worker.web.database_pools.web_api_pool_size", .integer(1...1000)),
@@ -182,6 +183,7 @@ enum ConfigurationSchema {
             ("worker.grpc.max_concurrent_streams", .integer(1...10000)),
             ("worker.grpc.max_frame_size", .integer(16384...16_777_215)),
             ("worker.grpc.max_connections", .integer(1...100_000)),  // ours
+            ("worker.grpc.max_connections_per_address", .integer(0...100_000)),  // ours
             ("worker.grpc.idle_timeout_seconds", .integer(1...86400)),  // ours
             ("worker.grpc.max_connection_age_seconds", .integer(0...604_800)),  // ours
             ("worker.grpc.max_connection_age_grace_seconds", .integer(1...3600)),  // ours

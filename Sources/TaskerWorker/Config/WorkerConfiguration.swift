@@ -261,6 +261,9 @@ extension WorkerConfiguration {
         /// Ours: at most this many open HTTP connections; beyond it new connections wait in the
         /// listen backlog until one closes (they are not accepted).
         public var maxConnections = 1000
+        /// Ours: at most this many open HTTP connections from one client IP address (more are closed
+        /// when accepted), so one client cannot fill `max_connections` alone; 0 = no limit.
+        public var maxConnectionsPerAddress = 100
         /// Ours: a connection must deliver a complete request head (request line and headers)
         /// within this many seconds of opening, or of its first byte after a response; else it is closed.
         public var headerReadTimeoutSeconds = 30
@@ -342,6 +345,9 @@ extension WorkerConfiguration {
         /// Ours: at most this many open HTTP/2 connections; beyond it new connections wait in the
         /// listen backlog until one closes (they are not accepted).
         public var maxConnections = 1000
+        /// Ours: at most this many open HTTP/2 connections from one client IP address (more are
+        /// closed when accepted); 0 = no limit.
+        public var maxConnectionsPerAddress = 100
         /// Ours: a connection without an RPC for this many seconds is closed (GOAWAY).
         public var idleTimeoutSeconds = 120
         /// Ours: a connection is closed gracefully (GOAWAY) after this many seconds; 0 = no limit.

@@ -130,10 +130,12 @@ public struct WorkerGRPCServer: Service {
             // quiet stream (a Watch) still in its grace must not be cut.
             let grace = settings.maxConnectionAgeSeconds > 0 ? max(1, settings.maxConnectionAgeGraceSeconds) + keepaliveTimeout : 0
             let silence = TimeAmount.seconds(Int64(max(keepaliveInterval + keepaliveTimeout, grace)))
+            let perAddress = ConnectionsPerAddress(maximum: settings.maxConnectionsPerAddress, server: "grpc", logger: logger)
             config.channelDebuggingCallbacks.onAcceptTCPConnection = { connection in
                 connection.eventLoop.makeCompletedFuture {
                     try connection.pipeline.syncOperations.addHandler(
                         SilentConnectionCloser(limit: silence, logger: logger), position: .first)
+                    try connection.pipeline.syncOperations.addHandler(perAddress.makeHandler(), position: .first)
                 }
             }
         }

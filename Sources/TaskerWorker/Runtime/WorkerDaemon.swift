@@ -67,6 +67,12 @@ public final class WorkerDaemon: Sendable {
             "namespaces": "\(namespaces.joined(separator: ","))",
             "mode": "\(configuration.worker.eventSystems.worker.deploymentMode)",
         ])
+        let needed = FileDescriptorLimit.needed(by: configuration)
+        if let limit = FileDescriptorLimit.raiseToHardLimit(), limit < needed {
+            logger.warning("the open-file limit is below what the connection limits allow; lower worker.web/grpc max_connections or raise ulimit -n", metadata: [
+                "nofile_limit": "\(limit)", "needed": "\(needed)",
+            ])
+        }
         // Auth configuration errors stop the boot with the key named (as a bad template directory would not).
         let authenticator = try await WorkerAuthenticator(configuration: configuration.worker.web.auth)
         for warning in authenticator.warnings { logger.warning("auth configuration", metadata: ["warning": "\(warning)"]) }

@@ -14,12 +14,13 @@ import NIOCore
 /// exact). Hummingbird's listener accepts up to 4 connections per read (NIO's `maxMessagesPerRead`)
 /// and offers no way to change it, so in a burst the REST server can exceed its cap by up to 3.
 ///
-/// Logs a warning each time the cap is reached.
+/// Logs a warning when the cap is reached (at most every 10 s).
 struct ConnectionCap: AvailableConnectionsDelegate {
     let maximum: Int
     let server: String
     let logger: Logger
     private var open = 0
+    private let warningLog = Throttle(interval: .seconds(10))
 
     init(maximum: Int, server: String, logger: Logger) {
         self.maximum = max(1, maximum)
@@ -29,7 +30,7 @@ struct ConnectionCap: AvailableConnectionsDelegate {
 
     mutating func connectionOpened() {
         open += 1
-        if open == maximum {
+        if open == maximum, warningLog.allow() {
             logger.warning("connection limit reached: new connections wait until one closes", metadata: [
                 "server": "\(server)", "max_connections": "\(maximum)",
             ])

@@ -80,8 +80,9 @@ public struct WorkerWebServer: Service {
     /// progress) and `header_read_timeout_seconds` (`RequestHeadTimeoutHandler`).
     static func http1(_ web: WorkerConfiguration.Web, logger: Logger) -> HTTPServerBuilder {
         let headerTimeout = TimeAmount.seconds(Int64(max(1, web.headerReadTimeoutSeconds)))
+        let perAddress = ConnectionsPerAddress(maximum: web.maxConnectionsPerAddress, server: "rest", logger: logger)
         return .http1(configuration: HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headerTimeout, logger: logger)],
+            additionalChannelHandlers: [perAddress.makeHandler(), RequestHeadTimeoutHandler(timeout: headerTimeout, logger: logger)],
             idleTimeout: .seconds(Int64(max(1, web.idleTimeoutSeconds)))))
     }
 
