@@ -12,9 +12,12 @@ actor TestCluster {
 
     private func adminPool() throws -> PostgresConnectionPool {
         if let admin { return admin }
+        // Every test starts by creating its database (~0.5 s each under a full parallel run, on 2
+        // cores): the first burst queues ~300 CREATE DATABASE behind these connections, so the
+        // wait is long by design; the timeout only catches a pool that really stalls.
         let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-            url: try TestEnvironment.adminURL(), maxConnections: 4, minConnections: 0,
-            acquireTimeout: .seconds(30), applicationName: "tasker-test-admin"))
+            url: try TestEnvironment.adminURL(), maxConnections: 6, minConnections: 0,
+            acquireTimeout: .seconds(300), applicationName: "tasker-test-admin"))
         admin = pool
         return pool
     }

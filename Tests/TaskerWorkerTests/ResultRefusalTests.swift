@@ -91,6 +91,8 @@ struct ResultRefusalTests {
             try await harness.waitForState(again["ok"], ["enqueued_for_orchestration"])
             try await harness.waitForState(again["constraint"], ["enqueued_for_orchestration"])
             let runtime = try #require(worker.daemon.runtime)
+            // A result leaves the monitor just after its transaction committed (which the states show).
+            try await waitUntil { runtime.resultStorage.snapshot().pending == 0 }
             #expect(runtime.resultStorage.snapshot().pending == 0)
             try await worker.stop()
         }

@@ -1,5 +1,4 @@
 import Foundation
-import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
 
@@ -96,25 +95,16 @@ struct TemplateHostileInputTests {
 
     /// PostgreSQL's `jsonb` cannot hold U+0000: a template carrying one used to fail its
     /// registration and with it the whole boot. It is refused at load, naming the file and where.
-    @Test func aTemplateWithANULCharacterIsRefusedAndTheWorkerStillServesTheOthers() async throws {
-        let nul = Self.validTemplate.replacingOccurrences(of: "name: fine", with: "name: nul")
-            + "\ndescription: \"d\\0x\"\n"
-        let report = try load(["nul.yaml": nul, "fine.yaml": Self.validTemplate])
+    @Test func aTemplateWithANULCharacterIsRefusedNamingWhere() throws {
+        let report = try load(["nul.yaml": Self.nulTemplate, "fine.yaml": Self.validTemplate])
         #expect(report.templates.map(\.template.name) == ["fine"])
         let problem = try #require(report.problems.first)
         #expect(problem.file == "nul.yaml")
         #expect(problem.message.contains("$.description contains a NUL character"), "\(problem)")
-
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.validTemplate)
-            try nul.write(toFile: harness.templateDirectory + "/nul.yaml", atomically: true, encoding: .utf8)
-            let worker = harness.startWorker(.withBuiltIns(), configuration: harness.configuration())
-            let task = try await harness.createTask(steps: ["only"])
-            try await harness.enqueue(task, "only")
-            try await harness.waitForState(task["only"], ["enqueued_for_orchestration"])
-            try await worker.stop()
-        }
     }
+
+    static let nulTemplate = validTemplate.replacingOccurrences(of: "name: fine", with: "name: nul")
+        + "\ndescription: \"d\\0x\"\n"
 
     @Test func wideButLegitimateDocumentsStayBelowTheNodeBound() throws {
         // 10,000 values: far more than any real template, far below the bound.
