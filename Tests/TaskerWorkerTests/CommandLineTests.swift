@@ -82,22 +82,8 @@ struct CommandLineTests {
 
     @Test func runStartsIdleAndStopsCleanlyOnSIGTERM() async throws {
         try await withTestDatabase { db in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments = ["run"]
-            process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
-            var env = ProcessInfo.processInfo.environment
-            env.removeValue(forKey: "TASKER_CONFIG_PATH")
-            env["DATABASE_URL"] = db.url
-            env["TASKER_ENV"] = "test"
-            // Tests run in parallel: let the operator servers pick free ports.
-            env["TASKER_WEB_BIND_ADDRESS"] = "127.0.0.1:0"
-            env["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
-            process.environment = env
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            let worker = try WorkerProcess(["run"], db: db, templatePath: TestEnvironment.repositoryRoot + "/config/tasks")
+            defer { worker.kill() }
             // The worker's listener connection shows up in pg_stat_activity once it is running.
             let admin = try await db.connect()
             try await waitUntil(timeout: .seconds(20)) {
@@ -106,16 +92,12 @@ struct CommandLineTests {
                       AND application_name = 'tasker-worker-listener'
                     """).isEmpty
             }
-            process.terminate()  // SIGTERM
-            try await waitUntil(timeout: .seconds(20)) { !process.isRunning }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+            guard try await worker.terminate(within: .seconds(20)) else {  // SIGTERM
                 Issue.record("the worker did not exit within 20 s of SIGTERM")
                 return
             }
-            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 0, "\(log)")
-            #expect(log.contains("tasker worker stopped"))
+            #expect(worker.process.terminationStatus == 0, "\(worker.log)")
+            #expect(worker.log.contains("tasker worker stopped"))
         }
     }
 }

@@ -40,6 +40,18 @@ struct NotificationIntakeTests {
         try await c.query("SELECT pg_notify($1, $2)", [QueueNames.readyChannel(namespace: namespace), payload])
     }
 
+    /// A worker in EventDrivenOnly mode (messages come only through notifications and catch-up
+    /// reads) with counting handlers, ready; and its queue.
+    static func eventDrivenWorker(_ db: TestDatabase) async throws
+        -> (PipelineHarness, InvocationCounter, PipelineHarness.RunningWorker, String) {
+        let harness = try await PipelineHarness.make(db, yaml: yaml)
+        let invocations = InvocationCounter()
+        let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
+                                         configuration: harness.configuration(mode: .eventDrivenOnly))
+        try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
+        return (harness, invocations, worker, QueueNames.workerQueue(namespace: harness.namespace))
+    }
+
     /// Where message `msgID` of `queue` is and how often it was read: `queued, read 0`,
     /// `archived, read 1`, or `missing`.
     static func messageState(_ admin: PostgresConnection, queue: String, msgID: Int64) async throws -> String {
@@ -114,12 +126,7 @@ struct NotificationIntakeTests {
 
     @Test func aHugeForgedBatchReadyCostsOneQueueRead() async throws {
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let invocations = InvocationCounter()
-            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                             configuration: harness.configuration(mode: .eventDrivenOnly))
-            try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
-            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            let (harness, invocations, worker, queue) = try await Self.eventDrivenWorker(db)
             // Three real messages, sent without notification: only the forged batch announces them.
             var ids: [Int64] = []
             let tasks = try await harness.createSingleStepTasks(count: 3, step: "work")
@@ -173,12 +180,7 @@ struct NotificationIntakeTests {
     /// message as poison (no such step) and its step would never run.
     @Test func aForgedEmbeddedBodyNeverArchivesTheRealMessageItNames() async throws {
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let invocations = InvocationCounter()
-            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                             configuration: harness.configuration(mode: .eventDrivenOnly))
-            try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
-            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            let (harness, invocations, worker, queue) = try await Self.eventDrivenWorker(db)
             // A real message, sent without notification: only the forged one announces it.
             let task = try await harness.createTask(steps: ["work"])
             try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
@@ -202,12 +204,7 @@ struct NotificationIntakeTests {
     /// queue read) and it is not counted or logged as a rejected notification.
     @Test func aBatchReadyTruncatedByUpstreamIsReadNotRejected() async throws {
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let invocations = InvocationCounter()
-            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                             configuration: harness.configuration(mode: .eventDrivenOnly))
-            try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
-            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            let (harness, invocations, worker, queue) = try await Self.eventDrivenWorker(db)
             let tasks = try await harness.createSingleStepTasks(count: 3, step: "work")
             var bodies: [JSONValue] = []
             for task in tasks {
