@@ -5,8 +5,16 @@ let package = Package(
     name: "tasker-worker-swift",
     platforms: [.macOS(.v15)],
     products: [
+        /// The SDK and the worker daemon: step handlers, the pipeline, the operator surface.
         .library(name: "TaskerWorker", targets: ["TaskerWorker"]),
+        /// The wire and domain types shared by workers and orchestration (messages, results, templates, configuration).
+        .library(name: "TaskerModel", targets: ["TaskerModel"]),
+        /// The libpq client: connections, pipeline, pool, listener, row coding, migrations.
+        .library(name: "TaskerPostgres", targets: ["TaskerPostgres"]),
+        /// The production daemon: `run` (built-in handlers), `migrate`, `config check`.
         .executable(name: "tasker-worker", targets: ["TaskerWorkerCLI"]),
+        /// Development tools: `run` with the example handlers, the companion `orchestrate`, `submit`, `progress`.
+        .executable(name: "tasker-dev", targets: ["TaskerDevCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -34,11 +42,32 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
-        // The worker library: database client, configuration, migrations, and (later) the worker runtime.
+        // The PostgreSQL client. Knows nothing about Tasker.
+        .target(
+            name: "TaskerPostgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ]
+        ),
+        // Wire and domain types shared by worker and orchestration, and the queue access Tasker uses.
+        .target(
+            name: "TaskerModel",
+            dependencies: [
+                "TaskerPostgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // The SDK (handlers) and the worker: intake → claim → capacity → dispatch → completion, runtime, operator surface.
         .target(
             name: "TaskerWorker",
             dependencies: [
-                "CLibPQ",
+                "TaskerPostgres", "TaskerModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -52,31 +81,39 @@ let package = Package(
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "Yams", package: "Yams"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // The companion orchestration: drives workflows in the database as Tasker's orchestration does.
+        // It shares the client and the model with the worker, never the worker itself.
         .target(
             name: "TaskerOrchestration",
             dependencies: [
-                "TaskerWorker",
+                "TaskerPostgres", "TaskerModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
-        // Example step handlers for the example workflows in config/tasks/.
+        // Example step handlers for the example workflows in config/tasks/examples (tasker-dev only).
         .target(
             name: "TaskerExamples",
             dependencies: ["TaskerWorker"]
         ),
+        // tasker-worker: what operators run. No examples, no orchestration, no dev tools.
         .executableTarget(
             name: "TaskerWorkerCLI",
             dependencies: [
-                "TaskerWorker", "TaskerOrchestration", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // tasker-dev: the worker with the example handlers, the companion orchestration, submit, progress.
+        .executableTarget(
+            name: "TaskerDevCLI",
+            dependencies: [
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerOrchestration", "TaskerExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -85,12 +122,12 @@ let package = Package(
         // A real-PostgreSQL fixture for tests: template database, one fresh clone per test.
         .target(
             name: "TaskerTestSupport",
-            dependencies: ["TaskerWorker"]
+            dependencies: ["TaskerPostgres", "TaskerModel"]
         ),
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
-                "TaskerWorker", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerWorker
+import TaskerModel
 
 /// `decision_workflow`: validate → route (decision) → auto_approve | manager_approval → finalize.
 enum DecisionHandlers {

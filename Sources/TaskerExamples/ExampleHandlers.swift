@@ -1,5 +1,6 @@
 import Foundation
 import TaskerWorker
+import TaskerModel
 
 /// Step handlers of the example workflows in `config/tasks/examples/` (namespace `examples`).
 /// Each does a small real computation and checks what its dependencies computed, so a wrong

@@ -1,4 +1,5 @@
 import TaskerWorker
+import TaskerModel
 
 /// Reading numbers from contexts and results, and arithmetic on them, for the example handlers.
 ///

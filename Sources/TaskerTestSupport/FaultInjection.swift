@@ -1,4 +1,4 @@
-import TaskerWorker
+import TaskerPostgres
 
 extension PostgresConnection {
     /// Installs (or replaces) a row trigger `name`, `BEFORE <event> ON <table>`, for fault injection

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// Owns the admin connection to the test cluster, builds the template database once per set of
 /// migrations, and creates and drops the per-test databases.

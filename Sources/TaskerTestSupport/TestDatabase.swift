@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// A fresh database for one test, cloned from the migrated template database.
 public struct TestDatabase: Sendable {

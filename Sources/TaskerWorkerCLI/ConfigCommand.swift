@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TaskerWorker
+import TaskerModel
 
 /// `tasker-worker config …`: configuration tools.
 struct ConfigCommand: AsyncParsableCommand {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// `tasker-worker migrate`: install PGMQ (extension or SQL script) and apply `migrations/*.sql`.
 struct MigrateCommand: AsyncParsableCommand {
@@ -18,7 +20,7 @@ struct MigrateCommand: AsyncParsableCommand {
     var migrationsDir: String?
 
     func run() async throws {
-        LogSetup.bootstrap()
+        WorkerLogging.bootstrap()
         let environment = ProcessInfo.processInfo.environment
         let url = try databaseURL ?? environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? configuredURL()
         let locator = PGMQScriptLocator(environment: environment)

@@ -1,12 +1,13 @@
 import ArgumentParser
+import TaskerModel
 
-/// `tasker-worker`: the Swift Tasker worker daemon and its tools.
+/// `tasker-worker`: the Swift Tasker worker daemon and its operator tools. The development tools
+/// (example handlers, companion orchestration, submit, progress) are in `tasker-dev`.
 @main
 struct TaskerWorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tasker-worker",
         abstract: "A Tasker worker in Swift: claims PGMQ step messages, runs step handlers, reports results.",
-        subcommands: [RunCommand.self, MigrateCommand.self, ConfigCommand.self, OrchestrateCommand.self, SubmitCommand.self,
-                      ProgressCommand.self],
+        subcommands: [RunCommand.self, MigrateCommand.self, ConfigCommand.self],
         defaultSubcommand: RunCommand.self)
 }

@@ -6,6 +6,7 @@ import NIOCore
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The auth matrix through the real daemon: REST over its socket and gRPC through a grpc-swift
 /// client, with API keys and JWTs (fixtures from AuthTests). Health, metrics, `grpc.health.v1`

@@ -7,6 +7,7 @@ import HummingbirdTesting
 import JWTKit
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 // MARK: - Fixtures (shared with AuthIntegrationTests)
 

@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 import TaskerWorker
+import TaskerModel
 
 /// The `tasker-worker` executable as an operator runs it.
 @Suite("tasker-worker command line", .timeLimit(.minutes(2)))

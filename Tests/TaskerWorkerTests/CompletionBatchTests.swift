@@ -3,6 +3,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Completions under load: several results in one transaction, each still checked on its own, and
 /// a batch that fails is stored result by result (nothing lost, nothing half-stored).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Malformed TOML and values that would make the worker silently idle: each is a configuration error
 /// naming the file (and the position or key), never a crash. Through the real loader on real files.

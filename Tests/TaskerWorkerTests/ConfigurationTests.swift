@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The repository's `config/tasker`, found from this file's location.
 let repositoryConfigRoot: String = URL(fileURLWithPath: #filePath)

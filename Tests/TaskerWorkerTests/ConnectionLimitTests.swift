@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Connection limits of the REST and gRPC servers (issue #11 item 5), over real sockets against a
 /// real `WorkerDaemon`: header-read and idle timeouts, the connection cap, gRPC idle connections.

@@ -5,6 +5,7 @@ import TaskerTestSupport
 import Testing
 import Yams
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The container without a Docker engine: `Dockerfile` and `docker-compose.yml` are parsed and every
 /// reference they make (build-context paths, scripts, ports, env names, commands, the health check,

@@ -5,6 +5,8 @@ import Logging
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// `Redaction.redactCredentials` on every connection-string form libpq reads, and the operator surface
 /// (health, template errors, `config check`) that must never show a password, the database's own error

@@ -3,6 +3,7 @@ import TaskerOrchestration
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// `tasker-worker dev-progress` (the display of `scripts/dev`): its snapshot agrees with the database,
 /// and its submitter feeds the orchestration unique example tasks.

@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Domain event payloads are validated against the declared JSON `schema`; invalid events are
 /// skipped (logged and counted) and never fail the step.

@@ -3,6 +3,7 @@ import Testing
 
 @testable import TaskerExamples
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Every example handler on hostile input: huge, negative and mistyped numbers, missing fields and
 /// nested junk in the task context, the handler configuration, the dependencies' results and the

@@ -4,6 +4,7 @@ import TaskerOrchestration
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Every example workflow in `config/tasks/examples/` reaches `complete` with the expected results
 /// through the companion orchestration and a real worker.

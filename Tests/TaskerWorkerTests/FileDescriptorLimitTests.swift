@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// A worker started with a low soft open-file limit (as containers often are: 1,024 under a much
 /// higher hard limit) raises it to the hard limit at boot, and warns when even that is below what

@@ -6,6 +6,7 @@ import Synchronization
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The worker's gRPC server, end to end: a real `WorkerDaemon` on a test database serving on a free
 /// loopback port, called with a grpc-swift client.

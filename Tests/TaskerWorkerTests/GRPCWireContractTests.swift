@@ -2,6 +2,7 @@ import Foundation
 import SwiftProtobuf
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The `.proto` files the server is generated from, checked against the contract's wire tables
 /// (Appendix A): every message's field numbers, types, names and labels, and every RPC. Read from the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The handler SDK: context helpers, registry, built-ins, decision/batch/HTTP capabilities.
 @Suite struct HandlerSDKTests {

@@ -3,6 +3,8 @@ import Synchronization
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// `WorkerHealthService` against a running worker and a real PostgreSQL: queue depth over the
 /// worker's own queues only, step failure rate from real steps, event intake per deployment mode.

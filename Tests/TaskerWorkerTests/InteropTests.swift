@@ -6,6 +6,7 @@ import SwiftProtobuf
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Non-Swift clients against a real worker, proving the wire formats with other implementations:
 ///

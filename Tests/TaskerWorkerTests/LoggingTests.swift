@@ -4,6 +4,7 @@ import Synchronization
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The worker's log handler: text and JSON lines, levels, metadata, and a real run's step lines.
 @Suite("Logging", .timeLimit(.minutes(2)))

@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// Lost answers: the connection breaks after the server ran a claim or a completion, so the worker
 /// sees an error for a transaction that committed. `AnswerLosingProxy` loses the server's reply the

@@ -5,6 +5,7 @@ import Metrics
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The Prometheus backend (text format 0.0.4) and the worker's `/metrics` endpoints.
 @Suite("Metrics", .timeLimit(.minutes(2)))

@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// Notifications are hints from anyone: a role with no rights on `pgmq` can `pg_notify` any payload
 /// on a worker's channel. The worker must not read or archive other queues' messages on their word,

@@ -6,6 +6,8 @@ import TaskerOrchestration
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// Runs real workers and the companion orchestration against a test database with the example
 /// templates (`config/tasks/examples/`) plus any extra templates a test needs.

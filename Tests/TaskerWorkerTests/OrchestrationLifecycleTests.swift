@@ -4,6 +4,7 @@ import TaskerOrchestration
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// End to end through the companion orchestration and a real worker: the task and step transition
 /// logs must be the ones upstream writes (db-and-orchestration.md §3.8).

@@ -5,6 +5,8 @@ import TaskerOrchestration
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// Two workers and one orchestration run 200 mixed example tasks submitted through the
 /// `orchestration_task_requests` queue: every task completes, no step runs twice, none is lost.

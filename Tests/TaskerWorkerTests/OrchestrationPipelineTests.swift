@@ -4,6 +4,8 @@ import TaskerTestSupport
 import Testing
 @testable import TaskerOrchestration
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// The pipelined orchestration transactions (task start, step result): a compare-and-set the
 /// pipeline finds lost rolls everything back (no step message, no transition) and the step-by-step

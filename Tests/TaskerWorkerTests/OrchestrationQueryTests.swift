@@ -4,6 +4,7 @@ import TaskerTestSupport
 import Testing
 @testable import TaskerOrchestration
 @testable import TaskerWorker
+@testable import TaskerPostgres
 
 /// The orchestration's batched and derived SQL against the database itself: array parameters, the
 /// execution status derived from readiness rows, the one-statement transitions.

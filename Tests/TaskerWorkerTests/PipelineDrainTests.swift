@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Graceful shutdown mid-load loses no result: every step that was claimed (`in_progress`) has its
 /// result stored, and every step that was not claimed is still `enqueued` with its message queued.

@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// Drives a real worker (in-process `WorkerDaemon`) against a test database the way Tasker's
 /// orchestration does: creates tasks and steps, commits `pending→enqueued`, sends the step message

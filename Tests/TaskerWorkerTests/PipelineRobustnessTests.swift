@@ -3,6 +3,8 @@ import Synchronization
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// The step pipeline under stress against a real PostgreSQL: competing workers, poison and stale
 /// messages, killed connections, the handler concurrency bound and domain-event ordering.

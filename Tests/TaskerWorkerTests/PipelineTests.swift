@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The step pipeline end to end against a real PostgreSQL: a step enqueued the way orchestration
 /// does it is claimed, run and reported exactly as the reference says.

@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// Messages that can never run must be archived once, whatever their shape, without hiding the
 /// good messages read with them; a step must be claimed only from its own namespace's queue; a

@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
 
 @Suite("PostgreSQL client against a real server", .timeLimit(.minutes(2)))
 struct PostgresClientTests {

@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
 
 @Suite("Connection pool", .timeLimit(.minutes(2)))
 struct PostgresConnectionPoolTests {

@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
 
 @Suite("LISTEN/NOTIFY listener", .timeLimit(.minutes(2)))
 struct PostgresListenerTests {

@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
 
 /// Prepared statements and pipelines (the step path's round-trip savings) against a real server.
 @Suite("PostgreSQL prepared statements and pipelines", .timeLimit(.minutes(2)))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
 
 /// The pool's bookkeeping (`PostgresPoolState`) without I/O: every interleaving the actor's awaits
 /// allow is a sequence of these synchronous transitions, so the ceiling is checked on them directly.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TaskerWorker
+import TaskerModel
 
 /// The handler from the README, kept compiling and behaving as documented.
 private struct ChargeCard: StepHandler {

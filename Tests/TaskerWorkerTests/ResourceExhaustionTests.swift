@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
 #if canImport(Glibc)
 import Glibc
 #endif

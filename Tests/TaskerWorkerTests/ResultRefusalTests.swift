@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// Issue #11 item 4: a result the database refuses for good (a NUL character in `jsonb`, a
 /// constraint, a program limit), one too large, or one that does not encode as JSON (NaN) no longer

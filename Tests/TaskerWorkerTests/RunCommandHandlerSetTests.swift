@@ -3,6 +3,7 @@ import TaskerTestSupport
 import Testing
 import TaskerWorker
 
+import TaskerModel
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// The Tasker schema and PGMQ as our migrations leave them, exercised the way orchestration and
 /// workers use them.

@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// The timing keys the upstream runtime ignores and we apply: the shutdown drain deadline
 /// (`timing.processing_timeout_seconds`), the claim timeout (`timing.claim_timeout_seconds`) and the

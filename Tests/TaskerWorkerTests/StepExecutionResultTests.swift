@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// The wire shape of `workflow_steps.results`, checked against worker-contract §5.
 @Suite struct StepExecutionResultTests {

@@ -6,6 +6,7 @@ import Logging
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Issue #11 items 10 and 11 on the running worker: JWT `nbf`, the maximum token lifetime, the bearer
 /// scheme in any case (REST and gRPC), gRPC `GetConfig` gated like `/config`; and one-line text logs.

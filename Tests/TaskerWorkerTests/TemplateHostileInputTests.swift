@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Template files an attacker (or an accident) could put in the template directory: alias bombs,
 /// oversize files, deep nesting. Each is refused with a problem naming the file, through the real

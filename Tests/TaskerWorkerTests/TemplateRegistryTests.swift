@@ -2,6 +2,8 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// `TaskTemplateRegistry` against a real database: rows, queues, upserts, reads back.
 @Suite("Task templates: registry", .timeLimit(.minutes(2)))

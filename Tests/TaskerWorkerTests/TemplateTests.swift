@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// Template decoding (YAML aliases and defaults), the upstream JSON shape, and loader validation.
 @Suite("Task templates: model and loader")

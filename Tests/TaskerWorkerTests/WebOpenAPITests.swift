@@ -4,6 +4,7 @@ import Hummingbird
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerModel
 
 /// `/api-docs/openapi.json` describes exactly the routes the router serves, and the bodies the
 /// server really returns conform to the document's schemas.

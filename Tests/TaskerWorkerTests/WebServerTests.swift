@@ -8,6 +8,8 @@ import NIOCore
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// The REST server of a real `WorkerDaemon` over a real socket (127.0.0.1, free port), against a
 /// real PostgreSQL: bodies field by field against the upstream schemas (worker-contract Appendix B).

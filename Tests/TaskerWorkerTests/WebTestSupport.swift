@@ -5,6 +5,8 @@ import NIOCore
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
+@testable import TaskerModel
 
 /// A real `WorkerDaemon` with its REST server on 127.0.0.1 (free port), two templates in namespace
 /// `webtest` (`greet` 1.0.0 with built-in handlers; `broken` 2.0.0 whose handler does not exist),

@@ -2,6 +2,7 @@ import Foundation
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
+@testable import TaskerPostgres
 
 /// The worker runs under the least-privilege role of `scripts/sql/worker-role.sql` (README,
 /// "Security and limits"): not a superuser, not the schemas' owner. The schema, the templates'

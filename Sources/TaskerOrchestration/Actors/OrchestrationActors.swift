@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerModel
 
 /// The commands the orchestration processes (upstream `OrchestrationCommand`).
 public enum OrchestrationCommand: Sendable, Equatable {

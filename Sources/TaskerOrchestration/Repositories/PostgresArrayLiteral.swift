@@ -1,5 +1,5 @@
 import Foundation
-import TaskerWorker
+import TaskerPostgres
 
 /// A one-dimensional array parameter in PostgreSQL's text format (`{"a","b",NULL}`), sent untyped:
 /// the statement casts it (`$1::text[]`, `$2::uuid[]`, …). Lets one statement insert a row per element.

@@ -1,5 +1,6 @@
 import Foundation
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// Creates workflow steps and edges: at task creation, and dynamically for decision points
 /// (the chosen steps) and batchable steps (`<worker_template>_<batch_id>` workers and their

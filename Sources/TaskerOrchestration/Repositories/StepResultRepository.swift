@@ -1,5 +1,5 @@
 import Foundation
-import TaskerWorker
+import TaskerPostgres
 
 /// A step as the result processor reads it.
 public struct StepResultRow: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// A task as orchestration needs it: identity, template coordinates, correlation id.
 public struct TaskIdentity: Sendable, Equatable {

@@ -2,7 +2,8 @@ import AsyncAlgorithms
 import Foundation
 import Logging
 import ServiceLifecycle
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// How the orchestration reads its queues and discovers ready tasks.
 public struct OrchestrationSettings: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerWorker
+import TaskerModel
 
 /// Retry delays from a failed result's `orchestration_metadata` (upstream `BackoffCalculator`):
 /// a `Retry-After` header (seconds or an HTTP date, capped at `maxRetryAfterSeconds`); else a

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// What every orchestration service shares: the pool, the template registry (read from
 /// `named_tasks.configuration`), this orchestrator's processor UUID (written on task transitions),

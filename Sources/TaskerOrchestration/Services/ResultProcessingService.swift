@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// What processing one step result did.
 public enum StepResultOutcome: Sendable, Equatable {

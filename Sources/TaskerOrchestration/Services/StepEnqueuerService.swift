@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// Enqueues a task's ready steps (upstream `step_enqueuer.rs`): the viable steps are the
 /// `ready_for_execution` rows of `get_step_readiness_status`; a step in `waiting_for_retry` first

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerPostgres
 
 /// Decides what a task in `evaluating_results` does next from `get_task_execution_context`
 /// (upstream `task_finalization/completion_handler.rs` and the evaluating state handler):

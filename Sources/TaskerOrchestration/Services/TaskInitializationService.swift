@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// Creates a task from a request (upstream `TaskInitializer::create_and_enqueue_task_from_request`):
 /// the rows in one transaction with the `NULL→pending` transitions, then `pending → initializing`

@@ -1,5 +1,6 @@
 import Foundation
-import TaskerWorker
+import TaskerPostgres
+import TaskerModel
 
 /// What went wrong while orchestrating, naming the task, step or template concerned.
 public enum OrchestrationError: Error, CustomStringConvertible, Sendable {

@@ -1,5 +1,4 @@
 import Foundation
-import TaskerWorker
 
 /// The task states of Tasker's task state machine (the `to_state` of `tasker.task_transitions`).
 public enum TaskState: String, Sendable, Equatable, CaseIterable, Codable {

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerWorker
+import TaskerModel
 
 /// A request to run a workflow: which template, with which context (upstream `TaskRequest`).
 public struct TaskRequest: Sendable, Equatable, Codable {

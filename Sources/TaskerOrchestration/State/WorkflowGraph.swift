@@ -1,5 +1,5 @@
 import Foundation
-import TaskerWorker
+import TaskerModel
 
 /// The shape of a template as orchestration reads it: which steps exist when a task is created,
 /// and which steps a decision point may create later (upstream `TaskTemplate::initial_step_set`,

@@ -1,3 +1,4 @@
+import TaskerModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerPostgres
+import TaskerModel
 
 /// The worker process: loads and registers the task templates, then runs the step pipeline in one
 /// `ServiceGroup` until SIGINT/SIGTERM (or `shutdown()`).
@@ -212,17 +214,4 @@ private final class LockedBox<Value: Sendable>: Sendable {
     private let storage = Synchronization.Mutex<Value?>(nil)
     func set(_ value: Value) { storage.withLock { $0 = value } }
     func get() -> Value? { storage.withLock { $0 } }
-}
-
-extension PostgresPoolConfiguration {
-    /// A pool configuration from `common.database.pool` (upstream key names and defaults).
-    public init(url: String, settings: CommonConfiguration.PoolSettings, applicationName: String = "tasker-worker",
-                operatorMaxConnections: Int = 2) {
-        self.init(url: url, maxConnections: settings.maxConnections, minConnections: settings.minConnections,
-                  acquireTimeout: .seconds(settings.acquireTimeoutSeconds),
-                  idleTimeout: .seconds(settings.idleTimeoutSeconds),
-                  maxLifetime: .seconds(settings.maxLifetimeSeconds),
-                  slowAcquireThreshold: .milliseconds(settings.slowAcquireThresholdMs),
-                  applicationName: applicationName, operatorMaxConnections: operatorMaxConnections)
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TaskerModel
 
 /// The `tasker-worker run` entry point, for handler authors' own executables:
 ///

@@ -1,4 +1,6 @@
 import Foundation
+import TaskerPostgres
+import TaskerModel
 
 /// Everything the operator surface (REST, gRPC, metrics, health) reads from a running worker.
 /// Built once by `WorkerDaemon` when the pipeline is assembled, with every part already running

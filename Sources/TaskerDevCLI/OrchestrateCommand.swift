@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import TaskerOrchestration
+import TaskerWorker
+import TaskerModel
+
+/// `tasker-worker orchestrate`: run the companion orchestration until SIGINT/SIGTERM (graceful:
+/// the messages in hand are finished and archived, the rest stay queued).
+struct OrchestrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "orchestrate",
+        abstract: "Run the companion orchestration: task requests, step enqueueing, results, retries, finalization.")
+
+    @Option(name: .customLong("config"), help: "A pre-merged TOML file (default: TASKER_CONFIG_PATH, else config/tasker by TASKER_ENV).")
+    var configPath: String?
+
+    func run() async throws {
+        WorkerLogging.bootstrap()
+        let configuration = try Self.loadConfiguration(configPath, command: "orchestrate")
+        let logger = Logger(label: "tasker.orchestration")
+        let service = OrchestrationService(configuration: configuration, logger: logger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,
+                             failureTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    /// The configuration as `run` loads it; exits with EX_CONFIG (78) and every error when invalid.
+    static func loadConfiguration(_ path: String?, command: String) throws -> TaskerConfiguration {
+        let loader = ConfigurationLoader()
+        do {
+            let loaded = try path.map { try loader.load(file: $0) } ?? loader.load()
+            let logger = Logger(label: "tasker.configuration")
+            for warning in loaded.warnings { logger.warning("configuration warning", metadata: ["warning": "\(warning)"]) }
+            return loaded.configuration
+        } catch {
+            FileHandle.standardError.write(Data("tasker-worker \(command): invalid configuration\n\(error)\n".utf8))
+            throw ExitCode(78)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import TaskerPostgres
+
+/// Any JSON value, for the schemaless parts of Tasker's messages (task context, step inputs,
+/// handler results, `handler.initialization`). Round-trips through `Codable` without loss of
+/// structure; integers that fit in `Int64` stay integers.
+public enum JSONValue: Sendable, Hashable, Codable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public static let emptyObject = JSONValue.object([:])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// The member `key` of an object, or nil.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var intValue: Int? {
+        switch self {
+        case .int(let value): return Int(exactly: value)
+        case .double(let value): return Int(exactly: value)
+        default: return nil
+        }
+    }
+
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let value): return Double(value)
+        case .double(let value): return value
+        default: return nil
+        }
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    public var isNull: Bool { self == .null }
+
+    /// Decodes this value into a `Decodable` type (through JSON).
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try JSONDecoder().decode(T.self, from: JSONEncoder().encode(self))
+    }
+
+    /// Encodes any `Encodable` value as a `JSONValue`.
+    public init<T: Encodable>(encoding value: T) throws {
+        self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+    }
+
+    /// Compact JSON text.
+    public func jsonString() throws -> String {
+        String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
+    }
+}
+
+extension JSONValue: PostgresDecodable {
+    /// Reads a `json`/`jsonb` cell; SQL NULL becomes `.null`.
+    public static func decode(from cell: PostgresCell) throws(PostgresError) -> JSONValue {
+        if cell.isNull { return .null }
+        return try cell.decodeJSON(JSONValue.self)
+    }
+}
+
+extension JSONValue: ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, ExpressibleByStringLiteral,
+    ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(nilLiteral: ()) { self = .null }
+}

@@ -1,0 +1,313 @@
+import AsyncAlgorithms
+import Foundation
+import Logging
+import Synchronization
+import TaskerPostgres
+import TaskerModel
+
+/// A message that arrived for a worker queue, by notification or by polling.
+public struct StepDelivery: Sendable {
+    public let queue: String
+    public let msgID: Int64
+    public let message: JSONValue
+    /// True when this worker read the message (poll, read by id), which hid it for its visibility
+    /// timeout; a delivery shed for load is then made visible again at once.
+    public let hiddenByRead: Bool
+    /// Why the body read from the queue could not be decoded (`QueueMessage.bodyError`): poison.
+    public let bodyError: String?
+
+    public init(queue: String, msgID: Int64, message: JSONValue, hiddenByRead: Bool = false, bodyError: String? = nil) {
+        self.queue = queue
+        self.msgID = msgID
+        self.message = message
+        self.hiddenByRead = hiddenByRead
+        self.bodyError = bodyError
+    }
+
+    /// A message this worker read from `queue` (poll, read by id).
+    init(read message: QueueMessage) {
+        self.init(queue: message.queue, msgID: message.msgID, message: message.message, hiddenByRead: true,
+                  bodyError: message.bodyError)
+    }
+}
+
+/// What became of a delivery.
+public enum DeliveryOutcome: Sendable, Equatable {
+    /// Claimed and dispatched, or settled for good (poison or stale archived, race lost, duplicate).
+    case handled
+    /// Left queued (database trouble, load shedding): the queue must be read again later.
+    case retryLater
+    /// Claiming is off.
+    case notAccepting
+}
+
+/// Claims steps and hands them to the dispatch channel (fire-and-forget).
+///
+/// For each delivery: decode the `StepMessage`, then hydrate and claim in one round trip (the claim
+/// also archives the message, atomically), then send the claimed step to the dispatch channel.
+/// - Only messages of this worker's own queues (`worker_<ns>_queue` of the namespaces it serves)
+///   are touched: any other delivery is refused (counted, nothing read, claimed or archived).
+/// - A message that cannot be decoded, or names a task or step that does not exist, or a step of
+///   another namespace than its queue's (misrouted), is archived with an error log and counted
+///   (`poisonMessages`): never retried forever, never a crash. A body that came embedded in a
+///   notification is not trusted for that: the message itself is read by id first.
+/// - A message whose step is already past `enqueued` (a stale duplicate) is archived and counted.
+/// - A lost claim race is not acked; the message is someone else's now.
+/// - The same message arriving twice at once (listener and poller) is handled once; another message
+///   for a step being claimed is left queued and read again (catch-up), so it is still settled.
+/// - With the handler permits at `capacity_threshold_percent`, nothing is claimed (load shedding):
+///   messages stay queued for later.
+public actor StepExecutorActor: WorkerActor {
+    public nonisolated let actorName = "step_executor"
+    let pool: PostgresConnectionPool
+    private let templates: TemplateCacheActor
+    private let dispatch: AsyncChannel<ClaimedStep>
+    let statistics: WorkerStatistics
+    let loadShedding: LoadShedding
+    /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
+    let claimTimeout: Duration?
+    /// Names this worker in the error result of a step it claimed but cannot run.
+    let identity: WorkerIdentity
+    /// `worker_<ns>_queue` of every namespace this worker serves: the only queues it reads,
+    /// claims from or archives in.
+    let servedQueues: Set<String>
+    let refusedLog = Throttle(interval: .seconds(10))
+    let logger: Logger
+    /// Steps being claimed right now, with the message that carries each.
+    var inFlight: [UUID: Int64] = [:] {
+        didSet { inFlightCount.store(inFlight.count, ordering: .relaxed) }
+    }
+    var accepting = true {
+        didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
+    }
+    /// Mirrors of `inFlight.count` and `accepting`, for `admitsNotification` without an actor hop.
+    private let inFlightCount = Atomic<Int>(0)
+    private let acceptingFlag = Atomic<Bool>(true)
+
+    /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
+    public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
+                statistics: WorkerStatistics, loadShedding: LoadShedding, namespaces: [String], claimTimeout: Duration? = nil,
+                identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")) {
+        self.identity = identity
+        self.servedQueues = Set(namespaces.map(QueueNames.workerQueue(namespace:)))
+        self.claimTimeout = claimTimeout
+        self.pool = pool
+        self.templates = templates
+        self.dispatch = dispatch
+        self.statistics = statistics
+        self.loadShedding = loadShedding
+        self.logger = logger
+    }
+
+    /// Turns claiming on or off (off for shutdown); deliveries while off stay in their queues.
+    public func setAccepting(_ accepting: Bool) { self.accepting = accepting }
+
+    public func stopped() async { accepting = false }
+
+    public var isAccepting: Bool { accepting }
+
+    /// How many more steps may be claimed before load shedding starts (nil: no limit, shedding is
+    /// off; 0 while not accepting). The poller reads no more than this, so that it does not hide
+    /// messages for their visibility timeout only to shed them.
+    public var readCapacity: Int? {
+        guard accepting else { return 0 }
+        return loadShedding.remainingCapacity(inFlightClaims: inFlight.count)
+    }
+
+    /// Whether a notified message on `queue` should be delivered now. Not while claiming is off, nor
+    /// at the shedding threshold: then the notification is counted as shed, its message stays
+    /// queued, and the released permit triggers a read of the queue (`CapacitySignal`).
+    /// Nonisolated (atomics only): the listener asks for every notification, and a hop to this
+    /// actor each time would add to every step's latency. A stale answer is harmless: a delivery
+    /// admitted at the threshold is shed by `execute` as before.
+    public nonisolated func admitsNotification(forQueue queue: String) -> Bool {
+        guard acceptingFlag.load(ordering: .relaxed) else { return false }
+        func hasRoom() -> Bool {
+            loadShedding.remainingCapacity(inFlightClaims: inFlightCount.load(ordering: .sequentiallyConsistent)) != 0
+        }
+        guard !hasRoom() else { return true }
+        // Record the shed BEFORE looking again: a permit released from here on triggers a read; one
+        // released just before is seen by the second look (the message is then delivered, and the
+        // recorded shed costs at most one extra read).
+        loadShedding.capacity.recordShed()
+        guard !hasRoom() else { return true }
+        statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.shed(queue: queue)
+        return false
+    }
+
+    /// Processes one delivery. Never throws: every failure is logged, and the message is either
+    /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
+    @discardableResult
+    public func execute(_ delivery: StepDelivery) async -> DeliveryOutcome {
+        await execute(batch: [delivery])[0]
+    }
+
+    /// Processes an already-decoded step message that came with `delivery`.
+    @discardableResult
+    public func execute(_ message: StepMessage, from delivery: StepDelivery) async -> DeliveryOutcome {
+        guard accepting else { return .notAccepting }
+        guard serves(delivery) else { return .handled }
+        if let refused = await admit(message, delivery) { return refused }
+        defer { inFlight[message.stepUUID] = nil }
+        do {
+            try await claimAndDispatch(delivery, message)
+            return .handled
+        } catch {
+            return claimFailed(delivery, message, error)
+        }
+    }
+
+    /// Registers the message as in flight, or says why not: the same message twice (listener and
+    /// poller) is handled by the first; another message for a step being claimed (a duplicate send)
+    /// must still be settled, so it is read again after this claim; at the shedding threshold the
+    /// message stays queued (made visible again if this worker's read hid it).
+    func admit(_ message: StepMessage, _ delivery: StepDelivery) async -> DeliveryOutcome? {
+        if let current = inFlight[message.stepUUID] {
+            return current == delivery.msgID ? .handled : .retryLater
+        }
+        if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
+            statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.shed(queue: delivery.queue)
+            if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
+            return .retryLater
+        }
+        inFlight[message.stepUUID] = delivery.msgID
+        return nil
+    }
+
+    func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
+        let claimStart = ContinuousClock.now
+        // One round trip: the step's state and context, and the claim itself when it is claimable.
+        let attempt = try await claimSteps([Self.request(message, delivery)])[0]
+        try await settle(delivery, message, attempt, since: claimStart)
+    }
+
+    /// What follows a claim attempt: dispatch a claimed step; archive a poison or stale message;
+    /// count a lost race (the message is someone else's now).
+    func settle(_ delivery: StepDelivery, _ message: StepMessage, _ attempt: ClaimAttempt,
+                since claimStart: ContinuousClock.Instant) async throws {
+        let outcome = attempt.claim
+        let hydrated: HydratedStep?
+        switch (attempt.hydrated, outcome) {
+        case (.success(let step), _):
+            hydrated = step
+        case (.failure(let error), .claimed):
+            // Claimed, but its row cannot be read: the step gets a retryable error result instead of
+            // staying in_progress with nobody to run it.
+            await failClaimedStep(message, reason: "the worker could not read the claimed step: \(error)")
+            return
+        case (.failure(let error), .notClaimable):
+            throw error
+        }
+        guard let hydrated else {
+            StepMetrics.failure(queue: delivery.queue, .stepNotFound)
+            await archivePoison(delivery, reason: "task \(message.taskUUID) has no step \(message.stepUUID)")
+            return
+        }
+        guard delivery.queue == QueueNames.workerQueue(namespace: hydrated.namespace) else {
+            // The claim statement refused it: a step of another namespace in this queue.
+            StepMetrics.failure(queue: delivery.queue, .stepNotFound)
+            await archivePoison(delivery, reason: "misrouted: step \(message.stepUUID) belongs to namespace "
+                                + "\(hydrated.namespace), not to the namespace of queue \(delivery.queue); not claimed")
+            return
+        }
+        guard case .claimed(let attempts) = outcome else {
+            if hydrated.currentState == "enqueued" || hydrated.currentState == "pending" {
+                // Claimable a moment ago: another worker won, or a parent is not complete yet.
+                statistics.claimsLost.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.failure(namespace: hydrated.namespace, .claimFailed)
+                logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
+            } else {
+                statistics.staleMessages.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.stale(namespace: hydrated.namespace)
+                logger.info("archiving a stale message: the step is already \(hydrated.currentState)",
+                            metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
+                _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+            }
+            return
+        }
+        let definition: StepDefinition?
+        do {
+            definition = try await templates.stepDefinition(for: hydrated)
+        } catch {
+            // The database could not say which template step this is: not a missing handler (that
+            // would fail the step for good); a retryable error result sends it round again.
+            await failClaimedStep(message, reason: "the worker could not look up the step's task template: \(error)")
+            return
+        }
+        var dependencies: [String: StepExecutionResult] = [:]
+        for (name, value) in hydrated.dependencyResults {
+            dependencies[name] = try? StepExecutionResult.decode(value)
+        }
+        statistics.claimed.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart)
+        loadShedding.backlog.add()
+        loadShedding.unstored.add()
+        await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
+                                        dependencyResults: dependencies, attempts: attempts))
+    }
+
+    /// Stores a retryable error result for a step this worker claimed but cannot run.
+    private func failClaimedStep(_ message: StepMessage, reason: String) async {
+        logger.error("claimed a step it cannot run; storing an error result", metadata: Self.metadata(message, ["reason": "\(reason)"]))
+        let now = Date()
+        let result = StepExecutionResult.dispatchError(
+            stepUUID: message.stepUUID, kind: .handlerError, callable: "", timeoutMs: nil, taskUUID: message.taskUUID,
+            message: reason, startedAt: now, completedAt: now, workerID: identity.workerID, hostname: identity.hostname)
+        let write: CompletionWrite
+        do {
+            write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(),
+                                        workerUUID: identity.uuid)
+        } catch {
+            logger.critical("could not encode the error result; the step stays in_progress for orchestration's staleness handling",
+                            metadata: Self.metadata(message, ["error": "\(error)"]))
+            return
+        }
+        let writer = ResultWriter(pool: pool, backoff: Self.recoveryBackoff, logger: logger)
+        let outcome = await writer.store(write) { [logger] error, attempt, delay in
+            logger.warning("storing the error result failed; retrying", metadata: Self.metadata(message, [
+                "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
+        }
+        if outcome == nil {
+            logger.critical("stopped before the error result was stored; the step stays in_progress for orchestration's staleness handling",
+                            metadata: Self.metadata(message))
+        }
+    }
+
+    /// A shed message this worker had hidden by reading it goes back to the queue at once (another
+    /// worker, or this one when it has room, can take it without waiting for the visibility timeout).
+    func makeVisibleAgain(_ delivery: StepDelivery) async {
+        do {
+            try await pool.withConnection { c in
+                try await PGMQ.setVisibilityTimeout(c, queue: delivery.queue, msgID: delivery.msgID, seconds: 0)
+            }
+        } catch {
+            logger.debug("could not make a shed message visible again; it returns after its visibility timeout",
+                         metadata: ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "error": "\(error)"])
+        }
+    }
+
+    /// Archives a message that can never be processed. Counted and logged once, by whoever archives
+    /// it (the listener and the poller may both hold the same message).
+    func archivePoison(_ delivery: StepDelivery, reason: String) async {
+        let metadata: Logger.Metadata = ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "reason": "\(reason)"]
+        do {
+            let archived = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
+            guard archived else {
+                logger.debug("a poison message was already archived", metadata: metadata)
+                return
+            }
+            statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.poison(queue: delivery.queue)
+            logger.error("archived a poison message", metadata: metadata)
+        } catch {
+            logger.warning("could not archive a poison message; it is read again", metadata: metadata.merging(
+                ["error": "\(error)"], uniquingKeysWith: { $1 }))
+        }
+    }
+
+    static func metadata(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        StepLogMetadata.of(message, extra)
+    }
+}

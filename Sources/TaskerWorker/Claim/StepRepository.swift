@@ -1,0 +1,283 @@
+import Foundation
+import TaskerPostgres
+import TaskerModel
+
+/// Everything the worker reads about one step before claiming it, in one round trip
+/// (task identity, step row, current state, dependency results).
+public struct HydratedStep: Sendable, Equatable {
+    public var taskUUID: UUID
+    public var namedTaskUUID: UUID
+    public var correlationID: UUID
+    public var taskContext: JSONValue
+    public var taskName: String
+    public var taskVersion: String
+    public var namespace: String
+    public var stepUUID: UUID
+    public var stepName: String
+    /// The template step this instance runs (`inputs.__template_step_name` for dynamic steps).
+    public var templateStepName: String
+    public var retryable: Bool
+    public var maxAttempts: Int
+    public var attempts: Int
+    public var inputs: JSONValue
+    public var checkpoint: JSONValue
+    /// The `most_recent` transition's `to_state` (`pending` when there is none).
+    public var currentState: String
+    /// Results of every processed ancestor with results, by step instance name (raw JSON).
+    public var dependencyResults: [String: JSONValue]
+}
+
+/// What a claim attempt did.
+public enum ClaimOutcome: Sendable, Equatable {
+    /// The step is ours: `in_progress`, `in_process = true`, attempts incremented, message archived.
+    case claimed(attempts: Int)
+    /// The step was not in a claimable state (another worker won, or it moved on); nothing changed.
+    case notClaimable
+}
+
+/// One step to claim: `StepRepository.hydrateAndClaim` (nil `taskUUID`: claim only, any task).
+public struct ClaimRequest: Sendable, Equatable {
+    public var taskUUID: UUID?
+    public var stepUUID: UUID
+    public var queue: String
+    public var msgID: Int64
+
+    public init(taskUUID: UUID?, stepUUID: UUID, queue: String, msgID: Int64) {
+        self.taskUUID = taskUUID
+        self.stepUUID = stepUUID
+        self.queue = queue
+        self.msgID = msgID
+    }
+}
+
+/// One claim attempt's identity, written as the `in_progress` transition's metadata: upstream's
+/// `{"event":"{\"type\":\"Start\"}","timestamp":…}` (microseconds), plus `worker_uuid` (the claiming
+/// worker; upstream records none, readers ignore unknown keys). The transition with exactly this
+/// metadata exists if and only if this attempt committed (`StepRepository.findClaims`).
+public struct ClaimStamp: Sendable, Equatable {
+    /// The claiming worker (nil: not recorded, for tools and tests).
+    public var worker: UUID?
+    public var time: Date
+
+    public init(worker: UUID? = nil, time: Date = Date()) {
+        self.worker = worker
+        self.time = time
+    }
+
+    /// The transition's metadata (JSON text).
+    public var metadata: String {
+        let start = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(time))""#
+        guard let worker else { return start + "}" }
+        return start + #","worker_uuid":"\#(worker.uuidString.lowercased())"}"#
+    }
+}
+
+/// What `hydrateAndClaim` found and did for one step.
+public struct ClaimAttempt: Sendable {
+    /// The step as read just before the claim (nil: no such step in that task; not read without a
+    /// task uuid); a failure to decode it is returned here, since the claim may have happened.
+    public var hydrated: Result<HydratedStep?, PostgresError>
+    public var claim: ClaimOutcome
+}
+
+/// What a completion did.
+public enum CompletionOutcome: Sendable, Equatable {
+    /// Result stored, transition written, orchestration notified (`msgID` on `orchestration_step_results`).
+    case completed(msgID: Int64)
+    /// The step was no longer `in_progress`; nothing was written or sent (as upstream).
+    case notInProgress
+    /// An earlier attempt whose answer was lost with its connection had stored it
+    /// (`StepRepository.isStored`); nothing was written again.
+    case storedEarlier
+}
+
+/// The worker's SQL against the Tasker schema: hydrate, claim (one transaction), complete (one
+/// transaction). Upstream spreads claim and completion over several transactions; a crash between
+/// them leaves a step half-claimed or a result without its notification. Here each is atomic.
+public enum StepRepository {
+    /// Loads the step with its task, state and dependency results; nil when the step does not exist
+    /// or belongs to another task.
+    public static func hydrate(_ c: isolated PostgresConnection, taskUUID: UUID, stepUUID: UUID) throws(PostgresError) -> HydratedStep? {
+        try c.query(StepStatements.hydrate, [stepUUID, taskUUID]).first.map(HydratedStep.init(row:))
+    }
+
+    /// Claims the step and acks its message atomically (one statement, `StepStatements.claim`): the
+    /// `enqueued→in_progress` transition (legacy `pending→in_progress` only when every parent is
+    /// complete) with `stamp`'s metadata, `in_process = true`, `attempts + 1`, `last_attempted_at`,
+    /// and `pgmq.archive` of the message. `timeout` (`timing.claim_timeout_seconds`) bounds the
+    /// claim: one stuck on a lock gives up with an error and the message stays queued.
+    ///
+    /// The racing claimer blocks on the row lock of the current transition and then finds it no
+    /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
+    public static func claim(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
+                             timeout: Duration? = nil, stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> ClaimOutcome {
+        let request = ClaimRequest(taskUUID: nil, stepUUID: stepUUID, queue: queue, msgID: msgID)
+        do {
+            return try hydrateAndClaim(c, [request], timeout: timeout, stamp: stamp)[0].claim
+        } catch {
+            if error.isUniqueViolation { return .notClaimable }
+            throw error
+        }
+    }
+
+    /// Hydrates and claims several steps (a poll read's messages) in ONE round trip and ONE
+    /// transaction: one commit for all. Each claim is checked on its own (a step another worker won
+    /// is `.notClaimable`, the others are still claimed); a statement error rolls the whole batch
+    /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
+    /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `stamp` tells what happened.
+    public static func hydrateAndClaim(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
+                                       stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> [ClaimAttempt] {
+        let metadata = stamp.metadata
+        let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
+        var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
+        statements += claimStatements(requests) { request in
+            .prepared(StepStatements.claim, [request.stepUUID, PostgresJSON(raw: metadata), request.queue,
+                                             request.msgID, request.taskUUID])
+        }
+        statements.append(.plain("COMMIT"))
+        let results = try c.pipeline(statements)
+        return try claimAttempts(results.dropFirst(2), requests)  // after BEGIN and the settings
+    }
+
+    /// Per request, its hydrate (when it names a task) and then `claim`, a statement returning one
+    /// row whose `attempts` is NULL unless the step is (or was just) claimed.
+    static func claimStatements(_ requests: [ClaimRequest],
+                                _ claim: (ClaimRequest) -> PipelineStatement) -> [PipelineStatement] {
+        requests.flatMap { request in
+            (request.taskUUID.map { [.prepared(StepStatements.hydrate, [request.stepUUID, $0])] } ?? []) + [claim(request)]
+        }
+    }
+
+    /// Reads the results of `claimStatements` (starting at `results.startIndex`), in `requests` order.
+    static func claimAttempts(_ results: ArraySlice<PostgresQueryResult>,
+                              _ requests: [ClaimRequest]) throws(PostgresError) -> [ClaimAttempt] {
+        var index = results.startIndex
+        var attempts: [ClaimAttempt] = []
+        for request in requests {
+            var hydrated: Result<HydratedStep?, PostgresError> = .success(nil)
+            if request.taskUUID != nil {
+                // Decoded after the COMMIT: a row that cannot be read must not hide a claim that
+                // happened, so the failure is returned next to the claim's outcome, not thrown.
+                let rows = results[index]
+                hydrated = Result { () throws(PostgresError) -> HydratedStep? in try rows.first.map(HydratedStep.init(row:)) }
+                index += 1
+            }
+            let claimed = try results[index][0].decode("attempts", as: Int?.self)
+            index += 1
+            attempts.append(ClaimAttempt(hydrated: hydrated, claim: claimed.map { .claimed(attempts: $0) } ?? .notClaimable))
+        }
+        return attempts
+    }
+
+    /// Stores results: each write is one statement (`StepStatements.complete`): the
+    /// `in_progress→enqueued_for_orchestration` (or `…as_error…`) transition with the upstream
+    /// metadata, `results`, `in_process = false`, and the message to `orchestration_step_results`
+    /// through `pgmq_send_with_notify`. Several writes share ONE transaction (one commit for all;
+    /// under load the completion processor batches what has piled up). Each write is checked on its own: a step no longer
+    /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
+    /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
+    public static func completeBatch(_ c: isolated PostgresConnection,
+                                     _ writes: [CompletionWrite]) throws(PostgresError) -> [CompletionOutcome] {
+        let statements = writes.map { write in
+            PipelineStatement.prepared(StepStatements.complete, [
+                write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
+                QueueNames.stepResults, PostgresJSON(raw: write.body)])
+        }
+        // One statement commits on its own; several share one transaction. Either way, one round trip.
+        let results = try c.pipeline(writes.count == 1 ? statements : [.plain("BEGIN")] + statements + [.plain("COMMIT")])
+        return try results.dropFirst(writes.count == 1 ? 0 : 1).prefix(writes.count).map { result throws(PostgresError) in
+            guard let msgID = try result[0].decode("msg_id", as: Int64?.self) else { return .notInProgress }
+            return .completed(msgID: msgID)
+        }
+    }
+}
+
+/// One result ready to be written by `StepRepository.completeBatch`: the transition's metadata and
+/// the orchestration message, encoded up front (so an encoding problem never aborts a batch).
+public struct CompletionWrite: Sendable {
+    /// The step's message (for the result stored instead when this one is refused).
+    public let message: StepMessage
+    public let workerUUID: UUID
+    public let stepUUID: UUID
+    public let toState: String
+    public let metadata: String
+    public let resultJSON: String
+    public let body: String
+
+    public init(message: StepMessage, success: Bool, resultJSON: String, workerUUID: UUID,
+                now: Date = Date()) throws(PostgresError) {
+        let eventType = success ? "EnqueueForOrchestration" : "EnqueueAsErrorForOrchestration"
+        let event = #"{"type":"\#(eventType)","data":\#(resultJSON)}"#
+        do {
+            metadata = try JSONValue.object([
+                "event": .string(event), "timestamp": .string(RFC3339.string(now)),
+                "worker_uuid": .string(workerUUID.uuidString.lowercased()),
+                "correlation_id": .string(message.correlationID.uuidString.lowercased()),
+            ]).jsonString()
+            body = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+        } catch {
+            throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
+        }
+        self.message = message
+        self.workerUUID = workerUUID
+        stepUUID = message.stepUUID
+        toState = success ? "enqueued_for_orchestration" : "enqueued_as_error_for_orchestration"
+        self.resultJSON = resultJSON
+    }
+}
+
+extension StepRepository {
+    /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,
+    /// accumulated_results, history}` where `history` is the previous history plus
+    /// `{cursor, timestamp}`. Returns the stored record.
+    public static func persistCheckpoint(_ c: isolated PostgresConnection, stepUUID: UUID, yield: CheckpointYield,
+                                         now: Date = Date()) throws(PostgresError) -> JSONValue {
+        let timestamp = RFC3339.string(now)
+        let record: JSONValue = .object([
+            "cursor": yield.cursor, "items_processed": .int(Int64(yield.itemsProcessed)),
+            "timestamp": .string(timestamp), "accumulated_results": yield.accumulatedResults ?? .null,
+            "history": .array([]),
+        ])
+        let recordText: String
+        let cursorText: String
+        do {
+            recordText = try record.jsonString()
+            cursorText = try yield.cursor.jsonString()
+        } catch {
+            throw PostgresError(.usage, "cannot encode the checkpoint of step \(stepUUID): \(error)")
+        }
+        let rows = try c.query("""
+            UPDATE tasker.workflow_steps
+               SET checkpoint = jsonb_set($1::jsonb, '{history}',
+                       COALESCE(checkpoint->'history', '[]'::jsonb)
+                       || jsonb_build_array(jsonb_build_object('cursor', $2::jsonb, 'timestamp', $3::text))),
+                   updated_at = NOW()
+             WHERE workflow_step_uuid = $4 AND in_process
+            RETURNING checkpoint
+            """, [PostgresJSON(raw: recordText), PostgresJSON(raw: cursorText), timestamp, stepUUID])
+        guard let row = rows.first else {
+            throw PostgresError(.usage, "step \(stepUUID) is not in process; checkpoint not stored")
+        }
+        return try row.decode("checkpoint")
+    }
+}
+
+extension HydratedStep {
+    /// Reads a row of `StepStatements.hydrate`.
+    init(row: PostgresRow) throws(PostgresError) {
+        var dependencies: [String: JSONValue] = [:]
+        if case .object(let members) = try row.decode("dependency_results", as: JSONValue.self) {
+            dependencies = members
+        }
+        self.init(
+            taskUUID: try row.decode("task_uuid"), namedTaskUUID: try row.decode("named_task_uuid"),
+            correlationID: try row.decode("correlation_id"), taskContext: try row.decode("context"),
+            taskName: try row.decode("task_name"), taskVersion: try row.decode("task_version"),
+            namespace: try row.decode("namespace_name"), stepUUID: try row.decode("workflow_step_uuid"),
+            stepName: try row.decode("step_name"), templateStepName: try row.decode("template_step_name"),
+            retryable: try row.decode("retryable"), maxAttempts: try row.decode("max_attempts", as: Int?.self) ?? 3,
+            attempts: try row.decode("attempts"), inputs: try row.decode("inputs"),
+            checkpoint: try row.decode("checkpoint"), currentState: try row.decode("current_state"),
+            dependencyResults: dependencies)
+    }
+}

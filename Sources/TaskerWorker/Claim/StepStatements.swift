@@ -1,0 +1,100 @@
+import TaskerPostgres
+/// The step path's SQL, prepared once per connection (`PreparedStatement`): hydrate, the two
+/// statements of a claim and the two of a completion. `StepRepository` runs them; the pgbench
+/// floor (`Benchmarks/pgbench/ours.sql`) runs the same text.
+enum StepStatements {
+    /// $1 step uuid, $2 task uuid.
+    static let hydrate = PreparedStatement("""
+        SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
+               nt.name AS task_name, nt.version AS task_version, tn.name AS namespace_name,
+               ws.workflow_step_uuid, ns.name AS step_name,
+               COALESCE(ws.inputs->>'__template_step_name', ns.name) AS template_step_name,
+               ws.retryable, ws.max_attempts, COALESCE(ws.attempts, 0) AS attempts, ws.inputs, ws.checkpoint,
+               COALESCE((SELECT wst.to_state FROM tasker.workflow_step_transitions wst
+                          WHERE wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent), 'pending') AS current_state,
+               (SELECT jsonb_object_agg(d.step_name, d.results)
+                  FROM tasker.get_step_transitive_dependencies(ws.workflow_step_uuid) d
+                 WHERE d.processed AND d.results IS NOT NULL) AS dependency_results
+          FROM tasker.workflow_steps ws
+          JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
+          JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+          JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+          JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+         WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $2
+        """)
+
+    /// The claim transaction's settings, as a prepared statement (pipelines take no `SET LOCAL`):
+    /// `statement_timeout` = $1 milliseconds (text; `timing.claim_timeout_seconds`; NULL keeps the
+    /// session's), and
+    /// generic plans, so that the plpgsql `get_step_transitive_dependencies` in hydrate is not
+    /// re-planned on every call (the companion orchestration measured 2–3 ms per re-plan).
+    static let claimSettings = PreparedStatement("""
+        SELECT set_config('statement_timeout', COALESCE($1::text, current_setting('statement_timeout')), true),
+               set_config('plan_cache_mode', 'force_generic_plan', true)
+        """)
+
+    /// The whole claim in one statement: retire the current `enqueued` transition (legacy `pending`
+    /// only when every parent is complete), insert `in_progress` after it, mark the step in process
+    /// with `attempts + 1`, and archive the message, all only if the retire matched. Only a step of
+    /// the namespace whose queue ($3, `worker_<ns>_queue`) delivered the message is claimed: a
+    /// message put into another namespace's queue claims nothing (and archives nothing). The insert reads
+    /// the retired row, so the old row is no longer `most_recent` when the new one goes in. A racing
+    /// claimer blocks on the transition's row lock, then finds it retired and changes nothing.
+    /// $1 step uuid, $2 metadata, $3 queue, $4 msg id, $5 task uuid (NULL: any task).
+    static let claim = PreparedStatement("""
+        WITH retired AS (
+            UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND most_recent
+               AND EXISTS (
+                    SELECT 1 FROM tasker.workflow_steps ws
+                      JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+                      JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+                      JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+                     WHERE ws.workflow_step_uuid = $1 AND ($5::uuid IS NULL OR ws.task_uuid = $5)
+                       AND $3::text = 'worker_' || tn.name || '_queue')
+               AND (to_state = 'enqueued'
+                    OR (to_state = 'pending' AND NOT EXISTS (
+                        SELECT 1 FROM tasker.workflow_step_edges e
+                         WHERE e.to_step_uuid = $1 AND NOT EXISTS (
+                               SELECT 1 FROM tasker.workflow_step_transitions p
+                                WHERE p.workflow_step_uuid = e.from_step_uuid AND p.most_recent
+                                  AND p.to_state IN ('complete', 'resolved_manually')))))
+            RETURNING to_state, sort_key),
+        transition AS (
+            INSERT INTO tasker.workflow_step_transitions
+                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+            SELECT $1, 'in_progress', r.to_state, $2::jsonb, r.sort_key + 1, true, NOW(), NOW() FROM retired r
+            RETURNING 1),
+        step AS (
+            UPDATE tasker.workflow_steps
+               SET in_process = true, attempts = COALESCE(attempts, 0) + 1,
+                   last_attempted_at = NOW(), updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND EXISTS (SELECT 1 FROM retired)
+            RETURNING attempts)
+        SELECT (SELECT attempts FROM step) AS attempts, (SELECT count(*) FROM transition) AS inserted,
+               CASE WHEN EXISTS (SELECT 1 FROM retired) THEN pgmq.archive($3::text, $4::bigint) END AS archived
+        """)
+
+    /// The whole completion in one statement, only if the step is still `in_progress`: retire that
+    /// transition, insert the result state after it, store `results` with `in_process = false`, and
+    /// send the message to orchestration (with its notification).
+    /// $1 step uuid, $2 to state, $3 metadata, $4 results, $5 queue, $6 message.
+    static let complete = PreparedStatement("""
+        WITH retired AS (
+            UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'in_progress'
+            RETURNING sort_key),
+        transition AS (
+            INSERT INTO tasker.workflow_step_transitions
+                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+            SELECT $1, $2, 'in_progress', $3::jsonb, r.sort_key + 1, true, NOW(), NOW() FROM retired r
+            RETURNING 1),
+        step AS (
+            UPDATE tasker.workflow_steps SET in_process = false, results = $4::jsonb, updated_at = NOW()
+             WHERE workflow_step_uuid = $1 AND EXISTS (SELECT 1 FROM retired)
+            RETURNING 1)
+        SELECT (SELECT count(*) FROM transition) AS inserted,
+               CASE WHEN EXISTS (SELECT 1 FROM retired)
+                    THEN tasker.pgmq_send_with_notify($5::text, $6::jsonb, 0) END AS msg_id
+        """)
+}

@@ -1,0 +1,261 @@
+import AsyncAlgorithms
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TaskerPostgres
+import TaskerModel
+
+/// Runs step handlers concurrently, at most `maxConcurrentHandlers` at a time, and hands every
+/// result to the completion channel.
+///
+/// - Each claimed step gets its handler by `handler.callable`; an unknown callable is a
+///   `handler_not_found` failure (not retryable), a thrown error a `handler_error` failure
+///   (retryable), and a handler still running after its timeout (the template's `timeout_seconds`,
+///   else `handler_timeout_ms`) a `handler_timeout` failure (retryable).
+/// - The permit is released before the result goes into the completion channel.
+/// - **Timeouts and handlers that ignore cancellation.** At the timeout the handler's task is
+///   cancelled and the timeout result is reported at once, so the step is never held hostage. The
+///   permit, however, stays with the handler until its code really returns: a handler that ignores
+///   cancellation keeps occupying its slot, so the number of handler bodies running never exceeds
+///   `maxConcurrentHandlers`. `overdueHandlers` counts such handlers; when every permit is held by
+///   overdue handlers, claiming stops (load shedding) rather than running more code concurrently.
+/// - **Drain deadline.** Shutdown arms `drainDeadline` (`timing.processing_timeout_seconds`). A
+///   handler still running when it fires, or a claimed step whose handler has not started, gets a
+///   retryable `handler_timeout` result naming the shutdown, and its permit is given back without
+///   waiting for the abandoned code; so the drain ends and every claimed step has a result.
+public final class HandlerDispatchService: Service, Sendable {
+    public let semaphore: AsyncSemaphore
+    /// Claimed steps not yet holding a permit (load shedding counts them).
+    public let backlog: DispatchBacklog
+    private let dispatch: AsyncChannel<ClaimedStep>
+    private let completions: AsyncChannel<StepCompletion>
+    private let bufferSize: Int
+    private let registry: HandlerRegistry
+    private let pool: PostgresConnectionPool
+    private let defaultTimeout: Duration
+    private let identity: WorkerIdentity
+    private let logger: Logger
+    private let overdue = Atomic<Int>(0)
+    /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
+    public let drainDeadline: DrainDeadline
+    /// Told about every released permit (the event system re-reads shed messages at once).
+    public let capacity: CapacitySignal
+
+    public init(dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
+                registry: HandlerRegistry, pool: PostgresConnectionPool, maxConcurrentHandlers: Int, defaultTimeout: Duration,
+                identity: WorkerIdentity, backlog: DispatchBacklog = DispatchBacklog(),
+                drainDeadline: DrainDeadline = DrainDeadline(), capacity: CapacitySignal = CapacitySignal(),
+                logger: Logger = Logger(label: "tasker.dispatch")) {
+        self.capacity = capacity
+        self.backlog = backlog
+        self.drainDeadline = drainDeadline
+        self.dispatch = dispatch
+        self.completions = completions
+        self.bufferSize = max(1, bufferSize)
+        self.registry = registry
+        self.pool = pool
+        self.semaphore = AsyncSemaphore(permits: maxConcurrentHandlers)
+        self.defaultTimeout = defaultTimeout
+        self.identity = identity
+        self.logger = logger
+    }
+
+    /// Handlers that passed their timeout and have not returned yet.
+    public var overdueHandlers: Int { overdue.load(ordering: .relaxed) }
+
+    /// Consumes the dispatch channel until it finishes (the worker finishes it on shutdown, after
+    /// claiming has stopped), then waits for every running handler.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            for await step in dispatch.buffer(policy: .bounded(bufferSize)) {
+                await semaphore.acquire()
+                backlog.remove()
+                group.addTask { await self.execute(step) }
+            }
+        }
+        // Every handler has returned (or was abandoned at the drain deadline) and every result is
+        // in the completion channel.
+        drainDeadline.disarm()
+        completions.finish()
+        // Return only when the group asks this service to stop (after the event system), so the
+        // ServiceGroup sees the services end in their shutdown order.
+        try? await gracefulShutdown()
+    }
+
+    private func execute(_ step: ClaimedStep) async {
+        let startedAt = Date()
+        guard let definition = step.definition,
+              let handler = registry.resolve(callable: definition.handler.callable,
+                                             templateStepName: step.hydrated.templateStepName) else {
+            releasePermit()
+            let callable = step.definition?.handler.callable ?? step.hydrated.templateStepName
+            logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)"]))
+            await finish(step, .dispatchError(
+                stepUUID: step.message.stepUUID, kind: .handlerNotFound, callable: callable, timeoutMs: nil,
+                taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
+                workerID: identity.workerID, hostname: identity.hostname))
+            return
+        }
+        let timeout = definition.timeoutSeconds.map { Duration.seconds($0) } ?? defaultTimeout
+        var context = makeContext(step, definition: definition, timeout: timeout)
+        let callable = definition.handler.callable
+        while true {
+            if drainDeadline.hasFired {
+                releasePermit()
+                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: false)
+                return
+            }
+            let invocation = context
+            let work = Task { try await handler.call(invocation) }
+            switch await Self.race(work, timeout: timeout, deadline: drainDeadline) {
+            case .finished(.success(let handlerResult)):
+                if case .checkpointYield(let yield) = handlerResult.outcome {
+                    // Persist, then call the handler again with its checkpoint (same claim and permit).
+                    do {
+                        context.checkpoint = try await pool.withConnection { c in
+                            try await StepRepository.persistCheckpoint(c, stepUUID: step.message.stepUUID, yield: yield)
+                        }
+                        continue
+                    } catch {
+                        releasePermit()
+                        await finish(step, .dispatchError(
+                            stepUUID: step.message.stepUUID, kind: .checkpointError, callable: callable, timeoutMs: nil,
+                            taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
+                            workerID: identity.workerID, hostname: identity.hostname))
+                        return
+                    }
+                }
+                releasePermit()
+                await finish(step, result(of: .success(handlerResult), step: step, callable: callable,
+                                          version: handler.version, startedAt: startedAt))
+            case .finished(let outcome):
+                releasePermit()
+                await finish(step, result(of: outcome, step: step, callable: callable, version: handler.version,
+                                          startedAt: startedAt))
+            case .timedOut:
+                work.cancel()
+                overdue.add(1, ordering: .relaxed)
+                let timeoutMs = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+                logger.warning("handler timed out", metadata: metadata(step, ["callable": "\(callable)", "timeout_ms": "\(timeoutMs)"]))
+                await finish(step, .dispatchError(
+                    stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
+                    taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
+                    workerID: identity.workerID, hostname: identity.hostname))
+                // The permit stays with the handler's code until it really returns (see the type's
+                // doc), or until the shutdown drain deadline abandons it.
+                _ = await Self.race(work, timeout: nil, deadline: drainDeadline)
+                overdue.subtract(1, ordering: .relaxed)
+                releasePermit()
+            case .drainDeadline:
+                work.cancel()
+                releasePermit()
+                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: true)
+            case .cancelled:
+                // Only a forced stop (the group cancelled, not gracefully shut down) gets here; the
+                // completion channel no longer takes results, so say loudly what is left behind.
+                work.cancel()
+                releasePermit()
+                logger.critical("forced stop while the handler ran: the step stays in_progress without a result",
+                                metadata: metadata(step, ["handler": "\(callable)"]))
+            }
+            return
+        }
+    }
+
+    private func result(of outcome: Result<StepHandlerResult, any Error>, step: ClaimedStep, callable: String,
+                        version: String, startedAt: Date) -> StepExecutionResult {
+        switch outcome {
+        case .success(let handlerResult):
+            return handlerResult.toExecutionResult(
+                stepUUID: step.message.stepUUID, startedAt: startedAt, completedAt: Date(),
+                workerID: identity.workerID, hostname: identity.hostname, handlerVersion: version)
+        case .failure(let error as StepFailure):
+            return StepHandlerResult.failure(error).toExecutionResult(
+                stepUUID: step.message.stepUUID, startedAt: startedAt, completedAt: Date(),
+                workerID: identity.workerID, hostname: identity.hostname, handlerVersion: version)
+        case .failure(let error):
+            logger.info("handler failed", metadata: metadata(step, ["callable": "\(callable)", "error": "\(error)"]))
+            return .dispatchError(
+                stepUUID: step.message.stepUUID, kind: .handlerError, callable: callable, timeoutMs: nil,
+                taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
+                workerID: identity.workerID, hostname: identity.hostname)
+        }
+    }
+
+    private func releasePermit() {
+        semaphore.release()
+        capacity.permitReleased()
+    }
+
+    /// The retryable result of a step the shutdown drain did not let finish (or start).
+    private func finishAtDrainDeadline(_ step: ClaimedStep, callable: String, startedAt: Date, started: Bool) async {
+        logger.warning(started ? "handler abandoned at the shutdown drain deadline" : "step not started before the shutdown drain deadline",
+                       metadata: metadata(step, ["handler": "\(callable)"]))
+        let elapsed = Int(Date().timeIntervalSince(startedAt) * 1000)
+        await finish(step, .dispatchError(
+            stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: elapsed,
+            taskUUID: step.message.taskUUID,
+            message: started ? "Handler did not finish before the worker's shutdown drain deadline"
+                : "Handler not started before the worker's shutdown drain deadline",
+            startedAt: startedAt, completedAt: Date(), workerID: identity.workerID, hostname: identity.hostname))
+    }
+
+    private func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {
+        StepMetrics.handlerFinished(step, result)
+        await completions.send(StepCompletion(step: step, result: result))
+        if Task.isCancelled {
+            // `send` returns without delivering once the task is cancelled (a forced stop only).
+            logger.critical("forced stop: a step result may not have been stored", metadata: metadata(step, [
+                "result": "\((try? result.jsonString()) ?? "unencodable")"]))
+        }
+    }
+
+    private func makeContext(_ step: ClaimedStep, definition: StepDefinition, timeout: Duration) -> StepContext {
+        let hydrated = step.hydrated
+        return StepContext(
+            taskUUID: hydrated.taskUUID, stepUUID: hydrated.stepUUID, correlationID: hydrated.correlationID,
+            namespace: hydrated.namespace, taskName: hydrated.taskName, taskVersion: hydrated.taskVersion,
+            stepName: hydrated.stepName, templateStepName: hydrated.templateStepName,
+            taskContext: hydrated.taskContext, stepInputs: hydrated.inputs,
+            stepConfig: definition.handler.initialization, dependencyResults: step.dependencyResults,
+            attempt: step.attempts, maxAttempts: hydrated.maxAttempts,
+            checkpoint: hydrated.checkpoint.isNull ? nil : hydrated.checkpoint, timeout: timeout)
+    }
+
+    private func metadata(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        StepLogMetadata.of(step, extra)
+    }
+
+    enum RaceOutcome: Sendable {
+        case finished(Result<StepHandlerResult, any Error>)
+        case timedOut
+        case drainDeadline
+        /// The dispatching task itself was cancelled (a forced stop of the service group).
+        case cancelled
+    }
+
+    /// Waits for `work`, its timeout (none when nil) or the drain deadline, whichever comes first,
+    /// without waiting for a handler that ignores cancellation.
+    static func race(_ work: Task<StepHandlerResult, any Error>, timeout: Duration?, deadline: DrainDeadline) async -> RaceOutcome {
+        let (outcomes, outcome) = AsyncStream.makeStream(of: RaceOutcome.self)
+        let timer = Task {
+            guard let timeout else { return }
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { outcome.yield(.timedOut) }
+        }
+        let drain = Task {
+            await deadline.wait()
+            if !Task.isCancelled { outcome.yield(.drainDeadline) }
+        }
+        Task {
+            outcome.yield(.finished(await work.result))
+        }
+        var first = outcomes.makeAsyncIterator()
+        let winner = await first.next() ?? .cancelled
+        timer.cancel()
+        drain.cancel()
+        outcome.finish()
+        return winner
+    }
+}

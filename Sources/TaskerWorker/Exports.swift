@@ -1,0 +1,4 @@
+// A handler author imports one module: the SDK's signatures use the model's types (`JSONValue`,
+// `StepMessage`, `StepExecutionResult`, templates, configuration), so `TaskerWorker` re-exports
+// `TaskerModel`. The PostgreSQL client (`TaskerPostgres`) is not re-exported: handlers never need it.
+@_exported import TaskerModel

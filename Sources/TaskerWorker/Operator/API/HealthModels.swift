@@ -1,0 +1,321 @@
+import Foundation
+import TaskerPostgres
+import TaskerModel
+
+// The health bodies of the worker's REST API (upstream `schemas/generated/worker-openapi.json`),
+// shared with the gRPC `WorkerHealthService`. Encoded with `APIJSON.encoder`: snake_case keys as
+// upstream, timestamps as chrono writes them, and explicit `null` for absent optionals.
+
+/// The verdict of one check: `healthy`, `degraded` or `unhealthy`.
+public enum HealthStatus: String, Codable, Sendable, Equatable, Comparable {
+    case healthy, degraded, unhealthy
+
+    /// Ordered from best to worst, so that `max` of several verdicts is the worst.
+    public static func < (lhs: HealthStatus, rhs: HealthStatus) -> Bool { lhs.rank < rhs.rank }
+
+    private var rank: Int {
+        switch self {
+        case .healthy: 0
+        case .degraded: 1
+        case .unhealthy: 2
+        }
+    }
+}
+
+/// One check (`HealthCheck`): its verdict, why, how long it took and when it ran.
+public struct HealthCheck: Codable, Sendable, Equatable {
+    /// `healthy`, `degraded` or `unhealthy`.
+    public var status: String
+    public var message: String?
+    /// How long the check took.
+    public var durationMs: Int
+    public var lastChecked: Date
+
+    public init(status: HealthStatus, message: String?, durationMs: Int, lastChecked: Date = Date()) {
+        self.status = status.rawValue
+        self.message = message
+        self.durationMs = durationMs
+        self.lastChecked = lastChecked
+    }
+
+    /// The verdict as an enum (an unknown string counts as `unhealthy`).
+    public var verdict: HealthStatus { HealthStatus(rawValue: status) ?? .unhealthy }
+
+    enum CodingKeys: String, CodingKey {
+        case status, message
+        case durationMs = "duration_ms"
+        case lastChecked = "last_checked"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(status, forKey: .status)
+        try c.encode(message, forKey: .message)
+        try c.encode(durationMs, forKey: .durationMs)
+        try c.encode(lastChecked, forKey: .lastChecked)
+    }
+}
+
+/// `GET /health` and `GET /health/live` (`BasicHealthResponse`).
+public struct BasicHealthResponse: Codable, Sendable, Equatable {
+    /// `healthy` (`/health`) or `alive` (`/health/live`).
+    public var status: String
+    public var timestamp: Date
+    /// The public id, `worker-<uuid>`.
+    public var workerID: String
+
+    public init(status: String, timestamp: Date = Date(), workerID: String) {
+        self.status = status
+        self.timestamp = timestamp
+        self.workerID = workerID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, timestamp
+        case workerID = "worker_id"
+    }
+}
+
+/// The checks of `GET /health/ready` (`WorkerReadinessChecks`).
+public struct WorkerReadinessChecks: Codable, Sendable, Equatable {
+    public var database: HealthCheck
+    public var commandProcessor: HealthCheck
+    public var queueProcessing: HealthCheck
+
+    public init(database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck) {
+        self.database = database
+        self.commandProcessor = commandProcessor
+        self.queueProcessing = queueProcessing
+    }
+
+    /// Ready iff every check is exactly `healthy`.
+    public var allHealthy: Bool { [database, commandProcessor, queueProcessing].allSatisfy { $0.verdict == .healthy } }
+
+    enum CodingKeys: String, CodingKey {
+        case database
+        case commandProcessor = "command_processor"
+        case queueProcessing = "queue_processing"
+    }
+}
+
+/// `GET /health/ready` (`ReadinessResponse`); served with 200 when ready, else 503 with an `ErrorResponse`.
+public struct ReadinessResponse: Codable, Sendable, Equatable {
+    /// `ready` or `not_ready`.
+    public var status: String
+    public var timestamp: Date
+    public var workerID: String
+    public var checks: WorkerReadinessChecks
+    public var systemInfo: WorkerSystemInfo
+
+    public init(status: String, timestamp: Date, workerID: String, checks: WorkerReadinessChecks, systemInfo: WorkerSystemInfo) {
+        self.status = status
+        self.timestamp = timestamp
+        self.workerID = workerID
+        self.checks = checks
+        self.systemInfo = systemInfo
+    }
+
+    /// Whether the worker is ready to process steps (every readiness check healthy).
+    public var isReady: Bool { checks.allHealthy }
+
+    enum CodingKeys: String, CodingKey {
+        case status, timestamp, checks
+        case workerID = "worker_id"
+        case systemInfo = "system_info"
+    }
+}
+
+/// The checks of `GET /health/detailed` (`WorkerDetailedChecks`).
+public struct WorkerDetailedChecks: Codable, Sendable, Equatable {
+    public var database: HealthCheck
+    public var commandProcessor: HealthCheck
+    public var queueProcessing: HealthCheck
+    public var eventSystem: HealthCheck
+    public var stepProcessing: HealthCheck
+    public var circuitBreakers: HealthCheck
+
+    public init(database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck,
+                eventSystem: HealthCheck, stepProcessing: HealthCheck, circuitBreakers: HealthCheck) {
+        self.database = database
+        self.commandProcessor = commandProcessor
+        self.queueProcessing = queueProcessing
+        self.eventSystem = eventSystem
+        self.stepProcessing = stepProcessing
+        self.circuitBreakers = circuitBreakers
+    }
+
+    /// Every check in schema order.
+    public var all: [HealthCheck] {
+        [database, commandProcessor, queueProcessing, eventSystem, stepProcessing, circuitBreakers]
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case database
+        case commandProcessor = "command_processor"
+        case queueProcessing = "queue_processing"
+        case eventSystem = "event_system"
+        case stepProcessing = "step_processing"
+        case circuitBreakers = "circuit_breakers"
+    }
+}
+
+/// `GET /health/detailed` (`DetailedHealthResponse`); always 200.
+public struct DetailedHealthResponse: Codable, Sendable, Equatable {
+    /// `healthy` when all six checks are, else `degraded`.
+    public var status: String
+    public var timestamp: Date
+    public var workerID: String
+    public var checks: WorkerDetailedChecks
+    public var systemInfo: WorkerSystemInfo
+    public var distributedCache: DistributedCacheInfo?
+
+    public init(status: String, timestamp: Date, workerID: String, checks: WorkerDetailedChecks,
+                systemInfo: WorkerSystemInfo, distributedCache: DistributedCacheInfo?) {
+        self.status = status
+        self.timestamp = timestamp
+        self.workerID = workerID
+        self.checks = checks
+        self.systemInfo = systemInfo
+        self.distributedCache = distributedCache
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, timestamp, checks
+        case workerID = "worker_id"
+        case systemInfo = "system_info"
+        case distributedCache = "distributed_cache"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(status, forKey: .status)
+        try c.encode(timestamp, forKey: .timestamp)
+        try c.encode(workerID, forKey: .workerID)
+        try c.encode(checks, forKey: .checks)
+        try c.encode(systemInfo, forKey: .systemInfo)
+        try c.encode(distributedCache, forKey: .distributedCache)
+    }
+}
+
+/// `system_info` of the readiness and detailed bodies (`WorkerSystemInfo`).
+public struct WorkerSystemInfo: Codable, Sendable, Equatable {
+    public var version: String
+    public var environment: String
+    public var uptimeSeconds: Int
+    /// `command_processor`, as upstream.
+    public var workerType: String
+    /// Open connections of the pool (lent plus idle).
+    public var databasePoolSize: Int
+    /// The pipeline runs and takes steps.
+    public var commandProcessorActive: Bool
+    public var supportedNamespaces: [String]
+    public var poolUtilization: PoolUtilizationInfo?
+
+    public init(version: String, environment: String, uptimeSeconds: Int, workerType: String, databasePoolSize: Int,
+                commandProcessorActive: Bool, supportedNamespaces: [String], poolUtilization: PoolUtilizationInfo?) {
+        self.version = version
+        self.environment = environment
+        self.uptimeSeconds = uptimeSeconds
+        self.workerType = workerType
+        self.databasePoolSize = databasePoolSize
+        self.commandProcessorActive = commandProcessorActive
+        self.supportedNamespaces = supportedNamespaces
+        self.poolUtilization = poolUtilization
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, environment
+        case uptimeSeconds = "uptime_seconds"
+        case workerType = "worker_type"
+        case databasePoolSize = "database_pool_size"
+        case commandProcessorActive = "command_processor_active"
+        case supportedNamespaces = "supported_namespaces"
+        case poolUtilization = "pool_utilization"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(version, forKey: .version)
+        try c.encode(environment, forKey: .environment)
+        try c.encode(uptimeSeconds, forKey: .uptimeSeconds)
+        try c.encode(workerType, forKey: .workerType)
+        try c.encode(databasePoolSize, forKey: .databasePoolSize)
+        try c.encode(commandProcessorActive, forKey: .commandProcessorActive)
+        try c.encode(supportedNamespaces, forKey: .supportedNamespaces)
+        try c.encode(poolUtilization, forKey: .poolUtilization)
+    }
+}
+
+/// Connection pool figures (`PoolUtilizationInfo`). This worker reaches the Tasker tables and PGMQ
+/// through one pool, so both entries describe the same pool.
+public struct PoolUtilizationInfo: Codable, Sendable, Equatable {
+    public var taskerPool: PoolDetail
+    public var pgmqPool: PoolDetail
+
+    public init(taskerPool: PoolDetail, pgmqPool: PoolDetail) {
+        self.taskerPool = taskerPool
+        self.pgmqPool = pgmqPool
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case taskerPool = "tasker_pool"
+        case pgmqPool = "pgmq_pool"
+    }
+}
+
+/// One pool's figures (`PoolDetail`).
+public struct PoolDetail: Codable, Sendable, Equatable {
+    public var activeConnections: Int
+    public var idleConnections: Int
+    public var maxConnections: Int
+    /// Lent connections as a percentage of the maximum.
+    public var utilizationPercent: Double
+    public var totalAcquires: Int
+    public var slowAcquires: Int
+    public var acquireErrors: Int
+    public var averageAcquireTimeMs: Double
+    public var maxAcquireTimeMs: Double
+
+    /// The figures of `PostgresConnectionPool.statistics`.
+    public init(_ statistics: PostgresPoolStatistics) {
+        activeConnections = statistics.active
+        idleConnections = statistics.idle
+        maxConnections = statistics.max
+        utilizationPercent = statistics.max > 0 ? Double(statistics.active) / Double(statistics.max) * 100 : 0
+        totalAcquires = statistics.totalAcquires
+        slowAcquires = statistics.slowAcquires
+        acquireErrors = statistics.acquireErrors
+        averageAcquireTimeMs = statistics.averageAcquireMs
+        maxAcquireTimeMs = statistics.maxAcquireMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case activeConnections = "active_connections"
+        case idleConnections = "idle_connections"
+        case maxConnections = "max_connections"
+        case utilizationPercent = "utilization_percent"
+        case totalAcquires = "total_acquires"
+        case slowAcquires = "slow_acquires"
+        case acquireErrors = "acquire_errors"
+        case averageAcquireTimeMs = "average_acquire_time_ms"
+        case maxAcquireTimeMs = "max_acquire_time_ms"
+    }
+}
+
+/// The distributed template cache (`DistributedCacheInfo`). This worker has none: it reports
+/// `enabled: false`, provider `noop`, healthy (not applicable), as upstream does without one.
+public struct DistributedCacheInfo: Codable, Sendable, Equatable {
+    public var enabled: Bool
+    /// `redis` or `noop`.
+    public var provider: String
+    public var healthy: Bool
+
+    public init(enabled: Bool, provider: String, healthy: Bool) {
+        self.enabled = enabled
+        self.provider = provider
+        self.healthy = healthy
+    }
+
+    /// No distributed cache.
+    public static let none = DistributedCacheInfo(enabled: false, provider: "noop", healthy: true)
+}

@@ -1,0 +1,194 @@
+import Foundation
+import TaskerModel
+
+// The template bodies of the worker's REST API (`/v1/templates…`), shared with the gRPC
+// `WorkerTemplateService`. Field names and nesting as upstream's `worker-openapi.json`.
+
+/// `GET /v1/templates` (`TemplateListResponse`).
+public struct TemplateListResponse: Codable, Sendable, Equatable {
+    public var supportedNamespaces: [String]
+    /// Templates this worker serves (registered in its namespaces).
+    public var templateCount: Int
+    /// Only with `include_cache_stats=true`; else null.
+    public var cacheStats: TemplateCacheStats?
+    /// Upstream's fixed list: command_processing, database_access, message_queues, ffi_integration.
+    public var workerCapabilities: [String]
+
+    public init(supportedNamespaces: [String], templateCount: Int, cacheStats: TemplateCacheStats?, workerCapabilities: [String]) {
+        self.supportedNamespaces = supportedNamespaces
+        self.templateCount = templateCount
+        self.cacheStats = cacheStats
+        self.workerCapabilities = workerCapabilities
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case supportedNamespaces = "supported_namespaces"
+        case templateCount = "template_count"
+        case cacheStats = "cache_stats"
+        case workerCapabilities = "worker_capabilities"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(supportedNamespaces, forKey: .supportedNamespaces)
+        try c.encode(templateCount, forKey: .templateCount)
+        try c.encode(cacheStats, forKey: .cacheStats)
+        try c.encode(workerCapabilities, forKey: .workerCapabilities)
+    }
+}
+
+/// The template cache's figures (`CacheStats`).
+public struct TemplateCacheStats: Codable, Sendable, Equatable {
+    public var totalCached: Int
+    public var cacheHits: Int
+    public var cacheMisses: Int
+    public var cacheEvictions: Int
+    public var oldestEntryAgeSeconds: Int
+    public var averageAccessCount: Double
+    public var supportedNamespaces: [String]
+
+    public init(totalCached: Int, cacheHits: Int, cacheMisses: Int, cacheEvictions: Int, oldestEntryAgeSeconds: Int,
+                averageAccessCount: Double, supportedNamespaces: [String]) {
+        self.totalCached = totalCached
+        self.cacheHits = cacheHits
+        self.cacheMisses = cacheMisses
+        self.cacheEvictions = cacheEvictions
+        self.oldestEntryAgeSeconds = oldestEntryAgeSeconds
+        self.averageAccessCount = averageAccessCount
+        self.supportedNamespaces = supportedNamespaces
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case totalCached = "total_cached"
+        case cacheHits = "cache_hits"
+        case cacheMisses = "cache_misses"
+        case cacheEvictions = "cache_evictions"
+        case oldestEntryAgeSeconds = "oldest_entry_age_seconds"
+        case averageAccessCount = "average_access_count"
+        case supportedNamespaces = "supported_namespaces"
+    }
+}
+
+/// `GET /v1/templates/{namespace}/{name}/{version}` (`TemplateResponse`).
+public struct TemplateResponse: Codable, Sendable, Equatable {
+    public var template: ResolvedTemplate
+    public var handlerMetadata: HandlerMetadata
+    /// The template is held in the worker's template cache (it is after every successful lookup).
+    public var cached: Bool
+    /// Always null (as upstream).
+    public var cacheAgeSeconds: Int?
+    /// Always null (as upstream).
+    public var accessCount: Int?
+
+    public init(template: ResolvedTemplate, handlerMetadata: HandlerMetadata, cached: Bool,
+                cacheAgeSeconds: Int? = nil, accessCount: Int? = nil) {
+        self.template = template
+        self.handlerMetadata = handlerMetadata
+        self.cached = cached
+        self.cacheAgeSeconds = cacheAgeSeconds
+        self.accessCount = accessCount
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case template, cached
+        case handlerMetadata = "handler_metadata"
+        case cacheAgeSeconds = "cache_age_seconds"
+        case accessCount = "access_count"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(template, forKey: .template)
+        try c.encode(handlerMetadata, forKey: .handlerMetadata)
+        try c.encode(cached, forKey: .cached)
+        try c.encode(cacheAgeSeconds, forKey: .cacheAgeSeconds)
+        try c.encode(accessCount, forKey: .accessCount)
+    }
+}
+
+/// The `template` member of `TemplateResponse`: `{template, environment, resolved_at}`.
+/// Templates are served as registered (environment overrides are not applied by this worker).
+public struct ResolvedTemplate: Codable, Sendable, Equatable {
+    public var template: TaskTemplate
+    /// The environment the worker runs in (`common.execution.environment`).
+    public var environment: String
+    public var resolvedAt: Date
+
+    public init(template: TaskTemplate, environment: String, resolvedAt: Date) {
+        self.template = template
+        self.environment = environment
+        self.resolvedAt = resolvedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case template, environment
+        case resolvedAt = "resolved_at"
+    }
+}
+
+/// How the task is registered (`HandlerMetadata`), from `tasker.named_tasks`.
+public struct HandlerMetadata: Codable, Sendable, Equatable {
+    public var namespace: String
+    public var name: String
+    public var version: String
+    /// Tasker templates have no task-level handler class; this is the task's name.
+    public var handlerClass: String
+    /// The registered template (`named_tasks.configuration`).
+    public var configSchema: JSONValue?
+    /// The template's primary system dependency.
+    public var defaultDependentSystem: String?
+    /// When the template was last registered (`named_tasks.updated_at`).
+    public var registeredAt: Date
+
+    public init(namespace: String, name: String, version: String, handlerClass: String, configSchema: JSONValue?,
+                defaultDependentSystem: String?, registeredAt: Date) {
+        self.namespace = namespace
+        self.name = name
+        self.version = version
+        self.handlerClass = handlerClass
+        self.configSchema = configSchema
+        self.defaultDependentSystem = defaultDependentSystem
+        self.registeredAt = registeredAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case namespace, name, version
+        case handlerClass = "handler_class"
+        case configSchema = "config_schema"
+        case defaultDependentSystem = "default_dependent_system"
+        case registeredAt = "registered_at"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(namespace, forKey: .namespace)
+        try c.encode(name, forKey: .name)
+        try c.encode(version, forKey: .version)
+        try c.encode(handlerClass, forKey: .handlerClass)
+        try c.encode(configSchema ?? .null, forKey: .configSchema)
+        try c.encode(defaultDependentSystem, forKey: .defaultDependentSystem)
+        try c.encode(registeredAt, forKey: .registeredAt)
+    }
+}
+
+/// `POST /v1/templates/{namespace}/{name}/{version}/validate` (`TemplateValidationResponse`).
+public struct TemplateValidationResponse: Codable, Sendable, Equatable {
+    public var valid: Bool
+    public var errors: [String]
+    public var requiredCapabilities: [String]
+    /// The steps' handler callables, in step order.
+    public var stepHandlers: [String]
+
+    public init(valid: Bool, errors: [String], requiredCapabilities: [String], stepHandlers: [String]) {
+        self.valid = valid
+        self.errors = errors
+        self.requiredCapabilities = requiredCapabilities
+        self.stepHandlers = stepHandlers
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case valid, errors
+        case requiredCapabilities = "required_capabilities"
+        case stepHandlers = "step_handlers"
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+import TaskerModel
+
+/// Computes the health bodies (`/health…` and gRPC `WorkerHealthService`) from the running worker.
+///
+/// Readiness (every check exactly `healthy`, else 503):
+/// - `database`: `SELECT 1` through the pool within `thresholds.databaseTimeout`;
+/// - `command_processor`: the command processor answers a status command within
+///   `thresholds.commandProcessorTimeout`, the executor takes steps, and the event system runs with
+///   its listener connected or its poller reading successfully;
+/// - `queue_processing`: the depth of this worker's own `worker_<ns>_queue`s (pgmq metrics);
+/// - `command_processor` is also unhealthy while a step result has stayed unstored longer than
+///   `worker.result_storage.unstored_alert_seconds` (`ResultStorageMonitor`).
+/// The database goes through the pool's `.operator` lane (its own small budget). With `shared`
+/// (the servers pass `runtime.healthProbes`), the checks that cost a round trip are evaluated once
+/// per second for every probe together (`HealthProbeCache`).
+/// Detailed health adds `event_system`, `step_processing` (failure rate from `WorkerStatistics`) and
+/// `circuit_breakers` (none are built in: reported as such, healthy).
+/// Messages name a failure's class only (`OperatorErrorText`), never the database's text or a URL: the
+/// pool and the listener log the detail.
+public struct WorkerHealthService: Sendable {
+    public let runtime: WorkerRuntime
+    public let thresholds: HealthThresholds
+    /// The evaluation shared between probes; nil: each call evaluates afresh.
+    public let shared: HealthProbeCache?
+
+    public init(runtime: WorkerRuntime, thresholds: HealthThresholds = .default, shared: HealthProbeCache? = nil) {
+        self.runtime = runtime
+        self.thresholds = thresholds
+        self.shared = shared
+    }
+
+    /// `GET /health`: always `healthy` while the process answers.
+    public func basic() -> BasicHealthResponse {
+        BasicHealthResponse(status: "healthy", workerID: runtime.identity.publicID)
+    }
+
+    /// `GET /health/live`: always `alive` while the process answers.
+    public func liveness() -> BasicHealthResponse {
+        BasicHealthResponse(status: "alive", workerID: runtime.identity.publicID)
+    }
+
+    /// `GET /health/ready`: `status` is `ready` or `not_ready`; see `ReadinessResponse.isReady`.
+    public func readiness() async -> ReadinessResponse {
+        let probes = await probes()
+        let checks = WorkerReadinessChecks(database: probes.database, commandProcessor: probes.commandProcessor,
+                                           queueProcessing: probes.queueProcessing)
+        return ReadinessResponse(
+            status: checks.allHealthy ? "ready" : "not_ready", timestamp: Date(), workerID: runtime.identity.publicID,
+            checks: checks, systemInfo: await systemInfo(status: probes.status))
+    }
+
+    /// `GET /health/detailed`: `healthy` when all six checks are, else `degraded`.
+    public func detailed() async -> DetailedHealthResponse {
+        let probes = await probes()
+        let checks = WorkerDetailedChecks(
+            database: probes.database, commandProcessor: probes.commandProcessor, queueProcessing: probes.queueProcessing,
+            eventSystem: checkEventSystem(), stepProcessing: checkStepProcessing(), circuitBreakers: checkCircuitBreakers())
+        let healthy = checks.all.allSatisfy { $0.verdict == .healthy }
+        return DetailedHealthResponse(
+            status: healthy ? "healthy" : "degraded", timestamp: Date(), workerID: runtime.identity.publicID,
+            checks: checks, systemInfo: await systemInfo(status: probes.status), distributedCache: DistributedCacheInfo.none)
+    }
+
+    /// The checks that cost a round trip (shared when `shared` is set), with result storage folded
+    /// into `command_processor` (read fresh: it costs nothing).
+    public func probes() async -> HealthProbes {
+        var probes: HealthProbes
+        if let shared {
+            let service = self
+            probes = await shared.value { await service.evaluateProbes() }
+        } else {
+            probes = await evaluateProbes()
+        }
+        probes.commandProcessor = Self.adding(checkResultStorage(), to: probes.commandProcessor)
+        return probes
+    }
+
+    /// Evaluates `database`, `command_processor` and `queue_processing` now, concurrently.
+    public func evaluateProbes() async -> HealthProbes {
+        async let database = checkDatabase()
+        async let commandProcessor = checkCommandProcessor()
+        async let queues = checkQueueProcessing()
+        let (processor, status) = await commandProcessor
+        return HealthProbes(database: await database, commandProcessor: processor, queueProcessing: await queues,
+                            status: status)
+    }
+
+    /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
+    public func checkResultStorage() -> HealthCheck {
+        let monitor = runtime.resultStorage
+        let snapshot = monitor.snapshot()
+        guard snapshot.overdue > 0 else {
+            return HealthCheck(status: .healthy, message: "\(snapshot.pending) step results being stored", durationMs: 0)
+        }
+        let message = "\(snapshot.overdue) step results unstored for more than \(monitor.alertAfter) "
+            + "(oldest \(Int(snapshot.oldest.components.seconds)) s; last error: \(snapshot.lastError ?? "none"))"
+        return HealthCheck(status: .unhealthy, message: message, durationMs: 0)
+    }
+
+    /// `check` judged with `extra` too: the worse verdict, and `extra`'s message when it is not healthy.
+    static func adding(_ extra: HealthCheck, to check: HealthCheck) -> HealthCheck {
+        guard extra.verdict != .healthy else { return check }
+        return HealthCheck(status: max(check.verdict, extra.verdict),
+                           message: [check.message, "result storage: " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
+                           durationMs: check.durationMs, lastChecked: check.lastChecked)
+    }
+
+    // MARK: - Checks
+
+    /// `SELECT 1` through the pool, bounded by `thresholds.databaseTimeout`.
+    public func checkDatabase() async -> HealthCheck {
+        let clock = Timing()
+        let pool = runtime.pool
+        switch await withDeadline(thresholds.databaseTimeout, { _ = try await pool.query("SELECT 1", lane: .operator) }) {
+        case .value:
+            return HealthCheck(status: .healthy, message: "Database connection successful", durationMs: clock.elapsedMs)
+        case .failed(let error):
+            return HealthCheck(status: .unhealthy, message: "Database connection failed: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
+        case .timedOut:
+            return HealthCheck(status: .unhealthy, message: "Database did not answer SELECT 1 within \(thresholds.databaseTimeout)",
+                               durationMs: clock.elapsedMs)
+        }
+    }
+
+    /// Asks the command processor for the worker's status (bounded) and judges the intake with it.
+    /// Also returns the status, for `system_info`.
+    public func checkCommandProcessor() async -> (HealthCheck, WorkerStatus?) {
+        let clock = Timing()
+        let commands = runtime.commands
+        let answer = await withDeadline(thresholds.commandProcessorTimeout) { await commands.process(.getWorkerStatus) }
+        guard case .value(.status(let status)) = answer else {
+            let message = "Command processor did not answer a status command within \(thresholds.commandProcessorTimeout)"
+            return (HealthCheck(status: .unhealthy, message: message, durationMs: clock.elapsedMs), nil)
+        }
+        let events = runtime.eventSystem.status
+        let verdict: HealthStatus
+        if !events.running {
+            verdict = .unhealthy
+        } else if !status.acceptingSteps || !events.isReceiving {
+            verdict = .degraded
+        } else {
+            verdict = .healthy
+        }
+        let message = "Command processor answered; accepting steps: \(status.acceptingSteps) "
+            + "(\(status.handlerPermitsInUse)/\(status.handlerPermits) handler permits in use); event system: "
+            + Self.describe(events)
+        return (HealthCheck(status: verdict, message: message, durationMs: clock.elapsedMs), status)
+    }
+
+    /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`; a queue
+    /// that does not exist is left out).
+    public func checkQueueProcessing() async -> HealthCheck {
+        let clock = Timing()
+        let queues = runtime.eventSystem.settings.namespaces.map(QueueNames.workerQueue(namespace:))
+        guard !queues.isEmpty else {
+            return HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
+        }
+        let pool = runtime.pool
+        let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
+            try await pool.withConnection(lane: .operator) { c in try await PGMQ.queueMetrics(c, queues: queues) }
+        }
+        switch outcome {
+        case .value(let depths):
+            let total = depths.reduce(0) { $0 + Int($1.depth) }
+            let detail = depths.map { "\($0.queue)=\($0.depth)" }.joined(separator: ", ")
+            return HealthCheck(status: thresholds.queueDepthStatus(total),
+                               message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
+        case .failed(let error):
+            return HealthCheck(status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
+        case .timedOut:
+            return HealthCheck(status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
+                               durationMs: clock.elapsedMs)
+        }
+    }
+
+    /// Healthy while the event system runs and receives (listener connected or polling succeeding).
+    public func checkEventSystem() -> HealthCheck {
+        let clock = Timing()
+        let events = runtime.eventSystem.status
+        let verdict: HealthStatus = !events.running ? .unhealthy : events.isReceiving ? .healthy : .degraded
+        return HealthCheck(status: verdict, message: Self.describe(events), durationMs: clock.elapsedMs)
+    }
+
+    /// The failure rate of the steps this worker has run (`WorkerStatistics`).
+    public func checkStepProcessing() -> HealthCheck {
+        let clock = Timing()
+        let stats = runtime.statistics.snapshot
+        let rate = stats.failureRate
+        let message = "\(stats.totalExecuted) steps executed, \(stats.totalSucceeded) succeeded, \(stats.totalFailed) failed ("
+            + String(format: "%.1f", rate * 100) + " % failure rate)"
+        return HealthCheck(status: thresholds.failureRateStatus(rate), message: message, durationMs: clock.elapsedMs)
+    }
+
+    /// This worker has no circuit breakers: an empty set, which is healthy.
+    public func checkCircuitBreakers() -> HealthCheck {
+        HealthCheck(status: .healthy, message: "No circuit breakers configured", durationMs: 0)
+    }
+
+    /// `system_info`; `status` is the command processor's answer (nil when it did not answer).
+    public func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
+        let pool = await runtime.pool.statistics
+        let detail = PoolDetail(pool)
+        return WorkerSystemInfo(
+            version: TaskerWorkerVersion.current, environment: runtime.configuration.common.execution.environment,
+            uptimeSeconds: max(0, Int(Date().timeIntervalSince(runtime.startedAt))), workerType: "command_processor",
+            databasePoolSize: pool.active + pool.idle,
+            commandProcessorActive: runtime.eventSystem.status.running && (status?.acceptingSteps ?? false),
+            supportedNamespaces: await runtime.templates.supportedNamespaces,
+            poolUtilization: PoolUtilizationInfo(taskerPool: detail, pgmqPool: detail))
+    }
+
+    // MARK: - Helpers
+
+    static func describe(_ events: WorkerEventSystemStatus) -> String {
+        var parts = ["mode \(events.mode.rawValue)", events.running ? "running" : "not running"]
+        if let listener = events.listenerState {
+            switch listener {
+            case .connected: parts.append("listener connected")
+            case .reconnecting(let attempt, _): parts.append("listener reconnecting (attempt \(attempt))")
+            case .idle: parts.append("listener not started")
+            case .connecting: parts.append("listener connecting")
+            case .stopped: parts.append("listener stopped")
+            }
+        }
+        if events.pollingActive {
+            parts.append(events.lastPollSucceeded ? "polling active" : "polling active, last read failed")
+        }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Milliseconds since creation, for `duration_ms`.
+struct Timing {
+    private let start = ContinuousClock.now
+
+    var elapsedMs: Int {
+        let elapsed = ContinuousClock.now - start
+        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+}

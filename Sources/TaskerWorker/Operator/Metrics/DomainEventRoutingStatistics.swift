@@ -1,0 +1,101 @@
+import Atomics
+import Foundation
+import TaskerModel
+
+/// Per-publisher counts of domain event routing, for `GET /metrics/events` (upstream
+/// `EventRouterStats` and `InProcessEventBusStats` shapes). Every call also records the
+/// process-wide Prometheus counters (`StepMetrics.domainEvent`).
+public final class DomainEventRoutingStatistics: Sendable {
+    private let durable = ManagedAtomic<UInt64>(0)
+    private let fast = ManagedAtomic<UInt64>(0)
+    private let broadcast = ManagedAtomic<UInt64>(0)
+    private let routingErrors = ManagedAtomic<UInt64>(0)
+    private let fastErrors = ManagedAtomic<UInt64>(0)
+    private let invalidEvents = ManagedAtomic<UInt64>(0)
+    private let inProcessEvents = ManagedAtomic<UInt64>(0)
+    private let subscriberDeliveries = ManagedAtomic<UInt64>(0)
+
+    public init() {}
+
+    /// An event published with `mode`; `subscribers` in-process subscribers got it (fast, broadcast).
+    public func routed(_ mode: DeliveryMode, subscribers: Int) {
+        switch mode {
+        case .durable: durable.wrappingIncrement(ordering: .relaxed)
+        case .fast: fast.wrappingIncrement(ordering: .relaxed)
+        case .broadcast: broadcast.wrappingIncrement(ordering: .relaxed)
+        }
+        if mode != .durable {
+            inProcessEvents.wrappingIncrement(ordering: .relaxed)
+            subscriberDeliveries.wrappingIncrement(by: UInt64(max(0, subscribers)), ordering: .relaxed)
+        }
+        StepMetrics.domainEvent(mode, published: true)
+    }
+
+    /// An event that could not be published.
+    public func failed(_ mode: DeliveryMode) {
+        routingErrors.wrappingIncrement(ordering: .relaxed)
+        if mode == .fast { fastErrors.wrappingIncrement(ordering: .relaxed) }
+        StepMetrics.domainEvent(mode, published: false)
+    }
+
+    /// An event skipped because its payload violates the declared schema.
+    public func invalid(_ mode: DeliveryMode) {
+        invalidEvents.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.domainEventInvalid(mode)
+    }
+
+    /// The router's counters (upstream `EventRouterStats` keys).
+    public struct Router: Codable, Sendable, Equatable {
+        public var totalRouted: UInt64
+        public var durableRouted: UInt64
+        public var fastRouted: UInt64
+        public var broadcastRouted: UInt64
+        public var fastDeliveryErrors: UInt64
+        public var routingErrors: UInt64
+        /// Not upstream: events skipped by schema validation.
+        public var schemaViolations: UInt64
+
+        enum CodingKeys: String, CodingKey {
+            case totalRouted = "total_routed", durableRouted = "durable_routed", fastRouted = "fast_routed"
+            case broadcastRouted = "broadcast_routed", fastDeliveryErrors = "fast_delivery_errors"
+            case routingErrors = "routing_errors", schemaViolations = "schema_violations"
+        }
+    }
+
+    /// The in-process bus's counters (upstream `InProcessEventBusStats` keys; the `rust_handler_*`
+    /// fields count this worker's in-process subscribers, the `ffi_*` fields stay 0).
+    public struct InProcessBus: Codable, Sendable, Equatable {
+        public var totalEventsDispatched: UInt64
+        public var rustHandlerDispatches: UInt64
+        public var ffiChannelDispatches: UInt64
+        public var rustHandlerErrors: UInt64
+        public var ffiChannelDrops: UInt64
+        public var rustSubscriberPatterns: UInt64
+        public var rustHandlerCount: UInt64
+        public var ffiSubscriberCount: UInt64
+
+        enum CodingKeys: String, CodingKey {
+            case totalEventsDispatched = "total_events_dispatched", rustHandlerDispatches = "rust_handler_dispatches"
+            case ffiChannelDispatches = "ffi_channel_dispatches", rustHandlerErrors = "rust_handler_errors"
+            case ffiChannelDrops = "ffi_channel_drops", rustSubscriberPatterns = "rust_subscriber_patterns"
+            case rustHandlerCount = "rust_handler_count", ffiSubscriberCount = "ffi_subscriber_count"
+        }
+    }
+
+    /// The router counters now.
+    public var router: Router {
+        let (d, f, b) = (durable.load(ordering: .relaxed), fast.load(ordering: .relaxed), broadcast.load(ordering: .relaxed))
+        return Router(totalRouted: d + f + b, durableRouted: d, fastRouted: f, broadcastRouted: b,
+                      fastDeliveryErrors: fastErrors.load(ordering: .relaxed),
+                      routingErrors: routingErrors.load(ordering: .relaxed),
+                      schemaViolations: invalidEvents.load(ordering: .relaxed))
+    }
+
+    /// The in-process bus counters now, with the current number of subscribers.
+    public func inProcessBus(subscribers: Int) -> InProcessBus {
+        InProcessBus(totalEventsDispatched: inProcessEvents.load(ordering: .relaxed),
+                     rustHandlerDispatches: subscriberDeliveries.load(ordering: .relaxed), ffiChannelDispatches: 0,
+                     rustHandlerErrors: 0, ffiChannelDrops: 0, rustSubscriberPatterns: UInt64(max(0, subscribers)),
+                     rustHandlerCount: UInt64(max(0, subscribers)), ffiSubscriberCount: 0)
+    }
+}

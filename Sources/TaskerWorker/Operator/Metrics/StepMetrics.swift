@@ -1,0 +1,230 @@
+import Foundation
+import Metrics
+import Synchronization
+import TaskerModel
+
+/// The step pipeline's instrumentation: one call per event at each call site, recorded into
+/// `WorkerMetrics.shared` (process-wide; the `namespace` label tells the workers' namespaces apart).
+///
+/// Names follow upstream's OTel names (`tasker.steps.claimed.total` → `tasker_steps_claimed_total`).
+/// `tasker_steps_failures_total{error_type}` uses upstream's categories (`step_not_found`,
+/// `database_error`, `claim_failed`, `handler_execution_failed`); the handler's own error type is on
+/// `tasker_steps_handler_errors_total{error_type,retryable}`. Latencies are histograms in seconds.
+public enum StepMetrics {
+    /// Upstream's failure categories (`error_type` on `tasker_steps_failures_total`).
+    public enum FailureType: String, Sendable, CaseIterable {
+        case stepNotFound = "step_not_found"
+        case databaseError = "database_error"
+        case claimFailed = "claim_failed"
+        case messageDeletionFailed = "message_deletion_failed"
+        case handlerExecutionFailed = "handler_execution_failed"
+    }
+
+    /// Metric labels (swift-metrics names, sanitised on output) and their HELP texts.
+    public enum Name {
+        public static let claimed = "tasker.steps.claimed.total"
+        public static let executions = "tasker.steps.executions.total"
+        public static let successes = "tasker.steps.successes.total"
+        public static let failures = "tasker.steps.failures.total"
+        public static let handlerErrors = "tasker.steps.handler_errors.total"
+        public static let resultsSubmitted = "tasker.steps.results_submitted.total"
+        public static let poisonMessages = "tasker.steps.poison_messages.total"
+        public static let staleMessages = "tasker.steps.stale_messages.total"
+        public static let claimsShed = "tasker.steps.claims_shed.total"
+        public static let completionRetries = "tasker.steps.completion_retries.total"
+        public static let pollFailures = "tasker.worker.poll_failures.total"
+        public static let notificationsRejected = "tasker.worker.notifications_rejected.total"
+        public static let notificationsDropped = "tasker.worker.notifications_dropped.total"
+        public static let claimDuration = "tasker.step.claim.duration"
+        public static let executionDuration = "tasker.step.execution.duration"
+        public static let submissionDuration = "tasker.step_result.submission.duration"
+        public static let endToEndDuration = "tasker.step.end_to_end.duration"
+        public static let domainEventsPublished = "tasker.domain_events.published.total"
+        public static let domainEventsFailed = "tasker.domain_events.failed.total"
+        public static let domainEventsInvalid = "tasker.domain_events.invalid.total"
+    }
+
+    static let help: [String: String] = [
+        Name.claimed: "Steps claimed by this worker",
+        Name.executions: "Step results produced (success or failure)",
+        Name.successes: "Steps whose handler succeeded",
+        Name.failures: "Step processing failures by category",
+        Name.handlerErrors: "Failed step results by the result's error type",
+        Name.resultsSubmitted: "Step results committed and sent to orchestration",
+        Name.poisonMessages: "Undecodable or orphaned step messages archived",
+        Name.staleMessages: "Messages for steps already past enqueued, archived",
+        Name.claimsShed: "Deliveries left queued by load shedding",
+        Name.completionRetries: "Retried attempts to store a step result",
+        Name.pollFailures: "Failed queue reads by the fallback poller",
+        Name.notificationsRejected: "Notifications ignored: malformed or naming a queue this worker does not serve",
+        Name.notificationsDropped: "Notifications lost to a full listener buffer (a catch-up read follows)",
+        StepMetrics.timerName(Name.claimDuration): "Hydrate and claim latency in seconds",
+        StepMetrics.timerName(Name.executionDuration): "Handler execution time in seconds",
+        StepMetrics.timerName(Name.submissionDuration): "Time to store a step result in seconds (retries included)",
+        StepMetrics.timerName(Name.endToEndDuration): "Claim start to result committed in seconds",
+        Name.domainEventsPublished: "Domain events published by delivery mode",
+        Name.domainEventsFailed: "Domain events that could not be published",
+        Name.domainEventsInvalid: "Domain events skipped because the payload violates the schema",
+    ]
+
+    static func timerName(_ label: String) -> String { PrometheusMetricsFactory.timerName(label) }
+
+    /// The shared factory, with the HELP texts registered on first use.
+    static let factory: PrometheusMetricsFactory = {
+        let factory = WorkerMetrics.shared
+        for (name, text) in help { factory.setHelp(text, for: name) }
+        return factory
+    }()
+
+    private struct InFlight {
+        /// Claim start of each claimed step, for the end-to-end latency (removed on completion).
+        var claimStarts: [UUID: ContinuousClock.Instant] = [:]
+        /// Steps whose handler result is in the completion channel or being stored.
+        var awaitingCompletion: Set<UUID> = []
+    }
+
+    private static let inFlight = Mutex(InFlight())
+
+    /// Handler results waiting for (or in) the completion service, process-wide; for channel health.
+    static var completionBacklog: Int { inFlight.withLock { $0.awaitingCompletion.count } }
+
+    // MARK: - Executor
+
+    /// A claim won: counts it and records the hydrate+claim latency.
+    public static func claimed(_ step: UUID, namespace: String, since start: ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        inFlight.withLock { $0.claimStarts[step] = start }
+        count(Name.claimed, ["namespace": namespace])
+        time(Name.claimDuration, start.duration(to: now), ["namespace": namespace])
+    }
+
+    // MARK: - Namespace labels
+
+    /// Namespaces served by a worker of this process: the only values a `namespace` label taken
+    /// from a queue name may have (queue names can come from hostile notifications; each new
+    /// label value would be a new series, kept for the life of the process).
+    private static let servedNamespaces = Mutex<Set<String>>([])
+
+    /// The label value of queues that are not a served namespace's `worker_<ns>_queue`.
+    public static let unservedNamespaceLabel = "unserved"
+
+    /// Records the namespaces a worker of this process serves (a union: tests run several).
+    public static func serve(namespaces: [String]) {
+        servedNamespaces.withLock { $0.formUnion(namespaces) }
+    }
+
+    /// The `namespace` label of `queue`: its namespace when served, else `unservedNamespaceLabel`.
+    static func namespaceLabel(ofQueue queue: String) -> String {
+        let namespace = QueueNames.namespace(ofWorkerQueue: queue)
+        guard queue == QueueNames.workerQueue(namespace: namespace),
+              servedNamespaces.withLock({ $0.contains(namespace) }) else { return unservedNamespaceLabel }
+        return namespace
+    }
+
+    /// A delivery that failed before a handler ran (`queue` is `worker_<ns>_queue`).
+    public static func failure(queue: String, _ type: FailureType) {
+        failure(namespace: namespaceLabel(ofQueue: queue), type)
+    }
+
+    /// A step processing failure of upstream's `type`.
+    public static func failure(namespace: String, _ type: FailureType) {
+        count(Name.failures, ["namespace": namespace, "error_type": type.rawValue])
+    }
+
+    /// A poison message archived from `queue`.
+    public static func poison(queue: String) { count(Name.poisonMessages, ["namespace": namespaceLabel(ofQueue: queue)]) }
+
+    /// A stale message archived.
+    public static func stale(namespace: String) { count(Name.staleMessages, ["namespace": namespace]) }
+
+    /// A delivery left queued by load shedding.
+    public static func shed(queue: String) { count(Name.claimsShed, ["namespace": namespaceLabel(ofQueue: queue)]) }
+
+    /// A failed poll of `queue`.
+    public static func pollFailed(queue: String) { count(Name.pollFailures, ["namespace": namespaceLabel(ofQueue: queue)]) }
+
+    /// A notification ignored on the channel of `queue` (a served queue: the listener only
+    /// listens on served namespaces' channels).
+    public static func notificationRejected(queue: String) {
+        count(Name.notificationsRejected, ["namespace": namespaceLabel(ofQueue: queue)])
+    }
+
+    /// `count` notifications lost to a full listener buffer.
+    public static func notificationsDropped(_ count: Int) {
+        Counter(label: Name.notificationsDropped, dimensions: [], factory: factory).increment(by: Int64(count))
+    }
+
+    // MARK: - Dispatch and completion
+
+    /// A handler produced `result` (it goes to the completion channel next).
+    public static func handlerFinished(_ step: ClaimedStep, _ result: StepExecutionResult) {
+        _ = inFlight.withLock { $0.awaitingCompletion.insert(step.message.stepUUID) }
+        let seconds = result.metadata.startedAt.map { result.metadata.completedAt.timeIntervalSince($0) }
+            ?? Double(result.metadata.executionTimeMs) / 1000
+        let handler = step.definition?.handler.callable ?? "unknown"
+        record(Name.executionDuration, seconds: max(0, seconds), ["namespace": step.hydrated.namespace, "handler": handler])
+    }
+
+    /// The completion service is done with `completion` (stored, or given up); call once per result.
+    public static func completionFinished(_ completion: StepCompletion) {
+        inFlight.withLock {
+            $0.awaitingCompletion.remove(completion.step.message.stepUUID)
+            $0.claimStarts.removeValue(forKey: completion.step.message.stepUUID)
+        }
+    }
+
+    /// A storing attempt failed and will be retried.
+    public static func completionRetry(_ completion: StepCompletion) {
+        count(Name.completionRetries, ["namespace": completion.step.hydrated.namespace])
+    }
+
+    /// The completion transaction ran: counts the outcome; `stored` is false when the step was no
+    /// longer in progress (result dropped).
+    public static func resultStored(_ completion: StepCompletion, stored: Bool, since start: ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        let namespace = completion.step.hydrated.namespace
+        let result = completion.result
+        count(Name.executions, ["namespace": namespace])
+        if result.isSuccess {
+            count(Name.successes, ["namespace": namespace])
+        } else {
+            failure(namespace: namespace, .handlerExecutionFailed)
+            count(Name.handlerErrors, ["namespace": namespace, "error_type": result.error?.errorType ?? "unknown",
+                                       "retryable": "\(result.isRetryable)"])
+        }
+        guard stored else { return }
+        count(Name.resultsSubmitted, ["namespace": namespace])
+        time(Name.submissionDuration, start.duration(to: now), ["namespace": namespace])
+        let claimStart = inFlight.withLock { $0.claimStarts[completion.step.message.stepUUID] } ?? completion.step.claimedAt
+        time(Name.endToEndDuration, claimStart.duration(to: now), ["namespace": namespace])
+    }
+
+    // MARK: - Domain events
+
+    /// A domain event outcome by delivery mode.
+    public static func domainEvent(_ mode: DeliveryMode, published: Bool) {
+        count(published ? Name.domainEventsPublished : Name.domainEventsFailed, ["delivery_mode": mode.rawValue])
+    }
+
+    /// A domain event skipped because its payload violates the declared schema.
+    public static func domainEventInvalid(_ mode: DeliveryMode) {
+        count(Name.domainEventsInvalid, ["delivery_mode": mode.rawValue])
+    }
+
+    // MARK: - Helpers
+
+    private static func count(_ label: String, _ dimensions: KeyValuePairs<String, String>) {
+        Counter(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory).increment()
+    }
+
+    private static func time(_ label: String, _ duration: Duration, _ dimensions: KeyValuePairs<String, String>) {
+        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        Metrics.Timer(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory)
+            .recordNanoseconds(max(0, nanoseconds))
+    }
+
+    private static func record(_ label: String, seconds: Double, _ dimensions: KeyValuePairs<String, String>) {
+        Metrics.Timer(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory)
+            .recordNanoseconds(Int64(seconds * 1e9))
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import TaskerModel
+
+/// The metrics endpoints of the REST server, mounted with `router.addWorkerMetricsRoutes(runtime:)`:
+///
+/// - `GET /metrics`: Prometheus text format 0.0.4 — the scrape-time values of `WorkerScrape`
+///   (`tasker_worker_info`, uptime, pool, queue depth and oldest message age per namespace,
+///   channel health) followed by every metric recorded through swift-metrics (step counters and
+///   latency histograms, HTTP metrics). Content type `text/plain; version=0.0.4; charset=utf-8`:
+///   upstream serves the same text as `text/html`; the issue asks for the right content type, which
+///   Prometheus and its parsers expect, so we deliberately differ here.
+/// - `GET /metrics/worker`: JSON `{metrics{name:{value,metric_type,labels,help}},timestamp,worker_id}`.
+/// - `GET /metrics/events`: JSON `{router{…},in_process_bus{…},captured_at,worker_id}`.
+///
+/// Metrics need no authentication (as upstream).
+public enum WorkerMetricsRoutes {
+    /// `/metrics/worker`'s body.
+    public struct WorkerMetricsResponse: Codable, Sendable {
+        public var metrics: [String: WorkerMetricValue]
+        public var timestamp: String
+        public var workerID: String
+
+        enum CodingKeys: String, CodingKey {
+            case metrics, timestamp
+            case workerID = "worker_id"
+        }
+    }
+
+    /// `/metrics/events`'s body (upstream `DomainEventStats`).
+    public struct DomainEventStatsResponse: Codable, Sendable {
+        public var router: DomainEventRoutingStatistics.Router
+        public var inProcessBus: DomainEventRoutingStatistics.InProcessBus
+        public var capturedAt: String
+        public var workerID: String
+
+        enum CodingKeys: String, CodingKey {
+            case router
+            case inProcessBus = "in_process_bus"
+            case capturedAt = "captured_at"
+            case workerID = "worker_id"
+        }
+    }
+
+    /// The full `/metrics` text for `runtime`: scrape-time families, then the swift-metrics ones.
+    public static func prometheusText(_ runtime: WorkerRuntime,
+                                      factory: PrometheusMetricsFactory = WorkerMetrics.shared) async -> String {
+        let scraped = await WorkerScrape.collect(runtime).families
+        let names = Set(scraped.map(\.name))
+        return PrometheusText.render(scraped + factory.snapshot().filter { !names.contains($0.name) })
+    }
+
+    /// `/metrics/worker`'s body for `runtime`.
+    public static func workerMetrics(_ runtime: WorkerRuntime) async -> WorkerMetricsResponse {
+        let scrape = await WorkerScrape.collect(runtime)
+        return WorkerMetricsResponse(metrics: scrape.jsonMetrics, timestamp: RFC3339.string(Date()),
+                                     workerID: runtime.identity.workerID)
+    }
+
+    /// `/metrics/events`'s body for `runtime`.
+    public static func domainEventStats(_ runtime: WorkerRuntime) async -> DomainEventStatsResponse {
+        let routing = runtime.domainEvents.routing
+        let subscribers = await runtime.domainEvents.subscriberCount
+        return DomainEventStatsResponse(router: routing.router, inProcessBus: routing.inProcessBus(subscribers: subscribers),
+                                        capturedAt: RFC3339.string(Date()), workerID: runtime.identity.workerID)
+    }
+
+    static func json(_ value: some Encodable) -> Response {
+        let encoder = APIJSON.makeEncoder()
+        encoder.outputFormatting.insert(.sortedKeys)
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension Router {
+    /// Mounts `GET /metrics`, `/metrics/worker` and `/metrics/events` for `runtime` (see
+    /// `WorkerMetricsRoutes`), and bootstraps the process-wide metrics backend (idempotent) so
+    /// that middleware using the global `MetricsSystem` lands in the same `/metrics` output.
+    public func addWorkerMetricsRoutes(runtime: WorkerRuntime) {
+        WorkerMetrics.bootstrap()
+        get("/metrics") { _, _ -> Response in
+            let text = await WorkerMetricsRoutes.prometheusText(runtime)
+            return Response(status: .ok, headers: [.contentType: PrometheusText.contentType],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        }
+        get("/metrics/worker") { _, _ -> Response in
+            WorkerMetricsRoutes.json(await WorkerMetricsRoutes.workerMetrics(runtime))
+        }
+        get("/metrics/events") { _, _ -> Response in
+            WorkerMetricsRoutes.json(await WorkerMetricsRoutes.domainEventStats(runtime))
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import TaskerModel
+/// The `components.schemas` of `WorkerOpenAPIDocument`: one schema per body the server sends,
+/// with the same field names, nesting and nullability as the API models in `API/`.
+enum WorkerOpenAPISchemas {
+    // MARK: - Building blocks
+
+    static let string: JSONValue = ["type": "string"]
+    static let dateTime: JSONValue = ["type": "string", "format": "date-time"]
+    static let boolean: JSONValue = ["type": "boolean"]
+    static let double: JSONValue = ["type": "number", "format": "double"]
+    static let uint64: JSONValue = ["type": "integer", "format": "int64", "minimum": 0]
+    static let uint32: JSONValue = ["type": "integer", "format": "int32", "minimum": 0]
+    static let strings: JSONValue = ["type": "array", "items": string]
+    static let nullableString: JSONValue = ["type": ["string", "null"]]
+    static let nullableUInt64: JSONValue = ["type": ["integer", "null"], "format": "int64", "minimum": 0]
+    static let anyValue: JSONValue = [:]
+
+    static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+
+    static func nullable(_ name: String) -> JSONValue { ["oneOf": [ref(name), ["type": "null"]]] }
+
+    /// An object schema; every property is required unless listed in `optional`.
+    static func object(_ properties: KeyValuePairs<String, JSONValue>, optional: Set<String> = [],
+                       description: String? = nil) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "type": "object",
+            "properties": .object(Dictionary(uniqueKeysWithValues: properties.map { ($0.key, $0.value) })),
+            "required": .array(properties.map(\.key).filter { !optional.contains($0) }.map(JSONValue.string)),
+        ]
+        if let description { members["description"] = .string(description) }
+        return .object(members)
+    }
+
+    // MARK: - Schemas
+
+    static var all: JSONValue {
+        .object(health.merging(templates) { a, _ in a }.merging(configAndErrors) { a, _ in a })
+    }
+
+    static let health: [String: JSONValue] = [
+        "BasicHealthResponse": object(["status": string, "timestamp": dateTime, "worker_id": string]),
+        "HealthCheck": object(["status": string, "message": nullableString, "duration_ms": uint64,
+                               "last_checked": dateTime], optional: ["message"]),
+        "WorkerReadinessChecks": object(["database": ref("HealthCheck"), "command_processor": ref("HealthCheck"),
+                                         "queue_processing": ref("HealthCheck")]),
+        "ReadinessResponse": object(["status": string, "timestamp": dateTime, "worker_id": string,
+                                     "checks": ref("WorkerReadinessChecks"), "system_info": ref("WorkerSystemInfo")]),
+        "WorkerDetailedChecks": object([
+            "database": ref("HealthCheck"), "command_processor": ref("HealthCheck"),
+            "queue_processing": ref("HealthCheck"), "event_system": ref("HealthCheck"),
+            "step_processing": ref("HealthCheck"), "circuit_breakers": ref("HealthCheck"),
+        ]),
+        "DetailedHealthResponse": object([
+            "status": string, "timestamp": dateTime, "worker_id": string, "checks": ref("WorkerDetailedChecks"),
+            "system_info": ref("WorkerSystemInfo"), "distributed_cache": nullable("DistributedCacheInfo"),
+        ], optional: ["distributed_cache"]),
+        "WorkerSystemInfo": object([
+            "version": string, "environment": string, "uptime_seconds": uint64, "worker_type": string,
+            "database_pool_size": uint32, "command_processor_active": boolean, "supported_namespaces": strings,
+            "pool_utilization": nullable("PoolUtilizationInfo"),
+        ], optional: ["pool_utilization"]),
+        "PoolUtilizationInfo": object(["tasker_pool": ref("PoolDetail"), "pgmq_pool": ref("PoolDetail")]),
+        "PoolDetail": object([
+            "active_connections": uint32, "idle_connections": uint32, "max_connections": uint32,
+            "utilization_percent": double, "total_acquires": uint64, "slow_acquires": uint64,
+            "acquire_errors": uint64, "average_acquire_time_ms": double, "max_acquire_time_ms": double,
+        ]),
+        "DistributedCacheInfo": object(["enabled": boolean, "provider": string, "healthy": boolean]),
+    ]
+
+    static let templates: [String: JSONValue] = [
+        "TemplateListResponse": object([
+            "supported_namespaces": strings, "template_count": ["type": "integer", "minimum": 0],
+            "cache_stats": nullable("CacheStats"), "worker_capabilities": strings,
+        ], optional: ["cache_stats"]),
+        "CacheStats": object([
+            "total_cached": ["type": "integer", "minimum": 0], "cache_hits": uint64, "cache_misses": uint64,
+            "cache_evictions": uint64, "oldest_entry_age_seconds": uint64, "average_access_count": double,
+            "supported_namespaces": strings,
+        ]),
+        "TemplateResponse": object([
+            "template": ref("ResolvedTaskTemplate"), "handler_metadata": ref("HandlerMetadata"), "cached": boolean,
+            "cache_age_seconds": nullableUInt64, "access_count": nullableUInt64,
+        ], optional: ["cache_age_seconds", "access_count"]),
+        "ResolvedTaskTemplate": object([
+            "template": ["type": "object", "description": "The task template as registered (upstream TaskTemplate JSON)."],
+            "environment": string, "resolved_at": dateTime,
+        ]),
+        "HandlerMetadata": object([
+            "namespace": string, "name": string, "version": string, "handler_class": string,
+            "config_schema": anyValue, "default_dependent_system": nullableString, "registered_at": dateTime,
+        ], optional: ["config_schema", "default_dependent_system"]),
+        "TemplateValidationResponse": object([
+            "valid": boolean, "errors": strings, "required_capabilities": strings, "step_handlers": strings,
+        ]),
+    ]
+
+    static let configAndErrors: [String: JSONValue] = [
+        "WorkerConfigResponse": object([
+            "metadata": ref("ConfigMetadata"), "worker_id": string, "worker_type": string,
+            "auth": ref("SafeAuthConfig"), "messaging": ref("SafeMessagingConfig"),
+        ]),
+        "ConfigMetadata": object(["timestamp": dateTime, "environment": string, "version": string]),
+        "SafeAuthConfig": object([
+            "enabled": boolean, "verification_method": string, "jwt_issuer": string, "jwt_audience": string,
+            "api_key_header": string, "api_key_count": ["type": "integer", "minimum": 0],
+            "strict_validation": boolean, "allowed_algorithms": strings,
+        ]),
+        "SafeMessagingConfig": object(["backend": string, "queues": strings]),
+        "ErrorResponse": object([
+            "error": string, "message": string, "timestamp": dateTime, "request_id": nullableString,
+        ], optional: ["request_id"], description: "Sent by the health and template handlers."),
+        "ApiError": object(["error": ref("ApiErrorDetail")],
+                           description: "Sent for unknown paths, bad parameters, timeouts, auth failures and internal errors."),
+        "ApiErrorDetail": object(["code": string, "message": string]),
+        "WorkerMetricsResponse": object([
+            "metrics": ["type": "object", "additionalProperties": ref("MetricValue")],
+            "timestamp": dateTime, "worker_id": string,
+        ]),
+        "MetricValue": object([
+            "value": double, "metric_type": string,
+            "labels": ["type": "object", "additionalProperties": string], "help": string,
+        ]),
+        "DomainEventStats": object([
+            "router": ["type": "object"], "in_process_bus": ["type": "object"],
+            "captured_at": dateTime, "worker_id": string,
+        ]),
+    ]
+}

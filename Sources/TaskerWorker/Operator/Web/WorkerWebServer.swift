@@ -1,0 +1,102 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import ServiceLifecycle
+import TaskerModel
+
+/// The worker's REST server (`worker.web`): a Hummingbird application run as a `Service` of the
+/// worker's `ServiceGroup`. Once it listens it publishes the address it really bound in
+/// `runtime.boundAddresses.web` (port 0 picks a free port).
+///
+/// Middleware, outermost first: request id (`x-request-id` echoed or generated, on every response),
+/// CORS (any origin; the configured `auth.api_key_header` is an allowed header), JSON errors (unknown paths and thrown errors → `{"error":{"code","message"}}`),
+/// request timeout (`worker.web.request_timeout_ms` → 408). Routes: see `WorkerWebRoutes`; the
+/// metrics routes come from `Metrics/WorkerMetricsRoutes`.
+///
+/// Connection limits: at most `max_connections` open connections (`ConnectionCap`; more wait in the
+/// listen backlog), a request head must arrive within `header_read_timeout_seconds`, and a
+/// connection without a request in progress is closed after `idle_timeout_seconds`.
+public struct WorkerWebServer: Service {
+    public let runtime: WorkerRuntime
+    /// Guards the permission-protected route groups (nil: no auth).
+    public let authorizer: WebAuthorizer?
+    private let logger: Logger
+
+    public init(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, logger: Logger = Logger(label: "tasker.web")) {
+        self.runtime = runtime
+        self.authorizer = authorizer
+        self.logger = logger
+    }
+
+    /// The router with every middleware and route of the server (tests can drive it without sockets).
+    public static func makeRouter(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil) -> Router<WorkerRequestContext> {
+        let web = runtime.configuration.worker.web
+        let router = Router(context: WorkerRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: CORSMiddleware(
+            allowOrigin: .all,
+            allowHeaders: [.accept, .authorization, .contentType, .origin,
+                           HTTPField.Name(web.auth.apiKeyHeader) ?? HTTPField.Name("x-api-key")!, RequestIDMiddleware.header],
+            allowMethods: [.get, .post, .head, .options],
+            exposedHeaders: [RequestIDMiddleware.header.canonicalName]))
+        router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: RequestTimeoutMiddleware(timeout: .milliseconds(max(1, web.requestTimeoutMs))))
+        WorkerWebRoutes.register(on: router, runtime: runtime, authorizer: authorizer)
+        router.addWorkerMetricsRoutes(runtime: runtime)
+        WorkerWebRoutes.registerDocs(on: router, runtime: runtime, metrics: true)
+        return router
+    }
+
+    /// Serves until graceful shutdown; throws when the bind address is invalid or cannot be bound.
+    public func run() async throws {
+        let bind = runtime.configuration.worker.web.bindAddress
+        let address: TaskerModel.BindAddress
+        do {
+            address = try TaskerModel.BindAddress(parsing: bind)
+        } catch {
+            throw WebServerError(message: "worker.web.bind_address must be host:port, got \"\(bind)\"")
+        }
+        let addresses = runtime.boundAddresses
+        let logger = self.logger
+        let web = runtime.configuration.worker.web
+        let application = Application(
+            router: Self.makeRouter(runtime: runtime, authorizer: authorizer),
+            server: Self.http1(web, logger: logger),
+            configuration: ApplicationConfiguration(
+                address: .hostname(address.host, port: address.port), serverName: nil,
+                availableConnectionsDelegate: ConnectionCap(maximum: web.maxConnections, server: "rest", logger: logger)),
+            onServerRunning: { channel in
+                let address = Self.describe(channel.localAddress) ?? bind
+                addresses.setWeb(address)
+                logger.info("REST server listening", metadata: ["address": "\(address)"])
+            },
+            logger: logger)
+        try await application.run()
+    }
+
+    /// HTTP/1 with the connection timeouts of `worker.web`: `idle_timeout_seconds` (no request in
+    /// progress) and `header_read_timeout_seconds` (`RequestHeadTimeoutHandler`).
+    static func http1(_ web: WorkerConfiguration.Web, logger: Logger) -> HTTPServerBuilder {
+        let headerTimeout = TimeAmount.seconds(Int64(max(1, web.headerReadTimeoutSeconds)))
+        let perAddress = ConnectionsPerAddress(maximum: web.maxConnectionsPerAddress, server: "rest", logger: logger)
+        return .http1(configuration: HTTP1Channel.Configuration(
+            additionalChannelHandlers: [perAddress.makeHandler(), RequestHeadTimeoutHandler(timeout: headerTimeout, logger: logger)],
+            idleTimeout: .seconds(Int64(max(1, web.idleTimeoutSeconds)))))
+    }
+
+    /// `host:port` of a bound socket address.
+    static func describe(_ address: SocketAddress?) -> String? {
+        guard let address, let ip = address.ipAddress, let port = address.port else { return nil }
+        if case .v6 = address { return "[\(ip)]:\(port)" }
+        return "\(ip):\(port)"
+    }
+}
+
+/// The REST server could not start.
+public struct WebServerError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}
