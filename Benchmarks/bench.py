@@ -11,7 +11,7 @@ Phases (all against the same server and database, in one run):
   pgqueuer  PgQueuer draining N no-op jobs, batch_size = c
   latency   open-loop pgmq_send_with_notify, Poisson arrivals, Hybrid / EventDrivenOnly / PollingOnly
   memory    worker RSS (anon/file split, threads) idle and at peak during the largest drain
-  e2e       tasker-worker orchestrate + run, 4-step linear task, request → task `complete`
+  e2e       tasker-dev orchestrate + run, 4-step linear task, request → task `complete`
 """
 import argparse
 import json
@@ -34,6 +34,8 @@ def run(b):
     t0 = time.time()
     b.setup()
     phases = b.a.phases.split(",")
+    if "e2e" in phases and not b.a.dev_bin:
+        raise SystemExit("the e2e phase needs --dev-bin (tasker-dev: orchestrate, submit, the example handlers)")
     p0 = time.time()
     if {"floor", "drain", "pgqueuer"} & set(phases):
         drain.throughput(b, phases)
@@ -47,7 +49,7 @@ def run(b):
     R["machine"] = report.machine(b)
     R["settings"] = {"latency_and_e2e_max_concurrent_handlers": LATENCY_C, "polling_interval_ms": POLL_MS,
                      "latency_arrivals": f"poisson, seed {LATENCY_SEED}", "server": b.a.server_settings,
-                     "worker_bin": b.a.worker_bin, "config": b.cfg}
+                     "worker_bin": b.a.worker_bin, "dev_bin": b.a.dev_bin, "config": b.cfg}
     R["ratios"] = report.ratios(R)
     R["targets"] = report.targets(R)
     R["elapsed_s"] = round(time.time() - t0, 1)
@@ -63,7 +65,8 @@ def run(b):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--db-url", required=True)
-    p.add_argument("--worker-bin", required=True)
+    p.add_argument("--worker-bin", required=True, help="the production tasker-worker (drain, latency)")
+    p.add_argument("--dev-bin", help="tasker-dev (e2e: orchestrate, submit, run with the example handlers)")
     p.add_argument("--pgbench", required=True)
     p.add_argument("--repo", required=True)
     p.add_argument("--quick", action="store_true")

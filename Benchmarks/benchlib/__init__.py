@@ -6,6 +6,6 @@
   floor    pgbench: our per-step SQL (pgbench/ours.sql) and the upstream-shaped SQL, with checks
   drain    worker drain, PgQueuer drain, and the interleaved throughput phase
   latency  open-loop Poisson sends, Hybrid / EventDrivenOnly / PollingOnly
-  e2e      tasker-worker orchestrate + run, 4-step linear task
+  e2e      tasker-dev orchestrate + run, 4-step linear task
   report   machine, ratios, targets, table, plot
 """

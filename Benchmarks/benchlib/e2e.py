@@ -1,6 +1,6 @@
-"""End to end: tasker-worker orchestrate + run (Hybrid, c = 16); TaskRequestMessages for
+"""End to end: tasker-dev orchestrate + run (Hybrid, c = 16); TaskRequestMessages for
 examples/linear_workflow (4 steps) at a fixed rate, send → the task's `complete` transition; plus a
-few real `tasker-worker submit` processes (process start included)."""
+few real `tasker-dev submit` processes (process start included)."""
 import json
 import os
 import subprocess
@@ -13,8 +13,9 @@ from .common import LATENCY_C, log, summary
 
 def e2e(b):
     b.purge_results()
-    orch = worker.spawn(b, ["orchestrate"], worker.worker_config(b, "Hybrid", LATENCY_C), "orchestrate")
-    w = worker.start_worker(b, "Hybrid", LATENCY_C)
+    orch = worker.spawn(b, ["orchestrate"], worker.worker_config(b, "Hybrid", LATENCY_C), "orchestrate",
+                        binary=b.a.dev_bin)
+    w = worker.start_worker(b, "Hybrid", LATENCY_C, examples=True)
     tag = uuid.uuid4().hex[:8]
     try:
         time.sleep(1.0)
@@ -38,7 +39,7 @@ def e2e(b):
         cli = {}
         for i in range(b.cfg["e2e_cli"]):
             t = time.time()
-            subprocess.run([b.a.worker_bin, "submit", "examples", "linear_workflow", "1.0.0", "--context",
+            subprocess.run([b.a.dev_bin, "submit", "examples", "linear_workflow", "1.0.0", "--context",
                             json.dumps({"number": 1000 + i, "bench": tag, "cli": i})],
                            env=dict(os.environ, TASKER_CONFIG_PATH=worker.worker_config(b, "Hybrid", 1),
                                     TASKER_LOG_LEVEL="warning"), check=True, capture_output=True)

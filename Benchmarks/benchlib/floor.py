@@ -46,7 +46,7 @@ def _normalize(sql, placeholder):
 def check_statements(repo):
     """pgbench/ours.sql must hold the text of every statement in StepStatements.swift (parameters
     `$k` there, pgbench variables here; whitespace aside). Returns the names checked."""
-    swift = os.path.join(repo, "Sources/TaskerWorker/Database/StepStatements.swift")
+    swift = os.path.join(repo, "Sources/TaskerWorker/Claim/StepStatements.swift")
     with open(swift) as f:
         statements = re.findall(r'static let (\w+) = PreparedStatement\("""\n(.*?)"""\)', f.read(), re.S)
     if not statements:

@@ -108,7 +108,7 @@ def table(R):
     if e:
         s, c = e["submit_to_complete_ms"], e["cli_submit_to_complete_ms"]
         lines.append(f"end to end (linear 4-step, {e['completed']} tasks at {e['rate_per_s']}/s): p50 {s['p50']:.1f} ms,"
-                     f" p99 {s['p99']:.1f} ms; via `tasker-worker submit` (process start included) p50 "
+                     f" p99 {s['p99']:.1f} ms; via `tasker-dev submit` (process start included) p50 "
                      f"{c['p50'] if c['p50'] is None else round(c['p50'], 1)} ms; worker share p50 "
                      f"{e['worker_share_ms']['p50'] and round(e['worker_share_ms']['p50'], 1)} ms")
     lines += ["", "targets:"] + [f"  {'ok  ' if ok else 'MISS'} {name}: {value}" for name, (value, ok) in R["targets"].items()]

@@ -36,18 +36,20 @@ bind_address = "127.0.0.1:{free_port()}"
     return path
 
 
-def spawn(b, args, config, name):
+def spawn(b, args, config, name, binary=None):
+    """Starts `binary args…` (default: the production tasker-worker) with the run's environment."""
     env = dict(os.environ, TASKER_CONFIG_PATH=config, TASKER_TEMPLATE_PATH=b.templates,
                DATABASE_URL=b.a.db_url, TASKER_LOG_LEVEL=os.environ.get("TASKER_LOG_LEVEL", "info"))
     logf = open(os.path.join(b.work, f"{name}.log"), "ab")
-    return subprocess.Popen([b.a.worker_bin] + args, env=env, stdout=logf, stderr=subprocess.STDOUT, cwd=b.a.repo)
+    return subprocess.Popen([binary or b.a.worker_bin] + args, env=env, stdout=logf, stderr=subprocess.STDOUT, cwd=b.a.repo)
 
 
-def start_worker(b, mode="Hybrid", c=LATENCY_C):
+def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False):
     config = worker_config(b, mode, c)
     port = int(re.search(r'web\]\nbind_address = "127.0.0.1:(\d+)"', open(config).read()).group(1))
-    # --examples: the e2e phase runs examples/linear_workflow (production `run` has built-ins only).
-    proc = spawn(b, ["run", "--examples"], config, f"worker-{mode}-{c}")
+    # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
+    # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
+    proc = spawn(b, ["run"], config, f"worker-{mode}-{c}", binary=b.a.dev_bin if examples else None)
     deadline = time.time() + 60
     while time.time() < deadline:
         if proc.poll() is not None:

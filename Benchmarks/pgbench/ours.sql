@@ -1,4 +1,4 @@
--- One step as tasker-worker-swift runs it (Sources/TaskerWorker/Database/StepRepository.swift,
+-- One step as tasker-worker-swift runs it (Sources/TaskerWorker/Claim/StepRepository.swift,
 -- statement texts from StepStatements.swift; bench.py fails when they drift apart):
 --   1 pipeline = 1 round trip: BEGIN, claimSettings, hydrate, claim, COMMIT (`hydrateAndClaim`);
 --   1 statement in autocommit: complete (`completeBatch` of one result).

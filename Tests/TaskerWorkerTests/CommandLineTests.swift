@@ -13,15 +13,21 @@ struct CommandLineTests {
         let stderr: String
     }
 
-    static var binary: String {
+    /// The production executable.
+    static var binary: String { builtExecutable("tasker-worker") }
+    /// The development tools (`run` with the examples, `orchestrate`, `submit`, `progress`).
+    static var devBinary: String { builtExecutable("tasker-dev") }
+
+    private static func builtExecutable(_ name: String) -> String {
         let root = TestEnvironment.repositoryRoot
-        let candidates = ["\(root)/.build/debug/tasker-worker", "\(root)/.build/release/tasker-worker"]
+        let candidates = ["\(root)/.build/debug/\(name)", "\(root)/.build/release/\(name)"]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+    static func run(_ arguments: [String], environment: [String: String] = [:],
+                    executable: String = CommandLineTests.binary) throws -> Outcome {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
         var env = ProcessInfo.processInfo.environment
@@ -99,6 +105,32 @@ struct CommandLineTests {
             }
             #expect(worker.process.terminationStatus == 0, "\(worker.log)")
             #expect(worker.log.contains("tasker worker stopped"))
+        }
+    }
+}
+
+/// What the production executable contains: the worker and its operator tools, never the example
+/// handlers, the companion orchestration or the development tools (`tasker-dev` has those).
+@Suite("tasker-worker binary contents", .timeLimit(.minutes(2)))
+struct ProductionBinaryTests {
+    @Test func productionBinaryLinksNoExamplesNoOrchestrationAndNoDevCommands() throws {
+        let help = try CommandLineTests.run(["--help"])
+        for devCommand in ["orchestrate", "submit", "progress", "dev-progress"] {
+            #expect(!help.stdout.contains(devCommand), "tasker-worker offers \(devCommand):\n\(help.stdout)")
+        }
+        let production = try Data(contentsOf: URL(fileURLWithPath: CommandLineTests.binary))
+        let development = try Data(contentsOf: URL(fileURLWithPath: CommandLineTests.devBinary))
+        // Swift mangles a module's declarations with its name's length and name.
+        for module in ["14TaskerExamples", "19TaskerOrchestration", "12TaskerDevCLI"] {
+            #expect(production.range(of: Data(module.utf8)) == nil, "tasker-worker links \(module)")
+        }
+        // The check would see them: tasker-dev links both.
+        for module in ["14TaskerExamples", "19TaskerOrchestration"] {
+            #expect(development.range(of: Data(module.utf8)) != nil, "tasker-dev does not mention \(module)")
+        }
+        let devHelp = try CommandLineTests.run(["--help"], executable: CommandLineTests.devBinary)
+        for command in ["run", "orchestrate", "submit", "progress"] {
+            #expect(devHelp.stdout.contains(command), "tasker-dev lacks \(command):\n\(devHelp.stdout)")
         }
     }
 }

@@ -47,7 +47,7 @@ struct ContainerFilesTests {
         #expect(!ignore.excludes("keep.pyc"))
         #expect(!ignore.excludes("sub/a.pyc"))  // `*` does not cross directories
         #expect(ignore.excludes("docs/x.tmp"))
-        #expect(!ignore.excludes("Sources/TaskerWorker/Version.swift"))
+        #expect(!ignore.excludes("Sources/TaskerWorker/Runtime/Version.swift"))
     }
 
     @Test func everyCopySourceIsInTheBuildContext() throws {
@@ -156,7 +156,7 @@ struct ContainerFilesTests {
         let healthcheck = try Repo.read("scripts/container/healthcheck")
         let urls = healthcheck.matches(of: #/http://[^/"\s]+(/[A-Za-z0-9_/-]*)/#).map { String($0.output.1) }
         #expect(urls == ["/health"], "the health check probes \(urls)")
-        let routes = try Repo.read("Sources/TaskerWorker/Web/WorkerWebRoutes.swift")
+        let routes = try Repo.read("Sources/TaskerWorker/Operator/Web/WorkerWebRoutes.swift")
         #expect(routes.contains(#"router.get("/health")"#), "the worker no longer serves GET /health")
         // compose's worker health check is the image's.
         let dockerfile = try Dockerfile.load()
@@ -211,8 +211,8 @@ struct ContainerFilesTests {
             }
         }
         #expect(compose.service("migrate")?["command"] as? [String] == ["migrate"])
-        // The compose demo serves the example workflows it bind-mounts, so it registers their handlers.
-        #expect(compose.service("worker")?["command"] as? [String] == ["run", "--examples"])
+        // The image holds the production binary only: the demo runs its built-in handlers.
+        #expect(compose.service("worker")?["command"] as? [String] == ["run"])
     }
 
     @Test func serverProfileRunsPostgresMigrateAndTheWorker() throws {
@@ -470,8 +470,8 @@ struct ContainerFilesTests {
     /// Names the worker, its configuration files or the container scripts read from the environment.
     static func environmentNamesTheWorkerReads() throws -> Set<String> {
         var names = Set(EnvironmentSubstitution.allowedNames)
-        // The library and the executable; not TaskerTestSupport (its variables are for tests only).
-        for module in ["Sources/TaskerWorker", "Sources/TaskerWorkerCLI"] {
+        // The libraries and the executable; not TaskerTestSupport (its variables are for tests only).
+        for module in ["Sources/TaskerPostgres", "Sources/TaskerModel", "Sources/TaskerWorker", "Sources/TaskerWorkerCLI"] {
             let directory = Repo.path(module)
             let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String }
                 .filter { $0.hasSuffix(".swift") } ?? []

@@ -88,7 +88,8 @@ import Testing
             }
             for task in tasks { try await harness.waitForTask(task, in: ["complete"], timeout: .seconds(60)) }
 
-            let outcome = try CommandLineTests.run(["dev-progress", "--database-url", db.url, "--since", since, "--once", "--json"])
+            let outcome = try CommandLineTests.run(["progress", "--database-url", db.url, "--since", since, "--once", "--json"],
+                                                   executable: CommandLineTests.devBinary)
             try await orchestration.stop()
             try await worker.stop()
             #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -159,8 +160,8 @@ import Testing
             let orchestration = harness.startOrchestration()
 
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-            process.arguments = ["dev-progress", "--database-url", db.url, "--since", "all",
+            process.executableURL = URL(fileURLWithPath: CommandLineTests.devBinary)
+            process.arguments = ["progress", "--database-url", db.url, "--since", "all",
                                  "--submit-rate", "12", "--plain-interval", "0.5"]
             process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
             let out = Pipe(), err = Pipe()

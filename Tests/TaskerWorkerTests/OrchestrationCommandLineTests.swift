@@ -3,14 +3,14 @@ import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
 
-/// `tasker-worker submit` and `tasker-worker orchestrate` as an operator runs them.
+/// `tasker-dev submit` and `tasker-dev orchestrate` as an operator runs them.
 @Suite(.timeLimit(.minutes(2))) struct OrchestrationCommandLineTests {
     @Test func submitQueuesARequestThatOrchestrateRunsToCompletionAndStopsOnSIGTERM() async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let worker = harness.startWorker()
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+            process.executableURL = URL(fileURLWithPath: CommandLineTests.devBinary)
             process.arguments = ["orchestrate"]
             process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
             var environment = ProcessInfo.processInfo.environment
@@ -25,11 +25,11 @@ import Testing
 
             let submitted = try CommandLineTests.run(
                 ["submit", "examples", "linear_workflow", "1.0.0", "--context", #"{"number": 2}"#],
-                environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"])
+                environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"], executable: CommandLineTests.devBinary)
             #expect(submitted.status == 0, "\(submitted.stderr)")
             #expect(submitted.stdout.contains("queued"))
             let rejected = try CommandLineTests.run(["submit", "examples", "linear_workflow", "1.0.0", "--context", "[1]"],
-                                                    environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"])
+                                                    environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"], executable: CommandLineTests.devBinary)
             #expect(rejected.status != 0 && rejected.stderr.contains("JSON object"))
 
             var task: UUID?

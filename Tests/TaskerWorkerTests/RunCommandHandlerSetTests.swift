@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// Which handlers the real `tasker-worker run` serves: the image's default command must not carry the
 /// example handlers (one of them used to trap on `{"number": 4000000000}` and take the worker down);
-/// `run --examples` (what `scripts/dev` runs) does. Read from the running worker's own template
+/// `tasker-dev run` (what `scripts/dev` runs) does. Read from the running worker's own template
 /// validation endpoint, which lists every step whose callable has no registered handler.
 @Suite("tasker-worker run handler set", .timeLimit(.minutes(2)))
 struct RunCommandHandlerSetTests {
@@ -24,18 +24,20 @@ struct RunCommandHandlerSetTests {
         }
     }
 
-    @Test func runWithExamplesRegistersTheExampleHandlers() async throws {
+    @Test func devRunRegistersTheExampleHandlers() async throws {
         try await withTestDatabase { db in
-            let errors = try await Self.validationErrors(db, arguments: ["run", "--examples"])
+            let errors = try await Self.validationErrors(db, arguments: ["run"], executable: CommandLineTests.devBinary)
             #expect(errors.isEmpty, "\(errors)")
         }
     }
 
     /// Starts the binary with `arguments` over the example templates, asks it to validate
     /// `examples/linear_workflow`, stops it and returns the validation errors.
-    static func validationErrors(_ db: TestDatabase, arguments: [String]) async throws -> [String] {
+    static func validationErrors(_ db: TestDatabase, arguments: [String],
+                                 executable: String = CommandLineTests.binary) async throws -> [String] {
         let worker = try WorkerProcess(arguments, db: db,
-                                       templatePath: TestEnvironment.repositoryRoot + "/config/tasks/examples")
+                                       templatePath: TestEnvironment.repositoryRoot + "/config/tasks/examples",
+                                       executable: executable)
         defer { worker.kill() }
         let rest = try #require(try await worker.restAddress(), "no REST address in the worker log:\n\(worker.log)")
         var request = URLRequest(url: try #require(URL(string: "http://\(rest)/v1/templates/examples/linear_workflow/1.0.0/validate")))

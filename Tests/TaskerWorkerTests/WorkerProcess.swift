@@ -15,8 +15,10 @@ final class WorkerProcess {
     /// Starts `tasker-worker arguments…` in the repository root with `environment` added to the
     /// test environment (`DATABASE_URL` = `db`'s, `TASKER_TEMPLATE_PATH` = `templatePath`).
     /// `softFileLimit`: started under this soft `RLIMIT_NOFILE` (through `sh -c 'ulimit -Sn N'`).
+    /// `executable`: `CommandLineTests.devBinary` runs `tasker-dev` instead.
     init(_ arguments: [String], db: TestDatabase, templatePath: String,
-         environment: [String: String] = [:], softFileLimit: Int? = nil) throws {
+         environment: [String: String] = [:], softFileLimit: Int? = nil,
+         executable: String = CommandLineTests.binary) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         logFile = directory.appendingPathComponent("worker.log")
@@ -25,9 +27,9 @@ final class WorkerProcess {
 
         if let softFileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "ulimit -Sn \(softFileLimit) && exec \"$0\" \"$@\"", CommandLineTests.binary] + arguments
+            process.arguments = ["-c", "ulimit -Sn \(softFileLimit) && exec \"$0\" \"$@\"", executable] + arguments
         } else {
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+            process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
         }
         process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)

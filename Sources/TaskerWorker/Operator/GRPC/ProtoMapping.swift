@@ -6,7 +6,7 @@ import SwiftProtobuf
 
 extension Tasker_V1_WorkerBasicHealthResponse {
     /// `CheckHealth` / `CheckLiveness` from `/health` / `/health/live`.
-    public init(_ body: BasicHealthResponse) {
+    package init(_ body: BasicHealthResponse) {
         self.init()
         status = body.status
         timestamp = Google_Protobuf_Timestamp(date: body.timestamp)
@@ -16,7 +16,7 @@ extension Tasker_V1_WorkerBasicHealthResponse {
 
 extension Tasker_V1_WorkerReadinessResponse {
     /// `CheckReadiness` from `/health/ready`.
-    public init(_ body: ReadinessResponse) {
+    package init(_ body: ReadinessResponse) {
         self.init()
         status = body.status
         timestamp = Google_Protobuf_Timestamp(date: body.timestamp)
@@ -30,7 +30,7 @@ extension Tasker_V1_WorkerReadinessResponse {
 
 extension Tasker_V1_WorkerDetailedHealthResponse {
     /// `CheckDetailedHealth` from `/health/detailed`.
-    public init(_ body: DetailedHealthResponse) {
+    package init(_ body: DetailedHealthResponse) {
         self.init()
         status = body.status
         timestamp = Google_Protobuf_Timestamp(date: body.timestamp)
@@ -54,7 +54,7 @@ extension Tasker_V1_WorkerDetailedHealthResponse {
 
 extension Tasker_V1_WorkerHealthCheck {
     /// One check of the health bodies.
-    public init(_ check: HealthCheck) {
+    package init(_ check: HealthCheck) {
         self.init()
         status = check.status
         if let message = check.message { self.message = message }
@@ -65,7 +65,7 @@ extension Tasker_V1_WorkerHealthCheck {
 
 extension Tasker_V1_WorkerSystemInfo {
     /// `system_info` of the readiness and detailed bodies.
-    public init(_ info: WorkerSystemInfo) {
+    package init(_ info: WorkerSystemInfo) {
         self.init()
         version = info.version
         environment = info.environment
@@ -85,7 +85,7 @@ extension Tasker_V1_WorkerSystemInfo {
 
 extension Tasker_V1_WorkerPoolDetail {
     /// One pool's figures.
-    public init(_ pool: PoolDetail) {
+    package init(_ pool: PoolDetail) {
         self.init()
         activeConnections = UInt32(clamping: pool.activeConnections)
         idleConnections = UInt32(clamping: pool.idleConnections)
@@ -101,7 +101,7 @@ extension Tasker_V1_WorkerPoolDetail {
 
 extension Tasker_V1_WorkerGetConfigResponse {
     /// `GetConfig` from `/config`.
-    public init(_ body: WorkerConfigResponse) {
+    package init(_ body: WorkerConfigResponse) {
         self.init()
         metadata.timestamp = Google_Protobuf_Timestamp(date: body.metadata.timestamp)
         metadata.environment = body.metadata.environment
@@ -123,7 +123,7 @@ extension Tasker_V1_WorkerGetConfigResponse {
 
 extension Tasker_V1_WorkerTemplateListResponse {
     /// `ListTemplates` from `/v1/templates`.
-    public init(_ body: TemplateListResponse) {
+    package init(_ body: TemplateListResponse) {
         self.init()
         supportedNamespaces = body.supportedNamespaces
         templateCount = Int64(body.templateCount)
@@ -147,7 +147,7 @@ extension Tasker_V1_WorkerTemplateResponse {
     /// namespace, version, description and steps (`{name, description, retryable, max_attempts}`);
     /// handler metadata carries the registration's namespace, name and version, with no description
     /// and no step names (as upstream).
-    public init(_ body: TemplateResponse) {
+    package init(_ body: TemplateResponse) {
         self.init()
         let task = body.template.template
         template.name = task.name

@@ -9,7 +9,7 @@ import GRPCProtobuf
 /// every file it imports. This server defines no extensions: `file_containing_extension` answers
 /// NOT_FOUND, and `all_extension_numbers_of_type` an empty list for a known message type (NOT_FOUND
 /// otherwise). Errors are `error_response`s on the stream; the RPC itself succeeds.
-public struct ServerReflectionService: Grpc_Reflection_V1_ServerReflection.SimpleServiceProtocol {
+package struct ServerReflectionService: Grpc_Reflection_V1_ServerReflection.SimpleServiceProtocol {
     /// `google.rpc.Code` values used in `error_response`.
     enum ErrorCode: Int32 {
         case invalidArgument = 3
@@ -24,14 +24,14 @@ public struct ServerReflectionService: Grpc_Reflection_V1_ServerReflection.Simpl
     ///   - index: the descriptors to serve.
     ///   - services: fully qualified names of the services the server really offers (`list_services`).
     ///   - shutdown: triggered when the server shuts down; ends open streams.
-    public init(index: ReflectionIndex, services: [String], shutdown: ShutdownSignal = ShutdownSignal()) {
+    package init(index: ReflectionIndex, services: [String], shutdown: ShutdownSignal = ShutdownSignal()) {
         self.index = index
         self.services = services
         self.shutdown = shutdown
     }
 
     /// Answers each request of the stream in turn until the client half-closes it.
-    public func serverReflectionInfo(
+    package func serverReflectionInfo(
         request: RPCAsyncSequence<Grpc_Reflection_V1_ServerReflectionRequest, any Error>,
         response: RPCWriter<Grpc_Reflection_V1_ServerReflectionResponse>,
         context: ServerContext

@@ -11,9 +11,9 @@ import Synchronization
 /// re-evaluates every `pollInterval` and sends only when the status changed; for an unknown name it
 /// sends SERVICE_UNKNOWN once and stays open. A watch ends when the client cancels it or when the
 /// server shuts down (`shutdown` is triggered).
-public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol {
+package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol {
     /// The names with a status: the server as a whole and the worker's own services.
-    public static let serviceNames: [String] = [
+    package static let serviceNames: [String] = [
         "",
         "tasker.v1.WorkerHealthService",
         "tasker.v1.WorkerConfigService",
@@ -31,7 +31,7 @@ public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol
     ///   - shutdown: triggered when the server begins shutting down; ends every open `Watch`.
     ///   - isReady: the worker's readiness verdict (the worker's is shared with every other probe
     ///     and evaluated at most once a second: `HealthProbeCache`).
-    public init(pollInterval: Duration = .seconds(1), shutdown: ShutdownSignal,
+    package init(pollInterval: Duration = .seconds(1), shutdown: ShutdownSignal,
                 isReady: @escaping @Sendable () async -> Bool) {
         self.isReady = isReady
         self.pollInterval = pollInterval
@@ -39,7 +39,7 @@ public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol
     }
 
     /// The current status of `request.service`; NOT_FOUND when it has none.
-    public func check(request: Grpc_Health_V1_HealthCheckRequest,
+    package func check(request: Grpc_Health_V1_HealthCheckRequest,
                       context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse {
         guard Self.serviceNames.contains(request.service) else {
             throw RPCError(code: .notFound, message: "unknown service: \(request.service)")
@@ -48,7 +48,7 @@ public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol
     }
 
     /// The current status, then each change, until the RPC is cancelled or the server shuts down.
-    public func watch(request: Grpc_Health_V1_HealthCheckRequest,
+    package func watch(request: Grpc_Health_V1_HealthCheckRequest,
                       response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
                       context: ServerContext) async throws {
         let known = Self.serviceNames.contains(request.service)
@@ -90,12 +90,12 @@ public struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol
 }
 
 /// The gRPC services' shutdown signal: triggered when the server begins its graceful shutdown.
-public typealias ShutdownSignal = OneShotSignal
+package typealias ShutdownSignal = OneShotSignal
 
 extension OneShotSignal {
     /// Runs `body` until it returns, the RPC is cancelled or the signal is triggered; in the last two
     /// cases `body` is cancelled and this returns normally.
-    public func run(until context: ServerContext, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    package func run(until context: ServerContext, _ body: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask(operation: body)
             group.addTask { try? await context.cancellation.cancelled }

@@ -77,7 +77,7 @@ public struct WorkerGRPCServer: Service {
 
     /// The services this server offers for `runtime`'s configuration, and their fully qualified
     /// names (what reflection lists). `shutdown` ends health watches and reflection streams.
-    public static func services(runtime: WorkerRuntime, shutdown: ShutdownSignal) throws
+    package static func services(runtime: WorkerRuntime, shutdown: ShutdownSignal) throws
         -> (services: [any RegistrableRPCService], names: [String]) {
         let settings = runtime.configuration.worker.grpc
         let health = WorkerHealthService(runtime: runtime, shared: runtime.healthProbes)

@@ -7,25 +7,25 @@ import GRPCProtobuf
 /// `CheckHealth` and `CheckLiveness` always answer (`healthy`, `alive`); `CheckReadiness` fails with
 /// UNAVAILABLE "Worker is not ready" unless every readiness check is healthy; `CheckDetailedHealth`
 /// always answers (`healthy` or `degraded`).
-public struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
+package struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
     private let health: WorkerHealthService
 
     /// Serves the bodies `health` computes (the same as `/health…`).
-    public init(health: WorkerHealthService) {
+    package init(health: WorkerHealthService) {
         self.health = health
     }
 
-    public func checkHealth(request: Tasker_V1_WorkerHealthRequest,
+    package func checkHealth(request: Tasker_V1_WorkerHealthRequest,
                             context: ServerContext) async throws -> Tasker_V1_WorkerBasicHealthResponse {
         Tasker_V1_WorkerBasicHealthResponse(health.basic())
     }
 
-    public func checkLiveness(request: Tasker_V1_WorkerLivenessRequest,
+    package func checkLiveness(request: Tasker_V1_WorkerLivenessRequest,
                               context: ServerContext) async throws -> Tasker_V1_WorkerBasicHealthResponse {
         Tasker_V1_WorkerBasicHealthResponse(health.liveness())
     }
 
-    public func checkReadiness(request: Tasker_V1_WorkerReadinessRequest,
+    package func checkReadiness(request: Tasker_V1_WorkerReadinessRequest,
                                context: ServerContext) async throws -> Tasker_V1_WorkerReadinessResponse {
         let readiness = await health.readiness()
         guard readiness.isReady else {
@@ -34,7 +34,7 @@ public struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServi
         return Tasker_V1_WorkerReadinessResponse(readiness)
     }
 
-    public func checkDetailedHealth(request: Tasker_V1_WorkerDetailedHealthRequest,
+    package func checkDetailedHealth(request: Tasker_V1_WorkerDetailedHealthRequest,
                                     context: ServerContext) async throws -> Tasker_V1_WorkerDetailedHealthResponse {
         Tasker_V1_WorkerDetailedHealthResponse(await health.detailed())
     }

@@ -8,18 +8,18 @@ import Logging
 /// Like `/config` (not mounted, so 404), it is gated by `worker.web.config_endpoint_enabled`: while that
 /// is false `GetConfig` fails with NOT_FOUND "Worker configuration not found" (upstream's NOT_FOUND
 /// message; upstream itself does not gate the RPC — our hardening, so one switch closes both surfaces).
-public struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServiceProtocol {
+package struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServiceProtocol {
     private let config: WorkerConfigQueryService
 
     /// The NOT_FOUND message while the config endpoint is disabled.
-    public static let disabledMessage = "Worker configuration not found"
+    package static let disabledMessage = "Worker configuration not found"
 
     /// Serves what `config` computes (the same as `GET /config`).
-    public init(config: WorkerConfigQueryService) {
+    package init(config: WorkerConfigQueryService) {
         self.config = config
     }
 
-    public func getConfig(request: Tasker_V1_WorkerGetConfigRequest,
+    package func getConfig(request: Tasker_V1_WorkerGetConfigRequest,
                           context: ServerContext) async throws -> Tasker_V1_WorkerGetConfigResponse {
         guard config.runtime.configuration.worker.web.configEndpointEnabled else {
             throw RPCError(code: .notFound, message: Self.disabledMessage)
@@ -34,16 +34,16 @@ public struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServi
 /// `ListTemplates` ignores `namespace` and honours `include_cache_stats`; `GetTemplate` fails with
 /// NOT_FOUND for a template this worker does not serve, INTERNAL when the database fails (a generic
 /// message with a reference id; the detail is logged under that id).
-public struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.SimpleServiceProtocol {
+package struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.SimpleServiceProtocol {
     private let templates: WorkerTemplateQueryService
     private static let logger = Logger(label: "tasker.worker.grpc")
 
     /// Serves what `templates` computes (the same as `/v1/templates…`).
-    public init(templates: WorkerTemplateQueryService) {
+    package init(templates: WorkerTemplateQueryService) {
         self.templates = templates
     }
 
-    public func listTemplates(request: Tasker_V1_WorkerListTemplatesRequest,
+    package func listTemplates(request: Tasker_V1_WorkerListTemplatesRequest,
                               context: ServerContext) async throws -> Tasker_V1_WorkerTemplateListResponse {
         do throws(TemplateQueryError) {
             return Tasker_V1_WorkerTemplateListResponse(try await templates.list(includeCacheStats: request.includeCacheStats))
@@ -52,7 +52,7 @@ public struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.SimpleS
         }
     }
 
-    public func getTemplate(request: Tasker_V1_WorkerGetTemplateRequest,
+    package func getTemplate(request: Tasker_V1_WorkerGetTemplateRequest,
                             context: ServerContext) async throws -> Tasker_V1_WorkerTemplateResponse {
         do throws(TemplateQueryError) {
             let body = try await templates.get(namespace: request.namespace, name: request.name, version: request.version)

@@ -24,30 +24,30 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-public nonisolated struct Grpc_Health_V1_HealthCheckRequest: Sendable {
+package nonisolated struct Grpc_Health_V1_HealthCheckRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// The service name; "" asks about the server as a whole.
-  public var service: String = String()
+  package var service: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
+package nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var status: Grpc_Health_V1_HealthCheckResponse.ServingStatus = .unknown
+  package var status: Grpc_Health_V1_HealthCheckResponse.ServingStatus = .unknown
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum ServingStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
-    public typealias RawValue = Int
+  package nonisolated enum ServingStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
+    package typealias RawValue = Int
     case unknown // = 0
     case serving // = 1
     case notServing // = 2
@@ -56,11 +56,11 @@ public nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
     case serviceUnknown // = 3
     case UNRECOGNIZED(Int)
 
-    public init() {
+    package init() {
       self = .unknown
     }
 
-    public init?(rawValue: Int) {
+    package init?(rawValue: Int) {
       switch rawValue {
       case 0: self = .unknown
       case 1: self = .serving
@@ -70,7 +70,7 @@ public nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
       }
     }
 
-    public var rawValue: Int {
+    package var rawValue: Int {
       switch self {
       case .unknown: return 0
       case .serving: return 1
@@ -81,7 +81,7 @@ public nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
     }
 
     // The compiler won't synthesize support with the UNRECOGNIZED case.
-    public static let allCases: [Grpc_Health_V1_HealthCheckResponse.ServingStatus] = [
+    package static let allCases: [Grpc_Health_V1_HealthCheckResponse.ServingStatus] = [
       .unknown,
       .serving,
       .notServing,
@@ -90,7 +90,7 @@ public nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -98,10 +98,10 @@ public nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
 fileprivate nonisolated let _protobuf_package = "grpc.health.v1"
 
 nonisolated extension Grpc_Health_V1_HealthCheckRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".HealthCheckRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
+  package static let protoMessageName: String = _protobuf_package + ".HealthCheckRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -113,14 +113,14 @@ nonisolated extension Grpc_Health_V1_HealthCheckRequest: SwiftProtobuf.Message, 
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.service.isEmpty {
       try visitor.visitSingularStringField(value: self.service, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Health_V1_HealthCheckRequest, rhs: Grpc_Health_V1_HealthCheckRequest) -> Bool {
+  package static func ==(lhs: Grpc_Health_V1_HealthCheckRequest, rhs: Grpc_Health_V1_HealthCheckRequest) -> Bool {
     if lhs.service != rhs.service {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -128,10 +128,10 @@ nonisolated extension Grpc_Health_V1_HealthCheckRequest: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Grpc_Health_V1_HealthCheckResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".HealthCheckResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0")
+  package static let protoMessageName: String = _protobuf_package + ".HealthCheckResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -143,14 +143,14 @@ nonisolated extension Grpc_Health_V1_HealthCheckResponse: SwiftProtobuf.Message,
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.status != .unknown {
       try visitor.visitSingularEnumField(value: self.status, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Health_V1_HealthCheckResponse, rhs: Grpc_Health_V1_HealthCheckResponse) -> Bool {
+  package static func ==(lhs: Grpc_Health_V1_HealthCheckResponse, rhs: Grpc_Health_V1_HealthCheckResponse) -> Bool {
     if lhs.status != rhs.status {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -158,5 +158,5 @@ nonisolated extension Grpc_Health_V1_HealthCheckResponse: SwiftProtobuf.Message,
 }
 
 nonisolated extension Grpc_Health_V1_HealthCheckResponse.ServingStatus: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0UNKNOWN\0\u{1}SERVING\0\u{1}NOT_SERVING\0\u{1}SERVICE_UNKNOWN\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0UNKNOWN\0\u{1}SERVING\0\u{1}NOT_SERVING\0\u{1}SERVICE_UNKNOWN\0")
 }

@@ -28,17 +28,17 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-public nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
+package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var host: String = String()
+  package var host: String = String()
 
-  public var messageRequest: Grpc_Reflection_V1_ServerReflectionRequest.OneOf_MessageRequest? = nil
+  package var messageRequest: Grpc_Reflection_V1_ServerReflectionRequest.OneOf_MessageRequest? = nil
 
   /// A file by its name, e.g. "tasker/v1/worker.proto".
-  public var fileByFilename: String {
+  package var fileByFilename: String {
     get {
       if case .fileByFilename(let v)? = messageRequest {return v}
       return String()
@@ -47,7 +47,7 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
   }
 
   /// The file that defines a fully qualified symbol (service, method, message, enum, ...).
-  public var fileContainingSymbol: String {
+  package var fileContainingSymbol: String {
     get {
       if case .fileContainingSymbol(let v)? = messageRequest {return v}
       return String()
@@ -56,7 +56,7 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
   }
 
   /// The file that defines an extension of a message type.
-  public var fileContainingExtension: Grpc_Reflection_V1_ExtensionRequest {
+  package var fileContainingExtension: Grpc_Reflection_V1_ExtensionRequest {
     get {
       if case .fileContainingExtension(let v)? = messageRequest {return v}
       return Grpc_Reflection_V1_ExtensionRequest()
@@ -65,7 +65,7 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
   }
 
   /// The extension numbers of a fully qualified message type.
-  public var allExtensionNumbersOfType: String {
+  package var allExtensionNumbersOfType: String {
     get {
       if case .allExtensionNumbersOfType(let v)? = messageRequest {return v}
       return String()
@@ -74,7 +74,7 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
   }
 
   /// Lists the services; the content of the string is not checked.
-  public var listServices: String {
+  package var listServices: String {
     get {
       if case .listServices(let v)? = messageRequest {return v}
       return String()
@@ -82,9 +82,9 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
     set {messageRequest = .listServices(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_MessageRequest: Equatable, Sendable {
+  package nonisolated enum OneOf_MessageRequest: Equatable, Sendable {
     /// A file by its name, e.g. "tasker/v1/worker.proto".
     case fileByFilename(String)
     /// The file that defines a fully qualified symbol (service, method, message, enum, ...).
@@ -98,42 +98,42 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Grpc_Reflection_V1_ExtensionRequest: Sendable {
+package nonisolated struct Grpc_Reflection_V1_ExtensionRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var containingType: String = String()
+  package var containingType: String = String()
 
-  public var extensionNumber: Int32 = 0
+  package var extensionNumber: Int32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable {
+package nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var validHost: String = String()
+  package var validHost: String = String()
 
-  public var originalRequest: Grpc_Reflection_V1_ServerReflectionRequest {
+  package var originalRequest: Grpc_Reflection_V1_ServerReflectionRequest {
     get {_originalRequest ?? Grpc_Reflection_V1_ServerReflectionRequest()}
     set {_originalRequest = newValue}
   }
   /// Returns true if `originalRequest` has been explicitly set.
-  public var hasOriginalRequest: Bool {self._originalRequest != nil}
+  package var hasOriginalRequest: Bool {self._originalRequest != nil}
   /// Clears the value of `originalRequest`. Subsequent reads from it will return its default value.
-  public mutating func clearOriginalRequest() {self._originalRequest = nil}
+  package mutating func clearOriginalRequest() {self._originalRequest = nil}
 
-  public var messageResponse: Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse? = nil
+  package var messageResponse: Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse? = nil
 
-  public var fileDescriptorResponse: Grpc_Reflection_V1_FileDescriptorResponse {
+  package var fileDescriptorResponse: Grpc_Reflection_V1_FileDescriptorResponse {
     get {
       if case .fileDescriptorResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_FileDescriptorResponse()
@@ -141,7 +141,7 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable 
     set {messageResponse = .fileDescriptorResponse(newValue)}
   }
 
-  public var allExtensionNumbersResponse: Grpc_Reflection_V1_ExtensionNumberResponse {
+  package var allExtensionNumbersResponse: Grpc_Reflection_V1_ExtensionNumberResponse {
     get {
       if case .allExtensionNumbersResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_ExtensionNumberResponse()
@@ -149,7 +149,7 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable 
     set {messageResponse = .allExtensionNumbersResponse(newValue)}
   }
 
-  public var listServicesResponse: Grpc_Reflection_V1_ListServiceResponse {
+  package var listServicesResponse: Grpc_Reflection_V1_ListServiceResponse {
     get {
       if case .listServicesResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_ListServiceResponse()
@@ -157,7 +157,7 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable 
     set {messageResponse = .listServicesResponse(newValue)}
   }
 
-  public var errorResponse: Grpc_Reflection_V1_ErrorResponse {
+  package var errorResponse: Grpc_Reflection_V1_ErrorResponse {
     get {
       if case .errorResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_ErrorResponse()
@@ -165,9 +165,9 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable 
     set {messageResponse = .errorResponse(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_MessageResponse: Equatable, Sendable {
+  package nonisolated enum OneOf_MessageResponse: Equatable, Sendable {
     case fileDescriptorResponse(Grpc_Reflection_V1_FileDescriptorResponse)
     case allExtensionNumbersResponse(Grpc_Reflection_V1_ExtensionNumberResponse)
     case listServicesResponse(Grpc_Reflection_V1_ListServiceResponse)
@@ -175,76 +175,76 @@ public nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable 
 
   }
 
-  public init() {}
+  package init() {}
 
   fileprivate var _originalRequest: Grpc_Reflection_V1_ServerReflectionRequest? = nil
 }
 
-public nonisolated struct Grpc_Reflection_V1_FileDescriptorResponse: Sendable {
+package nonisolated struct Grpc_Reflection_V1_FileDescriptorResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Serialized google.protobuf.FileDescriptorProto messages.
-  public var fileDescriptorProto: [Data] = []
+  package var fileDescriptorProto: [Data] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Grpc_Reflection_V1_ExtensionNumberResponse: Sendable {
+package nonisolated struct Grpc_Reflection_V1_ExtensionNumberResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var baseTypeName: String = String()
+  package var baseTypeName: String = String()
 
-  public var extensionNumber: [Int32] = []
+  package var extensionNumber: [Int32] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Grpc_Reflection_V1_ListServiceResponse: Sendable {
+package nonisolated struct Grpc_Reflection_V1_ListServiceResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var service: [Grpc_Reflection_V1_ServiceResponse] = []
+  package var service: [Grpc_Reflection_V1_ServiceResponse] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Grpc_Reflection_V1_ServiceResponse: Sendable {
+package nonisolated struct Grpc_Reflection_V1_ServiceResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Fully qualified service name.
-  public var name: String = String()
+  package var name: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Grpc_Reflection_V1_ErrorResponse: Sendable {
+package nonisolated struct Grpc_Reflection_V1_ErrorResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// A google.rpc.Code value.
-  public var errorCode: Int32 = 0
+  package var errorCode: Int32 = 0
 
-  public var errorMessage: String = String()
+  package var errorMessage: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -252,10 +252,10 @@ public nonisolated struct Grpc_Reflection_V1_ErrorResponse: Sendable {
 fileprivate nonisolated let _protobuf_package = "grpc.reflection.v1"
 
 nonisolated extension Grpc_Reflection_V1_ServerReflectionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ServerReflectionRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}host\0\u{4}\u{2}file_by_filename\0\u{3}file_containing_symbol\0\u{3}file_containing_extension\0\u{3}all_extension_numbers_of_type\0\u{3}list_services\0")
+  package static let protoMessageName: String = _protobuf_package + ".ServerReflectionRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}host\0\u{4}\u{2}file_by_filename\0\u{3}file_containing_symbol\0\u{3}file_containing_extension\0\u{3}all_extension_numbers_of_type\0\u{3}list_services\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -312,7 +312,7 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionRequest: SwiftProtobuf.
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -346,7 +346,7 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionRequest: SwiftProtobuf.
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_ServerReflectionRequest, rhs: Grpc_Reflection_V1_ServerReflectionRequest) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_ServerReflectionRequest, rhs: Grpc_Reflection_V1_ServerReflectionRequest) -> Bool {
     if lhs.host != rhs.host {return false}
     if lhs.messageRequest != rhs.messageRequest {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -355,10 +355,10 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionRequest: SwiftProtobuf.
 }
 
 nonisolated extension Grpc_Reflection_V1_ExtensionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ExtensionRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}containing_type\0\u{3}extension_number\0")
+  package static let protoMessageName: String = _protobuf_package + ".ExtensionRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}containing_type\0\u{3}extension_number\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -371,7 +371,7 @@ nonisolated extension Grpc_Reflection_V1_ExtensionRequest: SwiftProtobuf.Message
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.containingType.isEmpty {
       try visitor.visitSingularStringField(value: self.containingType, fieldNumber: 1)
     }
@@ -381,7 +381,7 @@ nonisolated extension Grpc_Reflection_V1_ExtensionRequest: SwiftProtobuf.Message
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_ExtensionRequest, rhs: Grpc_Reflection_V1_ExtensionRequest) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_ExtensionRequest, rhs: Grpc_Reflection_V1_ExtensionRequest) -> Bool {
     if lhs.containingType != rhs.containingType {return false}
     if lhs.extensionNumber != rhs.extensionNumber {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -390,10 +390,10 @@ nonisolated extension Grpc_Reflection_V1_ExtensionRequest: SwiftProtobuf.Message
 }
 
 nonisolated extension Grpc_Reflection_V1_ServerReflectionResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ServerReflectionResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}valid_host\0\u{3}original_request\0\u{4}\u{2}file_descriptor_response\0\u{3}all_extension_numbers_response\0\u{3}list_services_response\0\u{3}error_response\0")
+  package static let protoMessageName: String = _protobuf_package + ".ServerReflectionResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}valid_host\0\u{3}original_request\0\u{4}\u{2}file_descriptor_response\0\u{3}all_extension_numbers_response\0\u{3}list_services_response\0\u{3}error_response\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -458,7 +458,7 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionResponse: SwiftProtobuf
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -491,7 +491,7 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionResponse: SwiftProtobuf
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_ServerReflectionResponse, rhs: Grpc_Reflection_V1_ServerReflectionResponse) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_ServerReflectionResponse, rhs: Grpc_Reflection_V1_ServerReflectionResponse) -> Bool {
     if lhs.validHost != rhs.validHost {return false}
     if lhs._originalRequest != rhs._originalRequest {return false}
     if lhs.messageResponse != rhs.messageResponse {return false}
@@ -501,10 +501,10 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionResponse: SwiftProtobuf
 }
 
 nonisolated extension Grpc_Reflection_V1_FileDescriptorResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".FileDescriptorResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}file_descriptor_proto\0")
+  package static let protoMessageName: String = _protobuf_package + ".FileDescriptorResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}file_descriptor_proto\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -516,14 +516,14 @@ nonisolated extension Grpc_Reflection_V1_FileDescriptorResponse: SwiftProtobuf.M
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.fileDescriptorProto.isEmpty {
       try visitor.visitRepeatedBytesField(value: self.fileDescriptorProto, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_FileDescriptorResponse, rhs: Grpc_Reflection_V1_FileDescriptorResponse) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_FileDescriptorResponse, rhs: Grpc_Reflection_V1_FileDescriptorResponse) -> Bool {
     if lhs.fileDescriptorProto != rhs.fileDescriptorProto {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -531,10 +531,10 @@ nonisolated extension Grpc_Reflection_V1_FileDescriptorResponse: SwiftProtobuf.M
 }
 
 nonisolated extension Grpc_Reflection_V1_ExtensionNumberResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ExtensionNumberResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}base_type_name\0\u{3}extension_number\0")
+  package static let protoMessageName: String = _protobuf_package + ".ExtensionNumberResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}base_type_name\0\u{3}extension_number\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -547,7 +547,7 @@ nonisolated extension Grpc_Reflection_V1_ExtensionNumberResponse: SwiftProtobuf.
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.baseTypeName.isEmpty {
       try visitor.visitSingularStringField(value: self.baseTypeName, fieldNumber: 1)
     }
@@ -557,7 +557,7 @@ nonisolated extension Grpc_Reflection_V1_ExtensionNumberResponse: SwiftProtobuf.
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_ExtensionNumberResponse, rhs: Grpc_Reflection_V1_ExtensionNumberResponse) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_ExtensionNumberResponse, rhs: Grpc_Reflection_V1_ExtensionNumberResponse) -> Bool {
     if lhs.baseTypeName != rhs.baseTypeName {return false}
     if lhs.extensionNumber != rhs.extensionNumber {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -566,10 +566,10 @@ nonisolated extension Grpc_Reflection_V1_ExtensionNumberResponse: SwiftProtobuf.
 }
 
 nonisolated extension Grpc_Reflection_V1_ListServiceResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ListServiceResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
+  package static let protoMessageName: String = _protobuf_package + ".ListServiceResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -581,14 +581,14 @@ nonisolated extension Grpc_Reflection_V1_ListServiceResponse: SwiftProtobuf.Mess
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.service.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.service, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_ListServiceResponse, rhs: Grpc_Reflection_V1_ListServiceResponse) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_ListServiceResponse, rhs: Grpc_Reflection_V1_ListServiceResponse) -> Bool {
     if lhs.service != rhs.service {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -596,10 +596,10 @@ nonisolated extension Grpc_Reflection_V1_ListServiceResponse: SwiftProtobuf.Mess
 }
 
 nonisolated extension Grpc_Reflection_V1_ServiceResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ServiceResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0")
+  package static let protoMessageName: String = _protobuf_package + ".ServiceResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -611,14 +611,14 @@ nonisolated extension Grpc_Reflection_V1_ServiceResponse: SwiftProtobuf.Message,
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_ServiceResponse, rhs: Grpc_Reflection_V1_ServiceResponse) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_ServiceResponse, rhs: Grpc_Reflection_V1_ServiceResponse) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -626,10 +626,10 @@ nonisolated extension Grpc_Reflection_V1_ServiceResponse: SwiftProtobuf.Message,
 }
 
 nonisolated extension Grpc_Reflection_V1_ErrorResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ErrorResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}error_code\0\u{3}error_message\0")
+  package static let protoMessageName: String = _protobuf_package + ".ErrorResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}error_code\0\u{3}error_message\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -642,7 +642,7 @@ nonisolated extension Grpc_Reflection_V1_ErrorResponse: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.errorCode != 0 {
       try visitor.visitSingularInt32Field(value: self.errorCode, fieldNumber: 1)
     }
@@ -652,7 +652,7 @@ nonisolated extension Grpc_Reflection_V1_ErrorResponse: SwiftProtobuf.Message, S
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Grpc_Reflection_V1_ErrorResponse, rhs: Grpc_Reflection_V1_ErrorResponse) -> Bool {
+  package static func ==(lhs: Grpc_Reflection_V1_ErrorResponse, rhs: Grpc_Reflection_V1_ErrorResponse) -> Bool {
     if lhs.errorCode != rhs.errorCode {return false}
     if lhs.errorMessage != rhs.errorMessage {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}

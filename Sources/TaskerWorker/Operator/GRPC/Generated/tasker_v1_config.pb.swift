@@ -27,71 +27,71 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
 }
 
 /// When and where a configuration snapshot was taken.
-public nonisolated struct Tasker_V1_ConfigMetadata: Sendable {
+package nonisolated struct Tasker_V1_ConfigMetadata: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
+  package var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
     get {_timestamp ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
     set {_timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  public var hasTimestamp: Bool {self._timestamp != nil}
+  package var hasTimestamp: Bool {self._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  public mutating func clearTimestamp() {self._timestamp = nil}
+  package mutating func clearTimestamp() {self._timestamp = nil}
 
-  public var environment: String = String()
+  package var environment: String = String()
 
-  public var version: String = String()
+  package var version: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _timestamp: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
 /// Authentication settings with every secret removed.
-public nonisolated struct Tasker_V1_SafeAuthConfig: Sendable {
+package nonisolated struct Tasker_V1_SafeAuthConfig: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var enabled: Bool = false
+  package var enabled: Bool = false
 
-  public var verificationMethod: String = String()
+  package var verificationMethod: String = String()
 
-  public var jwtIssuer: String = String()
+  package var jwtIssuer: String = String()
 
-  public var jwtAudience: String = String()
+  package var jwtAudience: String = String()
 
-  public var apiKeyHeader: String = String()
+  package var apiKeyHeader: String = String()
 
-  public var apiKeyCount: Int32 = 0
+  package var apiKeyCount: Int32 = 0
 
-  public var strictValidation: Bool = false
+  package var strictValidation: Bool = false
 
-  public var allowedAlgorithms: [String] = []
+  package var allowedAlgorithms: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// The messaging backend and the queues the worker talks to.
-public nonisolated struct Tasker_V1_SafeMessagingConfig: Sendable {
+package nonisolated struct Tasker_V1_SafeMessagingConfig: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var backend: String = String()
+  package var backend: String = String()
 
-  public var queues: [String] = []
+  package var queues: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -99,10 +99,10 @@ public nonisolated struct Tasker_V1_SafeMessagingConfig: Sendable {
 fileprivate nonisolated let _protobuf_package = "tasker.v1"
 
 nonisolated extension Tasker_V1_ConfigMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ConfigMetadata"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}timestamp\0\u{1}environment\0\u{1}version\0")
+  package static let protoMessageName: String = _protobuf_package + ".ConfigMetadata"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}timestamp\0\u{1}environment\0\u{1}version\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -116,7 +116,7 @@ nonisolated extension Tasker_V1_ConfigMetadata: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -133,7 +133,7 @@ nonisolated extension Tasker_V1_ConfigMetadata: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_ConfigMetadata, rhs: Tasker_V1_ConfigMetadata) -> Bool {
+  package static func ==(lhs: Tasker_V1_ConfigMetadata, rhs: Tasker_V1_ConfigMetadata) -> Bool {
     if lhs._timestamp != rhs._timestamp {return false}
     if lhs.environment != rhs.environment {return false}
     if lhs.version != rhs.version {return false}
@@ -143,10 +143,10 @@ nonisolated extension Tasker_V1_ConfigMetadata: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Tasker_V1_SafeAuthConfig: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SafeAuthConfig"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{3}verification_method\0\u{3}jwt_issuer\0\u{3}jwt_audience\0\u{3}api_key_header\0\u{3}api_key_count\0\u{3}strict_validation\0\u{3}allowed_algorithms\0")
+  package static let protoMessageName: String = _protobuf_package + ".SafeAuthConfig"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{3}verification_method\0\u{3}jwt_issuer\0\u{3}jwt_audience\0\u{3}api_key_header\0\u{3}api_key_count\0\u{3}strict_validation\0\u{3}allowed_algorithms\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -165,7 +165,7 @@ nonisolated extension Tasker_V1_SafeAuthConfig: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.enabled != false {
       try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 1)
     }
@@ -193,7 +193,7 @@ nonisolated extension Tasker_V1_SafeAuthConfig: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_SafeAuthConfig, rhs: Tasker_V1_SafeAuthConfig) -> Bool {
+  package static func ==(lhs: Tasker_V1_SafeAuthConfig, rhs: Tasker_V1_SafeAuthConfig) -> Bool {
     if lhs.enabled != rhs.enabled {return false}
     if lhs.verificationMethod != rhs.verificationMethod {return false}
     if lhs.jwtIssuer != rhs.jwtIssuer {return false}
@@ -208,10 +208,10 @@ nonisolated extension Tasker_V1_SafeAuthConfig: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Tasker_V1_SafeMessagingConfig: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SafeMessagingConfig"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}backend\0\u{1}queues\0")
+  package static let protoMessageName: String = _protobuf_package + ".SafeMessagingConfig"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}backend\0\u{1}queues\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -224,7 +224,7 @@ nonisolated extension Tasker_V1_SafeMessagingConfig: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.backend.isEmpty {
       try visitor.visitSingularStringField(value: self.backend, fieldNumber: 1)
     }
@@ -234,7 +234,7 @@ nonisolated extension Tasker_V1_SafeMessagingConfig: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_SafeMessagingConfig, rhs: Tasker_V1_SafeMessagingConfig) -> Bool {
+  package static func ==(lhs: Tasker_V1_SafeMessagingConfig, rhs: Tasker_V1_SafeMessagingConfig) -> Bool {
     if lhs.backend != rhs.backend {return false}
     if lhs.queues != rhs.queues {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}

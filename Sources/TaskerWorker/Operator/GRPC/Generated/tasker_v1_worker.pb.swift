@@ -25,178 +25,178 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-public nonisolated struct Tasker_V1_WorkerHealthRequest: Sendable {
+package nonisolated struct Tasker_V1_WorkerHealthRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerLivenessRequest: Sendable {
+package nonisolated struct Tasker_V1_WorkerLivenessRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerReadinessRequest: Sendable {
+package nonisolated struct Tasker_V1_WorkerReadinessRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerDetailedHealthRequest: Sendable {
+package nonisolated struct Tasker_V1_WorkerDetailedHealthRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerGetConfigRequest: Sendable {
+package nonisolated struct Tasker_V1_WorkerGetConfigRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerBasicHealthResponse: Sendable {
+package nonisolated struct Tasker_V1_WorkerBasicHealthResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var status: String = String()
+  package var status: String = String()
 
-  public var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
+  package var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
     get {_timestamp ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
     set {_timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  public var hasTimestamp: Bool {self._timestamp != nil}
+  package var hasTimestamp: Bool {self._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  public mutating func clearTimestamp() {self._timestamp = nil}
+  package mutating func clearTimestamp() {self._timestamp = nil}
 
-  public var workerID: String = String()
+  package var workerID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _timestamp: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerReadinessResponse: @unchecked Sendable {
+package nonisolated struct Tasker_V1_WorkerReadinessResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var status: String {
+  package var status: String {
     get {_storage._status}
     set {_uniqueStorage()._status = newValue}
   }
 
-  public var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
+  package var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
     get {_storage._timestamp ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
     set {_uniqueStorage()._timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  public var hasTimestamp: Bool {_storage._timestamp != nil}
+  package var hasTimestamp: Bool {_storage._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  public mutating func clearTimestamp() {_uniqueStorage()._timestamp = nil}
+  package mutating func clearTimestamp() {_uniqueStorage()._timestamp = nil}
 
-  public var workerID: String {
+  package var workerID: String {
     get {_storage._workerID}
     set {_uniqueStorage()._workerID = newValue}
   }
 
-  public var checks: Tasker_V1_WorkerReadinessChecks {
+  package var checks: Tasker_V1_WorkerReadinessChecks {
     get {_storage._checks ?? Tasker_V1_WorkerReadinessChecks()}
     set {_uniqueStorage()._checks = newValue}
   }
   /// Returns true if `checks` has been explicitly set.
-  public var hasChecks: Bool {_storage._checks != nil}
+  package var hasChecks: Bool {_storage._checks != nil}
   /// Clears the value of `checks`. Subsequent reads from it will return its default value.
-  public mutating func clearChecks() {_uniqueStorage()._checks = nil}
+  package mutating func clearChecks() {_uniqueStorage()._checks = nil}
 
-  public var systemInfo: Tasker_V1_WorkerSystemInfo {
+  package var systemInfo: Tasker_V1_WorkerSystemInfo {
     get {_storage._systemInfo ?? Tasker_V1_WorkerSystemInfo()}
     set {_uniqueStorage()._systemInfo = newValue}
   }
   /// Returns true if `systemInfo` has been explicitly set.
-  public var hasSystemInfo: Bool {_storage._systemInfo != nil}
+  package var hasSystemInfo: Bool {_storage._systemInfo != nil}
   /// Clears the value of `systemInfo`. Subsequent reads from it will return its default value.
-  public mutating func clearSystemInfo() {_uniqueStorage()._systemInfo = nil}
+  package mutating func clearSystemInfo() {_uniqueStorage()._systemInfo = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-public nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
+package nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var status: String = String()
+  package var status: String = String()
 
-  public var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
+  package var timestamp: SwiftProtobuf.Google_Protobuf_Timestamp {
     get {_timestamp ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
     set {_timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  public var hasTimestamp: Bool {self._timestamp != nil}
+  package var hasTimestamp: Bool {self._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  public mutating func clearTimestamp() {self._timestamp = nil}
+  package mutating func clearTimestamp() {self._timestamp = nil}
 
-  public var workerID: String = String()
+  package var workerID: String = String()
 
-  public var checks: Tasker_V1_WorkerDetailedChecks {
+  package var checks: Tasker_V1_WorkerDetailedChecks {
     get {_checks ?? Tasker_V1_WorkerDetailedChecks()}
     set {_checks = newValue}
   }
   /// Returns true if `checks` has been explicitly set.
-  public var hasChecks: Bool {self._checks != nil}
+  package var hasChecks: Bool {self._checks != nil}
   /// Clears the value of `checks`. Subsequent reads from it will return its default value.
-  public mutating func clearChecks() {self._checks = nil}
+  package mutating func clearChecks() {self._checks = nil}
 
-  public var systemInfo: Tasker_V1_WorkerSystemInfo {
+  package var systemInfo: Tasker_V1_WorkerSystemInfo {
     get {_systemInfo ?? Tasker_V1_WorkerSystemInfo()}
     set {_systemInfo = newValue}
   }
   /// Returns true if `systemInfo` has been explicitly set.
-  public var hasSystemInfo: Bool {self._systemInfo != nil}
+  package var hasSystemInfo: Bool {self._systemInfo != nil}
   /// Clears the value of `systemInfo`. Subsequent reads from it will return its default value.
-  public mutating func clearSystemInfo() {self._systemInfo = nil}
+  package mutating func clearSystemInfo() {self._systemInfo = nil}
 
-  public var distributedCache: Tasker_V1_DistributedCacheInfo {
+  package var distributedCache: Tasker_V1_DistributedCacheInfo {
     get {_distributedCache ?? Tasker_V1_DistributedCacheInfo()}
     set {_distributedCache = newValue}
   }
   /// Returns true if `distributedCache` has been explicitly set.
-  public var hasDistributedCache: Bool {self._distributedCache != nil}
+  package var hasDistributedCache: Bool {self._distributedCache != nil}
   /// Clears the value of `distributedCache`. Subsequent reads from it will return its default value.
-  public mutating func clearDistributedCache() {self._distributedCache = nil}
+  package mutating func clearDistributedCache() {self._distributedCache = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _timestamp: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
   fileprivate var _checks: Tasker_V1_WorkerDetailedChecks? = nil
@@ -204,439 +204,439 @@ public nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
   fileprivate var _distributedCache: Tasker_V1_DistributedCacheInfo? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerReadinessChecks: Sendable {
+package nonisolated struct Tasker_V1_WorkerReadinessChecks: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var database: Tasker_V1_WorkerHealthCheck {
+  package var database: Tasker_V1_WorkerHealthCheck {
     get {_database ?? Tasker_V1_WorkerHealthCheck()}
     set {_database = newValue}
   }
   /// Returns true if `database` has been explicitly set.
-  public var hasDatabase: Bool {self._database != nil}
+  package var hasDatabase: Bool {self._database != nil}
   /// Clears the value of `database`. Subsequent reads from it will return its default value.
-  public mutating func clearDatabase() {self._database = nil}
+  package mutating func clearDatabase() {self._database = nil}
 
-  public var commandProcessor: Tasker_V1_WorkerHealthCheck {
+  package var commandProcessor: Tasker_V1_WorkerHealthCheck {
     get {_commandProcessor ?? Tasker_V1_WorkerHealthCheck()}
     set {_commandProcessor = newValue}
   }
   /// Returns true if `commandProcessor` has been explicitly set.
-  public var hasCommandProcessor: Bool {self._commandProcessor != nil}
+  package var hasCommandProcessor: Bool {self._commandProcessor != nil}
   /// Clears the value of `commandProcessor`. Subsequent reads from it will return its default value.
-  public mutating func clearCommandProcessor() {self._commandProcessor = nil}
+  package mutating func clearCommandProcessor() {self._commandProcessor = nil}
 
-  public var queueProcessing: Tasker_V1_WorkerHealthCheck {
+  package var queueProcessing: Tasker_V1_WorkerHealthCheck {
     get {_queueProcessing ?? Tasker_V1_WorkerHealthCheck()}
     set {_queueProcessing = newValue}
   }
   /// Returns true if `queueProcessing` has been explicitly set.
-  public var hasQueueProcessing: Bool {self._queueProcessing != nil}
+  package var hasQueueProcessing: Bool {self._queueProcessing != nil}
   /// Clears the value of `queueProcessing`. Subsequent reads from it will return its default value.
-  public mutating func clearQueueProcessing() {self._queueProcessing = nil}
+  package mutating func clearQueueProcessing() {self._queueProcessing = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _database: Tasker_V1_WorkerHealthCheck? = nil
   fileprivate var _commandProcessor: Tasker_V1_WorkerHealthCheck? = nil
   fileprivate var _queueProcessing: Tasker_V1_WorkerHealthCheck? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerDetailedChecks: @unchecked Sendable {
+package nonisolated struct Tasker_V1_WorkerDetailedChecks: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var database: Tasker_V1_WorkerHealthCheck {
+  package var database: Tasker_V1_WorkerHealthCheck {
     get {_storage._database ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._database = newValue}
   }
   /// Returns true if `database` has been explicitly set.
-  public var hasDatabase: Bool {_storage._database != nil}
+  package var hasDatabase: Bool {_storage._database != nil}
   /// Clears the value of `database`. Subsequent reads from it will return its default value.
-  public mutating func clearDatabase() {_uniqueStorage()._database = nil}
+  package mutating func clearDatabase() {_uniqueStorage()._database = nil}
 
-  public var commandProcessor: Tasker_V1_WorkerHealthCheck {
+  package var commandProcessor: Tasker_V1_WorkerHealthCheck {
     get {_storage._commandProcessor ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._commandProcessor = newValue}
   }
   /// Returns true if `commandProcessor` has been explicitly set.
-  public var hasCommandProcessor: Bool {_storage._commandProcessor != nil}
+  package var hasCommandProcessor: Bool {_storage._commandProcessor != nil}
   /// Clears the value of `commandProcessor`. Subsequent reads from it will return its default value.
-  public mutating func clearCommandProcessor() {_uniqueStorage()._commandProcessor = nil}
+  package mutating func clearCommandProcessor() {_uniqueStorage()._commandProcessor = nil}
 
-  public var queueProcessing: Tasker_V1_WorkerHealthCheck {
+  package var queueProcessing: Tasker_V1_WorkerHealthCheck {
     get {_storage._queueProcessing ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._queueProcessing = newValue}
   }
   /// Returns true if `queueProcessing` has been explicitly set.
-  public var hasQueueProcessing: Bool {_storage._queueProcessing != nil}
+  package var hasQueueProcessing: Bool {_storage._queueProcessing != nil}
   /// Clears the value of `queueProcessing`. Subsequent reads from it will return its default value.
-  public mutating func clearQueueProcessing() {_uniqueStorage()._queueProcessing = nil}
+  package mutating func clearQueueProcessing() {_uniqueStorage()._queueProcessing = nil}
 
-  public var eventSystem: Tasker_V1_WorkerHealthCheck {
+  package var eventSystem: Tasker_V1_WorkerHealthCheck {
     get {_storage._eventSystem ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._eventSystem = newValue}
   }
   /// Returns true if `eventSystem` has been explicitly set.
-  public var hasEventSystem: Bool {_storage._eventSystem != nil}
+  package var hasEventSystem: Bool {_storage._eventSystem != nil}
   /// Clears the value of `eventSystem`. Subsequent reads from it will return its default value.
-  public mutating func clearEventSystem() {_uniqueStorage()._eventSystem = nil}
+  package mutating func clearEventSystem() {_uniqueStorage()._eventSystem = nil}
 
-  public var stepProcessing: Tasker_V1_WorkerHealthCheck {
+  package var stepProcessing: Tasker_V1_WorkerHealthCheck {
     get {_storage._stepProcessing ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._stepProcessing = newValue}
   }
   /// Returns true if `stepProcessing` has been explicitly set.
-  public var hasStepProcessing: Bool {_storage._stepProcessing != nil}
+  package var hasStepProcessing: Bool {_storage._stepProcessing != nil}
   /// Clears the value of `stepProcessing`. Subsequent reads from it will return its default value.
-  public mutating func clearStepProcessing() {_uniqueStorage()._stepProcessing = nil}
+  package mutating func clearStepProcessing() {_uniqueStorage()._stepProcessing = nil}
 
-  public var circuitBreakers: Tasker_V1_WorkerHealthCheck {
+  package var circuitBreakers: Tasker_V1_WorkerHealthCheck {
     get {_storage._circuitBreakers ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._circuitBreakers = newValue}
   }
   /// Returns true if `circuitBreakers` has been explicitly set.
-  public var hasCircuitBreakers: Bool {_storage._circuitBreakers != nil}
+  package var hasCircuitBreakers: Bool {_storage._circuitBreakers != nil}
   /// Clears the value of `circuitBreakers`. Subsequent reads from it will return its default value.
-  public mutating func clearCircuitBreakers() {_uniqueStorage()._circuitBreakers = nil}
+  package mutating func clearCircuitBreakers() {_uniqueStorage()._circuitBreakers = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-public nonisolated struct Tasker_V1_WorkerHealthCheck: Sendable {
+package nonisolated struct Tasker_V1_WorkerHealthCheck: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var status: String = String()
+  package var status: String = String()
 
-  public var message: String {
+  package var message: String {
     get {_message ?? String()}
     set {_message = newValue}
   }
   /// Returns true if `message` has been explicitly set.
-  public var hasMessage: Bool {self._message != nil}
+  package var hasMessage: Bool {self._message != nil}
   /// Clears the value of `message`. Subsequent reads from it will return its default value.
-  public mutating func clearMessage() {self._message = nil}
+  package mutating func clearMessage() {self._message = nil}
 
-  public var durationMs: UInt64 = 0
+  package var durationMs: UInt64 = 0
 
-  public var lastChecked: SwiftProtobuf.Google_Protobuf_Timestamp {
+  package var lastChecked: SwiftProtobuf.Google_Protobuf_Timestamp {
     get {_lastChecked ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
     set {_lastChecked = newValue}
   }
   /// Returns true if `lastChecked` has been explicitly set.
-  public var hasLastChecked: Bool {self._lastChecked != nil}
+  package var hasLastChecked: Bool {self._lastChecked != nil}
   /// Clears the value of `lastChecked`. Subsequent reads from it will return its default value.
-  public mutating func clearLastChecked() {self._lastChecked = nil}
+  package mutating func clearLastChecked() {self._lastChecked = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _message: String? = nil
   fileprivate var _lastChecked: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerSystemInfo: Sendable {
+package nonisolated struct Tasker_V1_WorkerSystemInfo: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var version: String = String()
+  package var version: String = String()
 
-  public var environment: String = String()
+  package var environment: String = String()
 
-  public var uptimeSeconds: UInt64 = 0
+  package var uptimeSeconds: UInt64 = 0
 
-  public var workerType: String = String()
+  package var workerType: String = String()
 
-  public var databasePoolSize: UInt32 = 0
+  package var databasePoolSize: UInt32 = 0
 
-  public var commandProcessorActive: Bool = false
+  package var commandProcessorActive: Bool = false
 
-  public var supportedNamespaces: [String] = []
+  package var supportedNamespaces: [String] = []
 
-  public var poolUtilization: Tasker_V1_WorkerPoolUtilizationInfo {
+  package var poolUtilization: Tasker_V1_WorkerPoolUtilizationInfo {
     get {_poolUtilization ?? Tasker_V1_WorkerPoolUtilizationInfo()}
     set {_poolUtilization = newValue}
   }
   /// Returns true if `poolUtilization` has been explicitly set.
-  public var hasPoolUtilization: Bool {self._poolUtilization != nil}
+  package var hasPoolUtilization: Bool {self._poolUtilization != nil}
   /// Clears the value of `poolUtilization`. Subsequent reads from it will return its default value.
-  public mutating func clearPoolUtilization() {self._poolUtilization = nil}
+  package mutating func clearPoolUtilization() {self._poolUtilization = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _poolUtilization: Tasker_V1_WorkerPoolUtilizationInfo? = nil
 }
 
-public nonisolated struct Tasker_V1_DistributedCacheInfo: Sendable {
+package nonisolated struct Tasker_V1_DistributedCacheInfo: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var enabled: Bool = false
+  package var enabled: Bool = false
 
-  public var provider: String = String()
+  package var provider: String = String()
 
-  public var healthy: Bool = false
+  package var healthy: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerPoolUtilizationInfo: @unchecked Sendable {
+package nonisolated struct Tasker_V1_WorkerPoolUtilizationInfo: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var taskerPool: Tasker_V1_WorkerPoolDetail {
+  package var taskerPool: Tasker_V1_WorkerPoolDetail {
     get {_storage._taskerPool ?? Tasker_V1_WorkerPoolDetail()}
     set {_uniqueStorage()._taskerPool = newValue}
   }
   /// Returns true if `taskerPool` has been explicitly set.
-  public var hasTaskerPool: Bool {_storage._taskerPool != nil}
+  package var hasTaskerPool: Bool {_storage._taskerPool != nil}
   /// Clears the value of `taskerPool`. Subsequent reads from it will return its default value.
-  public mutating func clearTaskerPool() {_uniqueStorage()._taskerPool = nil}
+  package mutating func clearTaskerPool() {_uniqueStorage()._taskerPool = nil}
 
-  public var pgmqPool: Tasker_V1_WorkerPoolDetail {
+  package var pgmqPool: Tasker_V1_WorkerPoolDetail {
     get {_storage._pgmqPool ?? Tasker_V1_WorkerPoolDetail()}
     set {_uniqueStorage()._pgmqPool = newValue}
   }
   /// Returns true if `pgmqPool` has been explicitly set.
-  public var hasPgmqPool: Bool {_storage._pgmqPool != nil}
+  package var hasPgmqPool: Bool {_storage._pgmqPool != nil}
   /// Clears the value of `pgmqPool`. Subsequent reads from it will return its default value.
-  public mutating func clearPgmqPool() {_uniqueStorage()._pgmqPool = nil}
+  package mutating func clearPgmqPool() {_uniqueStorage()._pgmqPool = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-public nonisolated struct Tasker_V1_WorkerPoolDetail: Sendable {
+package nonisolated struct Tasker_V1_WorkerPoolDetail: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var activeConnections: UInt32 = 0
+  package var activeConnections: UInt32 = 0
 
-  public var idleConnections: UInt32 = 0
+  package var idleConnections: UInt32 = 0
 
-  public var maxConnections: UInt32 = 0
+  package var maxConnections: UInt32 = 0
 
-  public var utilizationPercent: Double = 0
+  package var utilizationPercent: Double = 0
 
-  public var totalAcquires: UInt64 = 0
+  package var totalAcquires: UInt64 = 0
 
-  public var slowAcquires: UInt64 = 0
+  package var slowAcquires: UInt64 = 0
 
-  public var acquireErrors: UInt64 = 0
+  package var acquireErrors: UInt64 = 0
 
-  public var averageAcquireTimeMs: Double = 0
+  package var averageAcquireTimeMs: Double = 0
 
-  public var maxAcquireTimeMs: Double = 0
+  package var maxAcquireTimeMs: Double = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerGetConfigResponse: Sendable {
+package nonisolated struct Tasker_V1_WorkerGetConfigResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var metadata: Tasker_V1_ConfigMetadata {
+  package var metadata: Tasker_V1_ConfigMetadata {
     get {_metadata ?? Tasker_V1_ConfigMetadata()}
     set {_metadata = newValue}
   }
   /// Returns true if `metadata` has been explicitly set.
-  public var hasMetadata: Bool {self._metadata != nil}
+  package var hasMetadata: Bool {self._metadata != nil}
   /// Clears the value of `metadata`. Subsequent reads from it will return its default value.
-  public mutating func clearMetadata() {self._metadata = nil}
+  package mutating func clearMetadata() {self._metadata = nil}
 
-  public var workerID: String = String()
+  package var workerID: String = String()
 
-  public var workerType: String = String()
+  package var workerType: String = String()
 
-  public var auth: Tasker_V1_SafeAuthConfig {
+  package var auth: Tasker_V1_SafeAuthConfig {
     get {_auth ?? Tasker_V1_SafeAuthConfig()}
     set {_auth = newValue}
   }
   /// Returns true if `auth` has been explicitly set.
-  public var hasAuth: Bool {self._auth != nil}
+  package var hasAuth: Bool {self._auth != nil}
   /// Clears the value of `auth`. Subsequent reads from it will return its default value.
-  public mutating func clearAuth() {self._auth = nil}
+  package mutating func clearAuth() {self._auth = nil}
 
-  public var messaging: Tasker_V1_SafeMessagingConfig {
+  package var messaging: Tasker_V1_SafeMessagingConfig {
     get {_messaging ?? Tasker_V1_SafeMessagingConfig()}
     set {_messaging = newValue}
   }
   /// Returns true if `messaging` has been explicitly set.
-  public var hasMessaging: Bool {self._messaging != nil}
+  package var hasMessaging: Bool {self._messaging != nil}
   /// Clears the value of `messaging`. Subsequent reads from it will return its default value.
-  public mutating func clearMessaging() {self._messaging = nil}
+  package mutating func clearMessaging() {self._messaging = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _metadata: Tasker_V1_ConfigMetadata? = nil
   fileprivate var _auth: Tasker_V1_SafeAuthConfig? = nil
   fileprivate var _messaging: Tasker_V1_SafeMessagingConfig? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerListTemplatesRequest: Sendable {
+package nonisolated struct Tasker_V1_WorkerListTemplatesRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Accepted and ignored: every template is listed.
-  public var namespace: String {
+  package var namespace: String {
     get {_namespace ?? String()}
     set {_namespace = newValue}
   }
   /// Returns true if `namespace` has been explicitly set.
-  public var hasNamespace: Bool {self._namespace != nil}
+  package var hasNamespace: Bool {self._namespace != nil}
   /// Clears the value of `namespace`. Subsequent reads from it will return its default value.
-  public mutating func clearNamespace() {self._namespace = nil}
+  package mutating func clearNamespace() {self._namespace = nil}
 
-  public var includeCacheStats: Bool = false
+  package var includeCacheStats: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _namespace: String? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerTemplateListResponse: Sendable {
+package nonisolated struct Tasker_V1_WorkerTemplateListResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var supportedNamespaces: [String] = []
+  package var supportedNamespaces: [String] = []
 
-  public var templateCount: Int64 = 0
+  package var templateCount: Int64 = 0
 
-  public var cacheStats: Tasker_V1_CacheStats {
+  package var cacheStats: Tasker_V1_CacheStats {
     get {_cacheStats ?? Tasker_V1_CacheStats()}
     set {_cacheStats = newValue}
   }
   /// Returns true if `cacheStats` has been explicitly set.
-  public var hasCacheStats: Bool {self._cacheStats != nil}
+  package var hasCacheStats: Bool {self._cacheStats != nil}
   /// Clears the value of `cacheStats`. Subsequent reads from it will return its default value.
-  public mutating func clearCacheStats() {self._cacheStats = nil}
+  package mutating func clearCacheStats() {self._cacheStats = nil}
 
-  public var workerCapabilities: [String] = []
+  package var workerCapabilities: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _cacheStats: Tasker_V1_CacheStats? = nil
 }
 
-public nonisolated struct Tasker_V1_CacheStats: Sendable {
+package nonisolated struct Tasker_V1_CacheStats: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var totalCached: UInt64 = 0
+  package var totalCached: UInt64 = 0
 
-  public var cacheHits: UInt64 = 0
+  package var cacheHits: UInt64 = 0
 
-  public var cacheMisses: UInt64 = 0
+  package var cacheMisses: UInt64 = 0
 
-  public var cacheEvictions: UInt64 = 0
+  package var cacheEvictions: UInt64 = 0
 
-  public var oldestEntryAgeSeconds: UInt64 = 0
+  package var oldestEntryAgeSeconds: UInt64 = 0
 
-  public var averageAccessCount: Double = 0
+  package var averageAccessCount: Double = 0
 
-  public var supportedNamespaces: [String] = []
+  package var supportedNamespaces: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerGetTemplateRequest: Sendable {
+package nonisolated struct Tasker_V1_WorkerGetTemplateRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var namespace: String = String()
+  package var namespace: String = String()
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var version: String = String()
+  package var version: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Tasker_V1_WorkerTemplateResponse: Sendable {
+package nonisolated struct Tasker_V1_WorkerTemplateResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var template: Tasker_V1_WorkerResolvedTemplate {
+  package var template: Tasker_V1_WorkerResolvedTemplate {
     get {_template ?? Tasker_V1_WorkerResolvedTemplate()}
     set {_template = newValue}
   }
   /// Returns true if `template` has been explicitly set.
-  public var hasTemplate: Bool {self._template != nil}
+  package var hasTemplate: Bool {self._template != nil}
   /// Clears the value of `template`. Subsequent reads from it will return its default value.
-  public mutating func clearTemplate() {self._template = nil}
+  package mutating func clearTemplate() {self._template = nil}
 
-  public var handlerMetadata: Tasker_V1_WorkerHandlerMetadata {
+  package var handlerMetadata: Tasker_V1_WorkerHandlerMetadata {
     get {_handlerMetadata ?? Tasker_V1_WorkerHandlerMetadata()}
     set {_handlerMetadata = newValue}
   }
   /// Returns true if `handlerMetadata` has been explicitly set.
-  public var hasHandlerMetadata: Bool {self._handlerMetadata != nil}
+  package var hasHandlerMetadata: Bool {self._handlerMetadata != nil}
   /// Clears the value of `handlerMetadata`. Subsequent reads from it will return its default value.
-  public mutating func clearHandlerMetadata() {self._handlerMetadata = nil}
+  package mutating func clearHandlerMetadata() {self._handlerMetadata = nil}
 
-  public var cached: Bool = false
+  package var cached: Bool = false
 
-  public var cacheAgeSeconds: UInt64 {
+  package var cacheAgeSeconds: UInt64 {
     get {_cacheAgeSeconds ?? 0}
     set {_cacheAgeSeconds = newValue}
   }
   /// Returns true if `cacheAgeSeconds` has been explicitly set.
-  public var hasCacheAgeSeconds: Bool {self._cacheAgeSeconds != nil}
+  package var hasCacheAgeSeconds: Bool {self._cacheAgeSeconds != nil}
   /// Clears the value of `cacheAgeSeconds`. Subsequent reads from it will return its default value.
-  public mutating func clearCacheAgeSeconds() {self._cacheAgeSeconds = nil}
+  package mutating func clearCacheAgeSeconds() {self._cacheAgeSeconds = nil}
 
-  public var accessCount: UInt64 {
+  package var accessCount: UInt64 {
     get {_accessCount ?? 0}
     set {_accessCount = newValue}
   }
   /// Returns true if `accessCount` has been explicitly set.
-  public var hasAccessCount: Bool {self._accessCount != nil}
+  package var hasAccessCount: Bool {self._accessCount != nil}
   /// Clears the value of `accessCount`. Subsequent reads from it will return its default value.
-  public mutating func clearAccessCount() {self._accessCount = nil}
+  package mutating func clearAccessCount() {self._accessCount = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _template: Tasker_V1_WorkerResolvedTemplate? = nil
   fileprivate var _handlerMetadata: Tasker_V1_WorkerHandlerMetadata? = nil
@@ -644,87 +644,87 @@ public nonisolated struct Tasker_V1_WorkerTemplateResponse: Sendable {
   fileprivate var _accessCount: UInt64? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerResolvedTemplate: Sendable {
+package nonisolated struct Tasker_V1_WorkerResolvedTemplate: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var namespace: String = String()
+  package var namespace: String = String()
 
-  public var version: String = String()
+  package var version: String = String()
 
-  public var description_p: String {
+  package var description_p: String {
     get {_description_p ?? String()}
     set {_description_p = newValue}
   }
   /// Returns true if `description_p` has been explicitly set.
-  public var hasDescription_p: Bool {self._description_p != nil}
+  package var hasDescription_p: Bool {self._description_p != nil}
   /// Clears the value of `description_p`. Subsequent reads from it will return its default value.
-  public mutating func clearDescription_p() {self._description_p = nil}
+  package mutating func clearDescription_p() {self._description_p = nil}
 
-  public var steps: [Tasker_V1_WorkerStepDefinition] = []
+  package var steps: [Tasker_V1_WorkerStepDefinition] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _description_p: String? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerStepDefinition: Sendable {
+package nonisolated struct Tasker_V1_WorkerStepDefinition: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var description_p: String {
+  package var description_p: String {
     get {_description_p ?? String()}
     set {_description_p = newValue}
   }
   /// Returns true if `description_p` has been explicitly set.
-  public var hasDescription_p: Bool {self._description_p != nil}
+  package var hasDescription_p: Bool {self._description_p != nil}
   /// Clears the value of `description_p`. Subsequent reads from it will return its default value.
-  public mutating func clearDescription_p() {self._description_p = nil}
+  package mutating func clearDescription_p() {self._description_p = nil}
 
-  public var retryable: Bool = false
+  package var retryable: Bool = false
 
-  public var maxAttempts: Int32 = 0
+  package var maxAttempts: Int32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _description_p: String? = nil
 }
 
-public nonisolated struct Tasker_V1_WorkerHandlerMetadata: Sendable {
+package nonisolated struct Tasker_V1_WorkerHandlerMetadata: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var namespace: String = String()
+  package var namespace: String = String()
 
-  public var handlerName: String = String()
+  package var handlerName: String = String()
 
-  public var version: String = String()
+  package var version: String = String()
 
-  public var description_p: String {
+  package var description_p: String {
     get {_description_p ?? String()}
     set {_description_p = newValue}
   }
   /// Returns true if `description_p` has been explicitly set.
-  public var hasDescription_p: Bool {self._description_p != nil}
+  package var hasDescription_p: Bool {self._description_p != nil}
   /// Clears the value of `description_p`. Subsequent reads from it will return its default value.
-  public mutating func clearDescription_p() {self._description_p = nil}
+  package mutating func clearDescription_p() {self._description_p = nil}
 
-  public var stepNames: [String] = []
+  package var stepNames: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _description_p: String? = nil
 }
@@ -734,105 +734,105 @@ public nonisolated struct Tasker_V1_WorkerHandlerMetadata: Sendable {
 fileprivate nonisolated let _protobuf_package = "tasker.v1"
 
 nonisolated extension Tasker_V1_WorkerHealthRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerHealthRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".WorkerHealthRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerHealthRequest, rhs: Tasker_V1_WorkerHealthRequest) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerHealthRequest, rhs: Tasker_V1_WorkerHealthRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Tasker_V1_WorkerLivenessRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerLivenessRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".WorkerLivenessRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerLivenessRequest, rhs: Tasker_V1_WorkerLivenessRequest) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerLivenessRequest, rhs: Tasker_V1_WorkerLivenessRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Tasker_V1_WorkerReadinessRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerReadinessRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".WorkerReadinessRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerReadinessRequest, rhs: Tasker_V1_WorkerReadinessRequest) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerReadinessRequest, rhs: Tasker_V1_WorkerReadinessRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Tasker_V1_WorkerDetailedHealthRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerDetailedHealthRequest, rhs: Tasker_V1_WorkerDetailedHealthRequest) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerDetailedHealthRequest, rhs: Tasker_V1_WorkerDetailedHealthRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Tasker_V1_WorkerGetConfigRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerGetConfigRequest, rhs: Tasker_V1_WorkerGetConfigRequest) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerGetConfigRequest, rhs: Tasker_V1_WorkerGetConfigRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Tasker_V1_WorkerBasicHealthResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerBasicHealthResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerBasicHealthResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -846,7 +846,7 @@ nonisolated extension Tasker_V1_WorkerBasicHealthResponse: SwiftProtobuf.Message
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -863,7 +863,7 @@ nonisolated extension Tasker_V1_WorkerBasicHealthResponse: SwiftProtobuf.Message
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerBasicHealthResponse, rhs: Tasker_V1_WorkerBasicHealthResponse) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerBasicHealthResponse, rhs: Tasker_V1_WorkerBasicHealthResponse) -> Bool {
     if lhs.status != rhs.status {return false}
     if lhs._timestamp != rhs._timestamp {return false}
     if lhs.workerID != rhs.workerID {return false}
@@ -873,8 +873,8 @@ nonisolated extension Tasker_V1_WorkerBasicHealthResponse: SwiftProtobuf.Message
 }
 
 nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerReadinessResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerReadinessResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0")
 
   fileprivate class _StorageClass {
     var _status: String = String()
@@ -907,7 +907,7 @@ nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, 
     return _storage
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -926,7 +926,7 @@ nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, 
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -951,7 +951,7 @@ nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, 
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerReadinessResponse, rhs: Tasker_V1_WorkerReadinessResponse) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerReadinessResponse, rhs: Tasker_V1_WorkerReadinessResponse) -> Bool {
     if lhs._storage !== rhs._storage {
       let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
         let _storage = _args.0
@@ -971,10 +971,10 @@ nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Tasker_V1_WorkerDetailedHealthResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0\u{3}distributed_cache\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0\u{3}distributed_cache\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -991,7 +991,7 @@ nonisolated extension Tasker_V1_WorkerDetailedHealthResponse: SwiftProtobuf.Mess
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1017,7 +1017,7 @@ nonisolated extension Tasker_V1_WorkerDetailedHealthResponse: SwiftProtobuf.Mess
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerDetailedHealthResponse, rhs: Tasker_V1_WorkerDetailedHealthResponse) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerDetailedHealthResponse, rhs: Tasker_V1_WorkerDetailedHealthResponse) -> Bool {
     if lhs.status != rhs.status {return false}
     if lhs._timestamp != rhs._timestamp {return false}
     if lhs.workerID != rhs.workerID {return false}
@@ -1030,10 +1030,10 @@ nonisolated extension Tasker_V1_WorkerDetailedHealthResponse: SwiftProtobuf.Mess
 }
 
 nonisolated extension Tasker_V1_WorkerReadinessChecks: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerReadinessChecks"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerReadinessChecks"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1047,7 +1047,7 @@ nonisolated extension Tasker_V1_WorkerReadinessChecks: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1064,7 +1064,7 @@ nonisolated extension Tasker_V1_WorkerReadinessChecks: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerReadinessChecks, rhs: Tasker_V1_WorkerReadinessChecks) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerReadinessChecks, rhs: Tasker_V1_WorkerReadinessChecks) -> Bool {
     if lhs._database != rhs._database {return false}
     if lhs._commandProcessor != rhs._commandProcessor {return false}
     if lhs._queueProcessing != rhs._queueProcessing {return false}
@@ -1074,8 +1074,8 @@ nonisolated extension Tasker_V1_WorkerReadinessChecks: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerDetailedChecks"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0\u{3}event_system\0\u{3}step_processing\0\u{3}circuit_breakers\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerDetailedChecks"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0\u{3}event_system\0\u{3}step_processing\0\u{3}circuit_breakers\0")
 
   fileprivate class _StorageClass {
     var _database: Tasker_V1_WorkerHealthCheck? = nil
@@ -1110,7 +1110,7 @@ nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, Swi
     return _storage
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1130,7 +1130,7 @@ nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -1158,7 +1158,7 @@ nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerDetailedChecks, rhs: Tasker_V1_WorkerDetailedChecks) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerDetailedChecks, rhs: Tasker_V1_WorkerDetailedChecks) -> Bool {
     if lhs._storage !== rhs._storage {
       let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
         let _storage = _args.0
@@ -1179,10 +1179,10 @@ nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Tasker_V1_WorkerHealthCheck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerHealthCheck"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}message\0\u{3}duration_ms\0\u{3}last_checked\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerHealthCheck"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}message\0\u{3}duration_ms\0\u{3}last_checked\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1197,7 +1197,7 @@ nonisolated extension Tasker_V1_WorkerHealthCheck: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1217,7 +1217,7 @@ nonisolated extension Tasker_V1_WorkerHealthCheck: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerHealthCheck, rhs: Tasker_V1_WorkerHealthCheck) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerHealthCheck, rhs: Tasker_V1_WorkerHealthCheck) -> Bool {
     if lhs.status != rhs.status {return false}
     if lhs._message != rhs._message {return false}
     if lhs.durationMs != rhs.durationMs {return false}
@@ -1228,10 +1228,10 @@ nonisolated extension Tasker_V1_WorkerHealthCheck: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Tasker_V1_WorkerSystemInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerSystemInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}environment\0\u{3}uptime_seconds\0\u{3}worker_type\0\u{3}database_pool_size\0\u{3}command_processor_active\0\u{3}supported_namespaces\0\u{3}pool_utilization\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerSystemInfo"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}environment\0\u{3}uptime_seconds\0\u{3}worker_type\0\u{3}database_pool_size\0\u{3}command_processor_active\0\u{3}supported_namespaces\0\u{3}pool_utilization\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1250,7 +1250,7 @@ nonisolated extension Tasker_V1_WorkerSystemInfo: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1282,7 +1282,7 @@ nonisolated extension Tasker_V1_WorkerSystemInfo: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerSystemInfo, rhs: Tasker_V1_WorkerSystemInfo) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerSystemInfo, rhs: Tasker_V1_WorkerSystemInfo) -> Bool {
     if lhs.version != rhs.version {return false}
     if lhs.environment != rhs.environment {return false}
     if lhs.uptimeSeconds != rhs.uptimeSeconds {return false}
@@ -1297,10 +1297,10 @@ nonisolated extension Tasker_V1_WorkerSystemInfo: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Tasker_V1_DistributedCacheInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DistributedCacheInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}provider\0\u{1}healthy\0")
+  package static let protoMessageName: String = _protobuf_package + ".DistributedCacheInfo"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}provider\0\u{1}healthy\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1314,7 +1314,7 @@ nonisolated extension Tasker_V1_DistributedCacheInfo: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.enabled != false {
       try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 1)
     }
@@ -1327,7 +1327,7 @@ nonisolated extension Tasker_V1_DistributedCacheInfo: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_DistributedCacheInfo, rhs: Tasker_V1_DistributedCacheInfo) -> Bool {
+  package static func ==(lhs: Tasker_V1_DistributedCacheInfo, rhs: Tasker_V1_DistributedCacheInfo) -> Bool {
     if lhs.enabled != rhs.enabled {return false}
     if lhs.provider != rhs.provider {return false}
     if lhs.healthy != rhs.healthy {return false}
@@ -1337,8 +1337,8 @@ nonisolated extension Tasker_V1_DistributedCacheInfo: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerPoolUtilizationInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}tasker_pool\0\u{3}pgmq_pool\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerPoolUtilizationInfo"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}tasker_pool\0\u{3}pgmq_pool\0")
 
   fileprivate class _StorageClass {
     var _taskerPool: Tasker_V1_WorkerPoolDetail? = nil
@@ -1365,7 +1365,7 @@ nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message
     return _storage
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1381,7 +1381,7 @@ nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -1397,7 +1397,7 @@ nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerPoolUtilizationInfo, rhs: Tasker_V1_WorkerPoolUtilizationInfo) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerPoolUtilizationInfo, rhs: Tasker_V1_WorkerPoolUtilizationInfo) -> Bool {
     if lhs._storage !== rhs._storage {
       let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
         let _storage = _args.0
@@ -1414,10 +1414,10 @@ nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message
 }
 
 nonisolated extension Tasker_V1_WorkerPoolDetail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerPoolDetail"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}active_connections\0\u{3}idle_connections\0\u{3}max_connections\0\u{3}utilization_percent\0\u{3}total_acquires\0\u{3}slow_acquires\0\u{3}acquire_errors\0\u{3}average_acquire_time_ms\0\u{3}max_acquire_time_ms\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerPoolDetail"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}active_connections\0\u{3}idle_connections\0\u{3}max_connections\0\u{3}utilization_percent\0\u{3}total_acquires\0\u{3}slow_acquires\0\u{3}acquire_errors\0\u{3}average_acquire_time_ms\0\u{3}max_acquire_time_ms\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1437,7 +1437,7 @@ nonisolated extension Tasker_V1_WorkerPoolDetail: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.activeConnections != 0 {
       try visitor.visitSingularUInt32Field(value: self.activeConnections, fieldNumber: 1)
     }
@@ -1468,7 +1468,7 @@ nonisolated extension Tasker_V1_WorkerPoolDetail: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerPoolDetail, rhs: Tasker_V1_WorkerPoolDetail) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerPoolDetail, rhs: Tasker_V1_WorkerPoolDetail) -> Bool {
     if lhs.activeConnections != rhs.activeConnections {return false}
     if lhs.idleConnections != rhs.idleConnections {return false}
     if lhs.maxConnections != rhs.maxConnections {return false}
@@ -1484,10 +1484,10 @@ nonisolated extension Tasker_V1_WorkerPoolDetail: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Tasker_V1_WorkerGetConfigResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}metadata\0\u{3}worker_id\0\u{3}worker_type\0\u{1}auth\0\u{1}messaging\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}metadata\0\u{3}worker_id\0\u{3}worker_type\0\u{1}auth\0\u{1}messaging\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1503,7 +1503,7 @@ nonisolated extension Tasker_V1_WorkerGetConfigResponse: SwiftProtobuf.Message, 
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1526,7 +1526,7 @@ nonisolated extension Tasker_V1_WorkerGetConfigResponse: SwiftProtobuf.Message, 
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerGetConfigResponse, rhs: Tasker_V1_WorkerGetConfigResponse) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerGetConfigResponse, rhs: Tasker_V1_WorkerGetConfigResponse) -> Bool {
     if lhs._metadata != rhs._metadata {return false}
     if lhs.workerID != rhs.workerID {return false}
     if lhs.workerType != rhs.workerType {return false}
@@ -1538,10 +1538,10 @@ nonisolated extension Tasker_V1_WorkerGetConfigResponse: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Tasker_V1_WorkerListTemplatesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerListTemplatesRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}include_cache_stats\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerListTemplatesRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}include_cache_stats\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1554,7 +1554,7 @@ nonisolated extension Tasker_V1_WorkerListTemplatesRequest: SwiftProtobuf.Messag
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1568,7 +1568,7 @@ nonisolated extension Tasker_V1_WorkerListTemplatesRequest: SwiftProtobuf.Messag
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerListTemplatesRequest, rhs: Tasker_V1_WorkerListTemplatesRequest) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerListTemplatesRequest, rhs: Tasker_V1_WorkerListTemplatesRequest) -> Bool {
     if lhs._namespace != rhs._namespace {return false}
     if lhs.includeCacheStats != rhs.includeCacheStats {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -1577,10 +1577,10 @@ nonisolated extension Tasker_V1_WorkerListTemplatesRequest: SwiftProtobuf.Messag
 }
 
 nonisolated extension Tasker_V1_WorkerTemplateListResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerTemplateListResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}supported_namespaces\0\u{3}template_count\0\u{3}cache_stats\0\u{3}worker_capabilities\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerTemplateListResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}supported_namespaces\0\u{3}template_count\0\u{3}cache_stats\0\u{3}worker_capabilities\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1595,7 +1595,7 @@ nonisolated extension Tasker_V1_WorkerTemplateListResponse: SwiftProtobuf.Messag
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1615,7 +1615,7 @@ nonisolated extension Tasker_V1_WorkerTemplateListResponse: SwiftProtobuf.Messag
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerTemplateListResponse, rhs: Tasker_V1_WorkerTemplateListResponse) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerTemplateListResponse, rhs: Tasker_V1_WorkerTemplateListResponse) -> Bool {
     if lhs.supportedNamespaces != rhs.supportedNamespaces {return false}
     if lhs.templateCount != rhs.templateCount {return false}
     if lhs._cacheStats != rhs._cacheStats {return false}
@@ -1626,10 +1626,10 @@ nonisolated extension Tasker_V1_WorkerTemplateListResponse: SwiftProtobuf.Messag
 }
 
 nonisolated extension Tasker_V1_CacheStats: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CacheStats"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}total_cached\0\u{3}cache_hits\0\u{3}cache_misses\0\u{3}cache_evictions\0\u{3}oldest_entry_age_seconds\0\u{3}average_access_count\0\u{3}supported_namespaces\0")
+  package static let protoMessageName: String = _protobuf_package + ".CacheStats"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}total_cached\0\u{3}cache_hits\0\u{3}cache_misses\0\u{3}cache_evictions\0\u{3}oldest_entry_age_seconds\0\u{3}average_access_count\0\u{3}supported_namespaces\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1647,7 +1647,7 @@ nonisolated extension Tasker_V1_CacheStats: SwiftProtobuf.Message, SwiftProtobuf
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.totalCached != 0 {
       try visitor.visitSingularUInt64Field(value: self.totalCached, fieldNumber: 1)
     }
@@ -1672,7 +1672,7 @@ nonisolated extension Tasker_V1_CacheStats: SwiftProtobuf.Message, SwiftProtobuf
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_CacheStats, rhs: Tasker_V1_CacheStats) -> Bool {
+  package static func ==(lhs: Tasker_V1_CacheStats, rhs: Tasker_V1_CacheStats) -> Bool {
     if lhs.totalCached != rhs.totalCached {return false}
     if lhs.cacheHits != rhs.cacheHits {return false}
     if lhs.cacheMisses != rhs.cacheMisses {return false}
@@ -1686,10 +1686,10 @@ nonisolated extension Tasker_V1_CacheStats: SwiftProtobuf.Message, SwiftProtobuf
 }
 
 nonisolated extension Tasker_V1_WorkerGetTemplateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerGetTemplateRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{1}name\0\u{1}version\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerGetTemplateRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{1}name\0\u{1}version\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1703,7 +1703,7 @@ nonisolated extension Tasker_V1_WorkerGetTemplateRequest: SwiftProtobuf.Message,
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.namespace.isEmpty {
       try visitor.visitSingularStringField(value: self.namespace, fieldNumber: 1)
     }
@@ -1716,7 +1716,7 @@ nonisolated extension Tasker_V1_WorkerGetTemplateRequest: SwiftProtobuf.Message,
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerGetTemplateRequest, rhs: Tasker_V1_WorkerGetTemplateRequest) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerGetTemplateRequest, rhs: Tasker_V1_WorkerGetTemplateRequest) -> Bool {
     if lhs.namespace != rhs.namespace {return false}
     if lhs.name != rhs.name {return false}
     if lhs.version != rhs.version {return false}
@@ -1726,10 +1726,10 @@ nonisolated extension Tasker_V1_WorkerGetTemplateRequest: SwiftProtobuf.Message,
 }
 
 nonisolated extension Tasker_V1_WorkerTemplateResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerTemplateResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}template\0\u{3}handler_metadata\0\u{1}cached\0\u{3}cache_age_seconds\0\u{3}access_count\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerTemplateResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}template\0\u{3}handler_metadata\0\u{1}cached\0\u{3}cache_age_seconds\0\u{3}access_count\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1745,7 +1745,7 @@ nonisolated extension Tasker_V1_WorkerTemplateResponse: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1768,7 +1768,7 @@ nonisolated extension Tasker_V1_WorkerTemplateResponse: SwiftProtobuf.Message, S
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerTemplateResponse, rhs: Tasker_V1_WorkerTemplateResponse) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerTemplateResponse, rhs: Tasker_V1_WorkerTemplateResponse) -> Bool {
     if lhs._template != rhs._template {return false}
     if lhs._handlerMetadata != rhs._handlerMetadata {return false}
     if lhs.cached != rhs.cached {return false}
@@ -1780,10 +1780,10 @@ nonisolated extension Tasker_V1_WorkerTemplateResponse: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Tasker_V1_WorkerResolvedTemplate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerResolvedTemplate"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}namespace\0\u{1}version\0\u{1}description\0\u{1}steps\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerResolvedTemplate"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}namespace\0\u{1}version\0\u{1}description\0\u{1}steps\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1799,7 +1799,7 @@ nonisolated extension Tasker_V1_WorkerResolvedTemplate: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1822,7 +1822,7 @@ nonisolated extension Tasker_V1_WorkerResolvedTemplate: SwiftProtobuf.Message, S
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerResolvedTemplate, rhs: Tasker_V1_WorkerResolvedTemplate) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerResolvedTemplate, rhs: Tasker_V1_WorkerResolvedTemplate) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs.namespace != rhs.namespace {return false}
     if lhs.version != rhs.version {return false}
@@ -1834,10 +1834,10 @@ nonisolated extension Tasker_V1_WorkerResolvedTemplate: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Tasker_V1_WorkerStepDefinition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerStepDefinition"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}description\0\u{1}retryable\0\u{3}max_attempts\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerStepDefinition"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}description\0\u{1}retryable\0\u{3}max_attempts\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1852,7 +1852,7 @@ nonisolated extension Tasker_V1_WorkerStepDefinition: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1872,7 +1872,7 @@ nonisolated extension Tasker_V1_WorkerStepDefinition: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerStepDefinition, rhs: Tasker_V1_WorkerStepDefinition) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerStepDefinition, rhs: Tasker_V1_WorkerStepDefinition) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs._description_p != rhs._description_p {return false}
     if lhs.retryable != rhs.retryable {return false}
@@ -1883,10 +1883,10 @@ nonisolated extension Tasker_V1_WorkerStepDefinition: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Tasker_V1_WorkerHandlerMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerHandlerMetadata"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}handler_name\0\u{1}version\0\u{1}description\0\u{3}step_names\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerHandlerMetadata"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}handler_name\0\u{1}version\0\u{1}description\0\u{3}step_names\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1902,7 +1902,7 @@ nonisolated extension Tasker_V1_WorkerHandlerMetadata: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1925,7 +1925,7 @@ nonisolated extension Tasker_V1_WorkerHandlerMetadata: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Tasker_V1_WorkerHandlerMetadata, rhs: Tasker_V1_WorkerHandlerMetadata) -> Bool {
+  package static func ==(lhs: Tasker_V1_WorkerHandlerMetadata, rhs: Tasker_V1_WorkerHandlerMetadata) -> Bool {
     if lhs.namespace != rhs.namespace {return false}
     if lhs.handlerName != rhs.handlerName {return false}
     if lhs.version != rhs.version {return false}
