@@ -44,13 +44,16 @@ def _normalize(sql, placeholder):
 
 
 def check_statements(repo):
-    """pgbench/ours.sql must hold the text of every statement in StepStatements.swift (parameters
+    """pgbench/ours.sql must hold the text of every statement in StepStatements.swift and
+    StepStatements+Completion.swift (parameters
     `$k` there, pgbench variables here; whitespace aside). Returns the names checked."""
-    swift = os.path.join(repo, "Sources/TaskerWorker/Claim/StepStatements.swift")
-    with open(swift) as f:
-        statements = re.findall(r'static let (\w+) = PreparedStatement\("""\n(.*?)"""\)', f.read(), re.S)
+    statements = []
+    for swift in ("Sources/TaskerWorker/Claim/StepStatements.swift",
+                  "Sources/TaskerWorker/Completion/StepStatements+Completion.swift"):
+        with open(os.path.join(repo, swift)) as f:
+            statements += re.findall(r'static let (\w+) = PreparedStatement\("""\n(.*?)"""\)', f.read(), re.S)
     if not statements:
-        raise SystemExit(f"bench: no statements found in {swift}; update benchlib/floor.py")
+        raise SystemExit(f"bench: no statements found in the StepStatements files; update benchlib/floor.py")
     with open(os.path.join(BENCH_DIR, "pgbench", "ours.sql")) as f:
         lines = [l for l in f if not l.lstrip().startswith(("--", "\\"))]
     ours = _normalize("".join(lines), r"(?<!:):[A-Za-z_]\w*")

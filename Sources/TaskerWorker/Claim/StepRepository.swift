@@ -80,17 +80,6 @@ public struct ClaimAttempt: Sendable {
     public var claim: ClaimOutcome
 }
 
-/// What a completion did.
-public enum CompletionOutcome: Sendable, Equatable {
-    /// Result stored, transition written, orchestration notified (`msgID` on `orchestration_step_results`).
-    case completed(msgID: Int64)
-    /// The step was no longer `in_progress`; nothing was written or sent (as upstream).
-    case notInProgress
-    /// An earlier attempt whose answer was lost with its connection had stored it
-    /// (`StepRepository.isStored`); nothing was written again.
-    case storedEarlier
-}
-
 /// The worker's SQL against the Tasker schema: hydrate, claim (one transaction), complete (one
 /// transaction). Upstream spreads claim and completion over several transactions; a crash between
 /// them leaves a step half-claimed or a result without its notification. Here each is atomic.
@@ -167,98 +156,6 @@ public enum StepRepository {
             attempts.append(ClaimAttempt(hydrated: hydrated, claim: claimed.map { .claimed(attempts: $0) } ?? .notClaimable))
         }
         return attempts
-    }
-
-    /// Stores results: each write is one statement (`StepStatements.complete`): the
-    /// `in_progress→enqueued_for_orchestration` (or `…as_error…`) transition with the upstream
-    /// metadata, `results`, `in_process = false`, and the message to `orchestration_step_results`
-    /// through `pgmq_send_with_notify`. Several writes share ONE transaction (one commit for all;
-    /// under load the completion processor batches what has piled up). Each write is checked on its own: a step no longer
-    /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
-    /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
-    public static func completeBatch(_ c: isolated PostgresConnection,
-                                     _ writes: [CompletionWrite]) throws(PostgresError) -> [CompletionOutcome] {
-        let statements = writes.map { write in
-            PipelineStatement.prepared(StepStatements.complete, [
-                write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
-                QueueNames.stepResults, PostgresJSON(raw: write.body)])
-        }
-        // One statement commits on its own; several share one transaction. Either way, one round trip.
-        let results = try c.pipeline(writes.count == 1 ? statements : [.plain("BEGIN")] + statements + [.plain("COMMIT")])
-        return try results.dropFirst(writes.count == 1 ? 0 : 1).prefix(writes.count).map { result throws(PostgresError) in
-            guard let msgID = try result[0].decode("msg_id", as: Int64?.self) else { return .notInProgress }
-            return .completed(msgID: msgID)
-        }
-    }
-}
-
-/// One result ready to be written by `StepRepository.completeBatch`: the transition's metadata and
-/// the orchestration message, encoded up front (so an encoding problem never aborts a batch).
-public struct CompletionWrite: Sendable {
-    /// The step's message (for the result stored instead when this one is refused).
-    public let message: StepMessage
-    public let workerUUID: UUID
-    public let stepUUID: UUID
-    public let toState: String
-    public let metadata: String
-    public let resultJSON: String
-    public let body: String
-
-    public init(message: StepMessage, success: Bool, resultJSON: String, workerUUID: UUID,
-                now: Date = Date()) throws(PostgresError) {
-        let eventType = success ? "EnqueueForOrchestration" : "EnqueueAsErrorForOrchestration"
-        let event = #"{"type":"\#(eventType)","data":\#(resultJSON)}"#
-        do {
-            metadata = try JSONValue.object([
-                "event": .string(event), "timestamp": .string(RFC3339.string(now)),
-                "worker_uuid": .string(workerUUID.uuidString.lowercased()),
-                "correlation_id": .string(message.correlationID.uuidString.lowercased()),
-            ]).jsonString()
-            body = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
-        } catch {
-            throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
-        }
-        self.message = message
-        self.workerUUID = workerUUID
-        stepUUID = message.stepUUID
-        toState = success ? "enqueued_for_orchestration" : "enqueued_as_error_for_orchestration"
-        self.resultJSON = resultJSON
-    }
-}
-
-extension StepRepository {
-    /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,
-    /// accumulated_results, history}` where `history` is the previous history plus
-    /// `{cursor, timestamp}`. Returns the stored record.
-    public static func persistCheckpoint(_ c: isolated PostgresConnection, stepUUID: UUID, yield: CheckpointYield,
-                                         now: Date = Date()) throws(PostgresError) -> JSONValue {
-        let timestamp = RFC3339.string(now)
-        let record: JSONValue = .object([
-            "cursor": yield.cursor, "items_processed": .int(Int64(yield.itemsProcessed)),
-            "timestamp": .string(timestamp), "accumulated_results": yield.accumulatedResults ?? .null,
-            "history": .array([]),
-        ])
-        let recordText: String
-        let cursorText: String
-        do {
-            recordText = try record.jsonString()
-            cursorText = try yield.cursor.jsonString()
-        } catch {
-            throw PostgresError(.usage, "cannot encode the checkpoint of step \(stepUUID): \(error)")
-        }
-        let rows = try c.query("""
-            UPDATE tasker.workflow_steps
-               SET checkpoint = jsonb_set($1::jsonb, '{history}',
-                       COALESCE(checkpoint->'history', '[]'::jsonb)
-                       || jsonb_build_array(jsonb_build_object('cursor', $2::jsonb, 'timestamp', $3::text))),
-                   updated_at = NOW()
-             WHERE workflow_step_uuid = $4 AND in_process
-            RETURNING checkpoint
-            """, [PostgresJSON(raw: recordText), PostgresJSON(raw: cursorText), timestamp, stepUUID])
-        guard let row = rows.first else {
-            throw PostgresError(.usage, "step \(stepUUID) is not in process; checkpoint not stored")
-        }
-        return try row.decode("checkpoint")
     }
 }
 

@@ -1,7 +1,7 @@
 import TaskerPostgres
-/// The step path's SQL, prepared once per connection (`PreparedStatement`): hydrate, the two
-/// statements of a claim and the two of a completion. `StepRepository` runs them; the pgbench
-/// floor (`Benchmarks/pgbench/ours.sql`) runs the same text.
+/// The step path's SQL, prepared once per connection (`PreparedStatement`): hydrate and the two
+/// statements of a claim here, the completion in `Completion/StepStatements+Completion.swift`.
+/// `StepRepository` runs them; the pgbench floor (`Benchmarks/pgbench/ours.sql`) runs the same text.
 enum StepStatements {
     /// $1 step uuid, $2 task uuid.
     static let hydrate = PreparedStatement("""
@@ -73,28 +73,5 @@ enum StepStatements {
             RETURNING attempts)
         SELECT (SELECT attempts FROM step) AS attempts, (SELECT count(*) FROM transition) AS inserted,
                CASE WHEN EXISTS (SELECT 1 FROM retired) THEN pgmq.archive($3::text, $4::bigint) END AS archived
-        """)
-
-    /// The whole completion in one statement, only if the step is still `in_progress`: retire that
-    /// transition, insert the result state after it, store `results` with `in_process = false`, and
-    /// send the message to orchestration (with its notification).
-    /// $1 step uuid, $2 to state, $3 metadata, $4 results, $5 queue, $6 message.
-    static let complete = PreparedStatement("""
-        WITH retired AS (
-            UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-             WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'in_progress'
-            RETURNING sort_key),
-        transition AS (
-            INSERT INTO tasker.workflow_step_transitions
-                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            SELECT $1, $2, 'in_progress', $3::jsonb, r.sort_key + 1, true, NOW(), NOW() FROM retired r
-            RETURNING 1),
-        step AS (
-            UPDATE tasker.workflow_steps SET in_process = false, results = $4::jsonb, updated_at = NOW()
-             WHERE workflow_step_uuid = $1 AND EXISTS (SELECT 1 FROM retired)
-            RETURNING 1)
-        SELECT (SELECT count(*) FROM transition) AS inserted,
-               CASE WHEN EXISTS (SELECT 1 FROM retired)
-                    THEN tasker.pgmq_send_with_notify($5::text, $6::jsonb, 0) END AS msg_id
         """)
 }
