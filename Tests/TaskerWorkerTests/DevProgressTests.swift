@@ -157,21 +157,15 @@ import Testing
             let worker = harness.startWorker()
             let orchestration = harness.startOrchestration()
 
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-            process.arguments = ["dev-progress", "--database-url", db.url, "--since", "all",
-                                 "--submit-rate", "12", "--plain-interval", "0.5"]
-            process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
+            let progress = try Subprocess.start(
+                CommandLineTests.binary,
+                ["dev-progress", "--database-url", db.url, "--since", "all", "--submit-rate", "12", "--plain-interval", "0.5"],
+                environment: ProcessInfo.processInfo.environment, directory: TestEnvironment.repositoryRoot)
             try await Task.sleep(for: .seconds(2))
-            process.terminate()  // SIGTERM
-            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(stderr)")
+            progress.process.terminate()  // SIGTERM
+            let outcome = try progress.finish()
+            let stdout = outcome.stdout
+            #expect(outcome.status == 0, "\(outcome.stderr)")
 
             // Plain lines (stdout is a pipe), the last one the final snapshot.
             let lines = stdout.split(separator: "\n").map(String.init)

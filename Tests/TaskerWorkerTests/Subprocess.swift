@@ -6,6 +6,8 @@ import Foundation
 enum Subprocess {
     struct Outcome: CustomStringConvertible {
         let status: Int32
+        /// False when it died on a signal (`status` is then the signal's number).
+        let exitedNormally: Bool
         let stdoutData: Data
         let stderr: String
         /// True when it was stopped for running past its timeout.
@@ -19,13 +21,20 @@ enum Subprocess {
     /// directory of its own) and waits for its exit.
     static func run(_ executable: String, _ arguments: [String], environment: [String: String],
                     directory: String? = nil, stdin: Data? = nil) throws -> Outcome {
-        try Launch(executable, arguments, environment: environment, directory: directory, stdin: stdin).finish()
+        try start(executable, arguments, environment: environment, directory: directory, stdin: stdin).finish()
+    }
+
+    /// Starts `executable arguments…` as `run` does, for a caller that signals it (`process`) before
+    /// collecting its output with `finish()`.
+    static func start(_ executable: String, _ arguments: [String], environment: [String: String],
+                      directory: String? = nil, stdin: Data? = nil) throws -> Running {
+        try Running(executable, arguments, environment: environment, directory: directory, stdin: stdin)
     }
 
     /// As `run`, stopped once `timeout` has passed (SIGTERM, 2 s grace, SIGKILL; `timedOut` set).
     static func run(_ executable: String, _ arguments: [String], environment: [String: String],
                     directory: String? = nil, stdin: Data? = nil, timeout: Duration) async throws -> Outcome {
-        let launch = try Launch(executable, arguments, environment: environment, directory: directory, stdin: stdin)
+        let launch = try start(executable, arguments, environment: environment, directory: directory, stdin: stdin)
         let process = launch.process
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while process.isRunning, ContinuousClock.now < deadline, !Task.isCancelled {
@@ -44,7 +53,7 @@ enum Subprocess {
     }
 
     /// One started run: its scratch directory (stdin, stdout, stderr files) and process.
-    private final class Launch {
+    final class Running {
         let process = Process()
         private let scratch: URL
         private let handles: [FileHandle]
@@ -79,7 +88,7 @@ enum Subprocess {
         func finish() throws -> Outcome {
             process.waitUntilExit()
             defer { close() }
-            return Outcome(status: process.terminationStatus,
+            return Outcome(status: process.terminationStatus, exitedNormally: process.terminationReason == .exit,
                            stdoutData: try Data(contentsOf: scratch.appendingPathComponent("stdout")),
                            stderr: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("stderr")), as: UTF8.self))
         }
