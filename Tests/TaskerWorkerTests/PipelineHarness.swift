@@ -77,10 +77,13 @@ struct PipelineHarness {
         }
 
         private static func finished(_ task: Task<Void, any Error>, within timeout: Duration) async -> Bool {
-            await firstOutcome(onCancel: false, of: [
-                { _ = await task.result; return true },
-                { try? await Task.sleep(for: timeout); return Task.isCancelled ? nil : false },
-            ])
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask { _ = await task.result; return true }
+                group.addTask { try? await Task.sleep(for: timeout); return false }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
         }
     }
 
