@@ -91,6 +91,7 @@ let package = Package(
             name: "TaskerOrchestration",
             dependencies: [
                 "TaskerPostgres", "TaskerModel",
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
@@ -122,12 +123,13 @@ let package = Package(
         // A real-PostgreSQL fixture for tests: template database, one fresh clone per test.
         .target(
             name: "TaskerTestSupport",
-            dependencies: ["TaskerPostgres", "TaskerModel"]
+            dependencies: ["TaskerPostgres", "TaskerModel", .product(name: "Atomics", package: "swift-atomics")]
         ),
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples",
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -7,11 +7,7 @@ import TaskerModel
 /// The `tasker-worker` executable as an operator runs it.
 @Suite("tasker-worker command line", .timeLimit(.minutes(2)))
 struct CommandLineTests {
-    struct Outcome {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Outcome = Subprocess.Outcome
 
     /// The production executable.
     static var binary: String { builtExecutable("tasker-worker") }
@@ -26,10 +22,6 @@ struct CommandLineTests {
 
     static func run(_ arguments: [String], environment: [String: String] = [:],
                     executable: String = CommandLineTests.binary) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TASKER_CONFIG_PATH")
         env.removeValue(forKey: "DATABASE_URL")
@@ -37,16 +29,7 @@ struct CommandLineTests {
         env["TASKER_WEB_BIND_ADDRESS"] = "127.0.0.1:0"
         env["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
         env.merge(environment) { _, new in new }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                       stderr: String(decoding: stderr, as: UTF8.self))
+        return try Subprocess.run(executable, arguments, environment: env, directory: TestEnvironment.repositoryRoot)
     }
 
     @Test func configCheckRejectsZeroHandlersAndNamesTheKey() throws {

@@ -265,6 +265,16 @@ struct ConfigurationErrorTests {
 
 @Suite("Configuration: decoding details and redaction")
 struct ConfigurationDetailTests {
+    /// `config check` writes strings with the one JSON/TOML escaping (`StringEscaping.jsonQuoted`):
+    /// every control character escaped (DEL and C1 too, which TOML forbids raw), so the text reads
+    /// back as the same value.
+    @Test func renderedStringsAreTOMLThatReadsBack() throws {
+        let text = "a\"b\\c\nd\te\u{1}f\u{7F}g\u{85}h\u{2028}i é"
+        let rendered = ConfigValue.string(text).rendered
+        #expect(rendered == #""a\"b\\c\nd\te\u0001f\u007fg\u0085h\u2028i é""#)
+        #expect(try ConfigValue.parse(toml: "k = \(rendered)\n").tableValue?["k"] == .string(text))
+    }
+
     @Test func integersAreAcceptedForFloatKeysAndOldNamesStillWork() throws {
         try withTemporaryDirectory { dir in
             let file = try writeFile(dir, "c.toml", """

@@ -322,7 +322,7 @@ struct ContainerFilesTests {
             let entrypoint = try #require(runtime.instructions.last { $0.keyword == "ENTRYPOINT" }?.execForm)
             let cmd = try #require(runtime.instructions.last { $0.keyword == "CMD" }?.execForm)
             let healthcheck = try #require(dockerfile.healthcheck?.command)
-            let port = try Self.freePort()
+            let port = try freeLoopbackPort()
             var environment = Self.imageEnvironment(prefix: prefix, runtime: runtime)
             environment["TASKER_ENV"] = "production"
             environment["DATABASE_URL"] = db.url
@@ -510,56 +510,14 @@ struct ContainerFilesTests {
         bindAddress.split(separator: ":").last.flatMap { Int($0) }
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSetupError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw TestSetupError("could not bind a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    struct Outcome {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Outcome = Subprocess.Outcome
 
     /// Runs `executable` with exactly `environment` (nothing inherited but PATH), output in temp files.
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                     directory: String? = nil) throws -> Outcome {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("container-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory ?? scratch.path)
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
         env.merge(environment) { _, new in new }
-        process.environment = env
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        return Outcome(status: process.terminationStatus,
-                       stdout: try String(contentsOf: outURL, encoding: .utf8),
-                       stderr: try String(contentsOf: errURL, encoding: .utf8))
+        return try Subprocess.run(executable, arguments, environment: env, directory: directory)
     }
 }
 

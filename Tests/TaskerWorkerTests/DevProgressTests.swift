@@ -5,10 +5,10 @@ import Testing
 @testable import TaskerWorker
 @testable import TaskerModel
 
-/// `tasker-worker dev-progress` (the display of `scripts/dev`): its snapshot agrees with the database,
+/// `tasker-dev progress` (the display of `scripts/dev`): its snapshot agrees with the database,
 /// and its submitter feeds the orchestration unique example tasks.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct DevProgressTests {
-    /// The snapshot as `dev-progress --once --json` prints it (the fields checked here).
+    /// The snapshot as `progress --once --json` prints it (the fields checked here).
     struct Snapshot: Decodable {
         struct Percentiles: Decodable {
             var count: Int
@@ -159,21 +159,15 @@ import Testing
             let worker = harness.startWorker()
             let orchestration = harness.startOrchestration()
 
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.devBinary)
-            process.arguments = ["progress", "--database-url", db.url, "--since", "all",
-                                 "--submit-rate", "12", "--plain-interval", "0.5"]
-            process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
+            let progress = try Subprocess.start(
+                CommandLineTests.devBinary,
+                ["progress", "--database-url", db.url, "--since", "all", "--submit-rate", "12", "--plain-interval", "0.5"],
+                environment: ProcessInfo.processInfo.environment, directory: TestEnvironment.repositoryRoot)
             try await Task.sleep(for: .seconds(2))
-            process.terminate()  // SIGTERM
-            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(stderr)")
+            progress.process.terminate()  // SIGTERM
+            let outcome = try progress.finish()
+            let stdout = outcome.stdout
+            #expect(outcome.status == 0, "\(outcome.stderr)")
 
             // Plain lines (stdout is a pipe), the last one the final snapshot.
             let lines = stdout.split(separator: "\n").map(String.init)

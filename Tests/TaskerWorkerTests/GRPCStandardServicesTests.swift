@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -22,7 +23,7 @@ struct GRPCStandardServicesTests {
     final class Watcher: Sendable {
         final class Received: Sendable {
             let statuses = Mutex<[Status]>([])
-            let finished = Synchronization.Atomic<Bool>(false)
+            let finished = ManagedAtomic<Bool>(false)
         }
 
         let state = Received()

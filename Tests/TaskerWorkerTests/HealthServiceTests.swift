@@ -169,6 +169,24 @@ struct HealthServiceTests {
         #expect(error is Boom)
     }
 
+    /// The one deadline race (`firstOutcome`, behind `withDeadline` and the handler dispatch's
+    /// timeout/drain race): the first contender with an outcome wins, one without (nil) does not,
+    /// and a cancelled caller gets `onCancel` without waiting for contenders that ignore it.
+    @Test
+    func theFirstOutcomeWinsAndACancelledRaceAnswersAtOnce() async throws {
+        let slow: @Sendable () async -> Int? = {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 30) { continuation.resume(returning: 1) }
+            }
+        }
+        #expect(await firstOutcome(onCancel: -1, of: [slow, { nil }, { 2 }]) == 2)
+        let started = ContinuousClock.now
+        let race = Task { await firstOutcome(onCancel: -1, of: [slow, { nil }]) }
+        race.cancel()
+        #expect(await race.value == -1)
+        #expect(ContinuousClock.now - started < .seconds(15))
+    }
+
     // MARK: - Helpers
 
     static func send(_ admin: PostgresConnection, queue: String, delaySeconds: Int) async throws {

@@ -189,7 +189,7 @@ struct InteropTests {
     @Test("grpc_client.py fails when it cannot reach a server")
     func pythonGRPCClientFailsWithoutServer() async throws {
         // A port that was free a moment ago: nothing listens there.
-        let port = try Self.freePort()
+        let port = try freeLoopbackPort()
         let run = try await Self.runPython("grpc_client.py", [
             "127.0.0.1:\(port)", "--template", "ns", "name", "1.0.0", "--timeout", "1",
         ])
@@ -400,17 +400,13 @@ struct InteropTests {
 
     // MARK: - Running python
 
-    struct PythonRun {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-    }
+    typealias PythonRun = Subprocess.Outcome
 
     static func decode(_ run: PythonRun, _ script: String) throws -> JSONValue {
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: run.stdout)
+            return try JSONDecoder().decode(JSONValue.self, from: run.stdoutData)
         } catch {
-            Issue.record("\(script) (status \(run.status)) printed no JSON: \(String(decoding: run.stdout, as: UTF8.self))\nstderr: \(run.stderr)")
+            Issue.record("\(script) (status \(run.status)) printed no JSON: \(run.stdout)\nstderr: \(run.stderr)")
             throw error
         }
     }
@@ -419,73 +415,14 @@ struct InteropTests {
     static func runPython(_ script: String, _ arguments: [String], stdin: Data? = nil,
                           timeout: Duration = .seconds(90)) async throws -> PythonRun {
         let python = try #require(InteropEnvironment.python)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // Files, not pipes: nothing can block on a full pipe buffer.
-        let input = directory.appendingPathComponent("stdin")
-        let output = directory.appendingPathComponent("stdout")
-        let errors = directory.appendingPathComponent("stderr")
-        try (stdin ?? Data()).write(to: input)
-        try Data().write(to: output)
-        try Data().write(to: errors)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-B", interopDirectory.appendingPathComponent(script).path] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        process.environment = environment
-        let stdinHandle = try FileHandle(forReadingFrom: input)
-        let stdoutHandle = try FileHandle(forWritingTo: output)
-        let stderrHandle = try FileHandle(forWritingTo: errors)
-        defer {
-            try? stdinHandle.close()
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
+        let run = try await Subprocess.run(python, ["-B", interopDirectory.appendingPathComponent(script).path] + arguments,
+                                           environment: environment, stdin: stdin ?? Data(), timeout: timeout)
+        if run.timedOut {
+            Issue.record("\(script) did not finish within \(timeout); killed. stderr: \(run.stderr)")
         }
-        process.standardInput = stdinHandle
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        try process.run()
-
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning, ContinuousClock.now < deadline, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        var timedOut = false
-        if process.isRunning {
-            timedOut = true
-            process.terminate()
-            let grace = ContinuousClock.now.advanced(by: .seconds(2))
-            while process.isRunning, ContinuousClock.now < grace { try? await Task.sleep(for: .milliseconds(20)) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
-        let stderr = String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self)
-        if timedOut {
-            Issue.record("\(script) did not finish within \(timeout); killed. stderr: \(stderr)")
-        }
-        return PythonRun(status: process.terminationStatus, stdout: (try? Data(contentsOf: output)) ?? Data(), stderr: stderr)
-    }
-
-    /// A TCP port on 127.0.0.1 that was free when asked.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSetupError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw TestSetupError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return run
     }
 }
 

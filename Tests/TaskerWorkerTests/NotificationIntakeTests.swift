@@ -120,7 +120,7 @@ struct NotificationIntakeTests {
             #expect(invocations.count(otherTask["work"]) == 0)
             #expect(invocations.count(task["work"]) == 1)
             // No series from forged names.
-            let text = WorkerMetrics.shared.render()
+            let text = WorkerMetrics.shared.render() + PrometheusText.render(worker.daemon.statistics.prometheusFamilies)
             #expect(!text.contains("forged"), "metrics carry forged queue names")
             #expect(!text.contains(#"namespace="orchestration_step_results""#))
         }
@@ -172,7 +172,8 @@ struct NotificationIntakeTests {
             #expect(finished, "steps whose notification was dropped were never read")
             #expect(worker.daemon.statistics.snapshot.notificationsDropped > 0)
             #expect(invocations.total == 20)
-            #expect(WorkerMetrics.shared.render().contains("tasker_worker_notifications_dropped_total"))
+            #expect(PrometheusText.render(worker.daemon.statistics.prometheusFamilies)
+                .contains("tasker_worker_notifications_dropped_total"))
             #expect((scrape.jsonMetrics["notifications_dropped"]?.value ?? 0) > 0, "not in /metrics/worker")
         }
     }

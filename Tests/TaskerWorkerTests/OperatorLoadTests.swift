@@ -1,6 +1,6 @@
+import Atomics
 import Foundation
 import HummingbirdTesting
-import Synchronization
 import TaskerTestSupport
 import Testing
 @testable import TaskerWorker
@@ -153,8 +153,8 @@ struct OperatorLoadTests {
 
 /// A counter shared between tasks.
 final class Tally: Sendable {
-    private let value = Atomic<Int>(0)
+    private let value = ManagedAtomic<Int>(0)
     var count: Int { value.load(ordering: .relaxed) }
     @discardableResult
-    func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
+    func increment() -> Int { value.wrappingIncrementThenLoad(ordering: .relaxed) }
 }

@@ -9,19 +9,13 @@ import Testing
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let worker = harness.startWorker()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.devBinary)
-            process.arguments = ["orchestrate"]
-            process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
             var environment = ProcessInfo.processInfo.environment
             environment.removeValue(forKey: "TASKER_CONFIG_PATH")
             environment["DATABASE_URL"] = db.url
             environment["TASKER_ENV"] = "test"
-            process.environment = environment
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            let orchestrate = try Subprocess.start(CommandLineTests.devBinary, ["orchestrate"], environment: environment,
+                                                   directory: TestEnvironment.repositoryRoot)
+            let process = orchestrate.process
 
             let submitted = try CommandLineTests.run(
                 ["submit", "examples", "linear_workflow", "1.0.0", "--context", #"{"number": 2}"#],
@@ -53,8 +47,9 @@ import Testing
                 kill(process.processIdentifier, SIGKILL)
                 Issue.record("orchestrate did not exit within 20 s of SIGTERM")
             }
-            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 0, "\(log)")
+            let outcome = try orchestrate.finish()
+            let log = outcome.stderr
+            #expect(outcome.status == 0, "\(log)")
             #expect(log.contains("tasker orchestration stopped"))
             try await worker.stop()
         }

@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import Synchronization
 import TaskerTestSupport
@@ -500,7 +501,7 @@ final class LendTracker: Sendable {
 
 /// A thread-safe boolean.
 final class TestFlag: Sendable {
-    private let storage = Atomic<Bool>(false)
+    private let storage = ManagedAtomic<Bool>(false)
     func set(_ value: Bool) { storage.store(value, ordering: .sequentiallyConsistent) }
     var value: Bool { storage.load(ordering: .sequentiallyConsistent) }
 }

@@ -27,21 +27,15 @@ struct ResourceExhaustionTests {
             try await Self.connectWithoutDescriptors()
             return
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--testing-library", "swift-testing", "--filter", Self.testName]
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childFlag] = "1"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit,
-                "the child died on signal \(process.terminationStatus) when out of file descriptors:\n\(text)")
-        #expect(process.terminationStatus == 0, "\(text)")
+        let child = try Subprocess.run(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+                                       ["--testing-library", "swift-testing", "--filter", Self.testName],
+                                       environment: environment, directory: FileManager.default.currentDirectoryPath)
+        let text = child.stdout + child.stderr
+        #expect(child.exitedNormally,
+                "the child died on signal \(child.status) when out of file descriptors:\n\(text)")
+        #expect(child.status == 0, "\(text)")
         #expect(text.contains(Self.testName) && text.contains("passed"), "the child did not run the test:\n\(text)")
     }
 

@@ -33,7 +33,7 @@ enum ConfigValue: Sendable, Equatable {
     /// The value written the way it would appear in a TOML file (tables abbreviated).
     var rendered: String {
         switch self {
-        case .string(let s): return "\"" + ConfigValue.escape(s) + "\""
+        case .string(let s): return StringEscaping.jsonQuoted(s)
         case .integer(let i): return String(i)
         case .float(let d): return ConfigValue.renderFloat(d)
         case .boolean(let b): return b ? "true" : "false"
@@ -48,22 +48,6 @@ enum ConfigValue: Sendable, Equatable {
         if d.isInfinite { return d < 0 ? "-inf" : "inf" }
         if d == d.rounded(), abs(d) < 1e15 { return String(format: "%.1f", d) }
         return String(d)
-    }
-
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for ch in s.unicodeScalars {
-            switch ch {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if ch.value < 0x20 { out += String(format: "\\u%04X", ch.value) } else { out.unicodeScalars.append(ch) }
-            }
-        }
-        return out
     }
 
     /// The table's entries, or `nil` when this is not a table.

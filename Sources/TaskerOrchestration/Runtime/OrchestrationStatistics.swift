@@ -1,10 +1,10 @@
-import Synchronization
+import Atomics
 
 /// Counters of a running orchestration.
 public final class OrchestrationStatistics: Sendable {
-    private let results = Atomic<Int>(0)
-    private let requests = Atomic<Int>(0)
-    private let poison = Atomic<Int>(0)
+    private let results = ManagedAtomic<Int>(0)
+    private let requests = ManagedAtomic<Int>(0)
+    private let poison = ManagedAtomic<Int>(0)
 
     public init() {}
 
@@ -15,7 +15,7 @@ public final class OrchestrationStatistics: Sendable {
     /// Messages archived without effect (undecodable, unknown step, invalid results).
     public var poisonMessages: Int { poison.load(ordering: .relaxed) }
 
-    func recordResult() { results.add(1, ordering: .relaxed) }
-    func recordTaskRequest() { requests.add(1, ordering: .relaxed) }
-    func recordPoison() { poison.add(1, ordering: .relaxed) }
+    func recordResult() { results.wrappingIncrement(ordering: .relaxed) }
+    func recordTaskRequest() { requests.wrappingIncrement(ordering: .relaxed) }
+    func recordPoison() { poison.wrappingIncrement(ordering: .relaxed) }
 }

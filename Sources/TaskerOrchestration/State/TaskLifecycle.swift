@@ -1,4 +1,5 @@
 import Foundation
+import TaskerModel
 
 /// The task states of Tasker's task state machine (the `to_state` of `tasker.task_transitions`).
 public enum TaskState: String, Sendable, Equatable, CaseIterable, Codable {
@@ -75,23 +76,9 @@ public enum TaskEvent: Sendable, Equatable {
 
     /// Rust's `Debug` of a `String`: quoted, with `"`, `\` and control characters escaped.
     static func rustDebugString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7f {
-                    out += "\\u{\(String(scalar.value, radix: 16))}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        "\"" + StringEscaping.escaped(text, quoting: true, isControl: { $0.value < 0x20 || $0.value == 0x7f }) {
+            "\\u{\(String($0.value, radix: 16))}"
+        } + "\""
     }
 }
 

@@ -1,7 +1,7 @@
+import Atomics
 import CLibPQ
 import Foundation
 import Logging
-import Synchronization
 
 /// One PostgreSQL connection over libpq, running on its own dedicated thread.
 ///
@@ -24,9 +24,9 @@ public actor PostgresConnection {
     var prepared: Set<String> = []
     /// Connected and outside a transaction, as of the last statement: what the pool reads on
     /// release without a hop to this connection's thread (written only on this thread).
-    private let reusableState = Atomic<Bool>(false)
+    private let reusableState = ManagedAtomic<Bool>(false)
     /// The session's socket while open (-1 when closed), for `hasPendingInput` from other threads.
-    private let socketFD = Atomic<Int32>(-1)
+    private let socketFD = ManagedAtomic<Int32>(-1)
     /// Server process id of this session (for `pg_terminate_backend`, logs).
     public private(set) var backendPID: Int32 = 0
     public nonisolated let logger: Logger
@@ -431,7 +431,7 @@ public struct PostgresNotification: Sendable, Equatable {
 /// instead of libpq writing them to stderr.
 private final class NoticeSink: Sendable {
     let logger: Logger
-    private let fatal = Atomic<Bool>(false)
+    private let fatal = ManagedAtomic<Bool>(false)
     init(logger: Logger) { self.logger = logger }
 
     /// True once the server sent a FATAL message (it is about to close the connection).

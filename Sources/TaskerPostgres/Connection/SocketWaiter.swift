@@ -60,9 +60,7 @@ final class SocketWaiter: Sendable {
             if let deadline {
                 let remaining = ContinuousClock.now.duration(to: deadline)
                 if remaining <= .zero { return .timedOut }
-                let ms = remaining.components.seconds * 1000
-                    + remaining.components.attoseconds / 1_000_000_000_000_000
-                timeoutMs = Int32(clamping: max(1, ms))
+                timeoutMs = Int32(clamping: max(1, remaining.inMilliseconds))
             }
             let events = Int16(interest == .read ? POLLIN : POLLOUT)
             var fds = [

@@ -1,3 +1,4 @@
+import Atomics
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -49,7 +50,7 @@ public final class PostgresListener: Service, Sendable {
     private let shared = Mutex(Shared())
     private let stream: AsyncStream<ListenerEvent>
     private let continuation: AsyncStream<ListenerEvent>.Continuation
-    private let dropped = Atomic<Int>(0)
+    private let dropped = ManagedAtomic<Int>(0)
 
     public init(url: String, channels: [String] = [], backoff: ReconnectBackoff = ReconnectBackoff(),
                 keepaliveInterval: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
@@ -167,7 +168,7 @@ public final class PostgresListener: Service, Sendable {
     }
 
     private func publish(_ event: ListenerEvent) {
-        if case .dropped = continuation.yield(event) { dropped.add(1, ordering: .relaxed) }
+        if case .dropped = continuation.yield(event) { dropped.wrappingIncrement(ordering: .relaxed) }
     }
 
     private func setState(_ state: ListenerConnectionState) {

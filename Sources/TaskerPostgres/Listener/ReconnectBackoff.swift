@@ -21,13 +21,9 @@ public struct ReconnectBackoff: Sendable, Equatable {
 
     /// The delay before reconnect attempt `attempt` (0-based).
     public func delay(forAttempt attempt: Int) -> Duration {
-        let base = Self.seconds(initial) * pow(multiplier, Double(max(0, min(attempt, 62))))
-        let capped = min(base, Self.seconds(maximum))
+        let base = initial.inSeconds * pow(multiplier, Double(max(0, min(attempt, 62))))
+        let capped = min(base, maximum.inSeconds)
         let spread = jitter == 0 ? 1 : Double.random(in: (1 - jitter)...(1 + jitter))
-        return .milliseconds(Int64(min(capped * spread, Self.seconds(maximum)) * 1000))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return .milliseconds(Int64(min(capped * spread, maximum.inSeconds) * 1000))
     }
 }

@@ -295,7 +295,7 @@ public actor PostgresConnectionPool: Service {
 
     private func recordAcquire(since started: ContinuousClock.Instant) {
         let elapsed = started.duration(to: .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         successfulAcquires += 1
         totalAcquireSeconds += seconds
         maxAcquireSeconds = max(maxAcquireSeconds, seconds)

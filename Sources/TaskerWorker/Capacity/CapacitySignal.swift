@@ -1,10 +1,10 @@
-import Synchronization
+import Atomics
 
 /// Tells the event system that a handler permit came free after load shedding refused work, so
 /// that the refused messages are read again at once instead of at the next catch-up or poll tick
 /// (with few permits, waiting for those made throughput collapse: see docs/benchmarks.md).
 public final class CapacitySignal: Sendable {
-    private let shedSinceRelease = Atomic<Bool>(false)
+    private let shedSinceRelease = ManagedAtomic<Bool>(false)
     private let continuation: AsyncStream<Void>.Continuation
     /// Yields when a permit is released after a shed (coalesced: at most one pending element).
     public let freed: AsyncStream<Void>

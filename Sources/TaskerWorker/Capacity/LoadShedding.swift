@@ -1,6 +1,6 @@
+import Atomics
 import Foundation
 import Logging
-import Synchronization
 
 /// Load shedding (`handler_dispatch.load_shedding`): stop claiming at `capacity_threshold_percent`
 /// of the handler permits in use; warn at `warning_threshold_percent`.
@@ -73,21 +73,21 @@ public struct LoadShedding: Sendable {
 /// Counts claimed steps in one stage: waiting for a handler permit (`LoadShedding.backlog`, shared
 /// by the executor and the dispatcher) or waiting for their result to be stored (`unstored`).
 public final class DispatchBacklog: Sendable {
-    private let value = Atomic<Int>(0)
+    private let value = ManagedAtomic<Int>(0)
     public init() {}
     public var count: Int { value.load(ordering: .relaxed) }
-    func add() { value.add(1, ordering: .relaxed) }
-    func remove() { value.subtract(1, ordering: .relaxed) }
+    func add() { value.wrappingIncrement(ordering: .relaxed) }
+    func remove() { value.wrappingDecrement(ordering: .relaxed) }
 }
 
 /// Lets an action through at most once per `interval` (for warnings that would otherwise repeat
 /// on every message under load).
 final class Throttle: Sendable {
     private let intervalNanoseconds: Int64
-    private let last = Atomic<Int64>(Int64.min / 2)
+    private let last = ManagedAtomic<Int64>(Int64.min / 2)
 
     init(interval: Duration) {
-        intervalNanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+        intervalNanoseconds = interval.inNanoseconds
     }
 
     func allow() -> Bool {

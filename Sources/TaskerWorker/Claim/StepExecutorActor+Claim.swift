@@ -138,7 +138,7 @@ extension StepExecutorActor {
 
     /// A claim that failed on the database: logged and counted; the message stays queued.
     func claimFailed(_ delivery: StepDelivery, _ message: StepMessage, _ error: any Error) -> DeliveryOutcome {
-        StepMetrics.failure(queue: delivery.queue, .databaseError)
+        StepMetrics.failure(queue: delivery.queue, .databaseError, in: statistics)
         logger.warning("could not claim step; the message stays queued and is read again",
                        metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
         return .retryLater

@@ -1,7 +1,7 @@
 import AsyncAlgorithms
+import Atomics
 import Foundation
 import Logging
-import Synchronization
 import TaskerPostgres
 import TaskerModel
 
@@ -81,8 +81,8 @@ public actor StepExecutorActor: WorkerActor {
         didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
     }
     /// Mirrors of `inFlight.count` and `accepting`, for `admitsNotification` without an actor hop.
-    private let inFlightCount = Atomic<Int>(0)
-    private let acceptingFlag = Atomic<Bool>(true)
+    private let inFlightCount = ManagedAtomic<Int>(0)
+    private let acceptingFlag = ManagedAtomic<Bool>(true)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
     public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
@@ -131,8 +131,7 @@ public actor StepExecutorActor: WorkerActor {
         // recorded shed costs at most one extra read).
         loadShedding.capacity.recordShed()
         guard !hasRoom() else { return true }
-        statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
-        StepMetrics.shed(queue: queue)
+        StepMetrics.shed(queue: queue, in: statistics)
         return false
     }
 
@@ -167,8 +166,7 @@ public actor StepExecutorActor: WorkerActor {
             return current == delivery.msgID ? .handled : .retryLater
         }
         if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
-            statistics.shedClaims.wrappingIncrement(ordering: .relaxed)
-            StepMetrics.shed(queue: delivery.queue)
+            StepMetrics.shed(queue: delivery.queue, in: statistics)
             if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
             return .retryLater
         }
@@ -201,13 +199,13 @@ public actor StepExecutorActor: WorkerActor {
             throw error
         }
         guard let hydrated else {
-            StepMetrics.failure(queue: delivery.queue, .stepNotFound)
+            StepMetrics.failure(queue: delivery.queue, .stepNotFound, in: statistics)
             await archivePoison(delivery, reason: "task \(message.taskUUID) has no step \(message.stepUUID)")
             return
         }
         guard delivery.queue == QueueNames.workerQueue(namespace: hydrated.namespace) else {
             // The claim statement refused it: a step of another namespace in this queue.
-            StepMetrics.failure(queue: delivery.queue, .stepNotFound)
+            StepMetrics.failure(queue: delivery.queue, .stepNotFound, in: statistics)
             await archivePoison(delivery, reason: "misrouted: step \(message.stepUUID) belongs to namespace "
                                 + "\(hydrated.namespace), not to the namespace of queue \(delivery.queue); not claimed")
             return
@@ -215,12 +213,10 @@ public actor StepExecutorActor: WorkerActor {
         guard case .claimed(let attempts) = outcome else {
             if hydrated.currentState == "enqueued" || hydrated.currentState == "pending" {
                 // Claimable a moment ago: another worker won, or a parent is not complete yet.
-                statistics.claimsLost.wrappingIncrement(ordering: .relaxed)
-                StepMetrics.failure(namespace: hydrated.namespace, .claimFailed)
+                StepMetrics.failure(namespace: hydrated.namespace, .claimFailed, in: statistics)
                 logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
             } else {
-                statistics.staleMessages.wrappingIncrement(ordering: .relaxed)
-                StepMetrics.stale(namespace: hydrated.namespace)
+                StepMetrics.stale(namespace: hydrated.namespace, in: statistics)
                 logger.info("archiving a stale message: the step is already \(hydrated.currentState)",
                             metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
                 _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
@@ -240,8 +236,7 @@ public actor StepExecutorActor: WorkerActor {
         for (name, value) in hydrated.dependencyResults {
             dependencies[name] = try? StepExecutionResult.decode(value)
         }
-        statistics.claimed.wrappingIncrement(ordering: .relaxed)
-        StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart)
+        StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart, in: statistics)
         loadShedding.backlog.add()
         loadShedding.unstored.add()
         await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
@@ -298,8 +293,7 @@ public actor StepExecutorActor: WorkerActor {
                 logger.debug("a poison message was already archived", metadata: metadata)
                 return
             }
-            statistics.poisonMessages.wrappingIncrement(ordering: .relaxed)
-            StepMetrics.poison(queue: delivery.queue)
+            StepMetrics.poison(queue: delivery.queue, in: statistics)
             logger.error("archived a poison message", metadata: metadata)
         } catch {
             logger.warning("could not archive a poison message; it is read again", metadata: metadata.merging(

@@ -117,7 +117,7 @@ public enum StepRepository {
     public static func hydrateAndClaim(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
                                        stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> [ClaimAttempt] {
         let metadata = stamp.metadata
-        let timeoutMs = timeout.map { String(max(1, $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) }
+        let timeoutMs = timeout.map { String(max(1, $0.inMilliseconds)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
         statements += claimStatements(requests) { request in
             .prepared(StepStatements.claim, [request.stepUUID, PostgresJSON(raw: metadata), request.queue,

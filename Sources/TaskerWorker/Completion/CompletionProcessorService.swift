@@ -140,8 +140,7 @@ public final class CompletionProcessorService: Service, Sendable {
         let writer = ResultWriter(pool: pool, backoff: retryBackoff, logger: logger)
         let stored = await writer.store(write, lostAnswer: lostAnswer) { [statistics, logger, monitor] error, attempt, delay in
             monitor.failed(token, error)
-            statistics.completionRetries.wrappingIncrement(ordering: .relaxed)
-            StepMetrics.completionRetry(completion)
+            StepMetrics.completionRetry(completion, in: statistics)
             logger.warning("storing a step result failed; retrying", metadata: StepLogMetadata.of(completion.step, [
                 "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
         }
@@ -203,10 +202,8 @@ public final class CompletionProcessorService: Service, Sendable {
     private func finish(_ completion: StepCompletion, outcome: CompletionOutcome, since storeStart: ContinuousClock.Instant) async {
         let result = completion.result
         let elapsed = completion.step.claimedAt.duration(to: .now)
-        statistics.recordExecution(success: result.isSuccess,
-                                   executionTimeMs: Int(elapsed.components.seconds * 1000
-                                       + elapsed.components.attoseconds / 1_000_000_000_000_000))
-        StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart)
+        statistics.recordExecutionTime(ms: Int(elapsed.inMilliseconds))
+        StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart, in: statistics)
         if case .notInProgress = outcome {
             logger.warning("step was no longer in_progress; result not stored", metadata: StepLogMetadata.of(completion.step))
             return

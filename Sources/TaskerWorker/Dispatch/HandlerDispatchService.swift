@@ -1,8 +1,8 @@
 import AsyncAlgorithms
+import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 import TaskerPostgres
 import TaskerModel
 
@@ -36,7 +36,7 @@ public final class HandlerDispatchService: Service, Sendable {
     private let defaultTimeout: Duration
     private let identity: WorkerIdentity
     private let logger: Logger
-    private let overdue = Atomic<Int>(0)
+    private let overdue = ManagedAtomic<Int>(0)
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
     public let drainDeadline: DrainDeadline
     /// Told about every released permit (the event system re-reads shed messages at once).
@@ -135,8 +135,8 @@ public final class HandlerDispatchService: Service, Sendable {
                                           startedAt: startedAt))
             case .timedOut:
                 work.cancel()
-                overdue.add(1, ordering: .relaxed)
-                let timeoutMs = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+                overdue.wrappingIncrement(ordering: .relaxed)
+                let timeoutMs = Int(timeout.inMilliseconds)
                 logger.warning("handler timed out", metadata: metadata(step, ["callable": "\(callable)", "timeout_ms": "\(timeoutMs)"]))
                 await finish(step, .dispatchError(
                     stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
@@ -145,7 +145,7 @@ public final class HandlerDispatchService: Service, Sendable {
                 // The permit stays with the handler's code until it really returns (see the type's
                 // doc), or until the shutdown drain deadline abandons it.
                 _ = await Self.race(work, timeout: nil, deadline: drainDeadline)
-                overdue.subtract(1, ordering: .relaxed)
+                overdue.wrappingDecrement(ordering: .relaxed)
                 releasePermit()
             case .drainDeadline:
                 work.cancel()
@@ -238,24 +238,13 @@ public final class HandlerDispatchService: Service, Sendable {
     /// Waits for `work`, its timeout (none when nil) or the drain deadline, whichever comes first,
     /// without waiting for a handler that ignores cancellation.
     static func race(_ work: Task<StepHandlerResult, any Error>, timeout: Duration?, deadline: DrainDeadline) async -> RaceOutcome {
-        let (outcomes, outcome) = AsyncStream.makeStream(of: RaceOutcome.self)
-        let timer = Task {
-            guard let timeout else { return }
-            try? await Task.sleep(for: timeout)
-            if !Task.isCancelled { outcome.yield(.timedOut) }
+        var contenders: [@Sendable () async -> RaceOutcome?] = [
+            { .finished(await work.result) },
+            { await deadline.wait(); return Task.isCancelled ? nil : .drainDeadline },
+        ]
+        if let timeout {
+            contenders.append { try? await Task.sleep(for: timeout); return Task.isCancelled ? nil : .timedOut }
         }
-        let drain = Task {
-            await deadline.wait()
-            if !Task.isCancelled { outcome.yield(.drainDeadline) }
-        }
-        Task {
-            outcome.yield(.finished(await work.result))
-        }
-        var first = outcomes.makeAsyncIterator()
-        let winner = await first.next() ?? .cancelled
-        timer.cancel()
-        drain.cancel()
-        outcome.finish()
-        return winner
+        return await firstOutcome(onCancel: .cancelled, of: contenders)
     }
 }

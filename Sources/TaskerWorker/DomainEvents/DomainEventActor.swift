@@ -71,7 +71,7 @@ public actor DomainEventActor: WorkerActor {
         let result = completion.result
         for declaration in declarations where Self.matches(declaration.condition, result) {
             if let drainDeadline, ContinuousClock.now >= drainDeadline {
-                statistics.domainEventsFailed.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.domainEvent(declaration.deliveryMode, published: false, in: statistics)
                 routing.failed(declaration.deliveryMode)
                 logger.warning("domain event dropped: the shutdown drain timeout has passed", metadata: StepLogMetadata.of(completion.step, ["event_name": "\(declaration.name)"]))
                 continue
@@ -80,7 +80,7 @@ public actor DomainEventActor: WorkerActor {
             if let schema = declaration.schema, !schema.isNull {
                 let violations = JSONSchema(schema).violations(of: result.result)
                 if !violations.isEmpty {
-                    statistics.domainEventsInvalid.wrappingIncrement(ordering: .relaxed)
+                    StepMetrics.domainEventInvalid(declaration.deliveryMode, in: statistics)
                     routing.invalid(declaration.deliveryMode)
                     logger.warning("domain event skipped: its payload does not match the declared schema", metadata: StepLogMetadata.of(completion.step, [
                         "event_name": "\(declaration.name)",
@@ -98,10 +98,10 @@ public actor DomainEventActor: WorkerActor {
                 if declaration.deliveryMode != .durable {
                     for continuation in subscribers.values { continuation.yield(event) }
                 }
-                statistics.domainEventsPublished.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.domainEvent(declaration.deliveryMode, published: true, in: statistics)
                 routing.routed(declaration.deliveryMode, subscribers: declaration.deliveryMode == .durable ? 0 : subscribers.count)
             } catch {
-                statistics.domainEventsFailed.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.domainEvent(declaration.deliveryMode, published: false, in: statistics)
                 routing.failed(declaration.deliveryMode)
                 logger.warning("domain event not published", metadata: StepLogMetadata.of(completion.step, [
                     "event_name": "\(declaration.name)", "error": "\(error)"]))

@@ -78,8 +78,7 @@ extension WorkerEventSystem {
 
     /// Counts, logs (at most every 10 s) and otherwise ignores a notification on `queue`'s channel.
     private func rejectNotification(queue: String, reason: String) {
-        commands.actors.stepExecutor.statistics.notificationsRejected.wrappingIncrement(ordering: .relaxed)
-        StepMetrics.notificationRejected(queue: queue)
+        StepMetrics.notificationRejected(queue: queue, in: commands.actors.stepExecutor.statistics)
         if rejectedNotificationLog.allow() {
             logger.warning("ignoring a notification (repeats are logged at most every 10 s)",
                            metadata: ["queue": "\(queue.prefix(100))", "reason": "\(reason.prefix(300))"])
@@ -93,8 +92,7 @@ extension WorkerEventSystem {
         let total = listener.droppedEvents
         let seen = droppedSeen.exchange(total, ordering: .relaxed)
         guard total > seen else { return }
-        commands.actors.stepExecutor.statistics.notificationsDropped.wrappingIncrement(by: total - seen, ordering: .relaxed)
-        StepMetrics.notificationsDropped(total - seen)
+        StepMetrics.notificationsDropped(total - seen, in: commands.actors.stepExecutor.statistics)
         if droppedNotificationLog.allow() {
             logger.warning("the listener buffer was full and notifications were dropped; reading the queues",
                            metadata: ["dropped": "\(total - seen)", "dropped_total": "\(total)",

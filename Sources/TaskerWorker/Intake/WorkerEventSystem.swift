@@ -1,4 +1,5 @@
 import AsyncAlgorithms
+import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -79,22 +80,22 @@ public final class WorkerEventSystem: Service, Sendable {
     private let dispatch: AsyncChannel<ClaimedStep>
     private let pollSignals: AsyncStream<PollReason>
     private let pollSignal: AsyncStream<PollReason>.Continuation
-    private let running = Synchronization.Atomic<Bool>(false)
-    private let lastPollSucceeded = Synchronization.Atomic<Bool>(true)
+    private let running = ManagedAtomic<Bool>(false)
+    private let lastPollSucceeded = ManagedAtomic<Bool>(true)
     private let onShutdownBegins: @Sendable () -> Void
     private let capacityFreed: CapacitySignal?
     private let pollFailureLog = Throttle(interval: .seconds(10))
     /// Catch-up reads already scheduled, by whole second since `clockStart`.
     private let pendingCatchUps = Mutex<Set<Int64>>([])
     /// Set by every catch-up request; the poll loop turns its next pass into a catch-up.
-    private let catchUpWanted = Synchronization.Atomic<Bool>(false)
+    private let catchUpWanted = ManagedAtomic<Bool>(false)
     private let clockStart = ContinuousClock.now
     /// `worker_<ns>_queue` of every served namespace: the only queues a notification may name.
     let servedQueues: Set<String>
     let rejectedNotificationLog = Throttle(interval: .seconds(10))
     let droppedNotificationLog = Throttle(interval: .seconds(10))
     /// The listener's `droppedEvents` already counted and answered with a catch-up read.
-    let droppedSeen = Synchronization.Atomic<Int>(0)
+    let droppedSeen = ManagedAtomic<Int>(0)
     let logger: Logger
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
@@ -258,7 +259,7 @@ public final class WorkerEventSystem: Service, Sendable {
                 }
             } catch {
                 lastPollSucceeded.store(false, ordering: .relaxed)
-                StepMetrics.pollFailed(queue: queue)
+                StepMetrics.pollFailed(queue: queue, in: commands.actors.stepExecutor.statistics)
                 if pollFailureLog.allow() {
                     logger.warning("polling failed (repeats are logged at most every 10 s)",
                                    metadata: ["queue": "\(queue)", "error": "\(error)"])

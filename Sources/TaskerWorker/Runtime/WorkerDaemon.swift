@@ -1,4 +1,5 @@
 import AsyncAlgorithms
+import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -34,7 +35,7 @@ public final class WorkerDaemon: Sendable {
     public let startedAt = Date()
     /// Where the REST and gRPC servers listen, once they do.
     public let boundAddresses = BoundAddresses()
-    private let shutdownRequested = Synchronization.Atomic<Bool>(false)
+    private let shutdownRequested = ManagedAtomic<Bool>(false)
 
     public init(configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
                 templateLoader: TaskTemplateLoader = TaskTemplateLoader(), identity: WorkerIdentity = WorkerIdentity(),

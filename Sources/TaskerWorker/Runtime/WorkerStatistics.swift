@@ -1,57 +1,52 @@
 import Atomics
 
-/// Lock-free step counters (the upstream `AtomicStepExecutionStats` plus the pipeline's own).
+/// The worker's step statistics (the upstream `AtomicStepExecutionStats` plus the pipeline's own):
+/// the counters `/metrics` shows are `counters` (recorded through `StepMetrics`), the ones only
+/// `/metrics/worker` shows are atomics here; `snapshot` reads both.
 public final class WorkerStatistics: Sendable {
-    let executed = ManagedAtomic<Int>(0)
-    let succeeded = ManagedAtomic<Int>(0)
-    let failed = ManagedAtomic<Int>(0)
+    /// The step pipeline's labelled counters, the one count behind both metrics endpoints.
+    public let counters = StepCounters()
     let executionTimeMs = ManagedAtomic<Int>(0)
-    let claimed = ManagedAtomic<Int>(0)
-    let claimsLost = ManagedAtomic<Int>(0)
-    let poisonMessages = ManagedAtomic<Int>(0)
-    let staleMessages = ManagedAtomic<Int>(0)
-    let shedClaims = ManagedAtomic<Int>(0)
-    let completionRetries = ManagedAtomic<Int>(0)
     let completionsBatched = ManagedAtomic<Int>(0)
     let claimsBatched = ManagedAtomic<Int>(0)
     let claimsRecovered = ManagedAtomic<Int>(0)
     let completionsRecovered = ManagedAtomic<Int>(0)
-    let domainEventsPublished = ManagedAtomic<Int>(0)
-    let domainEventsFailed = ManagedAtomic<Int>(0)
-    let domainEventsInvalid = ManagedAtomic<Int>(0)
-    let notificationsRejected = ManagedAtomic<Int>(0)
-    let notificationsDropped = ManagedAtomic<Int>(0)
     let notifiedReads = ManagedAtomic<Int>(0)
     let deliveriesRefused = ManagedAtomic<Int>(0)
 
     public init() {}
 
-    /// Records a finished step.
-    public func recordExecution(success: Bool, executionTimeMs ms: Int) {
-        executed.wrappingIncrement(ordering: .relaxed)
-        (success ? succeeded : failed).wrappingIncrement(ordering: .relaxed)
+    /// Adds a finished step's claim-to-stored time (its outcome is counted by `StepMetrics.resultStored`).
+    func recordExecutionTime(ms: Int) {
         executionTimeMs.wrappingIncrement(by: max(0, ms), ordering: .relaxed)
     }
 
+    /// The Prometheus counter families of `counters` (`/metrics`).
+    public var prometheusFamilies: [MetricFamily] { counters.families(help: StepMetrics.help) }
+
     public var snapshot: Snapshot {
-        let executed = executed.load(ordering: .relaxed)
+        let counts = counters.current
+        typealias Name = StepMetrics.Name
+        let executed = counts.total(Name.executions)
         let time = executionTimeMs.load(ordering: .relaxed)
         return Snapshot(
-            totalExecuted: executed, totalSucceeded: succeeded.load(ordering: .relaxed),
-            totalFailed: failed.load(ordering: .relaxed), totalExecutionTimeMs: time,
+            totalExecuted: executed, totalSucceeded: counts.total(Name.successes),
+            totalFailed: counts.total(Name.failures, where: "error_type", is: StepMetrics.FailureType.handlerExecutionFailed.rawValue),
+            totalExecutionTimeMs: time,
             averageExecutionTimeMs: executed == 0 ? 0 : Double(time) / Double(executed),
-            claimed: claimed.load(ordering: .relaxed), claimsLost: claimsLost.load(ordering: .relaxed),
-            poisonMessages: poisonMessages.load(ordering: .relaxed), staleMessages: staleMessages.load(ordering: .relaxed),
-            shedClaims: shedClaims.load(ordering: .relaxed), completionRetries: completionRetries.load(ordering: .relaxed),
+            claimed: counts.total(Name.claimed),
+            claimsLost: counts.total(Name.failures, where: "error_type", is: StepMetrics.FailureType.claimFailed.rawValue),
+            poisonMessages: counts.total(Name.poisonMessages), staleMessages: counts.total(Name.staleMessages),
+            shedClaims: counts.total(Name.claimsShed), completionRetries: counts.total(Name.completionRetries),
             completionsBatched: completionsBatched.load(ordering: .relaxed),
             claimsBatched: claimsBatched.load(ordering: .relaxed),
             claimsRecovered: claimsRecovered.load(ordering: .relaxed),
             completionsRecovered: completionsRecovered.load(ordering: .relaxed),
-            domainEventsPublished: domainEventsPublished.load(ordering: .relaxed),
-            domainEventsFailed: domainEventsFailed.load(ordering: .relaxed),
-            domainEventsInvalid: domainEventsInvalid.load(ordering: .relaxed),
-            notificationsRejected: notificationsRejected.load(ordering: .relaxed),
-            notificationsDropped: notificationsDropped.load(ordering: .relaxed),
+            domainEventsPublished: counts.total(Name.domainEventsPublished),
+            domainEventsFailed: counts.total(Name.domainEventsFailed),
+            domainEventsInvalid: counts.total(Name.domainEventsInvalid),
+            notificationsRejected: counts.total(Name.notificationsRejected),
+            notificationsDropped: counts.total(Name.notificationsDropped),
             notifiedReads: notifiedReads.load(ordering: .relaxed),
             deliveriesRefused: deliveriesRefused.load(ordering: .relaxed))
     }

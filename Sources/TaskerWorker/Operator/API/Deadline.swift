@@ -5,22 +5,10 @@ import Synchronization
 /// database hangs). On timeout the operation's task is cancelled and left to finish on its own.
 func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T)
     async -> DeadlineOutcome<T> {
-    let race = DeadlineRace<T>()
-    let work = Task<Void, Never> {
-        do { race.finish(.value(try await operation())) } catch { race.finish(.failed(error)) }
-    }
-    let timer = Task<Void, Never> {
-        try? await Task.sleep(for: timeout)
-        if !Task.isCancelled { race.finish(.timedOut) }
-    }
-    let outcome = await withTaskCancellationHandler {
-        await withCheckedContinuation { race.wait($0) }
-    } onCancel: {
-        race.finish(.timedOut)
-    }
-    timer.cancel()
-    if case .timedOut = outcome { work.cancel() }
-    return outcome
+    await firstOutcome(onCancel: .timedOut, of: [
+        { do { return .value(try await operation()) } catch { return .failed(error) } },
+        { try? await Task.sleep(for: timeout); return Task.isCancelled ? nil : .timedOut },
+    ])
 }
 
 /// What `withDeadline` ends with.
@@ -30,19 +18,37 @@ enum DeadlineOutcome<T: Sendable>: Sendable {
     case timedOut
 }
 
+/// The one race of an operation against its deadline(s): runs each contender in a task of its own
+/// and returns the first outcome one of them gives (a contender returning nil gives none), or
+/// `onCancel` as soon as the calling task is cancelled. The other contenders' tasks are then
+/// cancelled, never awaited: a contender that ignores cancellation cannot hold up the caller.
+func firstOutcome<T: Sendable>(onCancel: T, of contenders: [@Sendable () async -> T?]) async -> T {
+    let race = FirstOutcome<T>()
+    let tasks = contenders.map { contender in
+        Task<Void, Never> { if let outcome = await contender() { race.finish(outcome) } }
+    }
+    let outcome = await withTaskCancellationHandler {
+        await withCheckedContinuation { race.wait($0) }
+    } onCancel: {
+        race.finish(onCancel)
+    }
+    for task in tasks { task.cancel() }
+    return outcome
+}
+
 /// The first outcome wins; the waiter is resumed exactly once, whether it starts waiting before
 /// or after the outcome arrives.
-private final class DeadlineRace<T: Sendable>: Sendable {
+private final class FirstOutcome<T: Sendable>: Sendable {
     private struct State {
-        var outcome: DeadlineOutcome<T>?
-        var continuation: CheckedContinuation<DeadlineOutcome<T>, Never>?
+        var outcome: T?
+        var continuation: CheckedContinuation<T, Never>?
         var resumed = false
     }
 
     private let state = Mutex(State())
 
-    func finish(_ outcome: DeadlineOutcome<T>) {
-        let continuation: CheckedContinuation<DeadlineOutcome<T>, Never>? = state.withLock { state in
+    func finish(_ outcome: T) {
+        let continuation: CheckedContinuation<T, Never>? = state.withLock { state in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
             return take(&state)
@@ -50,8 +56,8 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         continuation?.resume(returning: outcome)
     }
 
-    func wait(_ continuation: CheckedContinuation<DeadlineOutcome<T>, Never>) {
-        let ready: (CheckedContinuation<DeadlineOutcome<T>, Never>, DeadlineOutcome<T>)? = state.withLock { state in
+    func wait(_ continuation: CheckedContinuation<T, Never>) {
+        let ready: (CheckedContinuation<T, Never>, T)? = state.withLock { state in
             state.continuation = continuation
             guard let outcome = state.outcome, let waiting = take(&state) else { return nil }
             return (waiting, outcome)
@@ -59,7 +65,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         if let (waiting, outcome) = ready { waiting.resume(returning: outcome) }
     }
 
-    private func take(_ state: inout State) -> CheckedContinuation<DeadlineOutcome<T>, Never>? {
+    private func take(_ state: inout State) -> CheckedContinuation<T, Never>? {
         guard !state.resumed, let continuation = state.continuation else { return nil }
         state.resumed = true
         state.continuation = nil

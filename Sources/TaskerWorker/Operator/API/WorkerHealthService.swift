@@ -235,7 +235,6 @@ struct Timing {
     private let start = ContinuousClock.now
 
     var elapsedMs: Int {
-        let elapsed = ContinuousClock.now - start
-        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        Int((ContinuousClock.now - start).inMilliseconds)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TaskerModel
 
 /// The worker's swift-log handler (see `WorkerLogging`): text or JSON lines, with the global and
 /// per-task metadata of `WorkerLogging` under the logger's own and the call's metadata.
@@ -66,34 +67,13 @@ struct LogRecord {
     /// characters (C0 including `\n`, `\r`, `\t`; DEL; C1; U+2028/2029) in the label, message, keys and
     /// values are written as escapes (`\n`, `\r`, `\t`, `\u{85}`), so logged values cannot forge lines.
     func text() -> String {
-        var line = "\(Self.iso8601(timestamp)) \(level) \(Self.escaped(label)): \(Self.escaped(message))"
+        var line = "\(Self.iso8601(timestamp)) \(level) \(StringEscaping.escapingControls(label)): "
+            + StringEscaping.escapingControls(message)
         for key in metadata.keys.sorted() {
-            line += " \(Self.escaped(key))=\(Self.plain(metadata[key]!))"
+            line += " \(StringEscaping.escapingControls(key))=\(Self.plain(metadata[key]!))"
         }
-        if let source { line += " (\(Self.escaped(source.file)):\(source.line))" }
+        if let source { line += " (\(StringEscaping.escapingControls(source.file)):\(source.line))" }
         return line + "\n"
-    }
-
-    /// Whether `scalar` would break a text line or hide in it: C0, DEL, C1, line/paragraph separators.
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
-    }
-
-    /// `text` with every control character (see `isControl`) escaped: `\n`, `\r`, `\t`, else `\u{XX}`.
-    static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var out = ""
-        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where isControl(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 
     /// One JSON object: timestamp, level, label, message, optional source location, then every
@@ -101,19 +81,20 @@ struct LogRecord {
     /// with a fixed field gets a `metadata.` prefix).
     func json() -> String {
         var fields: [(String, String)] = [
-            ("timestamp", Self.quoted(Self.iso8601(timestamp))), ("level", Self.quoted(level.rawValue)),
-            ("label", Self.quoted(label)), ("message", Self.quoted(message)),
+            ("timestamp", StringEscaping.jsonQuoted(Self.iso8601(timestamp))),
+            ("level", StringEscaping.jsonQuoted(level.rawValue)),
+            ("label", StringEscaping.jsonQuoted(label)), ("message", StringEscaping.jsonQuoted(message)),
         ]
         if let source {
-            fields += [("source", Self.quoted(source.module)), ("file", Self.quoted(source.file)),
-                       ("function", Self.quoted(source.function)), ("line", "\(source.line)")]
+            fields += [("source", StringEscaping.jsonQuoted(source.module)), ("file", StringEscaping.jsonQuoted(source.file)),
+                       ("function", StringEscaping.jsonQuoted(source.function)), ("line", "\(source.line)")]
         }
         var flat: [(String, String)] = []
         Self.flatten(metadata, prefix: "", into: &flat)
         for (key, value) in flat.sorted(by: { $0.0 < $1.0 }) {
             fields.append((Self.reservedKeys.contains(key) ? "metadata.\(key)" : key, value))
         }
-        return "{" + fields.map { "\(Self.quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}\n"
+        return "{" + fields.map { "\(StringEscaping.jsonQuoted($0.0)):\($0.1)" }.joined(separator: ",") + "}\n"
     }
 
     private static func flatten(_ metadata: Logger.Metadata, prefix: String, into out: inout [(String, String)]) {
@@ -127,44 +108,25 @@ struct LogRecord {
 
     private static func jsonValue(_ value: Logger.Metadata.Value) -> String {
         switch value {
-        case .string(let text): return quoted(text)
-        case .stringConvertible(let convertible): return quoted(convertible.description)
+        case .string(let text): return StringEscaping.jsonQuoted(text)
+        case .stringConvertible(let convertible): return StringEscaping.jsonQuoted(convertible.description)
         case .array(let values): return "[" + values.map(jsonValue).joined(separator: ",") + "]"
         case .dictionary(let nested):
-            return "{" + nested.keys.sorted().map { "\(quoted($0)):\(jsonValue(nested[$0]!))" }.joined(separator: ",") + "}"
+            return "{" + nested.keys.sorted().map { "\(StringEscaping.jsonQuoted($0)):\(jsonValue(nested[$0]!))" }.joined(separator: ",") + "}"
         }
     }
 
     private static func plain(_ value: Logger.Metadata.Value) -> String {
         switch value {
         case .string(let text):
-            // Quoted (JSON escapes) when it has a blank or control character; `quoted` escapes U+2028/9 too.
-            return text.contains(" ") || text.unicodeScalars.contains(where: isControl) ? quoted(text) : text
+            // Quoted (JSON escapes) when it has a blank or control character; `jsonQuoted` escapes U+2028/9 too.
+            let needsQuotes = text.contains(" ") || text.unicodeScalars.contains(where: StringEscaping.isControl)
+            return needsQuotes ? StringEscaping.jsonQuoted(text) : text
         case .stringConvertible(let convertible): return plain(.string(convertible.description))
         case .array(let values): return "[" + values.map(plain).joined(separator: ",") + "]"
         case .dictionary(let nested):
-            return "{" + nested.keys.sorted().map { "\(escaped($0))=\(plain(nested[$0]!))" }.joined(separator: ",") + "}"
+            return "{" + nested.keys.sorted().map { "\(StringEscaping.escapingControls($0))=\(plain(nested[$0]!))" }.joined(separator: ",") + "}"
         }
-    }
-
-    /// A JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where isControl(scalar):
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 
     /// `2026-03-21T21:16:08.123Z` (UTC, milliseconds).

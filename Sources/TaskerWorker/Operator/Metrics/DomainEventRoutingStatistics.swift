@@ -3,8 +3,8 @@ import Foundation
 import TaskerModel
 
 /// Per-publisher counts of domain event routing, for `GET /metrics/events` (upstream
-/// `EventRouterStats` and `InProcessEventBusStats` shapes). Every call also records the
-/// process-wide Prometheus counters (`StepMetrics.domainEvent`).
+/// `EventRouterStats` and `InProcessEventBusStats` shapes). The Prometheus counters of the same
+/// events are the worker's step counters (`StepMetrics.domainEvent`, called beside these).
 public final class DomainEventRoutingStatistics: Sendable {
     private let durable = ManagedAtomic<UInt64>(0)
     private let fast = ManagedAtomic<UInt64>(0)
@@ -28,20 +28,17 @@ public final class DomainEventRoutingStatistics: Sendable {
             inProcessEvents.wrappingIncrement(ordering: .relaxed)
             subscriberDeliveries.wrappingIncrement(by: UInt64(max(0, subscribers)), ordering: .relaxed)
         }
-        StepMetrics.domainEvent(mode, published: true)
     }
 
     /// An event that could not be published.
     public func failed(_ mode: DeliveryMode) {
         routingErrors.wrappingIncrement(ordering: .relaxed)
         if mode == .fast { fastErrors.wrappingIncrement(ordering: .relaxed) }
-        StepMetrics.domainEvent(mode, published: false)
     }
 
     /// An event skipped because its payload violates the declared schema.
     public func invalid(_ mode: DeliveryMode) {
         invalidEvents.wrappingIncrement(ordering: .relaxed)
-        StepMetrics.domainEventInvalid(mode)
     }
 
     /// The router's counters (upstream `EventRouterStats` keys).

@@ -3,8 +3,10 @@ import Metrics
 import Synchronization
 import TaskerModel
 
-/// The step pipeline's instrumentation: one call per event at each call site, recorded into
-/// `WorkerMetrics.shared` (process-wide; the `namespace` label tells the workers' namespaces apart).
+/// The step pipeline's instrumentation: one call per event at each call site. Counters go into the
+/// worker's `WorkerStatistics.counters` (the one count `/metrics` and `/metrics/worker` are computed
+/// from); latency histograms into `WorkerMetrics.shared` (process-wide; the `namespace` label tells
+/// the workers' namespaces apart).
 ///
 /// Names follow upstream's OTel names (`tasker.steps.claimed.total` → `tasker_steps_claimed_total`).
 /// `tasker_steps_failures_total{error_type}` uses upstream's categories (`step_not_found`,
@@ -91,10 +93,11 @@ public enum StepMetrics {
     // MARK: - Executor
 
     /// A claim won: counts it and records the hydrate+claim latency.
-    public static func claimed(_ step: UUID, namespace: String, since start: ContinuousClock.Instant) {
+    public static func claimed(_ step: UUID, namespace: String, since start: ContinuousClock.Instant,
+                               in statistics: WorkerStatistics) {
         let now = ContinuousClock.now
         inFlight.withLock { $0.claimStarts[step] = start }
-        count(Name.claimed, ["namespace": namespace])
+        statistics.counters.increment(Name.claimed, ["namespace": namespace])
         time(Name.claimDuration, start.duration(to: now), ["namespace": namespace])
     }
 
@@ -122,36 +125,44 @@ public enum StepMetrics {
     }
 
     /// A delivery that failed before a handler ran (`queue` is `worker_<ns>_queue`).
-    public static func failure(queue: String, _ type: FailureType) {
-        failure(namespace: namespaceLabel(ofQueue: queue), type)
+    public static func failure(queue: String, _ type: FailureType, in statistics: WorkerStatistics) {
+        failure(namespace: namespaceLabel(ofQueue: queue), type, in: statistics)
     }
 
     /// A step processing failure of upstream's `type`.
-    public static func failure(namespace: String, _ type: FailureType) {
-        count(Name.failures, ["namespace": namespace, "error_type": type.rawValue])
+    public static func failure(namespace: String, _ type: FailureType, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.failures, ["namespace": namespace, "error_type": type.rawValue])
     }
 
     /// A poison message archived from `queue`.
-    public static func poison(queue: String) { count(Name.poisonMessages, ["namespace": namespaceLabel(ofQueue: queue)]) }
+    public static func poison(queue: String, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.poisonMessages, ["namespace": namespaceLabel(ofQueue: queue)])
+    }
 
     /// A stale message archived.
-    public static func stale(namespace: String) { count(Name.staleMessages, ["namespace": namespace]) }
+    public static func stale(namespace: String, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.staleMessages, ["namespace": namespace])
+    }
 
     /// A delivery left queued by load shedding.
-    public static func shed(queue: String) { count(Name.claimsShed, ["namespace": namespaceLabel(ofQueue: queue)]) }
+    public static func shed(queue: String, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.claimsShed, ["namespace": namespaceLabel(ofQueue: queue)])
+    }
 
     /// A failed poll of `queue`.
-    public static func pollFailed(queue: String) { count(Name.pollFailures, ["namespace": namespaceLabel(ofQueue: queue)]) }
+    public static func pollFailed(queue: String, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.pollFailures, ["namespace": namespaceLabel(ofQueue: queue)])
+    }
 
     /// A notification ignored on the channel of `queue` (a served queue: the listener only
     /// listens on served namespaces' channels).
-    public static func notificationRejected(queue: String) {
-        count(Name.notificationsRejected, ["namespace": namespaceLabel(ofQueue: queue)])
+    public static func notificationRejected(queue: String, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.notificationsRejected, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
     /// `count` notifications lost to a full listener buffer.
-    public static func notificationsDropped(_ count: Int) {
-        Counter(label: Name.notificationsDropped, dimensions: [], factory: factory).increment(by: Int64(count))
+    public static func notificationsDropped(_ count: Int, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.notificationsDropped, by: count)
     }
 
     // MARK: - Dispatch and completion
@@ -174,26 +185,28 @@ public enum StepMetrics {
     }
 
     /// A storing attempt failed and will be retried.
-    public static func completionRetry(_ completion: StepCompletion) {
-        count(Name.completionRetries, ["namespace": completion.step.hydrated.namespace])
+    public static func completionRetry(_ completion: StepCompletion, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.completionRetries, ["namespace": completion.step.hydrated.namespace])
     }
 
     /// The completion transaction ran: counts the outcome; `stored` is false when the step was no
     /// longer in progress (result dropped).
-    public static func resultStored(_ completion: StepCompletion, stored: Bool, since start: ContinuousClock.Instant) {
+    public static func resultStored(_ completion: StepCompletion, stored: Bool, since start: ContinuousClock.Instant,
+                                    in statistics: WorkerStatistics) {
         let now = ContinuousClock.now
         let namespace = completion.step.hydrated.namespace
         let result = completion.result
-        count(Name.executions, ["namespace": namespace])
+        let counters = statistics.counters
+        counters.increment(Name.executions, ["namespace": namespace])
         if result.isSuccess {
-            count(Name.successes, ["namespace": namespace])
+            counters.increment(Name.successes, ["namespace": namespace])
         } else {
-            failure(namespace: namespace, .handlerExecutionFailed)
-            count(Name.handlerErrors, ["namespace": namespace, "error_type": result.error?.errorType ?? "unknown",
-                                       "retryable": "\(result.isRetryable)"])
+            failure(namespace: namespace, .handlerExecutionFailed, in: statistics)
+            counters.increment(Name.handlerErrors, ["namespace": namespace, "error_type": result.error?.errorType ?? "unknown",
+                                                    "retryable": "\(result.isRetryable)"])
         }
         guard stored else { return }
-        count(Name.resultsSubmitted, ["namespace": namespace])
+        counters.increment(Name.resultsSubmitted, ["namespace": namespace])
         time(Name.submissionDuration, start.duration(to: now), ["namespace": namespace])
         let claimStart = inFlight.withLock { $0.claimStarts[completion.step.message.stepUUID] } ?? completion.step.claimedAt
         time(Name.endToEndDuration, claimStart.duration(to: now), ["namespace": namespace])
@@ -202,25 +215,21 @@ public enum StepMetrics {
     // MARK: - Domain events
 
     /// A domain event outcome by delivery mode.
-    public static func domainEvent(_ mode: DeliveryMode, published: Bool) {
-        count(published ? Name.domainEventsPublished : Name.domainEventsFailed, ["delivery_mode": mode.rawValue])
+    public static func domainEvent(_ mode: DeliveryMode, published: Bool, in statistics: WorkerStatistics) {
+        statistics.counters.increment(published ? Name.domainEventsPublished : Name.domainEventsFailed,
+                                      ["delivery_mode": mode.rawValue])
     }
 
     /// A domain event skipped because its payload violates the declared schema.
-    public static func domainEventInvalid(_ mode: DeliveryMode) {
-        count(Name.domainEventsInvalid, ["delivery_mode": mode.rawValue])
+    public static func domainEventInvalid(_ mode: DeliveryMode, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.domainEventsInvalid, ["delivery_mode": mode.rawValue])
     }
 
     // MARK: - Helpers
 
-    private static func count(_ label: String, _ dimensions: KeyValuePairs<String, String>) {
-        Counter(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory).increment()
-    }
-
     private static func time(_ label: String, _ duration: Duration, _ dimensions: KeyValuePairs<String, String>) {
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        Metrics.Timer(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory)
-            .recordNanoseconds(max(0, nanoseconds))
+                Metrics.Timer(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory)
+            .recordNanoseconds(max(0, duration.inNanoseconds))
     }
 
     private static func record(_ label: String, seconds: Double, _ dimensions: KeyValuePairs<String, String>) {

@@ -7,8 +7,8 @@ import TaskerModel
 ///
 /// - `GET /metrics`: Prometheus text format 0.0.4 — the scrape-time values of `WorkerScrape`
 ///   (`tasker_worker_info`, uptime, pool, queue depth and oldest message age per namespace,
-///   channel health) followed by every metric recorded through swift-metrics (step counters and
-///   latency histograms, HTTP metrics). Content type `text/plain; version=0.0.4; charset=utf-8`:
+///   channel health), the worker's step counters, and every metric recorded through swift-metrics
+///   (latency histograms, HTTP metrics). Content type `text/plain; version=0.0.4; charset=utf-8`:
 ///   upstream serves the same text as `text/html`; the issue asks for the right content type, which
 ///   Prometheus and its parsers expect, so we deliberately differ here.
 /// - `GET /metrics/worker`: JSON `{metrics{name:{value,metric_type,labels,help}},timestamp,worker_id}`.
@@ -43,12 +43,15 @@ public enum WorkerMetricsRoutes {
         }
     }
 
-    /// The full `/metrics` text for `runtime`: scrape-time families, then the swift-metrics ones.
+    /// The full `/metrics` text for `runtime`: scrape-time families, then the recorded ones sorted by
+    /// name — the worker's step counters (`WorkerStatistics.counters`, the same counts as
+    /// `/metrics/worker`) and what swift-metrics recorded (latency histograms, HTTP metrics).
     public static func prometheusText(_ runtime: WorkerRuntime,
                                       factory: PrometheusMetricsFactory = WorkerMetrics.shared) async -> String {
         let scraped = await WorkerScrape.collect(runtime).families
         let names = Set(scraped.map(\.name))
-        return PrometheusText.render(scraped + factory.snapshot().filter { !names.contains($0.name) })
+        let recorded = (factory.snapshot() + runtime.statistics.prometheusFamilies).sorted { $0.name < $1.name }
+        return PrometheusText.render(scraped + recorded.filter { !names.contains($0.name) })
     }
 
     /// `/metrics/worker`'s body for `runtime`.

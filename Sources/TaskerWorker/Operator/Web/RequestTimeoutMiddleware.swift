@@ -23,14 +23,10 @@ struct RequestTimeoutMiddleware<Context: RequestContext>: RouterMiddleware {
                 guard let first = try await group.next(), let response = first else {
                     group.cancelAll()
                     return JSONResponses.apiError(
-                        .timeout, message: "Request timed out after \(Self.milliseconds(timeout)) ms")
+                        .timeout, message: "Request timed out after \(timeout.inMilliseconds) ms")
                 }
                 return response
             }
         }
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }
