@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "TaskerWorker", targets: ["TaskerWorker"]),
+        .library(name: "TaskerWorkerTesting", targets: ["TaskerWorkerTesting"]),
         .executable(name: "tasker-worker", targets: ["TaskerWorkerCLI"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libpq, found through pkg-config (Debian: libpq-dev).
@@ -57,6 +59,11 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
+        ),
+        // Unit-testing helpers for handler authors: a StepContext from a few values, no database.
+        .target(
+            name: "TaskerWorkerTesting",
+            dependencies: ["TaskerWorker"]
         ),
         // The companion orchestration: drives workflows in the database as Tasker's orchestration does.
         .target(
@@ -90,7 +97,7 @@ let package = Package(
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
-                "TaskerWorker", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples",
+                "TaskerWorker", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples", "TaskerWorkerTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
