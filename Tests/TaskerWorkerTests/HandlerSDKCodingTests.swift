@@ -15,12 +15,15 @@ import TaskerWorkerTesting
     static let order: JSONValue = ["order_id": 7, "items": [["sku": "a", "price": 3], ["sku": "b", "price": 4]]]
 
     /// The failure `body` throws.
-    static func failure(_ body: () throws(StepFailure) -> Void) -> StepFailure? {
+    static func failure(_ body: () throws -> Void) -> StepFailure? {
         do {
             try body()
             return nil
+        } catch let failure as StepFailure {
+            return failure
         } catch {
-            return error
+            Issue.record("threw \(type(of: error)) instead of a StepFailure: \(error)")
+            return nil
         }
     }
 
