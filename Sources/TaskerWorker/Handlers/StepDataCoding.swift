@@ -119,7 +119,11 @@ public enum StepDataCoding {
             return failure(source: source, path: context.codingPath,
                            reason: "expected \(type) (\(context.debugDescription))")
         case .dataCorrupted(let context):
-            return failure(source: source, path: context.codingPath, reason: context.debugDescription)
+            // A number that does not fit the declared type (1e300 into Int64) lands here, and
+            // Foundation reports it at the container's path with its cause underneath.
+            let cause = context.underlyingError.map { " (\($0))" } ?? ""
+            return failure(source: source, path: context.codingPath,
+                           reason: "a value does not fit its declared type: \(context.debugDescription)\(cause)")
         @unknown default:
             return failure(source: source, path: [], reason: "\(error)")
         }
