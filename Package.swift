@@ -7,6 +7,8 @@ let package = Package(
     products: [
         /// The SDK and the worker daemon: step handlers, the pipeline, the operator surface.
         .library(name: "TaskerWorker", targets: ["TaskerWorker"]),
+        /// Unit-testing helpers for handler authors: a `StepContext` from a few values, no database.
+        .library(name: "TaskerWorkerTesting", targets: ["TaskerWorkerTesting"]),
         /// The wire and domain types shared by workers and orchestration (messages, results, templates, configuration).
         .library(name: "TaskerModel", targets: ["TaskerModel"]),
         /// The libpq client: connections, pipeline, pool, listener, row coding, migrations.
@@ -34,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libpq, found through pkg-config (Debian: libpq-dev).
@@ -85,6 +88,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // Unit-testing helpers for handler authors: a StepContext from a few values, no database.
+        .target(
+            name: "TaskerWorkerTesting",
+            dependencies: ["TaskerWorker"]
+        ),
         // The companion orchestration: drives workflows in the database as Tasker's orchestration does.
         // It shares the client and the model with the worker, never the worker itself.
         .target(
@@ -129,6 +137,7 @@ let package = Package(
             name: "TaskerWorkerTests",
             dependencies: [
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples",
+                "TaskerWorkerTesting",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

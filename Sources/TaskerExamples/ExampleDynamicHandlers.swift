@@ -6,38 +6,37 @@ import TaskerModel
 enum DecisionHandlers {
     static func register(into registry: HandlerRegistry) {
         registry.register("examples.decision.validate") { context in
-            let amount = try ExampleValues.contextInt(context, "amount")
+            let amount = try context.input(as: AmountInput.self).amount
             guard amount > 0 else {
                 throw StepFailure.permanent("amount must be positive, got \(amount)", errorType: "validation_error")
             }
-            return .success(["value": .int(amount)])
+            return try .success(encoding: StepValue(value: amount))
         }
         registry.register("examples.decision.route") { context in
-            let amount = try ExampleValues.dependencyValue(context, "decision_validate")
-            let threshold = try ExampleValues.configInt(context, "threshold")
+            let amount = try context.dependencyResult(of: "decision_validate", as: StepValue.self).value
+            let threshold = try context.configuration(as: ThresholdConfig.self).threshold
             let branch = amount < threshold ? "decision_auto_approve" : "decision_manager_approval"
             return .decision(createSteps: [branch], routingContext: ["amount": .int(amount), "threshold": .int(threshold)])
         }
         registry.register("examples.decision.auto_approve") { context in
-            let amount = try ExampleValues.dependencyValue(context, "decision_validate")
-            return .success(["value": .int(amount), "approved_by": "system"])
+            let amount = try context.dependencyResult(of: "decision_validate", as: StepValue.self).value
+            return try .success(encoding: Approval(value: amount, approvedBy: "system"))
         }
         registry.register("examples.decision.manager_approval") { context in
-            let amount = try ExampleValues.dependencyValue(context, "decision_validate")
-            return .success(["value": .int(amount), "approved_by": "manager"])
+            let amount = try context.dependencyResult(of: "decision_validate", as: StepValue.self).value
+            return try .success(encoding: Approval(value: amount, approvedBy: "manager"))
         }
         registry.register("examples.decision.finalize") { context in
-            let amount = try ExampleValues.contextInt(context, "amount")
-            let threshold = try ExampleValues.configInt(context, "threshold")
+            let amount = try context.input(as: AmountInput.self).amount
+            let threshold = try context.configuration(as: ThresholdConfig.self).threshold
             let expected = amount < threshold ? "decision_auto_approve" : "decision_manager_approval"
             let other = amount < threshold ? "decision_manager_approval" : "decision_auto_approve"
             guard context.dependencyResults[other] == nil else {
                 throw StepFailure.permanent("\(other) ran although the amount was \(amount)", errorType: "verification_error")
             }
-            let approved = try ExampleValues.dependencyValue(context, expected)
-            try ExampleValues.check(approved, equals: amount, expected)
-            return .success(["value": .int(amount), "branch": .string(expected),
-                             "approved_by": context.dependencyField(expected, "approved_by") ?? .null])
+            let approval = try context.dependencyResult(of: expected, as: Approval.self)
+            try ExampleValues.check(approval.value, equals: amount, expected)
+            return .success(["value": .int(amount), "branch": .string(expected), "approved_by": .string(approval.approvedBy)])
         }
     }
 }
@@ -50,13 +49,14 @@ enum BatchHandlers {
     static func register(into registry: HandlerRegistry) {
         registry.register("examples.batch.analyze") { context in
             let count = try ExampleValues.bounded(
-                ExampleValues.contextInt(context, "item_count"), 0...ExampleValues.maxBatchItems, "context.item_count")
-            let template = context.config("worker_template_name")?.stringValue ?? "batch_process"
+                context.input(as: ItemCountInput.self).itemCount, 0...ExampleValues.maxBatchItems, "context.item_count")
+            let config = try context.configuration(as: BatchAnalyzerConfig.self)
+            let template = config.workerTemplateName ?? "batch_process"
             let size = try ExampleValues.bounded(
-                ExampleValues.configInt(context, "batch_size"), 1...ExampleValues.maxBatchItems,
+                config.batchSize, 1...ExampleValues.maxBatchItems,
                 "handler.initialization.batch_size", errorType: "configuration_error")
             let maxWorkers = try ExampleValues.bounded(
-                ExampleValues.configInt(context, "max_workers"), 1...ExampleValues.maxBatchWorkers,
+                config.maxWorkers, 1...ExampleValues.maxBatchWorkers,
                 "handler.initialization.max_workers", errorType: "configuration_error")
             // ceil(count / size) without `count + size - 1`; all three are bounded above.
             let workers = Int(min(count / size + (count % size == 0 ? 0 : 1), maxWorkers))
@@ -89,7 +89,7 @@ enum BatchHandlers {
         }
         registry.register("examples.batch.aggregate") { context in
             let count = try ExampleValues.bounded(
-                ExampleValues.contextInt(context, "item_count"), 0...ExampleValues.maxBatchItems, "context.item_count")
+                context.input(as: ItemCountInput.self).itemCount, 0...ExampleValues.maxBatchItems, "context.item_count")
             let results = context.dependencyResults
             let scenario = try BatchAggregationScenario.detect(
                 dependencyResults: results, batchableStepName: "batch_analyze", workerTemplateName: "batch_process")
@@ -97,7 +97,7 @@ enum BatchHandlers {
             var sum: Int64 = 0
             if case .withBatches(let workers) = scenario {
                 for worker in workers {
-                    let part = Int64(worker.result.result["sum"]?.intValue ?? 0)
+                    let part = try context.dependencyResult(of: worker.stepName, as: BatchWorkerSum.self).sum ?? 0
                     sum = try ExampleValues.sum(sum, part, "sum of the batch workers' result.sum")
                 }
             }
@@ -105,8 +105,8 @@ enum BatchHandlers {
             let expected = count > 0 ? (count - 1) * count * (2 * count - 1) / 6 : 0
             try ExampleValues.check(sum, equals: expected, "sum of squares below \(count)")
             try ExampleValues.check(Int64(clamping: totals.processed), equals: count, "items processed")
-            return .success(["value": .int(sum), "processed": .int(Int64(clamping: totals.processed)),
-                             "workers": .int(Int64(scenario.workerCount))])
+            return try .success(encoding: BatchTotal(value: sum, processed: Int64(clamping: totals.processed),
+                                                     workers: Int64(scenario.workerCount)))
         }
     }
 }
@@ -115,22 +115,23 @@ enum BatchHandlers {
 enum RetryHandlers {
     static func register(into registry: HandlerRegistry) {
         registry.register("examples.retry.fetch") { context in
-            let number = try ExampleValues.contextInt(context, "number")
+            let number = try context.input(as: NumberInput.self).number
             if context.attempt <= 1 {
-                let delay = UInt32(clamping: (try? ExampleValues.configInt(context, "backoff_seconds")) ?? 1)
+                let backoff = (try? context.configuration(as: RetryConfig.self))?.backoffSeconds
+                let delay = UInt32(clamping: backoff ?? 1)
                 throw StepFailure.retryable("upstream service busy on attempt \(context.attempt)",
                                             errorType: "service_unavailable",
                                             backoffHint: .serverRequested(delay, context: "example backoff"))
             }
-            return .success(["value": .int(try ExampleValues.sum(number, 1, "context.number + 1")),
-                             "attempts": .int(Int64(context.attempt))])
+            return try .success(encoding: FetchResult(value: try ExampleValues.sum(number, 1, "context.number + 1"),
+                                                      attempts: Int64(context.attempt)))
         }
         registry.register("examples.retry.confirm") { context in
-            let number = try ExampleValues.contextInt(context, "number")
+            let number = try context.input(as: NumberInput.self).number
             let next = try ExampleValues.sum(number, 1, "context.number + 1")
-            try ExampleValues.check(try ExampleValues.dependencyValue(context, "retry_fetch"), equals: next, "retry_fetch")
-            let attempts = Int64(context.dependencyField("retry_fetch", "attempts")?.intValue ?? 0)
-            try ExampleValues.check(attempts, equals: 2, "attempts of retry_fetch")
+            let fetched = try context.dependencyResult(of: "retry_fetch", as: FetchResult.self)
+            try ExampleValues.check(fetched.value, equals: next, "retry_fetch")
+            try ExampleValues.check(fetched.attempts, equals: 2, "attempts of retry_fetch")
             return .success(["value": .int(next), "confirmed": true])
         }
     }

@@ -26,30 +26,33 @@ public enum ExampleHandlers {
 enum LinearHandlers {
     static func register(into registry: HandlerRegistry) {
         registry.register("examples.linear.square") { context in
-            let number = try ExampleValues.contextInt(context, "number")
-            return .success(["value": .int(try ExampleValues.square(number))])
+            let number = try context.input(as: NumberInput.self).number
+            return try .success(encoding: StepValue(value: try ExampleValues.square(number)))
         }
         registry.register("examples.linear.add") { context in
-            let square = try ExampleValues.dependencyValue(context, "linear_square")
-            let number = try ExampleValues.contextInt(context, "number")
+            let square = try context.dependencyResult(of: "linear_square", as: StepValue.self).value
+            let number = try context.input(as: NumberInput.self).number
             try ExampleValues.check(square, equals: try ExampleValues.square(number), "linear_square")
-            let addend = try ExampleValues.configInt(context, "addend")
-            return .success(["value": .int(try ExampleValues.sum(square, addend, "linear_square + handler.initialization.addend"))])
+            let addend = try context.configuration(as: AddendConfig.self).addend
+            return try .success(encoding: StepValue(
+                value: try ExampleValues.sum(square, addend, "linear_square + handler.initialization.addend")))
         }
         registry.register("examples.linear.multiply") { context in
-            let sum = try ExampleValues.dependencyValue(context, "linear_add")
-            let factor = try ExampleValues.configInt(context, "factor")
-            return .success(["value": .int(try ExampleValues.product(sum, factor, "linear_add × handler.initialization.factor"))])
+            let sum = try context.dependencyResult(of: "linear_add", as: StepValue.self).value
+            let factor = try context.configuration(as: FactorConfig.self).factor
+            return try .success(encoding: StepValue(
+                value: try ExampleValues.product(sum, factor, "linear_add × handler.initialization.factor")))
         }
         registry.register("examples.linear.verify") { context in
-            let number = try ExampleValues.contextInt(context, "number")
-            let added = try ExampleValues.sum(try ExampleValues.square(number), try ExampleValues.configInt(context, "addend"),
+            let number = try context.input(as: NumberInput.self).number
+            let added = try ExampleValues.sum(try ExampleValues.square(number),
+                                              try context.configuration(as: AddendConfig.self).addend,
                                               "context.number² + handler.initialization.addend")
-            let expected = try ExampleValues.product(added, try ExampleValues.configInt(context, "factor"),
+            let expected = try ExampleValues.product(added, try context.configuration(as: FactorConfig.self).factor,
                                                      "(context.number² + addend) × handler.initialization.factor")
-            let product = try ExampleValues.dependencyValue(context, "linear_multiply")
+            let product = try context.dependencyResult(of: "linear_multiply", as: StepValue.self).value
             try ExampleValues.check(product, equals: expected, "linear_multiply")
-            return .success(["value": .int(product), "verified": true])
+            return try .success(encoding: VerifiedValue(value: product))
         }
     }
 }
@@ -58,27 +61,27 @@ enum LinearHandlers {
 enum DiamondHandlers {
     static func register(into registry: HandlerRegistry) {
         registry.register("examples.diamond.start") { context in
-            let number = try ExampleValues.contextInt(context, "number")
-            return .success(["value": .int(try ExampleValues.square(number))])
+            let number = try context.input(as: NumberInput.self).number
+            return try .success(encoding: StepValue(value: try ExampleValues.square(number)))
         }
         registry.register("examples.diamond.left") { context in
-            let start = try ExampleValues.dependencyValue(context, "diamond_start")
-            return .success(["value": .int(try ExampleValues.sum(start, 1, "diamond_start + 1"))])
+            let start = try context.dependencyResult(of: "diamond_start", as: StepValue.self).value
+            return try .success(encoding: StepValue(value: try ExampleValues.sum(start, 1, "diamond_start + 1")))
         }
         registry.register("examples.diamond.right") { context in
-            let start = try ExampleValues.dependencyValue(context, "diamond_start")
-            return .success(["value": .int(try ExampleValues.product(start, 2, "diamond_start × 2"))])
+            let start = try context.dependencyResult(of: "diamond_start", as: StepValue.self).value
+            return try .success(encoding: StepValue(value: try ExampleValues.product(start, 2, "diamond_start × 2")))
         }
         registry.register("examples.diamond.merge") { context in
-            let number = try ExampleValues.contextInt(context, "number")
-            let sum = try ExampleValues.sum(try ExampleValues.dependencyValue(context, "diamond_left"),
-                                            try ExampleValues.dependencyValue(context, "diamond_right"),
+            let number = try context.input(as: NumberInput.self).number
+            let sum = try ExampleValues.sum(try context.dependencyResult(of: "diamond_left", as: StepValue.self).value,
+                                            try context.dependencyResult(of: "diamond_right", as: StepValue.self).value,
                                             "diamond_left + diamond_right")
             let expected = try ExampleValues.sum(
                 try ExampleValues.product(3, try ExampleValues.square(number), "3 × context.number²"), 1,
                 "3 × context.number² + 1")
             try ExampleValues.check(sum, equals: expected, "diamond_left + diamond_right")
-            return .success(["value": .int(sum), "verified": true])
+            return try .success(encoding: VerifiedValue(value: sum))
         }
     }
 }
@@ -87,31 +90,31 @@ enum DiamondHandlers {
 enum TreeHandlers {
     static func register(into registry: HandlerRegistry) {
         registry.register("examples.tree.root") { context in
-            .success(["value": .int(try ExampleValues.contextInt(context, "number"))])
+            try .success(encoding: StepValue(value: try context.input(as: NumberInput.self).number))
         }
         registry.register("examples.tree.branch") { context in
-            let root = try ExampleValues.dependencyValue(context, "tree_root")
-            let offset = try ExampleValues.configInt(context, "offset")
-            return .success(["value": .int(try ExampleValues.sum(root, offset, "tree_root + handler.initialization.offset"))])
+            let root = try context.dependencyResult(of: "tree_root", as: StepValue.self).value
+            let offset = try context.configuration(as: OffsetConfig.self).offset
+            return try .success(encoding: StepValue(
+                value: try ExampleValues.sum(root, offset, "tree_root + handler.initialization.offset")))
         }
         registry.register("examples.tree.leaf") { context in
-            guard let parent = context.config("parent")?.stringValue else {
-                throw StepFailure.permanent("handler.initialization.parent is missing", errorType: "configuration_error")
-            }
-            let value = try ExampleValues.dependencyValue(context, parent)
-            let factor = try ExampleValues.configInt(context, "factor")
-            return .success(["value": .int(try ExampleValues.product(value, factor, "\(parent) × handler.initialization.factor"))])
+            let config = try context.configuration(as: LeafConfig.self)
+            let value = try context.dependencyResult(of: config.parent, as: StepValue.self).value
+            return try .success(encoding: StepValue(
+                value: try ExampleValues.product(value, config.factor, "\(config.parent) × handler.initialization.factor")))
         }
         registry.register("examples.tree.gather") { context in
-            let number = try ExampleValues.contextInt(context, "number")
+            let number = try context.input(as: NumberInput.self).number
             var sum: Int64 = 0
             for leaf in ["tree_left_a", "tree_left_b", "tree_right_a"] {
-                sum = try ExampleValues.sum(sum, try ExampleValues.dependencyValue(context, leaf), "sum of the leaves")
+                sum = try ExampleValues.sum(sum, try context.dependencyResult(of: leaf, as: StepValue.self).value,
+                                           "sum of the leaves")
             }
             let left = try ExampleValues.product(5, try ExampleValues.sum(number, 1, "context.number + 1"), "5 × (context.number + 1)")
             let right = try ExampleValues.product(4, try ExampleValues.sum(number, 2, "context.number + 2"), "4 × (context.number + 2)")
             try ExampleValues.check(sum, equals: try ExampleValues.sum(left, right, "expected sum of the leaves"), "sum of the leaves")
-            return .success(["value": .int(sum), "verified": true])
+            return try .success(encoding: VerifiedValue(value: sum))
         }
     }
 }

@@ -1,41 +1,20 @@
 import TaskerWorker
 import TaskerModel
 
-/// Reading numbers from contexts and results, and arithmetic on them, for the example handlers.
+/// Bounds and arithmetic on the numbers the example handlers read.
 ///
 /// Every example handler must survive any input: a task context is written by whoever submits the
 /// task, and a Swift runtime trap (overflow, force unwrap, index out of range) would take the whole
-/// worker process down with every step it holds. So numbers are read as `Int64`, bounded where they
-/// size a loop or an allocation, and combined only with the overflow-reporting operations below;
-/// anything out of range fails the step permanently with a message naming the field.
+/// worker process down with every step it holds. So numbers are decoded as `Int64` by the SDK (a
+/// value that does not fit fails the step, `ExampleData.swift`), bounded where they size a loop or
+/// an allocation, and combined only with the overflow-reporting operations below; anything out of
+/// range fails the step permanently with a message naming the field.
 enum ExampleValues {
     /// The largest `item_count` (and batch cursor) the batch example accepts: it bounds the work of
     /// one batch worker and the sum of squares below it (< 3.4 × 10¹⁷, far from `Int64.max`).
     static let maxBatchItems: Int64 = 1_000_000
     /// The largest `max_workers` the batch example accepts (it sizes the analyzer's result).
     static let maxBatchWorkers: Int64 = 1_000
-
-    static func contextInt(_ context: StepContext, _ key: String) throws -> Int64 {
-        guard let value = context.input(key)?.intValue else {
-            throw StepFailure.permanent("context.\(key) must be an integer", errorType: "validation_error")
-        }
-        return Int64(value)
-    }
-
-    static func configInt(_ context: StepContext, _ key: String) throws -> Int64 {
-        guard let value = context.config(key)?.intValue else {
-            throw StepFailure.permanent("handler.initialization.\(key) must be an integer", errorType: "configuration_error")
-        }
-        return Int64(value)
-    }
-
-    /// `result.value` of a dependency.
-    static func dependencyValue(_ context: StepContext, _ step: String) throws -> Int64 {
-        guard let value = context.dependencyField(step, "value")?.intValue else {
-            throw StepFailure.permanent("dependency \(step) has no integer result.value", errorType: "dependency_error")
-        }
-        return Int64(value)
-    }
 
     /// Fails permanently unless `value` is in `range`; `field` names where the value came from
     /// (`context.item_count`).

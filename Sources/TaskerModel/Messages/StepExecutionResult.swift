@@ -161,11 +161,18 @@ extension StepExecutionResult {
     /// `error_type`, retryability, message and context of upstream's `dispatch_service.rs`.
     ///
     /// - Parameters:
+    ///   - stepUUID: the step the result is for.
+    ///   - kind: what went wrong in the dispatcher.
     ///   - callable: `handler.callable` (reported as `handler_name`).
     ///   - timeoutMs: the configured handler timeout (``DispatchErrorKind/handlerTimeout``).
     ///   - message: the thrown error's text (``DispatchErrorKind/handlerError``), the panic
     ///     text (``DispatchErrorKind/handlerPanic``), the checkpoint failure, or a timeout's own
     ///     text (the shutdown drain deadline).
+    ///   - taskUUID: the step's task, when known.
+    ///   - startedAt: when the handler (or the attempt) started.
+    ///   - completedAt: when the result was made.
+    ///   - workerID: the worker reporting the result.
+    ///   - hostname: the worker's host.
     public static func dispatchError(
         stepUUID: UUID, kind: DispatchErrorKind, callable: String, timeoutMs: Int?, taskUUID: UUID?,
         message: String?, startedAt: Date, completedAt: Date, workerID: String?, hostname: String?

@@ -45,8 +45,12 @@ public struct Migrator: Sendable {
     public let logger: Logger
 
     /// - Parameters:
+    ///   - databaseURL: the database to migrate.
+    ///   - migrationsDirectory: the directory of `migrations/*.sql`.
     ///   - pgmqScript: the PGMQ SQL script to use when the server has no `pgmq` extension
     ///     (see `PGMQScriptLocator`); `pgmqSearchPaths` are named in the error when it is nil.
+    ///   - pgmqSearchPaths: where the PGMQ script was looked for.
+    ///   - logger: the migrator's logger.
     public init(databaseURL: String, migrationsDirectory: String, pgmqScript: String?,
                 pgmqSearchPaths: [String] = [], logger: Logger = Logger(label: "tasker.migrate")) {
         self.databaseURL = databaseURL

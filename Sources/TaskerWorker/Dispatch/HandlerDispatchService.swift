@@ -220,7 +220,8 @@ public final class HandlerDispatchService: Service, Sendable {
             taskContext: hydrated.taskContext, stepInputs: hydrated.inputs,
             stepConfig: definition.handler.initialization, dependencyResults: step.dependencyResults,
             attempt: step.attempts, maxAttempts: hydrated.maxAttempts,
-            checkpoint: hydrated.checkpoint.isNull ? nil : hydrated.checkpoint, timeout: timeout)
+            checkpoint: hydrated.checkpoint.isNull ? nil : hydrated.checkpoint, timeout: timeout,
+            logger: StepLogMetadata.logger(logger, metadata(step)))
     }
 
     private func metadata(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {

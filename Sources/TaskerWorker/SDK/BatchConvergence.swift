@@ -24,6 +24,7 @@ public enum BatchAggregationScenario: Sendable, Equatable {
     /// Detects the scenario.
     ///
     /// - Parameters:
+    ///   - dependencyResults: the convergence step's ``StepContext/dependencyResults``.
     ///   - batchableStepName: the batchable step (for example `analyze_dataset`).
     ///   - batchWorkerPrefix: the workers' name prefix (for example `process_batch_`).
     /// - Throws: ``StepFailure`` (not retryable) when the batchable step is missing, or when

@@ -51,6 +51,8 @@ extension StepHandlerResult {
     /// `retryable` from the classification, `metadata.context` `{http_status, classification}`.
     ///
     /// - Parameters:
+    ///   - message: `error.message`.
+    ///   - statusCode: the HTTP status of the response.
     ///   - errorType: defaults to the classification's type (`rate_limited`, …).
     ///   - retryAfterSeconds: a `Retry-After` value; written to
     ///     `orchestration_metadata.headers["retry-after"]` and as a backoff hint

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TaskerModel
 
 /// Everything a handler sees of its step, filled by the dispatcher from hydration.
@@ -34,13 +35,18 @@ public struct StepContext: Sendable {
     public var checkpoint: JSONValue?
     /// How long the handler may run before it is cancelled.
     public var timeout: Duration
+    /// The logger for the handler's own lines. The worker gives it its log handler and level and
+    /// the step's metadata (`task_uuid`, `step_uuid`, `correlation_id`, `step_name`, `namespace`,
+    /// `handler`), so every line a handler writes names its step; `import Logging` to use it.
+    public var logger: Logger
 
     public init(
         taskUUID: UUID, stepUUID: UUID, correlationID: UUID, namespace: String, taskName: String,
         taskVersion: String, stepName: String, templateStepName: String? = nil,
         taskContext: JSONValue = .emptyObject, stepInputs: JSONValue = .null,
         stepConfig: JSONValue = .emptyObject, dependencyResults: [String: StepExecutionResult] = [:],
-        attempt: Int = 1, maxAttempts: Int = 3, checkpoint: JSONValue? = nil, timeout: Duration = .seconds(30)
+        attempt: Int = 1, maxAttempts: Int = 3, checkpoint: JSONValue? = nil, timeout: Duration = .seconds(30),
+        logger: Logger? = nil
     ) {
         self.taskUUID = taskUUID
         self.stepUUID = stepUUID
@@ -58,6 +64,10 @@ public struct StepContext: Sendable {
         self.maxAttempts = maxAttempts
         self.checkpoint = checkpoint
         self.timeout = timeout
+        self.logger = logger ?? StepLogMetadata.logger(
+            Logger(label: "tasker.handler"),
+            StepLogMetadata.of(taskUUID: taskUUID, stepUUID: stepUUID, correlationID: correlationID,
+                               ["step_name": "\(stepName)", "namespace": "\(namespace)"]))
     }
 
     // MARK: Dependencies

@@ -43,7 +43,7 @@ public struct AuthCredentials: Sendable, CustomStringConvertible {
 ///
 /// Key material: `jwt_public_key_path` (takes precedence) or `jwt_public_key` (PEM, `SubjectPublicKeyInfo`
 /// or certificate; single-line PEM and literal `\n` are accepted), verified for every algorithm in
-/// `jwt_allowed_algorithms` (RS256/384/512, PS256/384/512). API keys: see ``APIKeyRegistry`` — entries of
+/// `jwt_allowed_algorithms` (RS256/384/512, PS256/384/512). API keys: see `APIKeyRegistry` — entries of
 /// `api_keys` only when `api_keys_enabled = true`, and the legacy `api_key`, which grants all three worker
 /// permissions. An empty `jwt_issuer` / `jwt_audience` disables that check. `jwks` is not supported.
 public struct WorkerAuthenticator: Sendable, CustomStringConvertible {

@@ -22,7 +22,9 @@ public struct WorkerGRPCServer: Service {
     private let logger: Logger
 
     /// - Parameters:
+    ///   - runtime: the worker whose health, configuration and templates are served.
     ///   - interceptors: run on every RPC, in order (authentication, for instance).
+    ///   - logger: the server's logger.
     public init(runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [],
                 logger: Logger = Logger(label: "tasker.grpc")) {
         self.runtime = runtime

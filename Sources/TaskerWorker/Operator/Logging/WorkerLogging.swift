@@ -132,12 +132,24 @@ public struct LogOutput: Sendable {
 public enum StepLogMetadata {
     /// For a step message (before the template step is known).
     public static func of(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        of(taskUUID: message.taskUUID, stepUUID: message.stepUUID, correlationID: message.correlationID, extra)
+    }
+
+    /// For a step known by its ids.
+    public static func of(taskUUID: UUID, stepUUID: UUID, correlationID: UUID,
+                          _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         var metadata: Logger.Metadata = [
-            "task_uuid": "\(message.taskUUID)", "step_uuid": "\(message.stepUUID)",
-            "correlation_id": "\(message.correlationID)",
+            "task_uuid": "\(taskUUID)", "step_uuid": "\(stepUUID)", "correlation_id": "\(correlationID)",
         ]
         metadata.merge(extra) { _, new in new }
         return metadata
+    }
+
+    /// `logger` with `metadata` added (the logger a handler gets in ``StepContext/logger``).
+    public static func logger(_ logger: Logger, _ metadata: Logger.Metadata) -> Logger {
+        var logger = logger
+        for (key, value) in metadata { logger[metadataKey: key] = value }
+        return logger
     }
 
     /// For a claimed step.

@@ -1,0 +1,31 @@
+import Testing
+import TaskerWorker
+import TaskerWorkerTesting
+@testable import PaymentsHandlers
+
+@Suite struct ChargeCardTests {
+    /// The result as the test reads it.
+    struct Charged: Decodable, Equatable {
+        let charged: Int64
+        let currency: String
+    }
+
+    @Test func chargesTheAmount() async throws {
+        let context = StepContext.testing(taskContext: ["amount": 25, "currency": "EUR"])
+        let result = await ChargeCard().run(context)
+        #expect(try result.decodedResult(as: Charged.self) == Charged(charged: 25, currency: "EUR"))
+    }
+
+    @Test func rejectsAMistypedAmountNamingIt() async throws {
+        let context = StepContext.testing(taskContext: ["amount": "25", "currency": "EUR"])
+        let failure = try #require(await ChargeCard().run(context).failure)
+        #expect(!failure.retryable)
+        #expect(failure.context["path"] == "context.amount")
+    }
+
+    @Test func rejectsANegativeAmount() async throws {
+        let context = StepContext.testing(taskContext: ["amount": -1, "currency": "EUR"])
+        let failure = try #require(await ChargeCard().run(context).failure)
+        #expect(!failure.retryable && failure.errorType == "validation_error")
+    }
+}
