@@ -27,7 +27,7 @@ public enum BatchAggregationScenario: Sendable, Equatable {
     ///   - dependencyResults: the convergence step's ``StepContext/dependencyResults``.
     ///   - batchableStepName: the batchable step (for example `analyze_dataset`).
     ///   - batchWorkerPrefix: the workers' name prefix (for example `process_batch_`).
-    /// - Throws: ``StepFailure`` (not retryable) when the batchable step is missing, or when
+    /// - Throws: `StepFailure` (not retryable) when the batchable step is missing, or when
     ///   it did not return `no_batches` and no worker matches the prefix.
     public static func detect(
         dependencyResults: [String: StepExecutionResult], batchableStepName: String, batchWorkerPrefix: String

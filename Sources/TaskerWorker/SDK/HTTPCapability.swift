@@ -64,7 +64,7 @@ extension StepHandlerResult {
                              retryAfterSeconds: retryAfterSeconds))
     }
 
-    /// The ``StepFailure`` of ``apiFailure(message:statusCode:errorType:retryAfterSeconds:)``,
+    /// The `StepFailure` of ``apiFailure(message:statusCode:errorType:retryAfterSeconds:)``,
     /// for handlers that throw.
     public static func httpFailure(
         message: String, statusCode: Int, errorType: String? = nil, retryAfterSeconds: UInt32? = nil

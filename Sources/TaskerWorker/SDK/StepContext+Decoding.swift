@@ -2,7 +2,7 @@ import Foundation
 import TaskerModel
 
 /// Typed reading of a step's data: declare a `Decodable` type for what the handler needs and
-/// decode it in one call. A value that is missing or does not fit is a permanent ``StepFailure``
+/// decode it in one call. A value that is missing or does not fit is a permanent `StepFailure`
 /// naming its key path (see ``StepDataCoding``), so a handler can simply `try` these and let the
 /// failure end the step.
 ///
@@ -40,7 +40,7 @@ extension StepContext {
 
 extension StepHandlerResult {
     /// A success whose `result` is `value` encoded as JSON; a value that does not encode (a NaN,
-    /// an infinity) is a permanent `result_encoding_error` ``StepFailure`` naming its key path.
+    /// an infinity) is a permanent `result_encoding_error` `StepFailure` naming its key path.
     public static func success<T: Encodable>(
         encoding value: T, metadata: [String: JSONValue] = [:]
     ) throws(StepFailure) -> StepHandlerResult {

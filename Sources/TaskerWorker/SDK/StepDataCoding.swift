@@ -43,9 +43,9 @@ public enum StepDataSource: Sendable, Hashable, CustomStringConvertible {
 /// Decoding a step's JSON into `Decodable` types and encoding a handler's `Encodable` result,
 /// with failures that name what failed and where.
 ///
-/// A value that does not decode is a **permanent** ``StepFailure`` (`retryable: false`: the same
+/// A value that does not decode is a **permanent** `StepFailure` (`retryable: false`: the same
 /// data fails the same way on every attempt) whose message names the full key path, for example
-/// `cannot decode context.items[2].amount: …`, and whose ``StepFailure/context`` holds
+/// `cannot decode context.items[2].amount: …`, and whose `StepFailure/context` holds
 /// `source` (``StepDataSource``) and `path` (the key path). The `error_type` is
 /// `validation_error` for the task context, inputs and checkpoint, `configuration_error` for the
 /// handler configuration, `dependency_error` for a dependency's result and

@@ -4,7 +4,7 @@ import TaskerModel
 /// A step handler, resolved by `handler.callable`.
 ///
 /// A thrown error becomes a retryable `handler_error` failure (the dispatcher's
-/// ``DispatchErrorKind/handlerError``); throw a ``StepHandlerError`` to choose the error type,
+/// `DispatchErrorKind/handlerError`); throw a ``StepHandlerError`` to choose the error type,
 /// code, retryability and backoff instead. Handlers must honour task cancellation: the
 /// dispatcher cancels them when the handler timeout expires.
 public protocol StepHandler: Sendable {

@@ -1,9 +1,9 @@
 import Foundation
 import TaskerModel
 
-/// What a handler returns: a success with its output, or a ``StepFailure``.
+/// What a handler returns: a success with its output, or a `StepFailure`.
 ///
-/// The dispatcher turns it into a ``StepExecutionResult`` with
+/// The dispatcher turns it into a `StepExecutionResult` with
 /// ``toExecutionResult(stepUUID:startedAt:completedAt:workerID:hostname:handlerVersion:)``.
 public struct StepHandlerResult: Sendable, Equatable {
     /// The two outcomes.
@@ -49,7 +49,7 @@ public struct StepHandlerResult: Sendable, Equatable {
                              retryable: retryable, context: context))
     }
 
-    /// Maps a thrown error: a ``StepFailure`` (alias ``StepHandlerError``) keeps its fields;
+    /// Maps a thrown error: a `StepFailure` (alias ``StepHandlerError``) keeps its fields;
     /// any other error becomes a retryable `handler_error` with the error's description.
     public static func failure(from error: any Error) -> StepHandlerResult {
         .failure(StepFailure(error: error))
