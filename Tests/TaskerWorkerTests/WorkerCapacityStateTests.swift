@@ -36,7 +36,8 @@ struct WorkerCapacityStateTests {
     static func run(_ state: inout State, _ count: Int, firstID: Int = 0) {
         for id in firstID..<(firstID + count) {
             state.claimDispatched()
-            #expect(state.acquirePermit(waiter: id) == .granted)
+            let answer1 = state.acquirePermit(waiter: id)
+            #expect(answer1 == .granted)
         }
     }
 
@@ -45,11 +46,16 @@ struct WorkerCapacityStateTests {
     @Test func permitsAreGrantedUpToTheLimitThenCallersQueueInOrder() {
         var state = State(permits: 2, shedding: .disabled)
         for _ in 0..<5 { state.claimDispatched() }
-        #expect(state.acquirePermit(waiter: 0) == .granted)
-        #expect(state.acquirePermit(waiter: 1) == .granted)
-        #expect(state.acquirePermit(waiter: 2) == .queued)
-        #expect(state.acquirePermit(waiter: 3) == .queued)
-        #expect(state.acquirePermit(waiter: 4) == .queued)
+        let answer2 = state.acquirePermit(waiter: 0)
+        #expect(answer2 == .granted)
+        let answer3 = state.acquirePermit(waiter: 1)
+        #expect(answer3 == .granted)
+        let answer4 = state.acquirePermit(waiter: 2)
+        #expect(answer4 == .queued)
+        let answer5 = state.acquirePermit(waiter: 3)
+        #expect(answer5 == .queued)
+        let answer6 = state.acquirePermit(waiter: 4)
+        #expect(answer6 == .queued)
         #expect(state.permits.inUse == 2)
         #expect(state.permits.waiters == [2, 3, 4])
         // The queued steps are still in the backlog; the running ones left it.
@@ -60,42 +66,57 @@ struct WorkerCapacityStateTests {
     @Test func aReleaseWithAWaiterHandsThePermitOverFirstComeFirstServed() {
         var state = State(permits: 1, shedding: .disabled)
         for _ in 0..<3 { state.claimDispatched() }
-        #expect(state.acquirePermit(waiter: 0) == .granted)
-        #expect(state.acquirePermit(waiter: 1) == .queued)
-        #expect(state.acquirePermit(waiter: 2) == .queued)
-        #expect(state.releasePermit().handedTo == 1)
+        let answer7 = state.acquirePermit(waiter: 0)
+        #expect(answer7 == .granted)
+        let answer8 = state.acquirePermit(waiter: 1)
+        #expect(answer8 == .queued)
+        let answer9 = state.acquirePermit(waiter: 2)
+        #expect(answer9 == .queued)
+        let answer10 = state.releasePermit()
+        #expect(answer10.handedTo == 1)
         #expect(state.permits.inUse == 1)       // handed over, never freed in between
         #expect(state.dispatchBacklog == 1)      // waiter 1's step runs now
         Self.checkInvariants(state)
-        #expect(state.releasePermit().handedTo == 2)
+        let answer11 = state.releasePermit()
+        #expect(answer11.handedTo == 2)
         #expect(state.dispatchBacklog == 0)
-        #expect(state.releasePermit().handedTo == nil)
+        let answer12 = state.releasePermit()
+        #expect(answer12.handedTo == nil)
         #expect(state.permits.inUse == 0)
         Self.checkInvariants(state)
         // A free permit is not taken past a waiter: nobody waits now, so the next caller gets it.
         state.claimDispatched()
-        #expect(state.acquirePermit(waiter: 3) == .granted)
+        let answer13 = state.acquirePermit(waiter: 3)
+        #expect(answer13 == .granted)
     }
 
     @Test func aCancelledWaiterHoldsNothingAndLeavesTheBacklog() {
         var state = State(permits: 1, shedding: .disabled)
         for _ in 0..<3 { state.claimDispatched() }
-        #expect(state.acquirePermit(waiter: 0) == .granted)
-        #expect(state.acquirePermit(waiter: 1) == .queued)
-        #expect(state.acquirePermit(waiter: 2) == .queued)
-        #expect(state.cancelPermitWaiter(1))
+        let answer14 = state.acquirePermit(waiter: 0)
+        #expect(answer14 == .granted)
+        let answer15 = state.acquirePermit(waiter: 1)
+        #expect(answer15 == .queued)
+        let answer16 = state.acquirePermit(waiter: 2)
+        #expect(answer16 == .queued)
+        let answer17 = state.cancelPermitWaiter(1)
+        #expect(answer17)
         #expect(state.permits.waiters == [2])
         #expect(state.dispatchBacklog == 1)
         // The permit goes to the next waiter, not to the cancelled one.
-        #expect(state.releasePermit().handedTo == 2)
+        let answer18 = state.releasePermit()
+        #expect(answer18.handedTo == 2)
         // Cancelling a waiter that already got its permit changes nothing: it releases it itself.
-        #expect(!state.cancelPermitWaiter(2))
+        let answer19 = state.cancelPermitWaiter(2)
+        #expect(!answer19)
         #expect(state.permits.inUse == 1)
-        #expect(state.releasePermit().handedTo == nil)
+        let answer20 = state.releasePermit()
+        #expect(answer20.handedTo == nil)
         #expect(state.permits.inUse == 0)
         // Cancelled before it waited: no permit, and its step left the backlog.
         state.claimDispatched()
-        #expect(state.acquirePermit(waiter: 3, isCancelled: true) == .cancelled)
+        let answer21 = state.acquirePermit(waiter: 3, isCancelled: true)
+        #expect(answer21 == .cancelled)
         #expect(state.permits.inUse == 0)
         #expect(state.dispatchBacklog == 0)
         Self.checkInvariants(state)
@@ -103,10 +124,14 @@ struct WorkerCapacityStateTests {
 
     @Test func countsNeverGoNegative() {
         var state = State(permits: 2, shedding: Self.shedding)
-        #expect(state.releasePermit() == .init(handedTo: nil, reRead: false))
-        #expect(!state.resultSettled())
-        #expect(state.acquirePermit(waiter: 0) == .granted)  // a permit for a step never counted in the backlog
-        #expect(!state.cancelPermitWaiter(7))
+        let answer22 = state.releasePermit()
+        #expect(answer22 == .init(handedTo: nil, reRead: false))
+        let answer23 = state.resultSettled()
+        #expect(!answer23)
+        let answer24 = state.acquirePermit(waiter: 0)
+        #expect(answer24 == .granted)  // a permit for a step never counted in the backlog
+        let answer25 = state.cancelPermitWaiter(7)
+        #expect(!answer25)
         state.claimEnded(step: UUID())
         #expect(state.permits.inUse == 1)
         #expect(state.dispatchBacklog == 0)
@@ -136,7 +161,8 @@ struct WorkerCapacityStateTests {
             let remaining = check.remainingClaims ?? -1
             #expect(remaining == Int((threshold / 10).rounded(.up)), "threshold \(threshold)")
             Self.admit(&check, remaining)
-            #expect(check.admitClaim(step: UUID(), message: 99) == .shed, "threshold \(threshold)")
+            let answer26 = check.admitClaim(step: UUID(), message: 99)
+            #expect(answer26 == .shed, "threshold \(threshold)")
         }
     }
 
@@ -148,17 +174,21 @@ struct WorkerCapacityStateTests {
         #expect(!state.isShedding)
         #expect(state.remainingClaims == 2)
         // At the warning threshold a claim is admitted with its usage, to be logged.
-        #expect(state.admitClaim(step: UUID(), message: 1) == .admitted(warningUsage: 70))
+        let answer27 = state.admitClaim(step: UUID(), message: 1)
+        #expect(answer27 == .admitted(warningUsage: 70))
         state.claimDispatched()
         Self.run(&state, 1, firstID: 6)
         #expect(state.usagePercent == 90)
         #expect(state.isShedding)
-        #expect(state.admitNotification() == false)
+        let answer28 = state.admitNotification()
+        #expect(answer28 == false)
         // Disabled: everything is admitted, with no warning.
         var off = State(permits: 1, shedding: .disabled)
         Self.run(&off, 1)
-        #expect(off.admitClaim(step: UUID(), message: 1) == .admitted(warningUsage: nil))
-        #expect(off.admitNotification())
+        let answer29 = off.admitClaim(step: UUID(), message: 1)
+        #expect(answer29 == .admitted(warningUsage: nil))
+        let answer30 = off.admitNotification()
+        #expect(answer30)
         #expect(!off.isShedding)
     }
 
@@ -174,7 +204,8 @@ struct WorkerCapacityStateTests {
         let first = Self.admit(&state, 1)[0]
         #expect(state.remainingClaims == 1)
         let second = Self.admit(&state, 1)[0]
-        #expect(state.admitClaim(step: UUID(), message: 9) == .shed)
+        let answer31 = state.admitClaim(step: UUID(), message: 9)
+        #expect(answer31 == .shed)
         state.claimEnded(step: first)
         state.claimEnded(step: second)
         _ = state.resultSettled()
@@ -187,12 +218,16 @@ struct WorkerCapacityStateTests {
     @Test func aStepIsClaimedByOneMessageAtATime() {
         var state = State(permits: 4, shedding: Self.shedding)
         let step = UUID()
-        #expect(state.admitClaim(step: step, message: 1) == .admitted(warningUsage: nil))
-        #expect(state.admitClaim(step: step, message: 1) == .duplicate)  // listener and poller
-        #expect(state.admitClaim(step: step, message: 2) == .stepBusy)   // a duplicate send
+        let answer32 = state.admitClaim(step: step, message: 1)
+        #expect(answer32 == .admitted(warningUsage: nil))
+        let answer33 = state.admitClaim(step: step, message: 1)
+        #expect(answer33 == .duplicate)  // listener and poller
+        let answer34 = state.admitClaim(step: step, message: 2)
+        #expect(answer34 == .stepBusy)   // a duplicate send
         #expect(state.claimsInFlight == [step: 1])
         state.claimEnded(step: step)
-        #expect(state.admitClaim(step: step, message: 2) == .admitted(warningUsage: nil))
+        let answer35 = state.admitClaim(step: step, message: 2)
+        #expect(answer35 == .admitted(warningUsage: nil))
     }
 
     // MARK: Shed → re-read
@@ -201,20 +236,29 @@ struct WorkerCapacityStateTests {
         var state = State(permits: 1, shedding: LoadShedding(enabled: true, capacityThresholdPercent: 80,
                                                              warningThresholdPercent: 70))
         Self.run(&state, 1)
-        #expect(state.releasePermit().reRead == false)  // nothing was shed: no re-read
+        let answer36 = state.releasePermit()
+        #expect(answer36.reRead == false)  // nothing was shed: no re-read
         Self.run(&state, 1, firstID: 1)
-        #expect(!state.admitNotification())              // full: shed, recorded
-        #expect(state.admitClaim(step: UUID(), message: 5) == .shed)
-        #expect(state.releasePermit().reRead)            // → one re-read for both
-        #expect(state.releasePermit().reRead == false)   // nothing shed since: nothing more
+        let answer37 = state.admitNotification()
+        #expect(!answer37)              // full: shed, recorded
+        let answer38 = state.admitClaim(step: UUID(), message: 5)
+        #expect(answer38 == .shed)
+        let answer39 = state.releasePermit()
+        #expect(answer39.reRead)            // → one re-read for both
+        let answer40 = state.releasePermit()
+        #expect(answer40.reRead == false)   // nothing shed since: nothing more
         // A stored result releases capacity too.
         Self.run(&state, 1, firstID: 2)
-        #expect(!state.admitNotification())
-        #expect(state.resultSettled())
-        #expect(!state.resultSettled())
+        let answer41 = state.admitNotification()
+        #expect(!answer41)
+        let answer42 = state.resultSettled()
+        #expect(answer42)
+        let answer43 = state.resultSettled()
+        #expect(!answer43)
         // The poller's "no read capacity" is a shed as well.
         state.recordShed()
-        #expect(state.releasePermit().reRead)
+        let answer44 = state.releasePermit()
+        #expect(answer44.reRead)
     }
 
     @Test func aShedAndAReleaseInEitherOrderLoseNoReRead() {
@@ -222,13 +266,17 @@ struct WorkerCapacityStateTests {
         // Shed first: the release that follows answers a re-read.
         var shedFirst = State(permits: 1, shedding: shedding)
         Self.run(&shedFirst, 1)
-        #expect(!shedFirst.admitNotification())
-        #expect(shedFirst.releasePermit().reRead)
+        let answer45 = shedFirst.admitNotification()
+        #expect(!answer45)
+        let answer46 = shedFirst.releasePermit()
+        #expect(answer46.reRead)
         // Release first: the admission sees the room and delivers (nothing to re-read).
         var releaseFirst = State(permits: 1, shedding: shedding)
         Self.run(&releaseFirst, 1)
-        #expect(releaseFirst.releasePermit().reRead == false)
-        #expect(releaseFirst.admitNotification())
+        let answer47 = releaseFirst.releasePermit()
+        #expect(answer47.reRead == false)
+        let answer48 = releaseFirst.admitNotification()
+        #expect(answer48)
         #expect(!releaseFirst.shedSinceRelease)
     }
 }
