@@ -94,12 +94,12 @@ struct CompletionBatchTests {
                 """)
             let pool = db.pool(maxConnections: 2)
             let statistics = WorkerStatistics()
-            let unstored = DispatchBacklog()
-            for _ in steps { unstored.add() }
+            let capacity = WorkerCapacity(permits: 10)
+            for _ in steps { capacity.claimDispatched() }
             let service = CompletionProcessorService(
                 completions: AsyncChannel<StepCompletion>(), bufferSize: 10, pool: pool,
                 domainEvents: DomainEventActor(pool: pool, statistics: statistics), statistics: statistics,
-                identity: WorkerIdentity(), unstored: unstored)
+                identity: WorkerIdentity(), capacity: capacity)
             await service.store(steps.enumerated().map { Self.completion($1, value: $0) })
 
             for name in ["one", "two", "three"] {
@@ -112,7 +112,7 @@ struct CompletionBatchTests {
             #expect(triggerCalls == 2)
             #expect(statistics.snapshot.completionRetries == 0)
             #expect(statistics.snapshot.completionsBatched == 0)
-            #expect(unstored.count == 0)
+            #expect(capacity.unstoredResults == 0)
             await pool.close()
         }
     }

@@ -156,38 +156,6 @@ struct ShutdownDeadlineTests {
 /// messages for their visibility timeout only to shed them.
 @Suite("Poller reads within capacity", .timeLimit(.minutes(2)))
 struct PollerCapacityTests {
-    @Test func remainingCapacityFollowsTheThreshold() throws {
-        let semaphore = AsyncSemaphore(permits: 10)
-        let shedding = LoadShedding(enabled: true, capacityThresholdPercent: 85, warningThresholdPercent: 70,
-                                    semaphore: semaphore, backlog: DispatchBacklog())
-        #expect(shedding.remainingCapacity(inFlightClaims: 0) == 9)   // 8 claimed = 80 % < 85 %; the 9th reaches it
-        #expect(shedding.remainingCapacity(inFlightClaims: 4) == 5)
-        #expect(shedding.remainingCapacity(inFlightClaims: 20) == 0)
-        let off = LoadShedding(enabled: false, capacityThresholdPercent: 85, warningThresholdPercent: 70,
-                               semaphore: semaphore, backlog: DispatchBacklog())
-        #expect(off.remainingCapacity(inFlightClaims: 0) == nil)
-        // The reader's capacity and the claim-time check agree at the boundary, for several thresholds.
-        for threshold in [50.0, 80, 85, 100] {
-            let check = LoadShedding(enabled: true, capacityThresholdPercent: threshold, warningThresholdPercent: 200,
-                                     semaphore: semaphore, backlog: DispatchBacklog())
-            let remaining = try #require(check.remainingCapacity(inFlightClaims: 0))
-            for claims in 0..<remaining { #expect(!check.shouldShed(inFlightClaims: claims), "threshold \(threshold)") }
-            #expect(check.shouldShed(inFlightClaims: remaining), "threshold \(threshold)")
-        }
-        // Claimed steps whose results are not stored yet are bounded too (handlers give their permit
-        // back before the result is stored): with 3 of at most 5 unstored, only 2 more may be claimed.
-        let unstored = DispatchBacklog()
-        for _ in 0..<3 { unstored.add() }
-        let bounded = LoadShedding(enabled: true, capacityThresholdPercent: 85, warningThresholdPercent: 70,
-                                   semaphore: semaphore, backlog: DispatchBacklog(), unstored: unstored, unstoredLimit: 5)
-        #expect(bounded.remainingCapacity(inFlightClaims: 0) == 2)
-        #expect(bounded.remainingCapacity(inFlightClaims: 1) == 1)
-        #expect(!bounded.shouldShed(inFlightClaims: 1))
-        #expect(bounded.shouldShed(inFlightClaims: 2))
-        unstored.remove()
-        #expect(bounded.remainingCapacity(inFlightClaims: 0) == 3)
-    }
-
     /// Two permits, ten queued steps, a 30 s visibility timeout: everything finishes in seconds,
     /// because no read hides more messages than the worker can claim.
     @Test func aSmallWorkerDrainsABacklogWithoutWaitingForVisibilityTimeouts() async throws {
@@ -211,24 +179,5 @@ struct PollerCapacityTests {
             // Nothing was read beyond capacity, so nothing had to be shed.
             #expect(worker.daemon.statistics.snapshot.shedClaims == 0)
         }
-    }
-}
-
-/// A released permit triggers a re-read only when load shedding refused work since the last one.
-@Suite("Capacity signal")
-struct CapacitySignalTests {
-    @Test func aReleaseAfterASheddingYieldsOnceAndOtherwiseNothing() async throws {
-        let signal = CapacitySignal()
-        let semaphore = AsyncSemaphore(permits: 1)
-        let shedding = LoadShedding(enabled: true, capacityThresholdPercent: 80, warningThresholdPercent: 70,
-                                    semaphore: semaphore, backlog: DispatchBacklog(), capacity: signal)
-        signal.permitReleased()                        // nothing was shed: no re-read
-        #expect(shedding.shouldShed(inFlightClaims: 1))  // one claim in flight of one permit: shed
-        signal.permitReleased()                        // → one re-read
-        signal.permitReleased()                        // nothing shed since: nothing more
-        signal.finish()
-        var count = 0
-        for await _ in signal.freed { count += 1 }
-        #expect(count == 1)
     }
 }

@@ -1,11 +1,12 @@
 import Synchronization
 
 /// A counting semaphore for async code: `acquire()` suspends (never blocks a thread) while all
-/// permits are taken; waiters are served in FIFO order.
+/// permits are taken; waiters are served in FIFO order. The counting is `PermitQueue`'s (the same
+/// as the handler permits of `WorkerCapacity`); this class keeps the waiters' continuations.
 public final class AsyncSemaphore: Sendable {
     private struct State {
-        var available: Int
-        var waiters: [(id: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var permits: PermitQueue
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextID = 0
     }
 
@@ -14,26 +15,25 @@ public final class AsyncSemaphore: Sendable {
     private let state: Mutex<State>
 
     public init(permits: Int) {
-        limit = max(1, permits)
-        state = Mutex(State(available: max(1, permits)))
+        let queue = PermitQueue(limit: permits)
+        limit = queue.limit
+        state = Mutex(State(permits: queue))
     }
 
     /// Permits currently held.
-    public var inUse: Int { state.withLock { limit - $0.available } }
+    public var inUse: Int { state.withLock { $0.permits.inUse } }
 
     /// Callers waiting for a permit.
-    public var waiting: Int { state.withLock { $0.waiters.count } }
+    public var waiting: Int { state.withLock { $0.permits.waiters.count } }
 
     /// Takes a permit, waiting for one if necessary.
     public func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
-                if state.available > 0 {
-                    state.available -= 1
-                    return true
-                }
-                state.waiters.append((state.nextID, continuation))
+                let id = state.nextID
                 state.nextID += 1
+                guard state.permits.acquire(waiter: id) == .queued else { return true }
+                state.waiters[id] = continuation
                 return false
             }
             if granted { continuation.resume() }
@@ -42,21 +42,13 @@ public final class AsyncSemaphore: Sendable {
 
     /// Takes a permit only if one is free.
     public func tryAcquire() -> Bool {
-        state.withLock { state in
-            guard state.available > 0 else { return false }
-            state.available -= 1
-            return true
-        }
+        state.withLock { $0.permits.tryAcquire() }
     }
 
     /// Returns a permit (handing it straight to the first waiter, if any).
     public func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.waiters.isEmpty {
-                state.available = min(limit, state.available + 1)
-                return nil
-            }
-            return state.waiters.removeFirst().continuation
+            state.permits.release().flatMap { state.waiters.removeValue(forKey: $0) }
         }
         next?.resume()
     }

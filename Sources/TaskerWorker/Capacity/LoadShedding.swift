@@ -1,83 +1,28 @@
 import Atomics
 import Foundation
-import Logging
+import Synchronization
 
 /// Load shedding (`handler_dispatch.load_shedding`): stop claiming at `capacity_threshold_percent`
-/// of the handler permits in use; warn at `warning_threshold_percent`.
-public struct LoadShedding: Sendable {
-    public let enabled: Bool
-    public let capacityThresholdPercent: Double
-    public let warningThresholdPercent: Double
-    public let semaphore: AsyncSemaphore
-    /// Claimed steps that do not hold a permit yet (in the dispatch channel or waiting for one).
-    public let backlog: DispatchBacklog
-    /// Told about every shed, so that a released permit triggers a re-read.
-    public let capacity: CapacitySignal
-    /// Claimed steps whose result is not stored yet (the completion processor counts them down).
-    public let unstored: DispatchBacklog
+/// of the handler permits in use; warn at `warning_threshold_percent`. The counts it is applied to
+/// live in `WorkerCapacityState`.
+public struct LoadShedding: Sendable, Equatable {
+    public var enabled: Bool
+    public var capacityThresholdPercent: Double
+    public var warningThresholdPercent: Double
     /// At most this many claimed steps without a stored result (nil: no such bound). Handlers give
     /// their permit back before their result is stored, so without it a fast handler and a slow
     /// database would pile finished steps up in memory (about 3 KB each).
-    public let unstoredLimit: Int?
-    private let logger: Logger
-    private let warningThrottle = Throttle(interval: .seconds(10))
+    public var unstoredLimit: Int?
 
-    public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double,
-                semaphore: AsyncSemaphore, backlog: DispatchBacklog, capacity: CapacitySignal = CapacitySignal(),
-                unstored: DispatchBacklog = DispatchBacklog(), unstoredLimit: Int? = nil,
-                logger: Logger = Logger(label: "tasker.load_shedding")) {
-        self.capacity = capacity
-        self.unstored = unstored
-        self.unstoredLimit = unstoredLimit
+    public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double, unstoredLimit: Int? = nil) {
         self.enabled = enabled
         self.capacityThresholdPercent = capacityThresholdPercent
         self.warningThresholdPercent = warningThresholdPercent
-        self.semaphore = semaphore
-        self.backlog = backlog
-        self.logger = logger
+        self.unstoredLimit = unstoredLimit
     }
 
-    /// Claims that still fit below the capacity threshold (nil when shedding is disabled).
-    func remainingCapacity(inFlightClaims: Int) -> Int? {
-        guard enabled else { return nil }
-        let allowed = Int((capacityThresholdPercent * Double(semaphore.limit) / 100).rounded(.up))
-        let belowThreshold = allowed - semaphore.inUse - backlog.count - inFlightClaims
-        guard let unstoredLimit else { return max(0, belowThreshold) }
-        return max(0, min(belowThreshold, unstoredLimit - unstored.count - inFlightClaims))
-    }
-
-    /// Claimed work as a percentage of the handler permits: running handlers plus claimed steps
-    /// still queued for a permit, so a burst of claims is shed before it overfills the dispatch buffer.
-    public var usagePercent: Double {
-        Double(semaphore.inUse + backlog.count) * 100 / Double(semaphore.limit)
-    }
-
-    /// At or above the capacity threshold (no warning logged).
-    public var isShedding: Bool { enabled && usagePercent >= capacityThresholdPercent }
-
-    /// `inFlightClaims`: claims under way, which will hold permits soon.
-    func shouldShed(inFlightClaims: Int = 0) -> Bool {
-        guard enabled else { return false }
-        if remainingCapacity(inFlightClaims: inFlightClaims) == 0 {
-            capacity.recordShed()
-            return true
-        }
-        let usage = usagePercent + Double(inFlightClaims) * 100 / Double(semaphore.limit)
-        if usage >= warningThresholdPercent, warningThrottle.allow() {
-            logger.warning("handler capacity nearly exhausted", metadata: ["usage_percent": "\(Int(usage))"])
-        }
-        return false
-    }
-}
-
-/// Counts claimed steps in one stage: waiting for a handler permit (`LoadShedding.backlog`, shared
-/// by the executor and the dispatcher) or waiting for their result to be stored (`unstored`).
-public final class DispatchBacklog: Sendable {
-    private let value = ManagedAtomic<Int>(0)
-    public init() {}
-    public var count: Int { value.load(ordering: .relaxed) }
-    func add() { value.wrappingIncrement(ordering: .relaxed) }
-    func remove() { value.wrappingDecrement(ordering: .relaxed) }
+    /// No shedding (components run on their own, e.g. in tests).
+    public static let disabled = LoadShedding(enabled: false, capacityThresholdPercent: 100, warningThresholdPercent: 100)
 }
 
 /// Lets an action through at most once per `interval` (for warnings that would otherwise repeat

@@ -35,7 +35,7 @@ extension StepExecutorActor {
             }
             accepted.append((index, delivery, message))
         }
-        defer { for item in accepted { inFlight[item.message.stepUUID] = nil } }
+        defer { for item in accepted { capacity.claimEnded(step: item.message.stepUUID) } }
         guard accepted.count > 1 else {
             for item in accepted { outcomes[item.index] = await claimOne(item.delivery, item.message) }
             return outcomes

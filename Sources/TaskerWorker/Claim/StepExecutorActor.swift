@@ -63,7 +63,8 @@ public actor StepExecutorActor: WorkerActor {
     private let templates: TemplateCacheActor
     private let dispatch: AsyncChannel<ClaimedStep>
     let statistics: WorkerStatistics
-    let loadShedding: LoadShedding
+    /// Load shedding, the claims in flight (dedup) and the backlog they join (`WorkerCapacity`).
+    let capacity: WorkerCapacity
     /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
     let claimTimeout: Duration?
     /// Names this worker in the error result of a step it claimed but cannot run.
@@ -73,20 +74,15 @@ public actor StepExecutorActor: WorkerActor {
     let servedQueues: Set<String>
     let refusedLog = Throttle(interval: .seconds(10))
     let logger: Logger
-    /// Steps being claimed right now, with the message that carries each.
-    var inFlight: [UUID: Int64] = [:] {
-        didSet { inFlightCount.store(inFlight.count, ordering: .relaxed) }
-    }
     var accepting = true {
         didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
     }
-    /// Mirrors of `inFlight.count` and `accepting`, for `admitsNotification` without an actor hop.
-    private let inFlightCount = ManagedAtomic<Int>(0)
+    /// Mirror of `accepting`, for `admitsNotification` without an actor hop.
     private let acceptingFlag = ManagedAtomic<Bool>(true)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
     public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
-                statistics: WorkerStatistics, loadShedding: LoadShedding, namespaces: [String], claimTimeout: Duration? = nil,
+                statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
                 identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")) {
         self.identity = identity
         self.servedQueues = Set(namespaces.map(QueueNames.workerQueue(namespace:)))
@@ -95,7 +91,7 @@ public actor StepExecutorActor: WorkerActor {
         self.templates = templates
         self.dispatch = dispatch
         self.statistics = statistics
-        self.loadShedding = loadShedding
+        self.capacity = capacity
         self.logger = logger
     }
 
@@ -111,26 +107,19 @@ public actor StepExecutorActor: WorkerActor {
     /// messages for their visibility timeout only to shed them.
     public var readCapacity: Int? {
         guard accepting else { return 0 }
-        return loadShedding.remainingCapacity(inFlightClaims: inFlight.count)
+        return capacity.remainingClaims
     }
 
     /// Whether a notified message on `queue` should be delivered now. Not while claiming is off, nor
     /// at the shedding threshold: then the notification is counted as shed, its message stays
-    /// queued, and the released permit triggers a read of the queue (`CapacitySignal`).
-    /// Nonisolated (atomics only): the listener asks for every notification, and a hop to this
-    /// actor each time would add to every step's latency. A stale answer is harmless: a delivery
-    /// admitted at the threshold is shed by `execute` as before.
+    /// queued, and the released capacity triggers a read of the queue (`WorkerCapacity.freed`).
+    /// Nonisolated (a lock, no actor hop): the listener asks for every notification, and a hop to
+    /// this actor each time would add to every step's latency. A stale answer is harmless: a
+    /// delivery admitted at the threshold is shed by `execute` as before.
     public nonisolated func admitsNotification(forQueue queue: String) -> Bool {
         guard acceptingFlag.load(ordering: .relaxed) else { return false }
-        func hasRoom() -> Bool {
-            loadShedding.remainingCapacity(inFlightClaims: inFlightCount.load(ordering: .sequentiallyConsistent)) != 0
-        }
-        guard !hasRoom() else { return true }
-        // Record the shed BEFORE looking again: a permit released from here on triggers a read; one
-        // released just before is seen by the second look (the message is then delivered, and the
-        // recorded shed costs at most one extra read).
-        loadShedding.capacity.recordShed()
-        guard !hasRoom() else { return true }
+        // Checked and recorded in one transition: a release after it triggers a read (no shed lost).
+        guard !capacity.admitNotification() else { return true }
         StepMetrics.shed(queue: queue, in: statistics)
         return false
     }
@@ -148,7 +137,7 @@ public actor StepExecutorActor: WorkerActor {
         guard accepting else { return .notAccepting }
         guard serves(delivery) else { return .handled }
         if let refused = await admit(message, delivery) { return refused }
-        defer { inFlight[message.stepUUID] = nil }
+        defer { capacity.claimEnded(step: message.stepUUID) }
         do {
             try await claimAndDispatch(delivery, message)
             return .handled
@@ -162,16 +151,18 @@ public actor StepExecutorActor: WorkerActor {
     /// must still be settled, so it is read again after this claim; at the shedding threshold the
     /// message stays queued (made visible again if this worker's read hid it).
     func admit(_ message: StepMessage, _ delivery: StepDelivery) async -> DeliveryOutcome? {
-        if let current = inFlight[message.stepUUID] {
-            return current == delivery.msgID ? .handled : .retryLater
-        }
-        if loadShedding.shouldShed(inFlightClaims: inFlight.count) {
+        switch capacity.admitClaim(step: message.stepUUID, message: delivery.msgID) {
+        case .admitted:
+            return nil
+        case .duplicate:
+            return .handled
+        case .stepBusy:
+            return .retryLater
+        case .shed:
             StepMetrics.shed(queue: delivery.queue, in: statistics)
             if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
             return .retryLater
         }
-        inFlight[message.stepUUID] = delivery.msgID
-        return nil
     }
 
     func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
@@ -237,8 +228,7 @@ public actor StepExecutorActor: WorkerActor {
             dependencies[name] = try? StepExecutionResult.decode(value)
         }
         StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart, in: statistics)
-        loadShedding.backlog.add()
-        loadShedding.unstored.add()
+        capacity.claimDispatched()
         await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
                                         dependencyResults: dependencies, attempts: attempts))
     }

@@ -23,9 +23,8 @@ public final class CompletionProcessorService: Service, Sendable {
     private let retryBackoff: ReconnectBackoff
     private let concurrency: Int
     private let eventDrainTimeout: Duration
-    /// Counted down as each result is settled, and told, so that load shedding can claim again.
-    private let unstored: DispatchBacklog?
-    private let capacity: CapacitySignal?
+    /// Told as each result is settled (its unstored count goes down), so that load shedding can claim again.
+    private let capacity: WorkerCapacity?
     private let maxResultBytes: Int
     /// Every result being stored, for readiness (`ResultStorageMonitor`).
     public let monitor: ResultStorageMonitor
@@ -34,13 +33,12 @@ public final class CompletionProcessorService: Service, Sendable {
     public init(completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
                 domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
                 concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
-                eventDrainTimeout: Duration = .seconds(5), unstored: DispatchBacklog? = nil, capacity: CapacitySignal? = nil,
+                eventDrainTimeout: Duration = .seconds(5), capacity: WorkerCapacity? = nil,
                 maxResultBytes: Int = WorkerConfiguration.ResultStorage().maxResultBytes,
                 monitor: ResultStorageMonitor = ResultStorageMonitor(),
                 logger: Logger = Logger(label: "tasker.completion")) {
         self.maxResultBytes = maxResultBytes
         self.monitor = monitor
-        self.unstored = unstored
         self.capacity = capacity
         self.eventDrainTimeout = eventDrainTimeout
         self.completions = completions
@@ -163,8 +161,7 @@ public final class CompletionProcessorService: Service, Sendable {
     /// The step is done with (stored, refused, or given up): it no longer counts against load shedding.
     private func settled(_ completion: StepCompletion) {
         StepMetrics.completionFinished(completion)
-        unstored?.remove()
-        capacity?.permitReleased()
+        capacity?.resultSettled()
     }
 
     /// The result encoded for the database, with the completion it stores: the handler's, or a

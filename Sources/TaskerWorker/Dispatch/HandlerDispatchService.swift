@@ -25,9 +25,8 @@ import TaskerModel
 ///   retryable `handler_timeout` result naming the shutdown, and its permit is given back without
 ///   waiting for the abandoned code; so the drain ends and every claimed step has a result.
 public final class HandlerDispatchService: Service, Sendable {
-    public let semaphore: AsyncSemaphore
-    /// Claimed steps not yet holding a permit (load shedding counts them).
-    public let backlog: DispatchBacklog
+    /// The handler permits (and the claimed steps waiting for one), shared with load shedding.
+    public let capacity: WorkerCapacity
     private let dispatch: AsyncChannel<ClaimedStep>
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
@@ -39,23 +38,18 @@ public final class HandlerDispatchService: Service, Sendable {
     private let overdue = ManagedAtomic<Int>(0)
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
     public let drainDeadline: DrainDeadline
-    /// Told about every released permit (the event system re-reads shed messages at once).
-    public let capacity: CapacitySignal
 
     public init(dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
-                registry: HandlerRegistry, pool: PostgresConnectionPool, maxConcurrentHandlers: Int, defaultTimeout: Duration,
-                identity: WorkerIdentity, backlog: DispatchBacklog = DispatchBacklog(),
-                drainDeadline: DrainDeadline = DrainDeadline(), capacity: CapacitySignal = CapacitySignal(),
+                registry: HandlerRegistry, pool: PostgresConnectionPool, capacity: WorkerCapacity, defaultTimeout: Duration,
+                identity: WorkerIdentity, drainDeadline: DrainDeadline = DrainDeadline(),
                 logger: Logger = Logger(label: "tasker.dispatch")) {
         self.capacity = capacity
-        self.backlog = backlog
         self.drainDeadline = drainDeadline
         self.dispatch = dispatch
         self.completions = completions
         self.bufferSize = max(1, bufferSize)
         self.registry = registry
         self.pool = pool
-        self.semaphore = AsyncSemaphore(permits: maxConcurrentHandlers)
         self.defaultTimeout = defaultTimeout
         self.identity = identity
         self.logger = logger
@@ -69,8 +63,14 @@ public final class HandlerDispatchService: Service, Sendable {
     public func run() async {
         await withDiscardingTaskGroup { group in
             for await step in dispatch.buffer(policy: .bounded(bufferSize)) {
-                await semaphore.acquire()
-                backlog.remove()
+                do {
+                    try await capacity.acquireHandlerPermit()
+                } catch {
+                    // Only a forced stop (the group cancelled) gets here: no permit was taken.
+                    logger.critical("forced stop before the handler started: the step stays in_progress without a result",
+                                    metadata: metadata(step))
+                    continue
+                }
                 group.addTask { await self.execute(step) }
             }
         }
@@ -184,8 +184,7 @@ public final class HandlerDispatchService: Service, Sendable {
     }
 
     private func releasePermit() {
-        semaphore.release()
-        capacity.permitReleased()
+        capacity.releaseHandlerPermit()
     }
 
     /// The retryable result of a step the shutdown drain did not let finish (or start).

@@ -83,7 +83,7 @@ public final class WorkerEventSystem: Service, Sendable {
     private let running = ManagedAtomic<Bool>(false)
     private let lastPollSucceeded = ManagedAtomic<Bool>(true)
     private let onShutdownBegins: @Sendable () -> Void
-    private let capacityFreed: CapacitySignal?
+    private let capacityFreed: WorkerCapacity?
     private let pollFailureLog = Throttle(interval: .seconds(10))
     /// Catch-up reads already scheduled, by whole second since `clockStart`.
     private let pendingCatchUps = Mutex<Set<Int64>>([])
@@ -100,7 +100,7 @@ public final class WorkerEventSystem: Service, Sendable {
 
     public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
                 commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
-                capacityFreed: CapacitySignal? = nil, onShutdownBegins: @escaping @Sendable () -> Void = {},
+                capacityFreed: WorkerCapacity? = nil, onShutdownBegins: @escaping @Sendable () -> Void = {},
                 logger: Logger = Logger(label: "tasker.event_system")) {
         self.settings = settings
         self.onShutdownBegins = onShutdownBegins

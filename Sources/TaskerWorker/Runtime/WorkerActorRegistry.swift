@@ -109,7 +109,7 @@ public actor WorkerStatusActor: WorkerActor {
     private let identity: WorkerIdentity
     private let statistics: WorkerStatistics
     private let pool: PostgresConnectionPool
-    private let semaphore: AsyncSemaphore
+    private let capacity: WorkerCapacity
     private let dispatch: HandlerDispatchService
     private let executor: StepExecutorActor
     private let templates: TemplateCacheActor
@@ -119,7 +119,7 @@ public actor WorkerStatusActor: WorkerActor {
         self.identity = identity
         self.statistics = statistics
         self.pool = pool
-        self.semaphore = dispatch.semaphore
+        self.capacity = dispatch.capacity
         self.dispatch = dispatch
         self.executor = executor
         self.templates = templates
@@ -129,7 +129,7 @@ public actor WorkerStatusActor: WorkerActor {
         WorkerStatus(
             workerID: identity.workerID, publicID: identity.publicID, statistics: statistics.snapshot,
             pool: await pool.statistics, acceptingSteps: await executor.isAccepting,
-            handlerPermitsInUse: semaphore.inUse, handlerPermits: semaphore.limit,
+            handlerPermitsInUse: capacity.handlerPermitsInUse, handlerPermits: capacity.handlerPermits,
             overdueHandlers: dispatch.overdueHandlers, namespaces: await templates.supportedNamespaces())
     }
 

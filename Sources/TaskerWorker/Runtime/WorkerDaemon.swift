@@ -11,7 +11,7 @@ import TaskerModel
 /// `ServiceGroup` until SIGINT/SIGTERM (or `shutdown()`).
 ///
 /// Pipeline: `WorkerEventSystem` (LISTEN + poller) → `StepExecutorActor` (hydrate, claim) →
-/// dispatch channel → `HandlerDispatchService` (handlers under a semaphore) → completion channel →
+/// dispatch channel → `HandlerDispatchService` (handlers under the permits of `WorkerCapacity`) → completion channel →
 /// `CompletionProcessorService` (one transaction per result, then domain events).
 ///
 /// Shutdown runs in reverse order of the group: the event system stops listening, polling and
@@ -112,31 +112,30 @@ public final class WorkerDaemon: Sendable {
         let dispatchChannel = AsyncChannel<ClaimedStep>()
         let completionChannel = AsyncChannel<StepCompletion>()
         let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
-        let capacity = CapacitySignal()
-        let unstored = DispatchBacklog()
+        let capacity = WorkerCapacity(
+            permits: handlerDispatch.maxConcurrentHandlers,
+            shedding: LoadShedding(
+                enabled: handlerDispatch.loadShedding.enabled,
+                capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
+                warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
+                unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize))
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
             domainEvents: domainEvents, statistics: statistics, identity: identity,
             eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs),
-            unstored: unstored, capacity: capacity, maxResultBytes: worker.resultStorage.maxResultBytes,
+            capacity: capacity, maxResultBytes: worker.resultStorage.maxResultBytes,
             monitor: resultStorage)
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
-            registry: handlers, pool: pool, maxConcurrentHandlers: handlerDispatch.maxConcurrentHandlers,
-            defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity, capacity: capacity)
+            registry: handlers, pool: pool, capacity: capacity,
+            defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity)
         let drainDeadline = dispatchService.drainDeadline
         let drainTimeout = Duration.seconds(max(1, eventConfig.timing.processingTimeoutSeconds))
-        let shedding = LoadShedding(
-            enabled: handlerDispatch.loadShedding.enabled,
-            capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
-            warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
-            semaphore: dispatchService.semaphore, backlog: dispatchService.backlog, capacity: capacity,
-            unstored: unstored, unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize)
         let templateCache = TemplateCacheActor(registry: templates)
         StepMetrics.serve(namespaces: namespaces)
         let executor = StepExecutorActor(pool: pool, templates: templateCache, dispatch: dispatchChannel,
-                                         statistics: statistics, loadShedding: shedding, namespaces: namespaces,
+                                         statistics: statistics, capacity: capacity, namespaces: namespaces,
                                          claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
                                          identity: identity)
         let actors = WorkerActorRegistry(
@@ -165,7 +164,7 @@ public final class WorkerDaemon: Sendable {
         let eventSystem = WorkerEventSystem(
             settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
-            capacityFreed: dispatchService.capacity,
+            capacityFreed: capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
         self.eventSystem.set(eventSystem)
         let runtime = WorkerRuntime(

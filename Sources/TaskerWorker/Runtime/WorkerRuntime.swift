@@ -15,7 +15,7 @@ public struct WorkerRuntime: Sendable {
     /// Routes `WorkerCommand`s (status, health, shutdown …) to the actors.
     public let commands: ActorCommandProcessor
     public let eventSystem: WorkerEventSystem
-    /// The handler semaphore and the claimed-but-waiting backlog (channel saturation, load).
+    /// Its `capacity`: the handler permits and the claimed-but-waiting backlog (channel saturation, load).
     public let dispatch: HandlerDispatchService
     public let domainEvents: DomainEventActor
     /// When this worker process started (uptime).

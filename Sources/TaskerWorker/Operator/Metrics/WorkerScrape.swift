@@ -53,10 +53,10 @@ public struct WorkerScrape: Sendable {
         let handlerDispatch = runtime.configuration.worker.mpscChannels.handlerDispatch
         let dispatch = runtime.dispatch
         let channels = [
-            Channel(name: "worker_dispatch_channel", component: "worker", used: dispatch.backlog.count,
+            Channel(name: "worker_dispatch_channel", component: "worker", used: dispatch.capacity.dispatchBacklog,
                     capacity: handlerDispatch.dispatchBufferSize),
-            Channel(name: "worker_handler_permits", component: "worker", used: dispatch.semaphore.inUse,
-                    capacity: dispatch.semaphore.limit),
+            Channel(name: "worker_handler_permits", component: "worker", used: dispatch.capacity.handlerPermitsInUse,
+                    capacity: dispatch.capacity.handlerPermits),
             // Process-wide count (one worker per process in production).
             Channel(name: "worker_completion_channel", component: "worker",
                     used: StepMetrics.completionBacklog,
