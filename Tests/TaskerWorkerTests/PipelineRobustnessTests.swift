@@ -292,6 +292,7 @@ struct PipelineRobustnessTests {
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let gauge = ConcurrencyGauge()
             let stubbornRunning = TestFlag()
+            let release = TestFlag()
             let handlers = HandlerRegistry.withBuiltIns()
             handlers.register("test.work") { _ in
                 gauge.enter()
@@ -306,10 +307,14 @@ struct PipelineRobustnessTests {
                     stubbornRunning.set(false)
                     gauge.leave()
                 }
-                // Not cancellable: runs 8 s although its timeout is 1 s (long enough for the quick
-                // steps to finish meanwhile, even on a loaded 2-core machine).
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 8) { continuation.resume() }
+                // Not cancellable: runs until the test has seen the quick steps finish (at most
+                // 60 s) although its timeout is 1 s, so the overlap does not depend on the
+                // machine's load (a fixed 8 s was too short under the whole suite on 2 cores).
+                let started = ContinuousClock.now
+                while !release.value, ContinuousClock.now - started < .seconds(60) {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { continuation.resume() }
+                    }
                 }
                 return .success(.object(["late": .bool(true)]))
             }
@@ -332,6 +337,7 @@ struct PipelineRobustnessTests {
             let finished = await harness.waitForAllSteps(
                 ["enqueued_for_orchestration", "enqueued_as_error_for_orchestration"], timeout: .seconds(30))
             let overlapped = stubbornRunning.value
+            release.set(true)
             await worker.stop(within: .seconds(20))
             #expect(finished)
             #expect(overlapped, "the quick steps finished after the overdue handler returned; the overlap was not tested")
