@@ -99,7 +99,7 @@ struct CredentialRedactionTests {
                 configuration: configuration,
                 templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": "/nonexistent-\(UUID().uuidString)"]),
                 logger: Logger(label: "tasker.worker") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) })
-            let worker = PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run(handleSignals: false) })
+            let worker = PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run() })
             // Logged after the templates were registered through the pool, so the DSN really connected.
             try await waitUntil(timeout: .seconds(30)) { capture.all.contains { $0.contains("tasker worker starting") } }
             try await worker.stop()

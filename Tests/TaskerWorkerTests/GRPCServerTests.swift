@@ -131,7 +131,7 @@ struct GRPCServerTests {
                 #expect(detailed.systemInfo.supportedNamespaces == ["grpc_ns"])
 
                 // The same content as the REST bodies, computed by the same service.
-                let rest = await WorkerHealthService(runtime: try #require(worker.daemon.runtime)).detailed()
+                let rest = await WorkerHealthService(runtime: worker.daemon.runtime).detailed()
                 #expect(detailed.status == rest.status)
                 #expect(detailed.systemInfo.workerType == rest.systemInfo.workerType)
             }
@@ -156,7 +156,7 @@ struct GRPCServerTests {
         try await withTestDatabase { db in
             // GetConfig is gated by config_endpoint_enabled, like REST /config.
             try await Self.withWorker(db, adjust: { $0.worker.web.configEndpointEnabled = true }) { worker, client in
-                let runtime = try #require(worker.daemon.runtime)
+                let runtime = worker.daemon.runtime
                 let config = try await Tasker_V1_WorkerConfigService.Client(wrapping: client)
                     .getConfig(Tasker_V1_WorkerGetConfigRequest())
                 let rest = await WorkerConfigQueryService(runtime: runtime).config()

@@ -29,7 +29,7 @@ struct HandlerSDKLoggerTests {
                 templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": harness.templateDirectory]))
             let capture = LoggingTests.Capture()
             let override = WorkerLogging.Override(output: capture.output, format: .json, level: .info, metadata: [:])
-            let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run(handleSignals: false) } }
+            let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run() } }
             let worker = PipelineHarness.RunningWorker(daemon: daemon, task: task)
             try await harness.waitForWorkersReady(1, mode: .hybrid)
             let seeded = try await harness.createTask(steps: ["charge"])

@@ -17,7 +17,7 @@ struct HealthServiceTests {
             var thresholds = HealthThresholds()
             thresholds.queueDepthHealthyBelow = 2
             thresholds.queueDepthDegradedBelow = 3
-            let health = WorkerHealthService(runtime: try #require(worker.daemon.runtime), thresholds: thresholds)
+            let health = WorkerHealthService(runtime: worker.daemon.runtime, thresholds: thresholds)
             #expect(await health.checkQueueProcessing().verdict == .healthy)
 
             // Another namespace's queue, however deep, is not this worker's.
@@ -80,8 +80,7 @@ struct HealthServiceTests {
                     handler: { callable: tasker.fail }
                 """)
             let running = harness.startWorker(.withBuiltIns(), configuration: harness.configuration())
-            try await waitUntil(timeout: .seconds(20)) { running.daemon.runtime != nil }
-            let runtime = try #require(running.daemon.runtime)
+            let runtime = running.daemon.runtime
             let health = WorkerHealthService(runtime: runtime)
             let idle = health.checkStepProcessing()
             #expect(idle.verdict == .healthy)
@@ -115,7 +114,7 @@ struct HealthServiceTests {
     func theEventSystemIsHealthyWhileItReceives(mode: WorkerConfiguration.DeploymentMode, source: String) async throws {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db) { $0.worker.eventSystems.worker.deploymentMode = mode }
-            let health = WorkerHealthService(runtime: try #require(worker.daemon.runtime))
+            let health = WorkerHealthService(runtime: worker.daemon.runtime)
             try await waitUntil { health.checkEventSystem().message?.contains(source) == true }
             let check = health.checkEventSystem()
             #expect(check.verdict == .healthy, "\(check)")
@@ -130,7 +129,7 @@ struct HealthServiceTests {
             let worker = try await WebTestWorker.start(db, waitForReady: false) {
                 $0.worker.eventSystems.worker.deploymentMode = .disabled
             }
-            let health = WorkerHealthService(runtime: try #require(worker.daemon.runtime))
+            let health = WorkerHealthService(runtime: worker.daemon.runtime)
             let readiness = await health.readiness()
             #expect(!readiness.isReady)
             #expect(readiness.checks.commandProcessor.verdict == .degraded)

@@ -296,7 +296,7 @@ struct InteropTests {
                     worker.daemon.boundAddresses.grpc != nil && worker.daemon.boundAddresses.web != nil
                 }
                 try await harness.waitForWorkersReady(1, mode: .hybrid)
-                let runtime = try #require(worker.daemon.runtime)
+                let runtime = worker.daemon.runtime
                 try await waitUntil(timeout: .seconds(20)) { await WorkerHealthService(runtime: runtime).readiness().isReady }
                 try await body(harness, worker, runtime)
             } catch {

@@ -107,7 +107,7 @@ struct LoggingTests {
             let capture = Capture()
             let override = WorkerLogging.Override(output: capture.output, format: .json, level: .info,
                                                   metadata: ["worker_id": "\(daemon.identity.workerID)"])
-            let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run(handleSignals: false) } }
+            let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run() } }
             let worker = PipelineHarness.RunningWorker(daemon: daemon, task: task)
             try await harness.waitForWorkersReady(1, mode: .hybrid)
             let seeded = try await harness.createTask(steps: ["ok", "broken"])

@@ -98,7 +98,7 @@ struct NotificationIntakeTests {
             try await waitUntil { worker.daemon.statistics.snapshot.notificationsRejected >= forged.count }
 
             // Defence in depth: a delivery from a queue the worker does not serve reaches the executor.
-            let runtime = try #require(worker.daemon.runtime)
+            let runtime = worker.daemon.runtime
             _ = await runtime.commands.process(.executeStepFromMessage(
                 StepDelivery(queue: QueueNames.stepResults, msgID: resultMsg, message: .object(["hello": 1]))))
 
@@ -167,7 +167,7 @@ struct NotificationIntakeTests {
             // 20 notifications at one commit, into a buffer of one.
             try await harness.enqueueBatch(tasks, "work")
             let finished = await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(30))
-            let scrape = await WorkerScrape.collect(try #require(worker.daemon.runtime))
+            let scrape = await WorkerScrape.collect(worker.daemon.runtime)
             await worker.stop(within: .seconds(20))
             #expect(finished, "steps whose notification was dropped were never read")
             #expect(worker.daemon.statistics.snapshot.notificationsDropped > 0)

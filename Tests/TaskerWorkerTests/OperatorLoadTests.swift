@@ -68,8 +68,7 @@ struct OperatorLoadTests {
             configuration.worker.web.databasePools.operatorMaxConnections = 2
             let worker = harness.startWorker(.withBuiltIns(), configuration: configuration)
             try await waitUntil(timeout: .seconds(20)) { worker.daemon.boundAddresses.web != nil }
-            try await waitUntil(timeout: .seconds(20)) { worker.daemon.runtime != nil }
-            let runtime = try #require(worker.daemon.runtime)
+            let runtime = worker.daemon.runtime
             let address = try #require(worker.daemon.boundAddresses.web)
             let colon = try #require(address.lastIndex(of: ":"))
             let host = String(address[..<colon])

@@ -81,7 +81,7 @@ struct OrchestrationHarness {
         let daemon = WorkerDaemon(
             configuration: workerConfiguration(maxConcurrentHandlers: maxConcurrentHandlers), handlers: handlers,
             templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": templateDirectory]))
-        return PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run(handleSignals: false) })
+        return PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run() })
     }
 
     /// A running orchestration in its own `ServiceGroup`.

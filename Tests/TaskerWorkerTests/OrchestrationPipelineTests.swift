@@ -65,9 +65,9 @@ import Testing
 
             // Step result: the pipelined enqueue of the next step loses its compare-and-set.
             try await Self.skipNextPendingRetire(c)
-            let outcome = try await orchestration.service.processor.resultProcessor.handle(
-                message, archiving: MessageReceipt(queue: QueueNames.stepResults, msgID: msgID))
-            #expect(outcome == .completed(created: []))
+            let outcome = try await orchestration.service.process(.processStepResult(
+                message, archiving: MessageReceipt(queue: QueueNames.stepResults, msgID: msgID)))
+            #expect(outcome == .stepResultProcessed(.completed(created: [])))
             #expect(try await Self.skipped(c))
             #expect(try await harness.taskTransitions(task) == [
                 "pending", "initializing", "enqueuing_steps", "steps_in_process",
@@ -83,7 +83,7 @@ import Testing
                 "SELECT count(*) AS n FROM pgmq.a_orchestration_step_results WHERE msg_id = $1", [msgID])[0].decode("n")
             #expect(left == 0 && archived == 1)
             // A duplicate of the message changes nothing.
-            #expect(try await orchestration.service.processor.resultProcessor.handle(message) == .ignored(state: .complete))
+            #expect(try await orchestration.service.process(.processStepResult(message)) == .stepResultProcessed(.ignored(state: .complete)))
             try await orchestration.stop()
         }
     }

@@ -60,7 +60,7 @@ struct PipelineHarness {
         let daemon = WorkerDaemon(
             configuration: configuration, handlers: handlers,
             templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": templateDirectory]))
-        let task = Task { try await daemon.run(handleSignals: false) }
+        let task = Task { try await daemon.run() }
         return RunningWorker(daemon: daemon, task: task)
     }
 

@@ -92,7 +92,7 @@ struct ResultRefusalTests {
             try await harness.waitForState(more["ok"], ["enqueued_for_orchestration"])
             try await harness.waitForState(again["ok"], ["enqueued_for_orchestration"])
             try await harness.waitForState(again["constraint"], ["enqueued_for_orchestration"])
-            let runtime = try #require(worker.daemon.runtime)
+            let runtime = worker.daemon.runtime
             // A result leaves the monitor just after its transaction committed (which the states show).
             try await waitUntil { runtime.resultStorage.snapshot().pending == 0 }
             #expect(runtime.resultStorage.snapshot().pending == 0)
@@ -112,8 +112,7 @@ struct ResultRefusalTests {
                 """)
             let worker = harness.startWorker(Self.handlers(), configuration: Self.configuration(harness))
             try await harness.waitForWorkersReady(1, mode: .hybrid)
-            try await waitUntil(timeout: .seconds(20)) { worker.daemon.runtime != nil }
-            let runtime = try #require(worker.daemon.runtime)
+            let runtime = worker.daemon.runtime
             let health = WorkerHealthService(runtime: runtime)
             try await waitUntil(timeout: .seconds(20)) { await health.readiness().isReady }
 

@@ -23,7 +23,7 @@ struct WebOpenAPITests {
             let documented = Set(try #require(document["paths"]).objectMembers.flatMap { path, item in
                 item.keys.map { "\($0.uppercased()) \(path)" }
             })
-            let runtime = try #require(worker.daemon.runtime)
+            let runtime = worker.daemon.runtime
             let served = Set(WorkerWebServer.makeRouter(runtime: runtime).routes.map { "\($0.method.rawValue) \($0.path)" })
             #expect(documented == served)
             for route in ["GET /health", "GET /health/live", "GET /health/ready", "GET /health/detailed", "GET /config",
@@ -50,7 +50,7 @@ struct WebOpenAPITests {
             let closed = try await WebTestWorker.start(db)
             let closedDocument = try await closed.get("/api-docs/openapi.json").json()
             #expect(closedDocument["paths"]?["/config"] == nil)
-            let closedRuntime = try #require(closed.daemon.runtime)
+            let closedRuntime = closed.daemon.runtime
             #expect(!WorkerWebServer.makeRouter(runtime: closedRuntime).routes.contains { $0.path.description == "/config" })
             try await closed.stop()
         }

@@ -326,7 +326,7 @@ extension WebServerTests {
     func aRouteSlowerThanTheRequestTimeoutGets408() async throws {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db)
-            var runtime = try #require(worker.daemon.runtime)
+            var runtime = worker.daemon.runtime
             var configuration = runtime.configuration
             configuration.worker.web.requestTimeoutMs = 150
             runtime = WorkerRuntime(

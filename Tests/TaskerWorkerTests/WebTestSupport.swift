@@ -66,7 +66,7 @@ struct WebTestWorker {
         let daemon = WorkerDaemon(
             configuration: configuration, handlers: handlers,
             templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": directory.path]))
-        let task = Task { try await daemon.run(handleSignals: false) }
+        let task = Task { try await daemon.run() }
         let running = PipelineHarness.RunningWorker(daemon: daemon, task: task)
         var address: String?
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))

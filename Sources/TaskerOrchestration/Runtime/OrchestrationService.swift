@@ -238,8 +238,8 @@ public final class OrchestrationService: Service, Sendable {
         }
         do {
             // Archived in the result's transaction.
-            _ = try await processor.resultProcessor.handle(step, archiving: MessageReceipt(queue: message.queue,
-                                                                                            msgID: message.msgID))
+            _ = try await processor.process(.processStepResult(
+                step, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
             statistics.recordResult()
         } catch where error.isTransientOrchestrationFailure {
             logger.warning("step result not processed; retried after the visibility timeout",
@@ -255,11 +255,10 @@ public final class OrchestrationService: Service, Sendable {
         do {
             let request = try message.message.decode(TaskRequestMessage.self)
             // Archived with the task's creation.
-            let created = try await processor.taskRequests.handle(
-                request.taskRequest, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID))
+            let result = try await processor.process(.initializeTask(
+                request.taskRequest, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
             statistics.recordTaskRequest()
-            logger.info("task request processed", metadata: ["request_id": "\(request.requestID)",
-                                                             "result": "\(OrchestrationCommandResult.taskInitialized(created))"])
+            logger.info("task request processed", metadata: ["request_id": "\(request.requestID)", "result": "\(result)"])
         } catch where error.isTransientOrchestrationFailure {
             logger.warning("task request not processed; retried after the visibility timeout",
                            metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])

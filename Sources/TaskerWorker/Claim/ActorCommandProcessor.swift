@@ -1,41 +1,48 @@
-import AsyncAlgorithms
-import Logging
-
-/// Routes every `WorkerCommand` to the actor that owns it. It holds no business logic.
+import TaskerPostgres
+import TaskerModel
+/// The one entry for `WorkerCommand`s: routes each to the actor that owns it. It holds no business
+/// logic; a status is read from the components that keep the figures.
 public struct ActorCommandProcessor: Sendable {
     public let actors: WorkerActorRegistry
-    private let completions: AsyncChannel<StepCompletion>
+    private let identity: WorkerIdentity
+    private let statistics: WorkerStatistics
+    private let pool: PostgresConnectionPool
+    private let dispatch: HandlerDispatchService
+    private let templates: TaskTemplateRegistry
 
-    public init(actors: WorkerActorRegistry, completions: AsyncChannel<StepCompletion>) {
+    public init(actors: WorkerActorRegistry, identity: WorkerIdentity, statistics: WorkerStatistics,
+                pool: PostgresConnectionPool, dispatch: HandlerDispatchService, templates: TaskTemplateRegistry) {
         self.actors = actors
-        self.completions = completions
+        self.identity = identity
+        self.statistics = statistics
+        self.pool = pool
+        self.dispatch = dispatch
+        self.templates = templates
     }
 
     @discardableResult
     public func process(_ command: WorkerCommand) async -> WorkerCommandResponse {
         switch command {
-        case .executeStep(let message, let queue, let msgID):
-            return .delivery(await actors.stepExecutor.execute(message, from: StepDelivery(queue: queue, msgID: msgID, message: .null)))
-        case .executeStepWithCorrelation(var message, let queue, let msgID, let correlationID):
-            message.correlationID = correlationID
-            return .delivery(await actors.stepExecutor.execute(message, from: StepDelivery(queue: queue, msgID: msgID, message: .null)))
         case .executeStepFromMessage(let delivery):
             return .delivery(await actors.stepExecutor.execute(delivery))
         case .executeStepsFromMessages(let deliveries):
             return .deliveries(await actors.stepExecutor.execute(batch: deliveries))
-        case .sendStepResult(let completion):
-            await actors.completion.send(completion)
-        case .processStepCompletion(let completion):
-            await completions.send(completion)
         case .getWorkerStatus:
-            return .status(await actors.status.status())
+            return .status(await status())
         case .setEventIntegration(let enabled):
             await actors.stepExecutor.setAccepting(enabled)
-        case .healthCheck:
-            return .health(await actors.status.health())
         case .shutdown:
             await actors.stepExecutor.setAccepting(false)
         }
         return .accepted
+    }
+
+    private func status() async -> WorkerStatus {
+        let capacity = dispatch.capacity
+        return WorkerStatus(
+            workerID: identity.workerID, publicID: identity.publicID, statistics: statistics.snapshot,
+            pool: await pool.statistics, acceptingSteps: await actors.stepExecutor.isAccepting,
+            handlerPermitsInUse: capacity.handlerPermitsInUse, handlerPermits: capacity.handlerPermits,
+            overdueHandlers: dispatch.overdueHandlers, namespaces: await templates.supportedNamespaces)
     }
 }

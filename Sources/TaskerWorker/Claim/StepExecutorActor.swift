@@ -60,7 +60,8 @@ public enum DeliveryOutcome: Sendable, Equatable {
 public actor StepExecutorActor: WorkerActor {
     public nonisolated let actorName = "step_executor"
     let pool: PostgresConnectionPool
-    private let templates: TemplateCacheActor
+    /// The registered templates (cached), where a claimed step's template step is looked up.
+    let templates: TaskTemplateRegistry
     private let dispatch: AsyncChannel<ClaimedStep>
     let statistics: WorkerStatistics
     /// Load shedding, the claims in flight (dedup) and the backlog they join (`WorkerCapacity`).
@@ -81,7 +82,7 @@ public actor StepExecutorActor: WorkerActor {
     private let acceptingFlag = ManagedAtomic<Bool>(true)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
-    public init(pool: PostgresConnectionPool, templates: TemplateCacheActor, dispatch: AsyncChannel<ClaimedStep>,
+    public init(pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
                 statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
                 identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")) {
         self.identity = identity
@@ -129,21 +130,6 @@ public actor StepExecutorActor: WorkerActor {
     @discardableResult
     public func execute(_ delivery: StepDelivery) async -> DeliveryOutcome {
         await execute(batch: [delivery])[0]
-    }
-
-    /// Processes an already-decoded step message that came with `delivery`.
-    @discardableResult
-    public func execute(_ message: StepMessage, from delivery: StepDelivery) async -> DeliveryOutcome {
-        guard accepting else { return .notAccepting }
-        guard serves(delivery) else { return .handled }
-        if let refused = await admit(message, delivery) { return refused }
-        defer { capacity.claimEnded(step: message.stepUUID) }
-        do {
-            try await claimAndDispatch(delivery, message)
-            return .handled
-        } catch {
-            return claimFailed(delivery, message, error)
-        }
     }
 
     /// Registers the message as in flight, or says why not: the same message twice (listener and
@@ -216,7 +202,7 @@ public actor StepExecutorActor: WorkerActor {
         }
         let definition: StepDefinition?
         do {
-            definition = try await templates.stepDefinition(for: hydrated)
+            definition = try await stepDefinition(for: hydrated)
         } catch {
             // The database could not say which template step this is: not a missing handler (that
             // would fail the step for good); a retryable error result sends it round again.

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import TaskerModel
+import UnixSignals
 
 /// The `tasker-worker run` entry point, for handler authors' own executables:
 ///
@@ -11,7 +13,9 @@ import TaskerModel
 /// ```
 ///
 /// Loads the configuration (`TASKER_CONFIG_PATH`, else `config/tasker` by `TASKER_ENV`), prints
-/// warnings, and runs a `WorkerDaemon` until SIGINT/SIGTERM. Bootstraps logging (`WorkerLogging`:
+/// warnings, and runs a `WorkerDaemon` in a `ServiceGroup` until SIGINT/SIGTERM, together with
+/// `services` (the program's own; they come first in the group, so they are shut down after the
+/// worker has drained, and any of them ending shuts the whole group down). Bootstraps logging (`WorkerLogging`:
 /// `TASKER_LOG_LEVEL`, `TASKER_LOG_FORMAT`; every line carries `worker_id`) and metrics
 /// (`WorkerMetrics`), both idempotent.
 public enum WorkerLauncher {
@@ -20,25 +24,46 @@ public enum WorkerLauncher {
         public let description: String
     }
 
+    /// - Parameters:
+    ///   - services: run in the worker's group, before it (shut down after it).
+    ///   - logger: the worker's and the group's logger (`worker_id` is added to the worker's lines);
+    ///     by default `tasker.worker`, made after logging is bootstrapped.
     public static func run(handlers: HandlerRegistry = .withBuiltIns(), configPath: String? = nil,
-                           loader: ConfigurationLoader = ConfigurationLoader()) async throws {
+                           loader: ConfigurationLoader = ConfigurationLoader(), services: [any Service] = [],
+                           logger: Logger? = nil) async throws {
         let identity = WorkerIdentity()
         WorkerLogging.bootstrap(metadata: ["worker_id": "\(identity.workerID)"])
         WorkerMetrics.bootstrap()
+        let logger = logger ?? Logger(label: "tasker.worker")
         let loaded: LoadedConfiguration
         do {
             loaded = try configPath.map { try loader.load(file: $0) } ?? loader.load()
         } catch {
             throw LaunchError(description: "invalid configuration\n\(error)")
         }
-        let logger = Logger(label: "tasker.worker")
         for warning in loaded.warnings {
             logger.warning("configuration warning", metadata: ["warning": "\(warning)"])
         }
         do {
-            try await WorkerDaemon(configuration: loaded.configuration, handlers: handlers, identity: identity).run()
+            try await run(WorkerDaemon(configuration: loaded.configuration, handlers: handlers, identity: identity,
+                                       logger: logger),
+                          beside: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         } catch let error as AuthConfigurationError {
             throw LaunchError(description: "invalid configuration\n\(error)")
         }
+    }
+
+    /// Runs `worker` in one `ServiceGroup` after `services` (so they are shut down after it has
+    /// drained); any of them ending, or one of `gracefulShutdownSignals`, shuts the group down.
+    static func run(_ worker: WorkerDaemon, beside services: [any Service],
+                    gracefulShutdownSignals: [UnixSignal], logger: Logger) async throws {
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: (services + [worker]).map {
+                .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                      failureTerminationBehavior: .gracefullyShutdownGroup)
+            },
+            gracefulShutdownSignals: gracefulShutdownSignals,
+            logger: logger))
+        try await group.run()
     }
 }

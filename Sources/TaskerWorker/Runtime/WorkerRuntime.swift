@@ -3,8 +3,8 @@ import TaskerPostgres
 import TaskerModel
 
 /// Everything the operator surface (REST, gRPC, metrics, health) reads from a running worker.
-/// Built once by `WorkerDaemon` when the pipeline is assembled, with every part already running
-/// or about to run in the same `ServiceGroup`; nothing in it is half-initialised.
+/// Built once in `WorkerDaemon.init` with the pipeline, every part of which runs in the worker's
+/// `ServiceGroup`; nothing in it is half-initialised.
 public struct WorkerRuntime: Sendable {
     public let configuration: TaskerConfiguration
     public let identity: WorkerIdentity
@@ -12,7 +12,7 @@ public struct WorkerRuntime: Sendable {
     public let templates: TaskTemplateRegistry
     public let handlers: HandlerRegistry
     public let statistics: WorkerStatistics
-    /// Routes `WorkerCommand`s (status, health, shutdown …) to the actors.
+    /// Routes `WorkerCommand`s (deliveries, status, event integration, shutdown) to the actors.
     public let commands: ActorCommandProcessor
     public let eventSystem: WorkerEventSystem
     /// Its `capacity`: the handler permits and the claimed-but-waiting backlog (channel saturation, load).

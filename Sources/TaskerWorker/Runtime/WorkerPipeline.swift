@@ -1,0 +1,82 @@
+import AsyncAlgorithms
+import Logging
+import ServiceLifecycle
+import TaskerPostgres
+import TaskerModel
+
+/// The step pipeline of one worker, assembled from the configuration with every dependency in
+/// place (`WorkerDaemon.init` builds it; nothing in it is set later).
+struct WorkerPipeline {
+    /// In group order; the group shuts them down in reverse: event system, dispatch, completion,
+    /// actors' hooks, pool.
+    let services: [any Service]
+    let commands: ActorCommandProcessor
+    let eventSystem: WorkerEventSystem
+    let dispatch: HandlerDispatchService
+    let resultStorage: ResultStorageMonitor
+
+    init(configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
+         pool: PostgresConnectionPool, templates: TaskTemplateRegistry, statistics: WorkerStatistics,
+         namespaces: [String]) {
+        let worker = configuration.worker
+        let handlerDispatch = worker.mpscChannels.handlerDispatch
+        let eventConfig = worker.eventSystems.worker
+        let poller = eventConfig.metadata.fallbackPoller
+        let dispatchChannel = AsyncChannel<ClaimedStep>()
+        let completionChannel = AsyncChannel<StepCompletion>()
+        let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
+        let capacity = WorkerCapacity(
+            permits: handlerDispatch.maxConcurrentHandlers,
+            shedding: LoadShedding(
+                enabled: handlerDispatch.loadShedding.enabled,
+                capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
+                warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
+                unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize))
+        let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
+        let completionService = CompletionProcessorService(
+            completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
+            domainEvents: domainEvents, statistics: statistics, identity: identity,
+            eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs),
+            capacity: capacity, maxResultBytes: worker.resultStorage.maxResultBytes,
+            monitor: resultStorage)
+        let dispatchService = HandlerDispatchService(
+            dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
+            registry: handlers, pool: pool, capacity: capacity,
+            defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity)
+        let drainDeadline = dispatchService.drainDeadline
+        let drainTimeout = Duration.seconds(max(1, eventConfig.timing.processingTimeoutSeconds))
+        let executor = StepExecutorActor(pool: pool, templates: templates, dispatch: dispatchChannel,
+                                         statistics: statistics, capacity: capacity, namespaces: namespaces,
+                                         claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
+                                         identity: identity)
+        let actors = WorkerActorRegistry(stepExecutor: executor, domainEvents: domainEvents)
+        let commands = ActorCommandProcessor(actors: actors, identity: identity, statistics: statistics, pool: pool,
+                                             dispatch: dispatchService, templates: templates)
+        var settings = WorkerEventSystemSettings(
+            mode: eventConfig.deploymentMode, namespaces: namespaces,
+            visibilityTimeoutSeconds: eventConfig.timing.visibilityTimeoutSeconds,
+            pollInterval: .milliseconds(poller.pollingIntervalMs), pollBatchSize: poller.batchSize,
+            pollVisibilityTimeoutSeconds: poller.visibilityTimeoutSeconds,
+            pollAgeThresholdSeconds: poller.ageThresholdSeconds,
+            pollerEnabled: poller.enabled,
+            maxConcurrentDeliveries: max(1, eventConfig.processing.maxConcurrentOperations))
+        settings.pollMaxAgeSeconds = max(0, poller.maxAgeHours) * 3600
+        settings.pollNamespaces = poller.supportedNamespaces
+        settings.disconnectedPollInterval = .seconds(max(1, eventConfig.timing.fallbackPollingIntervalSeconds))
+        let listenerConfig = eventConfig.metadata.listener
+        settings.listenerRetryInterval = .seconds(max(1, listenerConfig.retryIntervalSeconds))
+        settings.listenerConnectTimeout = .seconds(max(1, listenerConfig.connectionTimeoutSeconds))
+        settings.listenerKeepalive = .seconds(max(1, eventConfig.timing.healthCheckIntervalSeconds))
+        settings.listenerBufferSize = max(1, worker.mpscChannels.eventListeners.pgmqEventBufferSize)
+        let eventSystem = WorkerEventSystem(
+            settings: settings,
+            databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
+            capacityFreed: capacity,
+            onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
+        self.services = [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
+        self.commands = commands
+        self.eventSystem = eventSystem
+        self.dispatch = dispatchService
+        self.resultStorage = resultStorage
+    }
+}
