@@ -14,8 +14,9 @@ struct DevRunCommand: AsyncParsableCommand {
 
     func run() async throws {
         WorkerLogging.bootstrap()
-        try await WorkerLauncher.runExitingOnLaunchError(handlers: Self.handlers(), configPath: configPath,
-                                                         command: "tasker-dev")
+        try await WorkerLauncher.runExitingOnLaunchError(
+            handlers: Self.handlers(), configPath: configPath,
+            command: "tasker-dev")
     }
 
     /// The built-ins and the example handlers.

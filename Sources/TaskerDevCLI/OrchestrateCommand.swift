@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import TaskerModel
 import TaskerOrchestration
 import TaskerWorker
-import TaskerModel
 
 /// `tasker-worker orchestrate`: run the companion orchestration until SIGINT/SIGTERM (graceful:
 /// the messages in hand are finished and archived, the rest stay queued).
@@ -21,10 +21,14 @@ struct OrchestrateCommand: AsyncParsableCommand {
         let configuration = try Self.loadConfiguration(configPath, command: "orchestrate")
         let logger = Logger(label: "tasker.orchestration")
         let service = OrchestrationService(configuration: configuration, logger: logger)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,
-                             failureTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(
+                        service: service, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup)
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 

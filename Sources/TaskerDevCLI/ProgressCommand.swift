@@ -2,10 +2,11 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Synchronization
-import TaskerOrchestration
-import TaskerWorker
-import TaskerPostgres
 import TaskerModel
+import TaskerOrchestration
+import TaskerPostgres
+import TaskerWorker
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -66,8 +67,9 @@ struct ProgressCommand: AsyncParsableCommand {
     func run() async throws {
         WorkerLogging.bootstrap()
         let url = try resolvedURL()
-        let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-            url: url, maxConnections: 3, minConnections: 0, applicationName: "tasker-dev-progress"))
+        let pool = PostgresConnectionPool(
+            configuration: PostgresPoolConfiguration(
+                url: url, maxConnections: 3, minConnections: 0, applicationName: "tasker-dev-progress"))
         do {
             let sinceDate = try await resolveSince(pool)
             let query = ProgressQuery(since: sinceDate, rateWindowSeconds: rateWindow)
@@ -235,14 +237,16 @@ struct ProgressQuery: Sendable {
 
         var tasksByState: [String: Int] = [:]
         var workflows: [String: WorkflowProgress] = [:]
-        for row in try c.query("""
+        for row in try c.query(
+            """
             SELECT nt.name AS workflow, COALESCE(tt.to_state, 'pending') AS state, count(*)::int8 AS n
               FROM tasker.tasks t
               JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
               LEFT JOIN tasker.task_transitions tt ON tt.task_uuid = t.task_uuid AND tt.most_recent
              WHERE t.requested_at >= $1::timestamptz AT TIME ZONE 'UTC'
              GROUP BY 1, 2
-            """, [since]) {
+            """, [since])
+        {
             let name: String = try row.decode("workflow")
             let state: String = try row.decode("state")
             let n: Int = try row.decode("n")
@@ -255,19 +259,22 @@ struct ProgressQuery: Sendable {
         }
 
         var stepsByState: [String: Int] = [:]
-        for row in try c.query("""
+        for row in try c.query(
+            """
             SELECT COALESCE(wst.to_state, 'pending') AS state, count(*)::int8 AS n
               FROM tasker.workflow_steps ws
               LEFT JOIN tasker.workflow_step_transitions wst
                 ON wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent
              WHERE ws.task_uuid IN (\(sessionTasks))
              GROUP BY 1
-            """, [since]) {
+            """, [since])
+        {
             stepsByState[try row.decode("state", as: String.self), default: 0] += try row.decode("n", as: Int.self)
         }
 
         let window = rateWindowSeconds
-        let counts = try c.query("""
+        let counts = try c.query(
+            """
             SELECT
               (SELECT count(*)::int8 FROM tasker.workflow_step_transitions wst
                  JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
@@ -282,7 +289,8 @@ struct ProgressQuery: Sendable {
                   AND t.completed_at > ($2::timestamptz - make_interval(secs => $3)) AT TIME ZONE 'UTC') AS tasks_window
             """, [since, now, window])[0]
 
-        let taskRow = try c.query("""
+        let taskRow = try c.query(
+            """
             SELECT count(*)::int8 AS n,
                    percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50,
                    percentile_cont(0.95) WITHIN GROUP (ORDER BY d) AS p95,
@@ -296,7 +304,8 @@ struct ProgressQuery: Sendable {
             """, [since])[0]
 
         // Each step transition paired with the latest `enqueued` transition before it.
-        let stepRow = try c.query("""
+        let stepRow = try c.query(
+            """
             WITH tr AS (
                 SELECT wst.to_state, wst.created_at,
                        max(wst.created_at) FILTER (WHERE wst.to_state = 'enqueued') OVER (
@@ -401,14 +410,17 @@ enum ProgressRenderer {
         lines.append(title)
         lines.append("tasks   \(pad(s.tasksTotal))  \(states(s.tasksByState, order: taskStates))")
         lines.append("steps   \(pad(s.stepsTotal))  \(states(s.stepsByState, order: stepStates))")
-        lines.append(String(format: "rate    %.1f steps/s  %.1f tasks/s completed (last %.0f s)   %d steps completed",
-                            s.stepsPerSecond, s.tasksPerSecond, min(s.rateWindowSeconds, max(1, s.elapsedSeconds)),
-                            s.stepsCompleted))
+        lines.append(
+            String(
+                format: "rate    %.1f steps/s  %.1f tasks/s completed (last %.0f s)   %d steps completed",
+                s.stepsPerSecond, s.tasksPerSecond, min(s.rateWindowSeconds, max(1, s.elapsedSeconds)),
+                s.stepsCompleted))
         lines.append("task    submit→complete   \(percentiles(s.taskLatency))")
         lines.append("step    enqueue→result    \(percentiles(s.stepLatency))")
         lines.append("step    enqueue→claim     \(percentiles(s.stepQueueWait))")
         let flows = s.workflows.map { w in
-            "\(w.name.replacingOccurrences(of: "_workflow", with: "")) \(w.complete)/\(w.total)" + (w.error > 0 ? " (\(w.error) error)" : "")
+            "\(w.name.replacingOccurrences(of: "_workflow", with: "")) \(w.complete)/\(w.total)"
+                + (w.error > 0 ? " (\(w.error) error)" : "")
         }
         lines.append("done    " + (flows.isEmpty ? "no tasks yet" : flows.joined(separator: "  ")))
         return lines
@@ -504,8 +516,10 @@ final class ExampleSubmitter: Sendable {
 
     /// The request for the `sequence`-th task: workflow by round-robin, parameters pseudo-random.
     static func request(namespace: String, runID: String, sequence: Int) -> TaskRequest {
-        let workflows = ["linear_workflow", "diamond_workflow", "tree_workflow", "decision_workflow",
-                         "batch_workflow", "retry_workflow"]
+        let workflows = [
+            "linear_workflow", "diamond_workflow", "tree_workflow", "decision_workflow",
+            "batch_workflow", "retry_workflow",
+        ]
         let name = workflows[sequence % workflows.count]
         var context: [String: JSONValue] = ["dev_run": .string(runID), "dev_seq": .int(Int64(sequence))]
         switch name {
@@ -513,8 +527,9 @@ final class ExampleSubmitter: Sendable {
         case "batch_workflow": context["item_count"] = .int(Int64.random(in: 0...100))
         default: context["number"] = .int(Int64.random(in: 1...1000))
         }
-        return TaskRequest(namespace: namespace, name: name, version: "1.0.0", context: .object(context),
-                           initiator: "scripts/dev", sourceSystem: "tasker-dev", reason: "scripts/dev example load")
+        return TaskRequest(
+            namespace: namespace, name: name, version: "1.0.0", context: .object(context),
+            initiator: "scripts/dev", sourceSystem: "tasker-dev", reason: "scripts/dev example load")
     }
 
     func run() async {

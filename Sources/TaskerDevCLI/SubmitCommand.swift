@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import TaskerOrchestration
-import TaskerWorker
-import TaskerPostgres
 import TaskerModel
+import TaskerOrchestration
+import TaskerPostgres
+import TaskerWorker
 
 /// `tasker-worker submit NAMESPACE NAME VERSION --context JSON`: send a task request to
 /// `orchestration_task_requests`, where a running `tasker-worker orchestrate` picks it up; or,
@@ -35,11 +35,13 @@ struct SubmitCommand: AsyncParsableCommand {
         }
         guard case .object = contextValue else { throw ValidationError("--context must be a JSON object") }
         let configuration = try OrchestrateCommand.loadConfiguration(configPath, command: "submit")
-        let request = TaskRequest(namespace: namespace, name: name, version: version, context: contextValue,
-                                  initiator: initiator, sourceSystem: "tasker-worker-cli", reason: reason)
+        let request = TaskRequest(
+            namespace: namespace, name: name, version: version, context: contextValue,
+            initiator: initiator, sourceSystem: "tasker-worker-cli", reason: reason)
         let database = configuration.common.database
-        let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-            url: database.url, maxConnections: 2, minConnections: 0, applicationName: "tasker-submit"))
+        let pool = PostgresConnectionPool(
+            configuration: PostgresPoolConfiguration(
+                url: database.url, maxConnections: 2, minConnections: 0, applicationName: "tasker-submit"))
         do {
             if direct {
                 let service = OrchestrationService(pool: pool, databaseURL: database.url)

@@ -53,7 +53,9 @@ struct BatchAnalyzerConfig: Decodable {
     let workerTemplateName: String?
 
     enum CodingKeys: String, CodingKey {
-        case batchSize = "batch_size", maxWorkers = "max_workers", workerTemplateName = "worker_template_name"
+        case batchSize = "batch_size"
+        case maxWorkers = "max_workers"
+        case workerTemplateName = "worker_template_name"
     }
 }
 
@@ -62,7 +64,10 @@ struct Approval: Codable {
     let value: Int64
     let approvedBy: String
 
-    enum CodingKeys: String, CodingKey { case value, approvedBy = "approved_by" }
+    enum CodingKeys: String, CodingKey {
+        case value
+        case approvedBy = "approved_by"
+    }
 }
 
 /// The result of `examples.batch.aggregate`.

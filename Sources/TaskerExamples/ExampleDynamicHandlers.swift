@@ -1,6 +1,6 @@
 import Foundation
-import TaskerWorker
 import TaskerModel
+import TaskerWorker
 
 /// `decision_workflow`: validate → route (decision) → auto_approve | manager_approval → finalize.
 enum DecisionHandlers {
@@ -83,8 +83,9 @@ enum BatchHandlers {
                     sum += Int64(index) * Int64(index)
                 }
                 let processed = inputs.totalBatchSize
-                return .batchWorkerSuccess(processed: processed, succeeded: processed, failed: 0, skipped: 0,
-                                           extra: ["sum": .int(sum), "batch_id": .string(inputs.batchID)])
+                return .batchWorkerSuccess(
+                    processed: processed, succeeded: processed, failed: 0, skipped: 0,
+                    extra: ["sum": .int(sum), "batch_id": .string(inputs.batchID)])
             }
         }
         registry.register("examples.batch.aggregate") { context in
@@ -105,8 +106,10 @@ enum BatchHandlers {
             let expected = count > 0 ? (count - 1) * count * (2 * count - 1) / 6 : 0
             try ExampleValues.check(sum, equals: expected, "sum of squares below \(count)")
             try ExampleValues.check(Int64(clamping: totals.processed), equals: count, "items processed")
-            return try .success(encoding: BatchTotal(value: sum, processed: Int64(clamping: totals.processed),
-                                                     workers: Int64(scenario.workerCount)))
+            return try .success(
+                encoding: BatchTotal(
+                    value: sum, processed: Int64(clamping: totals.processed),
+                    workers: Int64(scenario.workerCount)))
         }
     }
 }
@@ -119,12 +122,15 @@ enum RetryHandlers {
             if context.attempt <= 1 {
                 let backoff = (try? context.configuration(as: RetryConfig.self))?.backoffSeconds
                 let delay = UInt32(clamping: backoff ?? 1)
-                throw StepFailure.retryable("upstream service busy on attempt \(context.attempt)",
-                                            errorType: "service_unavailable",
-                                            backoffHint: .serverRequested(delay, context: "example backoff"))
+                throw StepFailure.retryable(
+                    "upstream service busy on attempt \(context.attempt)",
+                    errorType: "service_unavailable",
+                    backoffHint: .serverRequested(delay, context: "example backoff"))
             }
-            return try .success(encoding: FetchResult(value: try ExampleValues.sum(number, 1, "context.number + 1"),
-                                                      attempts: Int64(context.attempt)))
+            return try .success(
+                encoding: FetchResult(
+                    value: try ExampleValues.sum(number, 1, "context.number + 1"),
+                    attempts: Int64(context.attempt)))
         }
         registry.register("examples.retry.confirm") { context in
             let number = try context.input(as: NumberInput.self).number

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerWorker
 import TaskerModel
+import TaskerWorker
 
 /// Step handlers of the example workflows in `config/tasks/examples/` (namespace `examples`).
 /// Each does a small real computation and checks what its dependencies computed, so a wrong
@@ -34,22 +34,26 @@ enum LinearHandlers {
             let number = try context.input(as: NumberInput.self).number
             try ExampleValues.check(square, equals: try ExampleValues.square(number), "linear_square")
             let addend = try context.configuration(as: AddendConfig.self).addend
-            return try .success(encoding: StepValue(
-                value: try ExampleValues.sum(square, addend, "linear_square + handler.initialization.addend")))
+            return try .success(
+                encoding: StepValue(
+                    value: try ExampleValues.sum(square, addend, "linear_square + handler.initialization.addend")))
         }
         registry.register("examples.linear.multiply") { context in
             let sum = try context.dependencyResult(of: "linear_add", as: StepValue.self).value
             let factor = try context.configuration(as: FactorConfig.self).factor
-            return try .success(encoding: StepValue(
-                value: try ExampleValues.product(sum, factor, "linear_add × handler.initialization.factor")))
+            return try .success(
+                encoding: StepValue(
+                    value: try ExampleValues.product(sum, factor, "linear_add × handler.initialization.factor")))
         }
         registry.register("examples.linear.verify") { context in
             let number = try context.input(as: NumberInput.self).number
-            let added = try ExampleValues.sum(try ExampleValues.square(number),
-                                              try context.configuration(as: AddendConfig.self).addend,
-                                              "context.number² + handler.initialization.addend")
-            let expected = try ExampleValues.product(added, try context.configuration(as: FactorConfig.self).factor,
-                                                     "(context.number² + addend) × handler.initialization.factor")
+            let added = try ExampleValues.sum(
+                try ExampleValues.square(number),
+                try context.configuration(as: AddendConfig.self).addend,
+                "context.number² + handler.initialization.addend")
+            let expected = try ExampleValues.product(
+                added, try context.configuration(as: FactorConfig.self).factor,
+                "(context.number² + addend) × handler.initialization.factor")
             let product = try context.dependencyResult(of: "linear_multiply", as: StepValue.self).value
             try ExampleValues.check(product, equals: expected, "linear_multiply")
             return try .success(encoding: VerifiedValue(value: product))
@@ -74,9 +78,10 @@ enum DiamondHandlers {
         }
         registry.register("examples.diamond.merge") { context in
             let number = try context.input(as: NumberInput.self).number
-            let sum = try ExampleValues.sum(try context.dependencyResult(of: "diamond_left", as: StepValue.self).value,
-                                            try context.dependencyResult(of: "diamond_right", as: StepValue.self).value,
-                                            "diamond_left + diamond_right")
+            let sum = try ExampleValues.sum(
+                try context.dependencyResult(of: "diamond_left", as: StepValue.self).value,
+                try context.dependencyResult(of: "diamond_right", as: StepValue.self).value,
+                "diamond_left + diamond_right")
             let expected = try ExampleValues.sum(
                 try ExampleValues.product(3, try ExampleValues.square(number), "3 × context.number²"), 1,
                 "3 × context.number² + 1")
@@ -95,21 +100,24 @@ enum TreeHandlers {
         registry.register("examples.tree.branch") { context in
             let root = try context.dependencyResult(of: "tree_root", as: StepValue.self).value
             let offset = try context.configuration(as: OffsetConfig.self).offset
-            return try .success(encoding: StepValue(
-                value: try ExampleValues.sum(root, offset, "tree_root + handler.initialization.offset")))
+            return try .success(
+                encoding: StepValue(
+                    value: try ExampleValues.sum(root, offset, "tree_root + handler.initialization.offset")))
         }
         registry.register("examples.tree.leaf") { context in
             let config = try context.configuration(as: LeafConfig.self)
             let value = try context.dependencyResult(of: config.parent, as: StepValue.self).value
-            return try .success(encoding: StepValue(
-                value: try ExampleValues.product(value, config.factor, "\(config.parent) × handler.initialization.factor")))
+            return try .success(
+                encoding: StepValue(
+                    value: try ExampleValues.product(value, config.factor, "\(config.parent) × handler.initialization.factor")))
         }
         registry.register("examples.tree.gather") { context in
             let number = try context.input(as: NumberInput.self).number
             var sum: Int64 = 0
             for leaf in ["tree_left_a", "tree_left_b", "tree_right_a"] {
-                sum = try ExampleValues.sum(sum, try context.dependencyResult(of: leaf, as: StepValue.self).value,
-                                           "sum of the leaves")
+                sum = try ExampleValues.sum(
+                    sum, try context.dependencyResult(of: leaf, as: StepValue.self).value,
+                    "sum of the leaves")
             }
             let left = try ExampleValues.product(5, try ExampleValues.sum(number, 1, "context.number + 1"), "5 × (context.number + 1)")
             let right = try ExampleValues.product(4, try ExampleValues.sum(number, 2, "context.number + 2"), "4 × (context.number + 2)")

@@ -1,5 +1,5 @@
-import TaskerWorker
 import TaskerModel
+import TaskerWorker
 
 /// Bounds and arithmetic on the numbers the example handlers read.
 ///
@@ -18,8 +18,10 @@ enum ExampleValues {
 
     /// Fails permanently unless `value` is in `range`; `field` names where the value came from
     /// (`context.item_count`).
-    static func bounded(_ value: Int64, _ range: ClosedRange<Int64>, _ field: String,
-                        errorType: String = "validation_error") throws -> Int64 {
+    static func bounded(
+        _ value: Int64, _ range: ClosedRange<Int64>, _ field: String,
+        errorType: String = "validation_error"
+    ) throws -> Int64 {
         guard range.contains(value) else {
             throw StepFailure.permanent(
                 "\(field) must be between \(range.lowerBound) and \(range.upperBound), got \(value)", errorType: errorType)

@@ -5,7 +5,8 @@ extension PostgresConnection {
     /// in a test database: `body` is plpgsql run before `RETURN NEW` (it may `RAISE` an error with
     /// the SQLSTATE under test, or `RETURN NULL` to skip the row).
     public func injectFault(_ name: String, before event: String, on table: String, _ body: String) throws(PostgresError) {
-        _ = try execute("""
+        _ = try execute(
+            """
             CREATE OR REPLACE FUNCTION public.\(name)() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
             \(body)

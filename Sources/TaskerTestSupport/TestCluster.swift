@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Owns the admin connection to the test cluster, builds the template database once per set of
 /// migrations, and creates and drops the per-test databases.
@@ -16,9 +16,10 @@ actor TestCluster {
         // Every test starts by creating its database (~0.5 s each under a full parallel run, on 2
         // cores): the first burst queues ~300 CREATE DATABASE behind these connections, so the
         // wait is long by design; the timeout only catches a pool that really stalls.
-        let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-            url: try TestEnvironment.adminURL(), maxConnections: 6, minConnections: 0,
-            acquireTimeout: .seconds(300), applicationName: "tasker-test-admin"))
+        let pool = PostgresConnectionPool(
+            configuration: PostgresPoolConfiguration(
+                url: try TestEnvironment.adminURL(), maxConnections: 6, minConnections: 0,
+                acquireTimeout: .seconds(300), applicationName: "tasker-test-admin"))
         admin = pool
         return pool
     }

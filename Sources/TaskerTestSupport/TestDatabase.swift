@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// A fresh database for one test, cloned from the migrated template database.
 public struct TestDatabase: Sendable {
@@ -16,11 +16,14 @@ public struct TestDatabase: Sendable {
     }
 
     /// A pool on this database.
-    public func pool(maxConnections: Int = 4, minConnections: Int = 0,
-                     acquireTimeout: Duration = .seconds(5)) -> PostgresConnectionPool {
-        PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-            url: url, maxConnections: maxConnections, minConnections: minConnections,
-            acquireTimeout: acquireTimeout, applicationName: "tasker-test-pool"))
+    public func pool(
+        maxConnections: Int = 4, minConnections: Int = 0,
+        acquireTimeout: Duration = .seconds(5)
+    ) -> PostgresConnectionPool {
+        PostgresConnectionPool(
+            configuration: PostgresPoolConfiguration(
+                url: url, maxConnections: maxConnections, minConnections: minConnections,
+                acquireTimeout: acquireTimeout, applicationName: "tasker-test-pool"))
     }
 }
 
@@ -62,8 +65,9 @@ public enum TestEnvironment {
 
     public static func adminURL() throws -> String {
         guard let url = environment["TASKER_TEST_DATABASE_URL"], !url.isEmpty else {
-            throw TestSetupError("TASKER_TEST_DATABASE_URL is not set: run the tests with scripts/test, which "
-                + "starts a throw-away PostgreSQL and sets it (or point it at a superuser URL of a cluster)")
+            throw TestSetupError(
+                "TASKER_TEST_DATABASE_URL is not set: run the tests with scripts/test, which "
+                    + "starts a throw-away PostgreSQL and sets it (or point it at a superuser URL of a cluster)")
         }
         return url
     }

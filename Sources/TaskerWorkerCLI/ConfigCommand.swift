@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import TaskerWorker
 import TaskerModel
+import TaskerWorker
 
 /// `tasker-worker config …`: configuration tools.
 struct ConfigCommand: AsyncParsableCommand {

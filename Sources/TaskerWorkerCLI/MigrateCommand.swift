@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import TaskerWorker
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
+import TaskerWorker
 
 /// `tasker-worker migrate`: install PGMQ (extension or SQL script) and apply `migrations/*.sql`.
 struct MigrateCommand: AsyncParsableCommand {
@@ -45,7 +45,8 @@ struct MigrateCommand: AsyncParsableCommand {
         do {
             return try ConfigurationLoader().load().configuration.common.database.url
         } catch {
-            FileHandle.standardError.write(Data("tasker-worker migrate: no --database-url or DATABASE_URL, and the configuration does not load:\n\(error)\n".utf8))
+            FileHandle.standardError.write(
+                Data("tasker-worker migrate: no --database-url or DATABASE_URL, and the configuration does not load:\n\(error)\n".utf8))
             throw ExitCode.failure
         }
     }

@@ -15,7 +15,8 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         WorkerLogging.bootstrap()
-        try await WorkerLauncher.runExitingOnLaunchError(handlers: HandlerRegistry.withBuiltIns(), configPath: configPath,
-                                                         command: "tasker-worker")
+        try await WorkerLauncher.runExitingOnLaunchError(
+            handlers: HandlerRegistry.withBuiltIns(), configPath: configPath,
+            command: "tasker-worker")
     }
 }

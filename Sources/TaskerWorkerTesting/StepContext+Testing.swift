@@ -40,8 +40,9 @@ extension StepContext {
             taskVersion: taskVersion, stepName: stepName, templateStepName: templateStepName,
             taskContext: taskContext, stepInputs: stepInputs, stepConfig: stepConfig,
             dependencyResults: dependencyResults.mapValues { result in
-                .success(stepUUID: UUID(), result: result, startedAt: now, completedAt: now, workerID: nil,
-                         hostname: nil)
+                .success(
+                    stepUUID: UUID(), result: result, startedAt: now, completedAt: now, workerID: nil,
+                    hostname: nil)
             },
             attempt: attempt, maxAttempts: maxAttempts, checkpoint: checkpoint, timeout: timeout, logger: logger)
     }

@@ -5,8 +5,9 @@ import HTTPTypes
 import NIOCore
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The auth matrix through the real daemon: REST over its socket and gRPC through a grpc-swift
 /// client, with API keys and JWTs (fixtures from AuthTests). Health, metrics, `grpc.health.v1`
@@ -30,8 +31,11 @@ struct AuthIntegrationTests {
     @Test func restAuthMatrixOverTheSocket() async throws {
         try await withTestDatabase { db in
             let worker = try await Self.startWorker(db)
-            let reader = "reader-key-0123456789", admin = "admin-key-abcdefghijk"
-            let templates = "/v1/templates", config = "/config", validate = "/v1/templates/webtest/greet/1.0.0/validate"
+            let reader = "reader-key-0123456789"
+            let admin = "admin-key-abcdefghijk"
+            let templates = "/v1/templates"
+            let config = "/config"
+            let validate = "/v1/templates/webtest/greet/1.0.0/validate"
             let now = Int64(Date().timeIntervalSince1970)
             let cases: [(String, String, HTTPFields, Bool, Int, String?)] = [
                 ("no credentials", templates, [:], false, 401, "missing"),
@@ -41,16 +45,35 @@ struct AuthIntegrationTests {
                 ("reader on templates", templates, Self.fields(apiKey: reader), false, 200, nil),
                 ("admin on config", config, Self.fields(apiKey: admin), false, 200, nil),
                 ("admin on validate", validate, Self.fields(apiKey: admin), true, 200, nil),
-                ("jwt with permission", config,
-                 Self.fields(bearer: try await sign(claims(permissions: ["worker:config_read"]))), false, 200, nil),
-                ("jwt without permission", config,
-                 Self.fields(bearer: try await sign(claims(permissions: ["worker:templates_read"]))), false, 403, "forbidden"),
-                ("expired jwt", templates, Self.fields(bearer: try await sign(claims(
-                    permissions: ["worker:templates_read"], ["exp": .int(now - 3600)]))), false, 401, "invalid"),
-                ("wrong issuer", templates, Self.fields(bearer: try await sign(claims(
-                    permissions: ["worker:templates_read"], ["iss": .string("someone-else")]))), false, 401, "invalid"),
-                ("wrong audience", templates, Self.fields(bearer: try await sign(claims(
-                    permissions: ["worker:templates_read"], ["aud": .string("orchestration-api")]))), false, 401, "invalid"),
+                (
+                    "jwt with permission", config,
+                    Self.fields(bearer: try await sign(claims(permissions: ["worker:config_read"]))), false, 200, nil
+                ),
+                (
+                    "jwt without permission", config,
+                    Self.fields(bearer: try await sign(claims(permissions: ["worker:templates_read"]))), false, 403, "forbidden"
+                ),
+                (
+                    "expired jwt", templates,
+                    Self.fields(
+                        bearer: try await sign(
+                            claims(
+                                permissions: ["worker:templates_read"], ["exp": .int(now - 3600)]))), false, 401, "invalid"
+                ),
+                (
+                    "wrong issuer", templates,
+                    Self.fields(
+                        bearer: try await sign(
+                            claims(
+                                permissions: ["worker:templates_read"], ["iss": .string("someone-else")]))), false, 401, "invalid"
+                ),
+                (
+                    "wrong audience", templates,
+                    Self.fields(
+                        bearer: try await sign(
+                            claims(
+                                permissions: ["worker:templates_read"], ["aud": .string("orchestration-api")]))), false, 401, "invalid"
+                ),
             ]
             for (name, path, headers, post, status, reason) in cases {
                 let response = post ? try await worker.post(path, headers: headers) : try await worker.get(path, headers: headers)
@@ -78,8 +101,11 @@ struct AuthIntegrationTests {
             let worker = try await Self.startWorker(db)
             let address = try #require(worker.daemon.boundAddresses.grpc)
             let (host, port) = try GRPCServerTests.split(address)
-            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
-                                                               transportSecurity: .plaintext)) { client in
+            try await withGRPCClient(
+                transport: .http2NIOPosix(
+                    target: .ipv4(address: host, port: port),
+                    transportSecurity: .plaintext)
+            ) { client in
                 let config = Tasker_V1_WorkerConfigService.Client(wrapping: client)
                 let templates = Tasker_V1_WorkerTemplateService.Client(wrapping: client)
                 func code(_ call: () async throws -> Void) async -> RPCError.Code? {
@@ -93,18 +119,25 @@ struct AuthIntegrationTests {
                     }
                 }
                 #expect(await code { _ = try await config.getConfig(.init()) } == .unauthenticated)
-                #expect(await code { _ = try await config.getConfig(.init(), metadata: ["x-api-key": "wrong-key-0123456789"]) }
+                #expect(
+                    await code { _ = try await config.getConfig(.init(), metadata: ["x-api-key": "wrong-key-0123456789"]) }
                         == .unauthenticated)
-                #expect(await code { _ = try await config.getConfig(.init(), metadata: ["x-api-key": "reader-key-0123456789"]) }
+                #expect(
+                    await code { _ = try await config.getConfig(.init(), metadata: ["x-api-key": "reader-key-0123456789"]) }
                         == .permissionDenied)
-                #expect(await code { _ = try await config.getConfig(.init(), metadata: ["x-api-key": "admin-key-abcdefghijk"]) }
+                #expect(
+                    await code { _ = try await config.getConfig(.init(), metadata: ["x-api-key": "admin-key-abcdefghijk"]) }
                         == nil)
                 let token = try await sign(claims(permissions: ["worker:templates_read"]))
-                #expect(await code { _ = try await templates.listTemplates(.init(), metadata: ["authorization": "Bearer \(token)"]) }
+                #expect(
+                    await code { _ = try await templates.listTemplates(.init(), metadata: ["authorization": "Bearer \(token)"]) }
                         == nil)
-                let expired = try await sign(claims(permissions: ["worker:templates_read"],
-                                                    ["exp": .int(Int64(Date().timeIntervalSince1970) - 3600)]))
-                #expect(await code { _ = try await templates.listTemplates(.init(), metadata: ["authorization": "Bearer \(expired)"]) }
+                let expired = try await sign(
+                    claims(
+                        permissions: ["worker:templates_read"],
+                        ["exp": .int(Int64(Date().timeIntervalSince1970) - 3600)]))
+                #expect(
+                    await code { _ = try await templates.listTemplates(.init(), metadata: ["authorization": "Bearer \(expired)"]) }
                         == .unauthenticated)
                 // Health stays open.
                 let health = Tasker_V1_WorkerHealthService.Client(wrapping: client)

@@ -6,8 +6,9 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 // MARK: - Fixtures (shared with AuthIntegrationTests)
 
@@ -96,8 +97,11 @@ private func bodyJSON(_ response: TestResponse) throws -> [String: [String: Stri
 }
 
 /// Status, reason header and body message of a GET through the middleware.
-private func get(_ app: some ApplicationProtocol, _ path: String, _ fields: HTTPFields) async throws
-    -> (status: Int, reason: String?, message: String?) {
+private func get(
+    _ app: some ApplicationProtocol, _ path: String, _ fields: HTTPFields
+) async throws
+    -> (status: Int, reason: String?, message: String?)
+{
     try await app.test(.router) { client in
         try await client.execute(uri: path, method: .get, headers: fields) { response in
             let reason = response.headers[AuthFailure.reasonField]
@@ -125,24 +129,38 @@ struct AuthTests {
     }
 
     @Test func configurationErrorsNameTheKeyAndNeverTheSecret() async throws {
-        let noMaterial = await configurationError(authConfig { $0.jwtPublicKey = ""; $0.apiKeys = [] })
+        let noMaterial = await configurationError(
+            authConfig {
+                $0.jwtPublicKey = ""
+                $0.apiKeys = []
+            })
         #expect(noMaterial?.keyPath == "worker.web.auth")
-        let badPEM = await configurationError(authConfig { $0.jwtPublicKey = "-----BEGIN PUBLIC KEY-----\nc2VjcmV0LXZhbHVl\n-----END PUBLIC KEY-----" })
+        let badPEM = await configurationError(
+            authConfig { $0.jwtPublicKey = "-----BEGIN PUBLIC KEY-----\nc2VjcmV0LXZhbHVl\n-----END PUBLIC KEY-----" })
         #expect(badPEM?.keyPath == "worker.web.auth.jwt_public_key")
         #expect(badPEM.map { !"\($0)".contains("c2VjcmV0LXZhbHVl") } == true)
         let missingFile = await configurationError(authConfig { $0.jwtPublicKeyPath = "/nonexistent/key.pem" })
         #expect(missingFile?.keyPath == "worker.web.auth.jwt_public_key_path")
-        #expect(await configurationError(authConfig { $0.jwtAllowedAlgorithms = ["HS256"] })?.keyPath
-            == "worker.web.auth.jwt_allowed_algorithms")
-        #expect(await configurationError(authConfig { $0.jwtVerificationMethod = "jwks" })?.keyPath
-            == "worker.web.auth.jwt_verification_method")
-        #expect(await configurationError(authConfig { $0.apiKeys[1].key = "" })?.keyPath
-            == "worker.web.auth.api_keys[1].key")
+        #expect(
+            await configurationError(authConfig { $0.jwtAllowedAlgorithms = ["HS256"] })?.keyPath
+                == "worker.web.auth.jwt_allowed_algorithms")
+        #expect(
+            await configurationError(authConfig { $0.jwtVerificationMethod = "jwks" })?.keyPath
+                == "worker.web.auth.jwt_verification_method")
+        #expect(
+            await configurationError(authConfig { $0.apiKeys[1].key = "" })?.keyPath
+                == "worker.web.auth.api_keys[1].key")
         let unknown = await configurationError(authConfig { $0.apiKeys[0].permissions = ["worker:everything"] })
         #expect(unknown?.keyPath == "worker.web.auth.api_keys[0].permissions")
-        #expect(await configurationError(authConfig { $0.apiKeys[0].permissions = ["*"]; $0.strictValidation = false }) == nil)
-        #expect(await configurationError(authConfig { $0.apiKeyHeader = "X API Key" })?.keyPath
-            == "worker.web.auth.api_key_header")
+        #expect(
+            await configurationError(
+                authConfig {
+                    $0.apiKeys[0].permissions = ["*"]
+                    $0.strictValidation = false
+                }) == nil)
+        #expect(
+            await configurationError(authConfig { $0.apiKeyHeader = "X API Key" })?.keyPath
+                == "worker.web.auth.api_key_header")
         // Disabled auth never validates (upstream ships empty keys by default).
         #expect(await configurationError(WorkerConfiguration.Auth()) == nil)
     }
@@ -170,16 +188,21 @@ struct AuthTests {
         let oneLine = pem.split(separator: "\n").joined()
         let fromEnv = try await WorkerAuthenticator(configuration: authConfig { $0.jwtPublicKey = oneLine })
         let token = try await sign(claims(permissions: ["worker:config_read"]))
-        #expect(try await fromEnv.authorize(AuthCredentials(authorization: "Bearer \(token)", apiKey: nil), for: .configRead).get().subject == "svc-test")
+        #expect(
+            try await fromEnv.authorize(AuthCredentials(authorization: "Bearer \(token)", apiKey: nil), for: .configRead).get().subject
+                == "svc-test")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("auth-\(UUID().uuidString).pem").path
         try pem.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         // The path wins over an inline key (here: the wrong one).
-        let fromFile = try await WorkerAuthenticator(configuration: authConfig {
-            $0.jwtPublicKeyPath = path
-            $0.jwtPublicKey = otherSigningKey.publicKey.pemRepresentation
-        })
-        #expect(try await fromFile.authorize(AuthCredentials(authorization: "Bearer \(token)", apiKey: nil), for: .configRead).get().method == .jwt)
+        let fromFile = try await WorkerAuthenticator(
+            configuration: authConfig {
+                $0.jwtPublicKeyPath = path
+                $0.jwtPublicKey = otherSigningKey.publicKey.pemRepresentation
+            })
+        #expect(
+            try await fromFile.authorize(AuthCredentials(authorization: "Bearer \(token)", apiKey: nil), for: .configRead).get().method
+                == .jwt)
     }
 }
 
@@ -192,8 +215,9 @@ struct AuthRESTTests {
         try await app.test(.router) { client in
             try await client.execute(uri: "/templates", method: .get) { response in
                 #expect(response.status == .unauthorized)
-                #expect(String(buffer: response.body)
-                    == #"{"error":{"code":"AUTHENTICATION_FAILED","message":"Missing authentication credentials"}}"#)
+                #expect(
+                    String(buffer: response.body)
+                        == #"{"error":{"code":"AUTHENTICATION_FAILED","message":"Missing authentication credentials"}}"#)
                 #expect(response.headers[.contentType] == "application/json")
                 #expect(response.headers[AuthFailure.reasonField] == "missing")
                 #expect(response.headers[AuthFailure.severityField] == "low")
@@ -201,21 +225,24 @@ struct AuthRESTTests {
             }
             try await client.execute(uri: "/templates", method: .get, headers: headers(apiKey: "nope")) { response in
                 #expect(response.status == .unauthorized)
-                #expect(String(buffer: response.body)
-                    == #"{"error":{"code":"AUTHENTICATION_FAILED","message":"Invalid API key"}}"#)
+                #expect(
+                    String(buffer: response.body)
+                        == #"{"error":{"code":"AUTHENTICATION_FAILED","message":"Invalid API key"}}"#)
                 #expect(response.headers[AuthFailure.reasonField] == "invalid")
                 #expect(response.headers[AuthFailure.severityField] == "high")
                 #expect(response.headers[.retryAfter] == "60")
             }
             try await client.execute(uri: "/templates", method: .get, headers: headers(bearer: "a.b.c")) { response in
-                #expect(String(buffer: response.body)
-                    == #"{"error":{"code":"AUTHENTICATION_FAILED","message":"Invalid or expired token"}}"#)
+                #expect(
+                    String(buffer: response.body)
+                        == #"{"error":{"code":"AUTHENTICATION_FAILED","message":"Invalid or expired token"}}"#)
                 #expect(response.headers[.retryAfter] == "60")
             }
             try await client.execute(uri: "/config", method: .get, headers: headers(apiKey: "reader-key-0123456789")) { response in
                 #expect(response.status == .forbidden)
-                #expect(String(buffer: response.body)
-                    == #"{"error":{"code":"AUTHORIZATION_FAILED","message":"Missing required permission: worker:config_read"}}"#)
+                #expect(
+                    String(buffer: response.body)
+                        == #"{"error":{"code":"AUTHORIZATION_FAILED","message":"Missing required permission: worker:config_read"}}"#)
                 #expect(response.headers[AuthFailure.reasonField] == "forbidden")
                 #expect(response.headers[AuthFailure.severityField] == "medium")
                 #expect(response.headers[.retryAfter] == "5")
@@ -238,8 +265,13 @@ struct AuthRESTTests {
         let now = Int64(Date().timeIntervalSince1970)
         let cases: [(String, String, Int, String?)] = [
             ("valid", try await sign(claims(permissions: ["worker:templates_read"])), 200, nil),
-            ("audience array", try await sign(claims(permissions: ["worker:templates_read"],
-                                                     ["aud": .array([.string("other"), .string("worker-api")])])), 200, nil),
+            (
+                "audience array",
+                try await sign(
+                    claims(
+                        permissions: ["worker:templates_read"],
+                        ["aud": .array([.string("other"), .string("worker-api")])])), 200, nil
+            ),
             ("resource wildcard", try await sign(claims(permissions: ["worker:*"])), 200, nil),
             ("expired", try await sign(claims(permissions: ["worker:templates_read"], ["exp": .int(now - 3600)])), 401, "invalid"),
             ("wrong issuer", try await sign(claims(permissions: ["worker:templates_read"], ["iss": .string("evil")])), 401, "invalid"),
@@ -265,11 +297,13 @@ struct AuthRESTTests {
     }
 
     @Test func jwtOptionsFromConfiguration() async throws {
-        let lenient = makeApplication(try await WorkerAuthenticator(configuration: authConfig {
-            $0.strictValidation = false
-            $0.permissionsClaim = "scope"
-            $0.jwtAllowedAlgorithms = ["RS256", "PS256"]
-        }))
+        let lenient = makeApplication(
+            try await WorkerAuthenticator(
+                configuration: authConfig {
+                    $0.strictValidation = false
+                    $0.permissionsClaim = "scope"
+                    $0.jwtAllowedAlgorithms = ["RS256", "PS256"]
+                }))
         let scoped = try await sign(claims(permissions: [], ["scope": .string("openid worker:templates_read")]))
         #expect(try await get(lenient, "/templates", headers(bearer: scoped)).status == 200)
         let pss = try await sign(claims(permissions: [], ["scope": .array([.string("worker:templates_read")])]), pss: true)
@@ -292,17 +326,19 @@ struct AuthRESTTests {
         #expect(try await get(custom, "/templates", headers(apiKey: "reader-key-0123456789")).reason == "missing")
 
         // The legacy api_key grants the three worker permissions; api_keys need api_keys_enabled.
-        let legacyAuth = try await WorkerAuthenticator(configuration: authConfig {
-            $0.jwtPublicKey = ""
-            $0.apiKeysEnabled = false
-            $0.apiKey = "legacy-0123"
-        })
+        let legacyAuth = try await WorkerAuthenticator(
+            configuration: authConfig {
+                $0.jwtPublicKey = ""
+                $0.apiKeysEnabled = false
+                $0.apiKey = "legacy-0123"
+            })
         #expect(legacyAuth.warnings.count == 2)
         let legacy = makeApplication(legacyAuth)
         #expect(try await get(legacy, "/config", headers(apiKey: "legacy-0123")).status == 200)
         #expect(try await get(legacy, "/templates", headers(apiKey: "reader-key-0123456789")).status == 401)
         #expect(try await get(legacy, "/templates", headers(bearer: try await sign(claims(permissions: ["worker:*"])))).status == 401)
-        let principal = try await legacyAuth.authorize(AuthCredentials(authorization: nil, apiKey: "legacy-0123"), for: .templatesValidate).get()
+        let principal = try await legacyAuth.authorize(AuthCredentials(authorization: nil, apiKey: "legacy-0123"), for: .templatesValidate)
+            .get()
         #expect(principal.method == .apiKey(name: "api_key") && principal.subject == "api-key:api_key")
     }
 
@@ -356,7 +392,8 @@ struct AuthGRPCTests {
         let denied = try await call(interceptor, getConfig, ["x-worker-key": "reader-key-0123456789"])
         #expect(denied?.code == .permissionDenied && denied?.message == "Insufficient permissions for this operation")
         #expect(try await call(interceptor, listTemplates, ["x-worker-key": "reader-key-0123456789"]) == nil)
-        #expect(try await call(interceptor, "tasker.v1.WorkerTemplateService/GetTemplate", ["x-worker-key": "reader-key-0123456789"]) == nil)
+        #expect(
+            try await call(interceptor, "tasker.v1.WorkerTemplateService/GetTemplate", ["x-worker-key": "reader-key-0123456789"]) == nil)
 
         let token = try await sign(claims(permissions: ["worker:config_read"]))
         #expect(try await call(interceptor, getConfig, ["authorization": "Bearer \(token)"]) == nil)
@@ -364,23 +401,30 @@ struct AuthGRPCTests {
         let expired = try await sign(claims(permissions: ["worker:config_read"], ["exp": .int(1_000)]))
         #expect(try await call(interceptor, getConfig, ["authorization": "Bearer \(expired)"])?.code == .unauthenticated)
         // Bearer first: a bad token is not rescued by a good key.
-        #expect(try await call(interceptor, listTemplates,
-                               ["authorization": "Bearer x.y.z", "x-worker-key": "reader-key-0123456789"])?.code == .unauthenticated)
+        #expect(
+            try await call(
+                interceptor, listTemplates,
+                ["authorization": "Bearer x.y.z", "x-worker-key": "reader-key-0123456789"])?.code == .unauthenticated)
         #expect(try await call(interceptor, listTemplates, ["x-worker-key": "ключ"])?.code == .unauthenticated)
 
-        for open in ["tasker.v1.WorkerHealthService/CheckReadiness", "grpc.health.v1.Health/Check",
-                     "grpc.reflection.v1.ServerReflection/ServerReflectionInfo"] {
+        for open in [
+            "tasker.v1.WorkerHealthService/CheckReadiness", "grpc.health.v1.Health/Check",
+            "grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        ] {
             #expect(try await call(interceptor, open, [:]) == nil, "\(open)")
         }
-        #expect(interceptor.requiredPermission(for: MethodDescriptor(fullyQualifiedService: "tasker.v1.WorkerTemplateService", method: "Any")) == .templatesRead)
+        #expect(
+            interceptor.requiredPermission(for: MethodDescriptor(fullyQualifiedService: "tasker.v1.WorkerTemplateService", method: "Any"))
+                == .templatesRead)
     }
 
     @Test func disabledAuthAndDescriptorRequirements() async throws {
         let open = GRPCAuthInterceptor(authenticator: .disabled)
         #expect(try await call(open, "tasker.v1.WorkerConfigService/GetConfig", [:]) == nil)
         let descriptor = MethodDescriptor(fullyQualifiedService: "tasker.v1.WorkerConfigService", method: "GetConfig")
-        let custom = GRPCAuthInterceptor(authenticator: try await WorkerAuthenticator(configuration: authConfig()),
-                                         methodRequirements: [descriptor: .configRead])
+        let custom = GRPCAuthInterceptor(
+            authenticator: try await WorkerAuthenticator(configuration: authConfig()),
+            methodRequirements: [descriptor: .configRead])
         #expect(try await call(custom, "tasker.v1.WorkerConfigService/GetConfig", [:])?.code == .unauthenticated)
         #expect(try await call(custom, "tasker.v1.WorkerTemplateService/ListTemplates", [:]) == nil)
     }

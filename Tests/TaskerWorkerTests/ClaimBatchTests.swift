@@ -1,6 +1,7 @@
 import Foundation
 import TaskerTestSupport
 import Testing
+
 @testable import TaskerWorker
 
 /// Claims per poll: the messages of one poll read are hydrated and claimed in one transaction, each
@@ -58,7 +59,8 @@ struct ClaimBatchTests {
             try await harness.enqueueBatch(tasks, "one")
             let locker = try await db.connect(applicationName: "tasker-test-locker")
             try await locker.query("BEGIN")
-            try await locker.query("""
+            try await locker.query(
+                """
                 SELECT 1 FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent FOR UPDATE
                 """, [tasks[2]["one"]])
             var configuration = harness.configuration(mode: .pollingOnly)

@@ -1,8 +1,8 @@
 import Foundation
-import TaskerTestSupport
-import Testing
-import TaskerWorker
 import TaskerModel
+import TaskerTestSupport
+import TaskerWorker
+import Testing
 
 /// The `tasker-worker` executable as an operator runs it.
 @Suite("tasker-worker command line", .timeLimit(.minutes(2)))
@@ -20,8 +20,10 @@ struct CommandLineTests {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:],
-                    executable: String = CommandLineTests.binary) throws -> Outcome {
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:],
+        executable: String = CommandLineTests.binary
+    ) throws -> Outcome {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TASKER_CONFIG_PATH")
         env.removeValue(forKey: "DATABASE_URL")
@@ -38,9 +40,9 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("worker.toml")
         try """
-            [worker.mpsc_channels.handler_dispatch]
-            max_concurrent_handlers = 0
-            """.write(to: file, atomically: true, encoding: .utf8)
+        [worker.mpsc_channels.handler_dispatch]
+        max_concurrent_handlers = 0
+        """.write(to: file, atomically: true, encoding: .utf8)
         let outcome = try Self.run(["config", "check", file.path])
         #expect(outcome.status != 0)
         #expect(outcome.stderr.contains("worker.mpsc_channels.handler_dispatch.max_concurrent_handlers"))
@@ -48,9 +50,11 @@ struct CommandLineTests {
     }
 
     @Test func configCheckPrintsTheEffectiveConfigurationWithSecretsRedacted() throws {
-        let outcome = try Self.run(["config", "check"], environment: [
-            "TASKER_ENV": "test", "DATABASE_URL": "postgresql://tasker:s3cret-pw@db.example:5432/tasker_test",
-        ])
+        let outcome = try Self.run(
+            ["config", "check"],
+            environment: [
+                "TASKER_ENV": "test", "DATABASE_URL": "postgresql://tasker:s3cret-pw@db.example:5432/tasker_test",
+            ])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains("max_concurrent_handlers"))
         #expect(!outcome.stdout.contains("s3cret-pw"))
@@ -77,10 +81,12 @@ struct CommandLineTests {
             // The worker's listener connection shows up in pg_stat_activity once it is running.
             let admin = try await db.connect()
             try await waitUntil(timeout: .seconds(20)) {
-                try await !admin.query("""
+                try await !admin.query(
+                    """
                     SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
                       AND application_name = 'tasker-worker-listener'
-                    """).isEmpty
+                    """
+                ).isEmpty
             }
             guard try await worker.terminate(within: .seconds(20)) else {  // SIGTERM
                 Issue.record("the worker did not exit within 20 s of SIGTERM")

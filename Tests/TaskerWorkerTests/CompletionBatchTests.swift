@@ -2,8 +2,9 @@ import AsyncAlgorithms
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Completions under load: several results in one transaction, each still checked on its own, and
 /// a batch that fails is stored result by result (nothing lost, nothing half-stored).
@@ -26,8 +27,10 @@ struct CompletionBatchTests {
         """
 
     /// Claims every step of `task` as the executor does, returning what the dispatcher would run.
-    static func claimAll(_ harness: PipelineHarness, _ task: PipelineHarness.SeededTask,
-                         _ names: [String]) async throws -> [ClaimedStep] {
+    static func claimAll(
+        _ harness: PipelineHarness, _ task: PipelineHarness.SeededTask,
+        _ names: [String]
+    ) async throws -> [ClaimedStep] {
         let queue = QueueNames.workerQueue(namespace: harness.namespace)
         var claimed: [ClaimedStep] = []
         for name in names {
@@ -43,9 +46,11 @@ struct CompletionBatchTests {
     }
 
     static func completion(_ step: ClaimedStep, value: Int) -> StepCompletion {
-        StepCompletion(step: step, result: .success(
-            stepUUID: step.message.stepUUID, result: .object(["value": .int(Int64(value))]), startedAt: Date(),
-            completedAt: Date(), workerID: "worker_test", hostname: "test"))
+        StepCompletion(
+            step: step,
+            result: .success(
+                stepUUID: step.message.stepUUID, result: .object(["value": .int(Int64(value))]), startedAt: Date(),
+                completedAt: Date(), workerID: "worker_test", hostname: "test"))
     }
 
     static func resultMessages(_ harness: PipelineHarness) async throws -> Int {
@@ -60,9 +65,10 @@ struct CompletionBatchTests {
             // Someone else moved "two" on (e.g. orchestration's staleness handling): its result must not be written.
             try await harness.transition(task["two"], from: "in_progress", to: "error", event: "fail")
             let writes = try steps.enumerated().map { index, step in
-                try CompletionWrite(message: step.message, success: true,
-                                    resultJSON: try Self.completion(step, value: index).result.jsonString(),
-                                    workerUUID: UUID())
+                try CompletionWrite(
+                    message: step.message, success: true,
+                    resultJSON: try Self.completion(step, value: index).result.jsonString(),
+                    workerUUID: UUID())
             }
             let outcomes = try await StepRepository.completeBatch(harness.admin, writes)
             #expect(outcomes.count == 3)
@@ -86,7 +92,9 @@ struct CompletionBatchTests {
             let steps = try await Self.claimAll(harness, task, ["one", "two", "three"])
             // The first write of "two"'s result fails (as a deadlock would); later writes pass.
             try await harness.admin.execute("CREATE SEQUENCE tasker.test_fail_once")
-            try await harness.admin.injectFault("test_fail_once", before: "INSERT", on: "tasker.workflow_step_transitions", """
+            try await harness.admin.injectFault(
+                "test_fail_once", before: "INSERT", on: "tasker.workflow_step_transitions",
+                """
                 IF NEW.workflow_step_uuid = '\(task["two"])' AND NEW.to_state = 'enqueued_for_orchestration'
                    AND nextval('tasker.test_fail_once') = 1 THEN
                     RAISE EXCEPTION 'injected failure' USING ERRCODE = '40P01';

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Malformed TOML and values that would make the worker silently idle: each is a configuration error
 /// naming the file (and the position or key), never a crash. Through the real loader on real files.
@@ -38,9 +39,10 @@ struct ConfigurationHostileInputTests {
 
     @Test func theAssertingHeaderIsReportedWhereItIs() throws {
         let (error, file) = try loadError("[worker]\nworker_id = \"w\"\n\n  [[[oops]]\n")
-        #expect(error.issues.map(\.description) == [
-            "\(file): invalid TOML at line 4, column 5: a table header must start with a bare key or a quoted key, saw '['"
-        ])
+        #expect(
+            error.issues.map(\.description) == [
+                "\(file): invalid TOML at line 4, column 5: a table header must start with a bare key or a quoted key, saw '['"
+            ])
     }
 
     @Test func invalidUTF8IsAConfigurationError() throws {
@@ -83,15 +85,18 @@ struct ConfigurationHostileInputTests {
     }
 
     @Test func aZeroCapacityThresholdIsRejectedNamingTheKey() throws {
-        let (error, file) = try loadError("""
+        let (error, file) = try loadError(
+            """
             [worker.mpsc_channels.handler_dispatch.load_shedding]
             capacity_threshold_percent = 0
             """)
-        #expect(error.issues.map(\.description) == [
-            "\(file): worker.mpsc_channels.handler_dispatch.load_shedding.capacity_threshold_percent = 0.0: "
-                + "must be between 1.0 and 100.0"
-        ])
-        let (negative, _) = try loadError("""
+        #expect(
+            error.issues.map(\.description) == [
+                "\(file): worker.mpsc_channels.handler_dispatch.load_shedding.capacity_threshold_percent = 0.0: "
+                    + "must be between 1.0 and 100.0"
+            ])
+        let (negative, _) = try loadError(
+            """
             [worker.mpsc_channels.handler_dispatch.load_shedding]
             capacity_threshold_percent = -5.0
             """)
@@ -107,14 +112,17 @@ struct ConfigurationHostileInputTests {
             #expect(outcome.status < 128, "killed by a signal: \(outcome.stderr)")
             #expect((outcome.stdout + outcome.stderr).contains("\(header): invalid TOML at line 1, column 3"), "\(outcome)")
 
-            let idle = try writeFile(directory, "idle.toml", """
+            let idle = try writeFile(
+                directory, "idle.toml",
+                """
                 [worker.mpsc_channels.handler_dispatch.load_shedding]
                 capacity_threshold_percent = 0
                 """)
             let rejected = try CommandLineTests.run(["config", "check", idle], environment: ["TASKER_ENV": "test"])
             #expect(rejected.status != 0)
-            #expect((rejected.stdout + rejected.stderr).contains("capacity_threshold_percent = 0.0: must be between 1.0 and 100.0"),
-                    "\(rejected)")
+            #expect(
+                (rejected.stdout + rejected.stderr).contains("capacity_threshold_percent = 0.0: must be between 1.0 and 100.0"),
+                "\(rejected)")
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The repository's `config/tasker`, found from this file's location.
 let repositoryConfigRoot: String = URL(fileURLWithPath: #filePath)
@@ -144,19 +145,21 @@ struct ConfigurationSubstitutionTests {
     @Test func missingVariableWithoutDefaultIsAnError() throws {
         let (error, file) = try loadError("[common.database]\nurl = \"${DATABASE_URL}\"\n")
         #expect(error.issues.count == 1)
-        #expect(error.issues.first?.description == "\(file): common.database.url = \"${DATABASE_URL}\": "
-            + "environment variable DATABASE_URL is not set and ${DATABASE_URL} has no default "
-            + "(write ${DATABASE_URL:-default} to give one)")
+        #expect(
+            error.issues.first?.description == "\(file): common.database.url = \"${DATABASE_URL}\": "
+                + "environment variable DATABASE_URL is not set and ${DATABASE_URL} has no default "
+                + "(write ${DATABASE_URL:-default} to give one)")
     }
 
     @Test func invalidVariableValueIsAnError() throws {
         let (error, file) = try loadError(
             "[worker.web]\nbind_address = \"${TASKER_WEB_BIND_ADDRESS:-0.0.0.0:8081}\"\n",
             environment: ["TASKER_WEB_BIND_ADDRESS": "everywhere"])
-        #expect(error.issues.map(\.description) == [
-            "\(file): worker.web.bind_address = \"${TASKER_WEB_BIND_ADDRESS:-0.0.0.0:8081}\": "
-                + "environment variable TASKER_WEB_BIND_ADDRESS has an invalid value \"everywhere\": must be host:port"
-        ])
+        #expect(
+            error.issues.map(\.description) == [
+                "\(file): worker.web.bind_address = \"${TASKER_WEB_BIND_ADDRESS:-0.0.0.0:8081}\": "
+                    + "environment variable TASKER_WEB_BIND_ADDRESS has an invalid value \"everywhere\": must be host:port"
+            ])
     }
 
     @Test func variableOutsideTheAllowListIsLeftAlone() throws {
@@ -175,19 +178,21 @@ struct ConfigurationSubstitutionTests {
 struct ConfigurationErrorTests {
     @Test func valueOutOfRangeNamesFileKeyValueAndRange() throws {
         let (error, file) = try loadError("[worker.mpsc_channels.handler_dispatch]\nmax_concurrent_handlers = 0\n")
-        #expect(error.issues.map(\.description) == [
-            "\(file): worker.mpsc_channels.handler_dispatch.max_concurrent_handlers = 0: must be between 1 and 10000"
-        ])
+        #expect(
+            error.issues.map(\.description) == [
+                "\(file): worker.mpsc_channels.handler_dispatch.max_concurrent_handlers = 0: must be between 1 and 10000"
+            ])
         #expect(error.issues.first?.keyPath == "worker.mpsc_channels.handler_dispatch.max_concurrent_handlers")
         #expect(error.issues.first?.value == "0")
     }
 
     @Test func wrongTypeNamesExpectedAndFoundTypes() throws {
         let (error, file) = try loadError("[worker.mpsc_channels.handler_dispatch]\nmax_concurrent_handlers = \"ten\"\n")
-        #expect(error.issues.map(\.description) == [
-            "\(file): worker.mpsc_channels.handler_dispatch.max_concurrent_handlers = \"ten\": "
-                + "wrong type: expected an integer, found a string"
-        ])
+        #expect(
+            error.issues.map(\.description) == [
+                "\(file): worker.mpsc_channels.handler_dispatch.max_concurrent_handlers = \"ten\": "
+                    + "wrong type: expected an integer, found a string"
+            ])
     }
 
     @Test func tableWhereValueExpected() throws {
@@ -200,23 +205,26 @@ struct ConfigurationErrorTests {
             let file = try writeFile(dir, "c.toml", "[worker.web]\nbind_adress = \"0.0.0.0:1\"\n[worker.extra]\nx = 1\n")
             let loaded = try ConfigurationLoader(environment: [:]).load(file: file)
             #expect(loaded.configuration == TaskerConfiguration())
-            #expect(loaded.warnings.map(\.description) == [
-                "\(file): worker.extra: unknown key (ignored)",
-                "\(file): worker.web.bind_adress: unknown key (ignored); did you mean 'bind_address'?",
-            ])
+            #expect(
+                loaded.warnings.map(\.description) == [
+                    "\(file): worker.extra: unknown key (ignored)",
+                    "\(file): worker.web.bind_adress: unknown key (ignored); did you mean 'bind_address'?",
+                ])
         }
     }
 
     @Test func invalidDeploymentModeListsTheAllowedValues() throws {
         let (error, file) = try loadError("[worker.event_systems.worker]\ndeployment_mode = \"Sometimes\"\n")
-        #expect(error.issues.map(\.description) == [
-            "\(file): worker.event_systems.worker.deployment_mode = \"Sometimes\": "
-                + "must be one of: Hybrid, EventDrivenOnly, PollingOnly, Disabled"
-        ])
+        #expect(
+            error.issues.map(\.description) == [
+                "\(file): worker.event_systems.worker.deployment_mode = \"Sometimes\": "
+                    + "must be one of: Hybrid, EventDrivenOnly, PollingOnly, Disabled"
+            ])
     }
 
     @Test func everyErrorIsReportedTogether() throws {
-        let (error, file) = try loadError("""
+        let (error, file) = try loadError(
+            """
             [common.database]
             url = "mysql://localhost/tasker"
             [common.database.pool]
@@ -227,13 +235,14 @@ struct ConfigurationErrorTests {
             [worker.mpsc_channels.handler_dispatch.load_shedding]
             capacity_threshold_percent = 150
             """)
-        #expect(error.issues.map(\.description).sorted() == [
-            "\(file): common.database.pool.max_connections = 0: must be between 1 and 1000",
-            "\(file): common.database.url = \"mysql://localhost/tasker\": must be a postgres:// or postgresql:// URL",
-            "\(file): worker.mpsc_channels.handler_dispatch.load_shedding.capacity_threshold_percent = 150.0: must be between 1.0 and 100.0",
-            "\(file): worker.web.bind_address = \"localhost\": must be host:port with a port from 0 to 65535",
-            "\(file): worker.web.enabled = \"yes\": wrong type: expected a boolean, found a string",
-        ])
+        #expect(
+            error.issues.map(\.description).sorted() == [
+                "\(file): common.database.pool.max_connections = 0: must be between 1 and 1000",
+                "\(file): common.database.url = \"mysql://localhost/tasker\": must be a postgres:// or postgresql:// URL",
+                "\(file): worker.mpsc_channels.handler_dispatch.load_shedding.capacity_threshold_percent = 150.0: must be between 1.0 and 100.0",
+                "\(file): worker.web.bind_address = \"localhost\": must be host:port with a port from 0 to 65535",
+                "\(file): worker.web.enabled = \"yes\": wrong type: expected a boolean, found a string",
+            ])
         #expect(error.description.hasPrefix("invalid configuration (5 errors):\n  - "))
     }
 
@@ -244,7 +253,8 @@ struct ConfigurationErrorTests {
             let error = #expect(throws: ConfigurationLoadError.self) {
                 try ConfigurationLoader(environment: [:]).load(files: [base, overlay])
             }
-            #expect(error?.issues.map(\.description) == ["\(overlay): worker.grpc.max_frame_size = 100: must be between 16384 and 16777215"])
+            #expect(
+                error?.issues.map(\.description) == ["\(overlay): worker.grpc.max_frame_size = 100: must be between 16384 and 16777215"])
         }
     }
 
@@ -277,7 +287,9 @@ struct ConfigurationDetailTests {
 
     @Test func integersAreAcceptedForFloatKeysAndOldNamesStillWork() throws {
         try withTemporaryDirectory { dir in
-            let file = try writeFile(dir, "c.toml", """
+            let file = try writeFile(
+                dir, "c.toml",
+                """
                 [worker.mpsc_channels.handler_dispatch.load_shedding]
                 capacity_threshold_percent = 90
                 [common.circuit_breakers.component_configs.pgmq]
@@ -296,7 +308,9 @@ struct ConfigurationDetailTests {
 
     @Test func apiKeyEntriesDecodeWithDefaults() throws {
         try withTemporaryDirectory { dir in
-            let file = try writeFile(dir, "c.toml", """
+            let file = try writeFile(
+                dir, "c.toml",
+                """
                 [[worker.web.auth.api_keys]]
                 key = "sk-one"
                 permissions = ["tasks:read"]
@@ -355,8 +369,9 @@ struct ConfigurationDetailTests {
             let failed = ConfigurationCheck.run(file: bad, loader: ConfigurationLoader(environment: [:]))
             #expect(failed.exitCode == 1)
             #expect(failed.output.contains("worker.mpsc_channels.handler_dispatch.max_concurrent_handlers = 0"))
-            let ok = ConfigurationCheck.run(loader: ConfigurationLoader(
-                environment: ["DATABASE_URL": "postgresql://u:pw@h/db"], configRoot: repositoryConfigRoot))
+            let ok = ConfigurationCheck.run(
+                loader: ConfigurationLoader(
+                    environment: ["DATABASE_URL": "postgresql://u:pw@h/db"], configRoot: repositoryConfigRoot))
             #expect(ok.exitCode == 0)
             #expect(ok.output.contains("# environment: development"))
             #expect(ok.output.contains("url = \"postgresql://u:***@h/db\""))
@@ -401,8 +416,10 @@ struct ConfigurationSchemaTests {
         for good in ["0.0.0.0:8081", "localhost:0", "[::]:9191", "[::1]:65535"] {
             #expect(BindAddress.isValid(good), "\(good)")
         }
-        for bad in ["localhost", ":80", "host:", "host:70000", "::1:80", "host:8o", "host:+80", "[]:80", "[::1]80",
-                    "ho st:80", "host:-1", " host:80"] {
+        for bad in [
+            "localhost", ":80", "host:", "host:70000", "::1:80", "host:8o", "host:+80", "[]:80", "[::1]80",
+            "ho st:80", "host:-1", " host:80",
+        ] {
             #expect(!BindAddress.isValid(bad), "\(bad)")
         }
     }

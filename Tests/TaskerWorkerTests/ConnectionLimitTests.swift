@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Connection limits of the REST and gRPC servers (issue #11 item 5), over real sockets against a
 /// real `WorkerDaemon`: header-read and idle timeouts, the connection cap, gRPC idle connections.
@@ -12,8 +13,10 @@ struct ConnectionLimitTests {
 
     /// Runs `body` with a worker started on a fresh database and a set of raw connections, then
     /// closes those connections and stops the worker.
-    static func withWorker(configure: @escaping (inout TaskerConfiguration) -> Void,
-                           _ body: (WebTestWorker, RawConnections) async throws -> Void) async throws {
+    static func withWorker(
+        configure: @escaping (inout TaskerConfiguration) -> Void,
+        _ body: (WebTestWorker, RawConnections) async throws -> Void
+    ) async throws {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db, waitForReady: false, configure: configure)
             let connections = RawConnections()
@@ -41,24 +44,31 @@ struct ConnectionLimitTests {
     }
 
     /// Sends `GET /health` on `connection` and waits for the `count`-th response on it.
-    static func expectHealthAnswered(_ connection: RawConnection, count: Int = 1,
-                                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    static func expectHealthAnswered(
+        _ connection: RawConnection, count: Int = 1,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         try await connection.send(healthRequest)
         try await waitUntil { connection.received.components(separatedBy: "HTTP/1.1 200").count > count }
-        #expect(connection.received.components(separatedBy: "HTTP/1.1 200").count == count + 1,
-                "\(connection.received)", sourceLocation: sourceLocation)
+        #expect(
+            connection.received.components(separatedBy: "HTTP/1.1 200").count == count + 1,
+            "\(connection.received)", sourceLocation: sourceLocation)
     }
 
     // MARK: - Configuration
 
     @Test func limitsHaveDefaultsAndOutOfRangeValuesNameTheirKey() throws {
         let defaults = TaskerConfiguration().worker
-        #expect(defaults.web.maxConnections == 1000 && defaults.web.headerReadTimeoutSeconds == 30
+        #expect(
+            defaults.web.maxConnections == 1000 && defaults.web.headerReadTimeoutSeconds == 30
                 && defaults.web.idleTimeoutSeconds == 75)
-        #expect(defaults.grpc.maxConnections == 1000 && defaults.grpc.idleTimeoutSeconds == 120
+        #expect(
+            defaults.grpc.maxConnections == 1000 && defaults.grpc.idleTimeoutSeconds == 120
                 && defaults.grpc.maxConnectionAgeSeconds == 0 && defaults.grpc.maxConnectionAgeGraceSeconds == 30)
         try withTemporaryDirectory { dir in
-            let file = try writeFile(dir, "limits.toml", """
+            let file = try writeFile(
+                dir, "limits.toml",
+                """
                 [worker.web]
                 max_connections = 0
                 header_read_timeout_seconds = 0
@@ -68,11 +78,12 @@ struct ConnectionLimitTests {
             let error = #expect(throws: ConfigurationLoadError.self) {
                 try ConfigurationLoader(environment: [:]).load(files: [file])
             }
-            #expect(error?.issues.map(\.description).sorted() == [
-                "\(file): worker.grpc.idle_timeout_seconds = 0: must be between 1 and 86400",
-                "\(file): worker.web.header_read_timeout_seconds = 0: must be between 1 and 3600",
-                "\(file): worker.web.max_connections = 0: must be between 1 and 100000",
-            ])
+            #expect(
+                error?.issues.map(\.description).sorted() == [
+                    "\(file): worker.grpc.idle_timeout_seconds = 0: must be between 1 and 86400",
+                    "\(file): worker.web.header_read_timeout_seconds = 0: must be between 1 and 3600",
+                    "\(file): worker.web.max_connections = 0: must be between 1 and 100000",
+                ])
         }
     }
 

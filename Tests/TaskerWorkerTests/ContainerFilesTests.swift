@@ -4,8 +4,9 @@ import NIOCore
 import TaskerTestSupport
 import Testing
 import Yams
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The container without a Docker engine: `Dockerfile` and `docker-compose.yml` are parsed and every
 /// reference they make (build-context paths, scripts, ports, env names, commands, the health check,
@@ -17,7 +18,8 @@ struct ContainerFilesTests {
     // MARK: - Static checks of the Dockerfile
 
     @Test func dockerfileParserJoinsContinuationsAndSkipsComments() throws {
-        let instructions = DockerfileParser.parse("""
+        let instructions = DockerfileParser.parse(
+            """
             # syntax=docker/dockerfile:1
             FROM swift:6.3 AS builder
             RUN a \\
@@ -65,8 +67,9 @@ struct ContainerFilesTests {
                     } else {
                         let relative = Repo.normalize(source)
                         #expect(Repo.exists(relative), "COPY source \(source) (line \(copy.line)) does not exist")
-                        #expect(relative == "" || !ignore.excludes(relative),
-                                "COPY source \(source) (line \(copy.line)) is excluded by .dockerignore")
+                        #expect(
+                            relative == "" || !ignore.excludes(relative),
+                            "COPY source \(source) (line \(copy.line)) is excluded by .dockerignore")
                         matched += 1
                     }
                 }
@@ -78,8 +81,9 @@ struct ContainerFilesTests {
         // `COPY . .` hands the whole context to the build script: what the script and SwiftPM read must be in it.
         let build = try Repo.read("scripts/container/build")
         let scriptInputs = build.matches(of: #/"\$\{ROOT\}"?/([A-Za-z0-9_./-]+)/#).map { Repo.normalize(String($0.output.1)) }
-        #expect(Set(scriptInputs).isSuperset(of: ["migrations", "config/tasker", "config/tasks/diagnostics", "scripts/container/entrypoint"]),
-                "\(scriptInputs)")
+        #expect(
+            Set(scriptInputs).isSuperset(of: ["migrations", "config/tasker", "config/tasks/diagnostics", "scripts/container/entrypoint"]),
+            "\(scriptInputs)")
         for path in Set(scriptInputs + ["Package.swift", "Sources", "Tests"]) {
             #expect(Repo.exists(path), "the build script reads \(path), which does not exist")
             #expect(!ignore.excludes(path), "the build script reads \(path), which .dockerignore excludes")
@@ -104,9 +108,10 @@ struct ContainerFilesTests {
             }
         }
         // The builder runs the build script into an output directory that the runtime stage copies.
-        let buildRun = try #require(builder.instructions.first {
-            $0.keyword == "RUN" && $0.arguments.hasPrefix("scripts/container/build ")
-        }, "the builder stage must RUN scripts/container/build")
+        let buildRun = try #require(
+            builder.instructions.first {
+                $0.keyword == "RUN" && $0.arguments.hasPrefix("scripts/container/build ")
+            }, "the builder stage must RUN scripts/container/build")
         let words = DockerInstruction.words(buildRun.arguments)
         #expect(words.count == 2 && words[1].hasPrefix("/"), "RUN scripts/container/build OUT (full build), got \(words)")
         let out = words.last!
@@ -139,8 +144,10 @@ struct ContainerFilesTests {
         let dockerfile = try Dockerfile.load()
         let exposed = dockerfile.exposedPorts
         for environment in ConfigurationLoader.environments {
-            let loaded = try ConfigurationLoader(environment: ["TASKER_ENV": environment],
-                                                 configRoot: Repo.path("config/tasker")).load()
+            let loaded = try ConfigurationLoader(
+                environment: ["TASKER_ENV": environment],
+                configRoot: Repo.path("config/tasker")
+            ).load()
             let worker = loaded.configuration.worker
             let ports = Set([worker.web.bindAddress, worker.grpc.bindAddress].compactMap(Self.port(of:)))
             #expect(ports.count == 2)
@@ -171,8 +178,11 @@ struct ContainerFilesTests {
 
     @Test func everyEnvironmentNameIsOneTheWorkerReads() throws {
         let allowed = try Self.environmentNamesTheWorkerReads()
-        #expect(allowed.isSuperset(of: ["DATABASE_URL", "TASKER_ENV", "TASKER_TEMPLATE_PATH", "TASKER_MIGRATE_ON_START",
-                                        "TASKER_LOG_FORMAT", "TASKER_MIGRATIONS_DIR"]))
+        #expect(
+            allowed.isSuperset(of: [
+                "DATABASE_URL", "TASKER_ENV", "TASKER_TEMPLATE_PATH", "TASKER_MIGRATE_ON_START",
+                "TASKER_LOG_FORMAT", "TASKER_MIGRATIONS_DIR",
+            ]))
         #expect(!allowed.contains("EX_CONFIG") && !allowed.contains("TASKER_TEST_DATABASE_URL"))
         var used: [(String, String, String)] = []  // (name, value, where)
         for (name, value) in try Dockerfile.load().runtime.environment { used.append((name, value, "Dockerfile")) }
@@ -185,8 +195,9 @@ struct ContainerFilesTests {
         for (name, value, place) in used {
             #expect(allowed.contains(name), "\(place) sets \(name), which the worker never reads")
             if let variable = EnvironmentSubstitution.allowList.first(where: { $0.name == name }) {
-                #expect(EnvironmentSubstitution.matches(value, pattern: variable.pattern),
-                        "\(place): \(name)=\(value) is not \(variable.meaning)")
+                #expect(
+                    EnvironmentSubstitution.matches(value, pattern: variable.pattern),
+                    "\(place): \(name)=\(value) is not \(variable.meaning)")
             }
         }
     }
@@ -266,8 +277,10 @@ struct ContainerFilesTests {
         for copy in runtime.copies where copy.from == "builder" {
             #expect(copy.destination == "/", "the staged tree is copied to /")
         }
-        let executables = [runtime.instructions.last { $0.keyword == "ENTRYPOINT" }?.execForm?.first,
-                           dockerfile.healthcheck?.command.first, "/usr/local/bin/tasker-worker"].compactMap { $0 }
+        let executables = [
+            runtime.instructions.last { $0.keyword == "ENTRYPOINT" }?.execForm?.first,
+            dockerfile.healthcheck?.command.first, "/usr/local/bin/tasker-worker",
+        ].compactMap { $0 }
         #expect(executables.count == 3)
         for path in executables {
             #expect(FileManager.default.isExecutableFile(atPath: prefix + path), "the image has no executable \(path)")
@@ -277,8 +290,10 @@ struct ContainerFilesTests {
         }
         // The configuration loads from WORKDIR as the worker does (relative config/tasker).
         for environment in ConfigurationLoader.environments {
-            _ = try ConfigurationLoader(environment: ["TASKER_ENV": environment],
-                                        configRoot: prefix + workdir + "/config/tasker").load()
+            _ = try ConfigurationLoader(
+                environment: ["TASKER_ENV": environment],
+                configRoot: prefix + workdir + "/config/tasker"
+            ).load()
         }
         // compose: TASKER_TEMPLATE_PATH is in the image; a bind mount over it brings real templates.
         let compose = try Compose.load()
@@ -287,11 +302,13 @@ struct ContainerFilesTests {
             let templates = try #require(env["TASKER_TEMPLATE_PATH"] as? String)
             #expect(templates.hasPrefix("/"))
             let baked = TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": prefix + templates]).loadAll()
-            #expect(baked.directory?.hasSuffix(templates) == true && !baked.templates.isEmpty && baked.problems.isEmpty,
-                    "\(name): no templates at \(templates) in the image: \(baked.problems)")
+            #expect(
+                baked.directory?.hasSuffix(templates) == true && !baked.templates.isEmpty && baked.problems.isEmpty,
+                "\(name): no templates at \(templates) in the image: \(baked.problems)")
             // Only templates whose handlers the image's `run` has: no example workflow is served by it.
-            #expect(baked.templates.allSatisfy { $0.template.namespaceName == "diagnostics" },
-                    "\(baked.templates.map(\.template.namespaceName))")
+            #expect(
+                baked.templates.allSatisfy { $0.template.namespaceName == "diagnostics" },
+                "\(baked.templates.map(\.template.namespaceName))")
             for volume in compose.service(name)?["volumes"] as? [String] ?? [] {
                 let parts = volume.split(separator: ":").map(String.init)
                 guard parts.count >= 2, parts[0].hasPrefix(".") else { continue }
@@ -397,24 +414,35 @@ struct ContainerFilesTests {
     }
 
     @Test(arguments: [
-        RefusalCase(name: "no DATABASE_URL", environment: ["TASKER_ENV": "production"],
-                    message: "DATABASE_URL is not set"),
-        RefusalCase(name: "empty DATABASE_URL", environment: ["TASKER_ENV": "production", "DATABASE_URL": ""],
-                    message: "DATABASE_URL is not set"),
-        RefusalCase(name: "not a PostgreSQL URL", environment: ["TASKER_ENV": "production", "DATABASE_URL": "mysql://db/x"],
-                    message: "DATABASE_URL must be a postgres:// or postgresql:// URL"),
-        RefusalCase(name: "no TASKER_ENV", environment: ["DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x"],
-                    message: "TASKER_ENV is not set"),
-        RefusalCase(name: "bad TASKER_ENV", environment: ["TASKER_ENV": "staging", "DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x"],
-                    message: "TASKER_ENV='staging' is not one of"),
-        RefusalCase(name: "bad TASKER_MIGRATE_ON_START",
-                    environment: ["TASKER_ENV": "test", "DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x",
-                                  "TASKER_MIGRATE_ON_START": "sometimes"],
-                    message: "TASKER_MIGRATE_ON_START='sometimes' must be true or false"),
-        RefusalCase(name: "missing worker binary",
-                    environment: ["TASKER_ENV": "test", "DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x",
-                                  "TASKER_WORKER_BIN": "/nonexistent/tasker-worker"],
-                    message: "worker executable not found"),
+        RefusalCase(
+            name: "no DATABASE_URL", environment: ["TASKER_ENV": "production"],
+            message: "DATABASE_URL is not set"),
+        RefusalCase(
+            name: "empty DATABASE_URL", environment: ["TASKER_ENV": "production", "DATABASE_URL": ""],
+            message: "DATABASE_URL is not set"),
+        RefusalCase(
+            name: "not a PostgreSQL URL", environment: ["TASKER_ENV": "production", "DATABASE_URL": "mysql://db/x"],
+            message: "DATABASE_URL must be a postgres:// or postgresql:// URL"),
+        RefusalCase(
+            name: "no TASKER_ENV", environment: ["DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x"],
+            message: "TASKER_ENV is not set"),
+        RefusalCase(
+            name: "bad TASKER_ENV", environment: ["TASKER_ENV": "staging", "DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x"],
+            message: "TASKER_ENV='staging' is not one of"),
+        RefusalCase(
+            name: "bad TASKER_MIGRATE_ON_START",
+            environment: [
+                "TASKER_ENV": "test", "DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x",
+                "TASKER_MIGRATE_ON_START": "sometimes",
+            ],
+            message: "TASKER_MIGRATE_ON_START='sometimes' must be true or false"),
+        RefusalCase(
+            name: "missing worker binary",
+            environment: [
+                "TASKER_ENV": "test", "DATABASE_URL": "postgresql://tasker@127.0.0.1:1/x",
+                "TASKER_WORKER_BIN": "/nonexistent/tasker-worker",
+            ],
+            message: "worker executable not found"),
     ])
     func entrypointRefusesToStartWhenMisconfigured(_ refusal: RefusalCase) throws {
         var environment = ["TASKER_WORKER_BIN": Self.workerBinary]
@@ -429,16 +457,19 @@ struct ContainerFilesTests {
     /// With a valid environment the entrypoint execs the worker with its arguments; `TASKER_MIGRATE_ON_START`
     /// only applies to `run` (here the database is unreachable, so a migration would fail).
     @Test func entrypointPassesItsArgumentsToTheWorker() throws {
-        let outcome = try Self.run(Repo.path("scripts/container/entrypoint"), ["config", "check"], environment: [
-            "TASKER_WORKER_BIN": Self.workerBinary, "TASKER_ENV": "test", "TASKER_MIGRATE_ON_START": "true",
-            "DATABASE_URL": "postgresql://tasker:s3cret-pw@127.0.0.1:1/tasker_test",
-        ], directory: Repo.root)
+        let outcome = try Self.run(
+            Repo.path("scripts/container/entrypoint"), ["config", "check"],
+            environment: [
+                "TASKER_WORKER_BIN": Self.workerBinary, "TASKER_ENV": "test", "TASKER_MIGRATE_ON_START": "true",
+                "DATABASE_URL": "postgresql://tasker:s3cret-pw@127.0.0.1:1/tasker_test",
+            ], directory: Repo.root)
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains("max_concurrent_handlers"))
         #expect(outcome.stdout.contains("127.0.0.1:1/tasker_test") && !outcome.stdout.contains("s3cret-pw"))
         #expect(!outcome.stderr.contains("migrate"), "\(outcome.stderr)")
-        let help = try Self.run(Repo.path("scripts/container/entrypoint"), ["--help"],
-                                environment: ["TASKER_WORKER_BIN": Self.workerBinary])
+        let help = try Self.run(
+            Repo.path("scripts/container/entrypoint"), ["--help"],
+            environment: ["TASKER_WORKER_BIN": Self.workerBinary])
         #expect(help.status == 0 && help.stdout.contains("SUBCOMMANDS"), "help needs no configuration: \(help.stderr)")
     }
 
@@ -459,8 +490,10 @@ struct ContainerFilesTests {
 
     /// The runtime stage's ENV with absolute paths moved under `prefix`, plus PATH and HOME.
     static func imageEnvironment(prefix: String, runtime: DockerStage) -> [String: String] {
-        var environment = ["PATH": "\(prefix)/usr/local/bin:/usr/local/bin:/usr/bin:/bin",
-                           "HOME": prefix, "TMPDIR": NSTemporaryDirectory()]
+        var environment = [
+            "PATH": "\(prefix)/usr/local/bin:/usr/local/bin:/usr/bin:/bin",
+            "HOME": prefix, "TMPDIR": NSTemporaryDirectory(),
+        ]
         for (name, value) in runtime.environment {
             environment[name] = value.hasPrefix("/") ? prefix + value : value
         }
@@ -473,7 +506,8 @@ struct ContainerFilesTests {
         // The libraries and the executable; not TaskerTestSupport (its variables are for tests only).
         for module in ["Sources/TaskerPostgres", "Sources/TaskerModel", "Sources/TaskerWorker", "Sources/TaskerWorkerCLI"] {
             let directory = Repo.path(module)
-            let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String }
+            let files =
+                FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String }
                 .filter { $0.hasSuffix(".swift") } ?? []
             #expect(!files.isEmpty, "no sources in \(module)")
             for file in files {
@@ -513,8 +547,10 @@ struct ContainerFilesTests {
     typealias Outcome = Subprocess.Outcome
 
     /// Runs `executable` with exactly `environment` (nothing inherited but PATH), output in temp files.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    directory: String? = nil) throws -> Outcome {
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        directory: String? = nil
+    ) throws -> Outcome {
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
         env.merge(environment) { _, new in new }
         return try Subprocess.run(executable, arguments, environment: env, directory: directory)
@@ -551,19 +587,35 @@ struct DockerInstruction: Sendable {
 
     /// Shell-like words: whitespace separated, single and double quotes group (and are removed).
     static func words(_ text: String) -> [String] {
-        var words: [String] = [], current = "", quote: Character?, inWord = false
+        var words: [String] = []
+        var current = ""
+        var quote: Character?
+        var inWord = false
         var iterator = text.makeIterator()
         while let c = iterator.next() {
             if let q = quote {
-                if c == q { quote = nil } else if c == "\\" && q == "\"", let next = iterator.next() { current.append(next) } else { current.append(c) }
+                if c == q {
+                    quote = nil
+                } else if c == "\\" && q == "\"", let next = iterator.next() {
+                    current.append(next)
+                } else {
+                    current.append(c)
+                }
             } else if c == "\"" || c == "'" {
-                quote = c; inWord = true
+                quote = c
+                inWord = true
             } else if c == "\\", let next = iterator.next() {
-                current.append(next); inWord = true
+                current.append(next)
+                inWord = true
             } else if c.isWhitespace {
-                if inWord { words.append(current); current = ""; inWord = false }
+                if inWord {
+                    words.append(current)
+                    current = ""
+                    inWord = false
+                }
             } else {
-                current.append(c); inWord = true
+                current.append(c)
+                inWord = true
             }
         }
         if inWord { words.append(current) }
@@ -649,9 +701,10 @@ enum DockerfileParser {
             pending = pending.map { $0 + " " + line } ?? line
             if !continues, let complete = pending {
                 let keywordEnd = complete.firstIndex(where: \.isWhitespace) ?? complete.endIndex
-                instructions.append(DockerInstruction(
-                    keyword: complete[..<keywordEnd].uppercased(),
-                    arguments: complete[keywordEnd...].trimmingCharacters(in: .whitespaces), line: start))
+                instructions.append(
+                    DockerInstruction(
+                        keyword: complete[..<keywordEnd].uppercased(),
+                        arguments: complete[keywordEnd...].trimmingCharacters(in: .whitespaces), line: start))
                 pending = nil
             }
         }
@@ -687,9 +740,10 @@ struct Dockerfile {
     var runtime: DockerStage { stages.last! }
 
     var exposedPorts: Set<Int> {
-        Set(runtime.instructions.filter { $0.keyword == "EXPOSE" }
-            .flatMap { DockerInstruction.words($0.arguments) }
-            .compactMap { Int($0.split(separator: "/")[0]) })
+        Set(
+            runtime.instructions.filter { $0.keyword == "EXPOSE" }
+                .flatMap { DockerInstruction.words($0.arguments) }
+                .compactMap { Int($0.split(separator: "/")[0]) })
     }
 
     var healthcheck: (options: [String: String], command: [String])? {
@@ -727,12 +781,20 @@ struct DockerIgnore {
             switch c {
             case "*" where chars.first == "*":
                 chars.removeFirst()
-                if chars.first == "/" { chars.removeFirst(); out += "(?:.*/)?" } else { out += ".*" }
+                if chars.first == "/" {
+                    chars.removeFirst()
+                    out += "(?:.*/)?"
+                } else {
+                    out += ".*"
+                }
             case "*": out += "[^/]*"
             case "?": out += "[^/]"
             case "[":
                 out += "["
-                while let d = chars.popFirst() { out.append(d); if d == "]" { break } }
+                while let d = chars.popFirst() {
+                    out.append(d)
+                    if d == "]" { break }
+                }
             case "\\":
                 if let d = chars.popFirst() { out += NSRegularExpression.escapedPattern(for: String(d)) }
             default: out += NSRegularExpression.escapedPattern(for: String(c))

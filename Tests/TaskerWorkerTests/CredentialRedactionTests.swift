@@ -4,9 +4,10 @@ import GRPCNIOTransportHTTP2
 import Logging
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// `Redaction.redactCredentials` on every connection-string form libpq reads, and the operator surface
 /// (health, template errors, `config check`) that must never show a password, the database's own error
@@ -17,8 +18,10 @@ struct CredentialRedactionTests {
     static let exact: [(String, String)] = [
         ("postgresql://tasker:s3cret@db:5432/tasker", "postgresql://tasker:***@db:5432/tasker"),
         ("postgresql://tasker@db/tasker?password=s3cret", "postgresql://tasker@db/tasker?password=***"),
-        ("postgresql://db/tasker?sslmode=require&PassWord=s3cret&application_name=x",
-         "postgresql://db/tasker?sslmode=require&PassWord=***&application_name=x"),
+        (
+            "postgresql://db/tasker?sslmode=require&PassWord=s3cret&application_name=x",
+            "postgresql://db/tasker?sslmode=require&PassWord=***&application_name=x"
+        ),
         ("postgres://u:p%40ss%26w%3Drd@h/d", "postgres://u:***@h/d"),  // percent-encoded @ & =
         ("postgresql://u:p@ss@h/d", "postgresql://u:***@h/d"),  // a raw @ in the password
         ("postgresql://u:pa/ss?x@h/d", "postgresql://u:***@h/d"),  // raw / and ? in the password
@@ -65,7 +68,9 @@ struct CredentialRedactionTests {
 
     @Test func configCheckNeverPrintsADatabasePassword() throws {
         try withTemporaryDirectory { dir in
-            let good = try writeFile(dir, "good.toml", """
+            let good = try writeFile(
+                dir, "good.toml",
+                """
                 [common.database]
                 url = "postgresql://tasker@db:5432/tasker?sslmode=prefer&password=q-s3cret"
                 """)
@@ -73,7 +78,9 @@ struct CredentialRedactionTests {
             #expect(ok.succeeded, "\(ok.output)")
             #expect(ok.output.contains("postgresql://tasker@db:5432/tasker?sslmode=prefer&password=***"), "\(ok.output)")
             #expect(!ok.output.contains("q-s3cret"))
-            let bad = try writeFile(dir, "bad.toml", """
+            let bad = try writeFile(
+                dir, "bad.toml",
+                """
                 [common.database]
                 url = "host=db password='k s3cret' dbname=tasker"
                 """)
@@ -90,7 +97,8 @@ struct CredentialRedactionTests {
         try await withTestDatabase { db in
             let parts = try #require(URLComponents(string: db.url))
             let secret = #"kw s3cret\'x"#
-            let dsn = "host=\(parts.host ?? "127.0.0.1") port=\(parts.port ?? 5432) dbname=\(parts.path.dropFirst()) "
+            let dsn =
+                "host=\(parts.host ?? "127.0.0.1") port=\(parts.port ?? 5432) dbname=\(parts.path.dropFirst()) "
                 + "user=\(parts.user ?? "tasker") password='\(secret)'"
             var configuration = WebTestWorker.configuration(db)
             configuration.common.database.url = dsn
@@ -139,7 +147,8 @@ struct CredentialRedactionTests {
             let body = try response.json()
             #expect(body["error"] == "internal_error")
             #expect(body["request_id"] == "req-redaction-1")
-            #expect(body["message"]
+            #expect(
+                body["message"]
                     == "Internal error: database unavailable (see the worker log for request req-redaction-1)")
             #expect(!response.text.contains(secret) && !response.text.contains("FATAL"), "\(response.text)")
 
@@ -161,7 +170,8 @@ struct CredentialRedactionTests {
 
             let list = try await worker.get("/v1/templates", headers: [RequestIDMiddleware.header: "req-sql-1"])
             #expect(list.status == .internalServerError)
-            #expect(try list.json()["message"]
+            #expect(
+                try list.json()["message"]
                     == "Internal error: database error (SQLSTATE 42P01) (see the worker log for request req-sql-1)")
             let one = try await worker.get("/v1/templates/webtest/greet/1.0.0")
             #expect(one.status == .internalServerError)
@@ -170,14 +180,18 @@ struct CredentialRedactionTests {
             }
 
             let (host, port) = try GRPCServerTests.split(try #require(worker.daemon.boundAddresses.grpc))
-            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
-                                                               transportSecurity: .plaintext)) { client in
+            try await withGRPCClient(
+                transport: .http2NIOPosix(
+                    target: .ipv4(address: host, port: port),
+                    transportSecurity: .plaintext)
+            ) { client in
                 let templates = Tasker_V1_WorkerTemplateService.Client(wrapping: client)
                 let error = await #expect(throws: RPCError.self) { _ = try await templates.listTemplates(.init()) }
                 #expect(error?.code == .internalError)
                 let message = error?.message ?? ""
-                #expect(message.hasPrefix("Internal error: database error (SQLSTATE 42P01) (see the worker log for request "),
-                        "\(message)")
+                #expect(
+                    message.hasPrefix("Internal error: database error (SQLSTATE 42P01) (see the worker log for request "),
+                    "\(message)")
                 for word in forbidden { #expect(!message.contains(word), "\(word) in \(message)") }
             }
             try await worker.admin.query("ALTER TABLE tasker.named_tasks_gone RENAME TO named_tasks")

@@ -2,8 +2,9 @@ import Foundation
 import TaskerOrchestration
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// `tasker-dev progress` (the display of `scripts/dev`): its snapshot agrees with the database,
 /// and its submitter feeds the orchestration unique example tasks.
@@ -45,18 +46,23 @@ import Testing
         return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
     }
 
-    static func expectClose(_ actual: Double?, _ expected: Double?, _ what: String,
-                            sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectClose(
+        _ actual: Double?, _ expected: Double?, _ what: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         guard let actual, let expected else {
-            #expect(actual == nil && expected == nil, "\(what): \(String(describing: actual)) vs \(String(describing: expected))",
-                    sourceLocation: sourceLocation)
+            #expect(
+                actual == nil && expected == nil, "\(what): \(String(describing: actual)) vs \(String(describing: expected))",
+                sourceLocation: sourceLocation)
             return
         }
         #expect(abs(actual - expected) < 0.001, "\(what): \(actual) vs \(expected)", sourceLocation: sourceLocation)
     }
 
-    static func checkPercentiles(_ p: Snapshot.Percentiles, _ samples: [Double], _ what: String,
-                                 sourceLocation: SourceLocation = #_sourceLocation) {
+    static func checkPercentiles(
+        _ p: Snapshot.Percentiles, _ samples: [Double], _ what: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(p.count == samples.count, "\(what) count", sourceLocation: sourceLocation)
         expectClose(p.p50, percentileCont(samples, 0.5), "\(what) p50", sourceLocation: sourceLocation)
         expectClose(p.p95, percentileCont(samples, 0.95), "\(what) p95", sourceLocation: sourceLocation)
@@ -73,7 +79,8 @@ import Testing
             // A task before --since is not counted.
             let before = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 1]))
             try await harness.waitForTask(before.taskUUID, in: ["complete"])
-            let since: String = try await harness.admin.query("""
+            let since: String = try await harness.admin.query(
+                """
                 SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS since
                 """)[0].decode("since")
             try await Task.sleep(for: .milliseconds(20))
@@ -88,8 +95,9 @@ import Testing
             }
             for task in tasks { try await harness.waitForTask(task, in: ["complete"], timeout: .seconds(60)) }
 
-            let outcome = try CommandLineTests.run(["progress", "--database-url", db.url, "--since", since, "--once", "--json"],
-                                                   executable: CommandLineTests.devBinary)
+            let outcome = try CommandLineTests.run(
+                ["progress", "--database-url", db.url, "--since", since, "--once", "--json"],
+                executable: CommandLineTests.devBinary)
             try await orchestration.stop()
             try await worker.stop()
             #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -123,15 +131,18 @@ import Testing
 
             // Step latencies, recomputed from the transition history: each result (and each claim)
             // against the latest `enqueued` before it.
-            var results: [Double] = [], claims: [Double] = []
+            var results: [Double] = []
+            var claims: [Double] = []
             var lastEnqueued: [UUID: Date] = [:]
-            for row in try await harness.admin.query("""
+            for row in try await harness.admin.query(
+                """
                 SELECT wst.workflow_step_uuid, wst.to_state, wst.created_at
                   FROM tasker.workflow_step_transitions wst
                   JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
                  WHERE ws.task_uuid = ANY($1::uuid[])
                  ORDER BY wst.workflow_step_uuid, wst.sort_key
-                """, ["{\(tasks.map { $0.uuidString.lowercased() }.joined(separator: ","))}"]) {
+                """, ["{\(tasks.map { $0.uuidString.lowercased() }.joined(separator: ","))}"])
+            {
                 let step: UUID = try row.decode("workflow_step_uuid")
                 let state: String = try row.decode("to_state")
                 let at: Date = try row.decode("created_at")
@@ -183,18 +194,21 @@ import Testing
             var states: [String: Int] = [:]
             while ContinuousClock.now < deadline {
                 states = [:]
-                for row in try await harness.admin.query("""
+                for row in try await harness.admin.query(
+                    """
                     SELECT tt.to_state, count(*)::int8 AS n FROM tasker.tasks t
                       JOIN tasker.task_transitions tt ON tt.task_uuid = t.task_uuid AND tt.most_recent
                      WHERE t.source_system = 'tasker-dev' GROUP BY 1
-                    """) {
+                    """)
+                {
                     states[try row.decode("to_state", as: String.self)] = try row.decode("n", as: Int.self)
                 }
                 if states == ["complete": submitted] { break }
                 try await Task.sleep(for: .milliseconds(200))
             }
             #expect(states == ["complete": submitted])
-            let workflows: Int = try await harness.admin.query("""
+            let workflows: Int = try await harness.admin.query(
+                """
                 SELECT count(DISTINCT t.named_task_uuid)::int8 AS n FROM tasker.tasks t WHERE t.source_system = 'tasker-dev'
                 """)[0].decode("n")
             #expect(workflows == 6)

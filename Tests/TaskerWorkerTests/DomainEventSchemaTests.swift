@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Domain event payloads are validated against the declared JSON `schema`; invalid events are
 /// skipped (logged and counted) and never fail the step.
@@ -53,10 +54,10 @@ struct DomainEventSchemaTests {
             "not": ["const": 10],
         ])
         #expect(schema.validates(15))
-        #expect(schema.validates(15.0))   // a whole double is an integer
+        #expect(schema.validates(15.0))  // a whole double is an integer
         #expect(schema.validates("abc"))
-        #expect(!schema.validates(10))     // `not`
-        #expect(!schema.validates(7))      // neither branch
+        #expect(!schema.validates(10))  // `not`
+        #expect(!schema.validates(7))  // neither branch
         #expect(!schema.validates("abcd"))
         let conditional = JSONSchema([
             "if": ["properties": ["kind": ["const": "refund"]]],
@@ -85,17 +86,24 @@ struct DomainEventSchemaTests {
             """
         let template = try TemplateYAML.decodeTemplate(yaml)
         let findings = TaskTemplateValidator.validate(template)
-        #expect(findings == [.init(step: "announce", message:
-            "event \"orders.done\": schema must be a JSON Schema object, a boolean or null")])
+        #expect(
+            findings == [
+                .init(
+                    step: "announce",
+                    message:
+                        "event \"orders.done\": schema must be a JSON Schema object, a boolean or null")
+            ])
 
         // A broken regular expression is found at load, not by dropping every event at run time.
-        let badPattern = try TemplateYAML.decodeTemplate(yaml.replacingOccurrences(
-            of: "schema: \"not a schema\"",
-            with: "schema: { properties: { id: { type: string, pattern: \"([a-z\" } }, patternProperties: { \"^x(\": true } }"))
-        #expect(TaskTemplateValidator.validate(badPattern).map(\.message) == [
-            "event \"orders.done\": schema /patternProperties/^x(: not a valid regular expression",
-            "event \"orders.done\": schema /properties/id/pattern: not a valid regular expression",
-        ])
+        let badPattern = try TemplateYAML.decodeTemplate(
+            yaml.replacingOccurrences(
+                of: "schema: \"not a schema\"",
+                with: "schema: { properties: { id: { type: string, pattern: \"([a-z\" } }, patternProperties: { \"^x(\": true } }"))
+        #expect(
+            TaskTemplateValidator.validate(badPattern).map(\.message) == [
+                "event \"orders.done\": schema /patternProperties/^x(: not a valid regular expression",
+                "event \"orders.done\": schema /properties/id/pattern: not a valid regular expression",
+            ])
     }
 
     static let yaml = """

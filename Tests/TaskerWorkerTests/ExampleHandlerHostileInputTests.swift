@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import TaskerExamples
-@testable import TaskerWorker
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Every example handler on hostile input: huge, negative and mistyped numbers, missing fields and
 /// nested junk in the task context, the handler configuration, the dependencies' results and the
@@ -41,10 +41,15 @@ import Testing
             "value": value, "sum": value, "processed": value, "succeeded": value, "failed": value,
             "skipped": value, "attempts": value, "approved_by": value,
         ])
-        return Dictionary(uniqueKeysWithValues: dependencyNames.map {
-            ($0, StepExecutionResult.success(stepUUID: UUID(), result: result, startedAt: started,
-                                             completedAt: started, workerID: nil, hostname: nil))
-        })
+        return Dictionary(
+            uniqueKeysWithValues: dependencyNames.map {
+                (
+                    $0,
+                    StepExecutionResult.success(
+                        stepUUID: UUID(), result: result, startedAt: started,
+                        completedAt: started, workerID: nil, hostname: nil)
+                )
+            })
     }
 
     static func cursorInputs(start: JSONValue, end: JSONValue) -> JSONValue {
@@ -56,8 +61,10 @@ import Testing
     }
 
     /// How one call ended: the failure (returned or thrown), or nil for a success.
-    static func run(_ handler: any StepHandler, taskContext: JSONValue, config: JSONValue,
-                    dependencies: [String: StepExecutionResult], inputs: JSONValue, attempt: Int) async -> StepFailure? {
+    static func run(
+        _ handler: any StepHandler, taskContext: JSONValue, config: JSONValue,
+        dependencies: [String: StepExecutionResult], inputs: JSONValue, attempt: Int
+    ) async -> StepFailure? {
         let context = StepContext(
             taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID(), namespace: "examples", taskName: "hostile",
             taskVersion: "1.0.0", stepName: "step", taskContext: taskContext, stepInputs: inputs,
@@ -99,16 +106,20 @@ import Testing
                 ]
                 for (taskContext, config, dependencies, inputs) in variants {
                     for attempt in [1, 2] {
-                        _ = await Self.run(handler, taskContext: taskContext, config: config,
-                                           dependencies: dependencies, inputs: inputs, attempt: attempt)
+                        _ = await Self.run(
+                            handler, taskContext: taskContext, config: config,
+                            dependencies: dependencies, inputs: inputs, attempt: attempt)
                         calls += 1
                     }
                 }
             }
             // Nothing at all: no context, no configuration, no dependencies, no inputs.
-            for (taskContext, config) in [(JSONValue.null, JSONValue.null), (.emptyObject, .emptyObject), (Self.nested(depth: 64), Self.nested(depth: 64))] {
-                _ = await Self.run(handler, taskContext: taskContext, config: config, dependencies: [:],
-                                   inputs: .null, attempt: 2)
+            for (taskContext, config) in [
+                (JSONValue.null, JSONValue.null), (.emptyObject, .emptyObject), (Self.nested(depth: 64), Self.nested(depth: 64)),
+            ] {
+                _ = await Self.run(
+                    handler, taskContext: taskContext, config: config, dependencies: [:],
+                    inputs: .null, attempt: 2)
                 calls += 1
             }
         }
@@ -116,13 +127,16 @@ import Testing
     }
 
     /// The failure `callable` ends with on this input (recorded as an issue when it succeeds).
-    static func failure(_ callable: String, context: JSONValue, config: JSONValue = saneConfig,
-                        inputs: JSONValue = .null, attempt: Int = 1) async throws -> StepFailure {
+    static func failure(
+        _ callable: String, context: JSONValue, config: JSONValue = saneConfig,
+        inputs: JSONValue = .null, attempt: Int = 1
+    ) async throws -> StepFailure {
         let registry = HandlerRegistry()
         ExampleHandlers.register(into: registry)
         let handler = try #require(registry.handler(for: callable))
-        let failure = await run(handler, taskContext: context, config: config, dependencies: [:], inputs: inputs,
-                                attempt: attempt)
+        let failure = await run(
+            handler, taskContext: context, config: config, dependencies: [:], inputs: inputs,
+            attempt: attempt)
         return try #require(failure, "\(callable) succeeded on \(context) / \(inputs)")
     }
 
@@ -159,8 +173,10 @@ import Testing
     @Test func batchTotalsSaturateOnAbsurdWorkerCounts() {
         var totals = BatchWorkerTotals(.withBatches(batchResults: []))
         for value in [JSONValue.int(Int64.max), .int(Int64.max), .int(Int64.max), .double(1e300)] {
-            totals.add(.success(stepUUID: UUID(), result: ["processed": value], startedAt: Self.started,
-                                completedAt: Self.started, workerID: nil, hostname: nil))
+            totals.add(
+                .success(
+                    stepUUID: UUID(), result: ["processed": value], startedAt: Self.started,
+                    completedAt: Self.started, workerID: nil, hostname: nil))
         }
         #expect(totals.processed == UInt64.max)
     }

@@ -3,15 +3,18 @@ import TaskerExamples
 import TaskerOrchestration
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Every example workflow in `config/tasks/examples/` reaches `complete` with the expected results
 /// through the companion orchestration and a real worker.
 @Suite(.serialized) struct ExampleWorkflowTests {
     /// Runs one example task to a final state with one worker and one orchestration.
-    static func run(_ name: String, _ context: JSONValue,
-                    check: (OrchestrationHarness, UUID) async throws -> Void) async throws {
+    static func run(
+        _ name: String, _ context: JSONValue,
+        check: (OrchestrationHarness, UUID) async throws -> Void
+    ) async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let worker = harness.startWorker()
@@ -51,19 +54,22 @@ import Testing
 
     @Test func decisionCreatesOnlyTheChosenBranch() async throws {
         try await Self.run("decision_workflow", ["amount": 250]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(try await harness.stepNames(task)
-                == ["decision_auto_approve", "decision_finalize", "decision_route", "decision_validate"])
+            #expect(
+                try await harness.stepNames(task)
+                    == ["decision_auto_approve", "decision_finalize", "decision_route", "decision_validate"])
             let finalize = try await harness.result(task, "decision_finalize").result
             #expect(finalize["branch"] == "decision_auto_approve" && finalize["approved_by"] == "system")
             let route = try await harness.result(task, "decision_route").result
             #expect(route["decision_point_outcome"]?["type"] == "create_steps")
         }
         try await Self.run("decision_workflow", ["amount": 5000]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(try await harness.stepNames(task)
-                == ["decision_finalize", "decision_manager_approval", "decision_route", "decision_validate"])
+            #expect(
+                try await harness.stepNames(task)
+                    == ["decision_finalize", "decision_manager_approval", "decision_route", "decision_validate"])
             #expect(try await harness.result(task, "decision_finalize").result["approved_by"] == "manager")
             // Edges: route → manager_approval, manager_approval → finalize (deferred: only created parents).
-            let edges: Int = try await harness.admin.query("""
+            let edges: Int = try await harness.admin.query(
+                """
                 SELECT count(*) AS n FROM tasker.workflow_step_edges e JOIN tasker.workflow_steps ws
                   ON ws.workflow_step_uuid = e.to_step_uuid WHERE ws.task_uuid = $1
                 """, [task])[0].decode("n")
@@ -73,10 +79,11 @@ import Testing
 
     @Test func batchCreatesCursorWorkersAndConverges() async throws {
         try await Self.run("batch_workflow", ["item_count": 100]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(try await harness.stepNames(task) == [
-                "batch_aggregate", "batch_analyze", "batch_process_001", "batch_process_002", "batch_process_003",
-                "batch_process_004",
-            ])
+            #expect(
+                try await harness.stepNames(task) == [
+                    "batch_aggregate", "batch_analyze", "batch_process_001", "batch_process_002", "batch_process_003",
+                    "batch_process_004",
+                ])
             // Σ i² for i < 100 = 328350, over 4 workers of 25 items.
             #expect(try await harness.result(task, "batch_aggregate").result == ["value": 328350, "processed": 100, "workers": 4])
             let worker = try await harness.stepUUID(task, "batch_process_002")

@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// A worker started with a low soft open-file limit (as containers often are: 1,024 under a much
 /// higher hard limit) raises it to the hard limit at boot, and warns when even that is below what
@@ -14,8 +15,9 @@ struct FileDescriptorLimitTests {
         #expect(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
         let hard = Int(clamping: limit.rlim_max)
         try await withTestDatabase { db in
-            let worker = try WorkerProcess(["run"], db: db, templatePath: TestEnvironment.repositoryRoot + "/config/tasks/diagnostics",
-                                           softFileLimit: 256)
+            let worker = try WorkerProcess(
+                ["run"], db: db, templatePath: TestEnvironment.repositoryRoot + "/config/tasks/diagnostics",
+                softFileLimit: 256)
             defer { worker.kill() }
             #expect(try await worker.restAddress() != nil, "the worker did not start:\n\(worker.log)")
             let limits = try String(contentsOfFile: "/proc/\(worker.process.processIdentifier)/limits", encoding: .utf8)

@@ -5,8 +5,9 @@ import SwiftProtobuf
 import Synchronization
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The worker's gRPC server, end to end: a real `WorkerDaemon` on a test database serving on a free
 /// loopback port, called with a grpc-swift client.
@@ -32,8 +33,10 @@ struct GRPCServerTests {
 
     /// Starts a worker on `db` (configured by `adjust`), waits for its gRPC address, runs `body`
     /// with a connected client, then stops the worker (which must finish).
-    static func withWorker(_ db: TestDatabase, adjust: (inout TaskerConfiguration) -> Void = { _ in },
-                           _ body: (PipelineHarness.RunningWorker, Client) async throws -> Void) async throws {
+    static func withWorker(
+        _ db: TestDatabase, adjust: (inout TaskerConfiguration) -> Void = { _ in },
+        _ body: (PipelineHarness.RunningWorker, Client) async throws -> Void
+    ) async throws {
         let harness = try await PipelineHarness.make(db, yaml: yaml)
         var configuration = harness.configuration()
         configuration.worker.web.enabled = false
@@ -46,7 +49,8 @@ struct GRPCServerTests {
                 return address != nil
             }
             let bound = try BindAddress(parsing: try #require(address))
-            let target: any ResolvableTarget = bound.isIPv6
+            let target: any ResolvableTarget =
+                bound.isIPv6
                 ? ResolvableTargets.IPv6.ipv6(host: bound.host, port: bound.port)
                 : ResolvableTargets.IPv4.ipv4(host: bound.host, port: bound.port)
             try await withGRPCClient(transport: .http2NIOPosix(target: target, transportSecurity: .plaintext)) { client in
@@ -201,8 +205,10 @@ struct GRPCServerTests {
                 #expect(template.cached)
                 #expect(!template.hasCacheAgeSeconds && !template.hasAccessCount)
 
-                for (namespace, name, version) in [("grpc_ns", "nope", "2.1.0"), ("grpc_ns", "grpc_probe", "9.9.9"),
-                                                   ("other_ns", "grpc_probe", "2.1.0")] {
+                for (namespace, name, version) in [
+                    ("grpc_ns", "nope", "2.1.0"), ("grpc_ns", "grpc_probe", "9.9.9"),
+                    ("other_ns", "grpc_probe", "2.1.0"),
+                ] {
                     var missing = Tasker_V1_WorkerGetTemplateRequest()
                     missing.namespace = namespace
                     missing.name = name

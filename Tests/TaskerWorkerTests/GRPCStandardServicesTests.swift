@@ -6,6 +6,7 @@ import SwiftProtobuf
 import Synchronization
 import TaskerTestSupport
 import Testing
+
 @testable import TaskerWorker
 
 /// `grpc.health.v1.Health` and `grpc.reflection.v1.ServerReflection` on a running worker.
@@ -100,8 +101,11 @@ struct GRPCStandardServicesTests {
         }
     }
 
-    static func request(_ build: (inout Grpc_Reflection_V1_ServerReflectionRequest) -> Void)
-        -> Grpc_Reflection_V1_ServerReflectionRequest {
+    static func request(
+        _ build: (inout Grpc_Reflection_V1_ServerReflectionRequest) -> Void
+    )
+        -> Grpc_Reflection_V1_ServerReflectionRequest
+    {
         var request = Grpc_Reflection_V1_ServerReflectionRequest()
         request.host = "localhost"
         build(&request)
@@ -157,10 +161,11 @@ struct GRPCStandardServicesTests {
                     #expect(response.originalRequest == request && response.validHost == "localhost")
                 }
                 let services = responses[0].listServicesResponse.service.map(\.name)
-                #expect(Set(services) == [
-                    "tasker.v1.WorkerHealthService", "tasker.v1.WorkerConfigService", "tasker.v1.WorkerTemplateService",
-                    "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
-                ])
+                #expect(
+                    Set(services) == [
+                        "tasker.v1.WorkerHealthService", "tasker.v1.WorkerConfigService", "tasker.v1.WorkerTemplateService",
+                        "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                    ])
                 let workerFiles = ["tasker/v1/worker.proto", "google/protobuf/timestamp.proto", "tasker/v1/config.proto"]
                 for index in 1...3 {
                     let names = try Self.fileNames(responses[index])
@@ -187,10 +192,13 @@ struct GRPCStandardServicesTests {
     @Test("enable_health_service and enable_reflection = false leave those services out")
     func disabledStandardServices() async throws {
         try await withTestDatabase { db in
-            try await GRPCServerTests.withWorker(db, adjust: {
-                $0.worker.grpc.enableHealthService = false
-                $0.worker.grpc.enableReflection = false
-            }) { worker, client in
+            try await GRPCServerTests.withWorker(
+                db,
+                adjust: {
+                    $0.worker.grpc.enableHealthService = false
+                    $0.worker.grpc.enableReflection = false
+                }
+            ) { worker, client in
                 let basic = try await Tasker_V1_WorkerHealthService.Client(wrapping: client)
                     .checkHealth(Tasker_V1_WorkerHealthRequest())
                 #expect(basic.status == "healthy")

@@ -1,8 +1,9 @@
 import Foundation
 import SwiftProtobuf
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The `.proto` files the server is generated from, checked against the contract's wire tables
 /// (Appendix A): every message's field numbers, types, names and labels, and every RPC. Read from the
@@ -147,26 +148,31 @@ struct GRPCWireContractTests {
         let info = try #require(reflection.service.first?.method.first)
         #expect(info.name == "ServerReflectionInfo" && info.clientStreaming && info.serverStreaming)
         let request = try #require(reflection.messageType.first { $0.name == "ServerReflectionRequest" })
-        #expect(request.field.map { "\($0.number) \($0.name)" } == [
-            "1 host", "3 file_by_filename", "4 file_containing_symbol", "5 file_containing_extension",
-            "6 all_extension_numbers_of_type", "7 list_services",
-        ])
+        #expect(
+            request.field.map { "\($0.number) \($0.name)" } == [
+                "1 host", "3 file_by_filename", "4 file_containing_symbol", "5 file_containing_extension",
+                "6 all_extension_numbers_of_type", "7 list_services",
+            ])
         let response = try #require(reflection.messageType.first { $0.name == "ServerReflectionResponse" })
-        #expect(response.field.map { "\($0.number) \($0.name)" } == [
-            "1 valid_host", "2 original_request", "4 file_descriptor_response", "5 all_extension_numbers_response",
-            "6 list_services_response", "7 error_response",
-        ])
+        #expect(
+            response.field.map { "\($0.number) \($0.name)" } == [
+                "1 valid_host", "2 original_request", "4 file_descriptor_response", "5 all_extension_numbers_response",
+                "6 list_services_response", "7 error_response",
+            ])
     }
 
     @Test("the reflection index finds files, services, methods, messages and nested enums, with imports")
     func reflectionIndex() throws {
         let index = try ReflectionIndex.generated()
-        #expect(Set(index.fileNames) == [
-            "google/protobuf/timestamp.proto", "tasker/v1/config.proto", "tasker/v1/worker.proto",
-            "grpc/health/v1/health.proto", "grpc/reflection/v1/reflection.proto",
-        ])
-        for symbol in ["tasker.v1.WorkerHealthService", "tasker.v1.WorkerTemplateService.GetTemplate",
-                       "tasker.v1.WorkerStepDefinition", ".tasker.v1.CacheStats"] {
+        #expect(
+            Set(index.fileNames) == [
+                "google/protobuf/timestamp.proto", "tasker/v1/config.proto", "tasker/v1/worker.proto",
+                "grpc/health/v1/health.proto", "grpc/reflection/v1/reflection.proto",
+            ])
+        for symbol in [
+            "tasker.v1.WorkerHealthService", "tasker.v1.WorkerTemplateService.GetTemplate",
+            "tasker.v1.WorkerStepDefinition", ".tasker.v1.CacheStats",
+        ] {
             let files = try #require(index.descriptors(forSymbol: symbol), "\(symbol)")
             let names = try files.map { try Google_Protobuf_FileDescriptorProto(serializedBytes: $0).name }
             #expect(names.first == "tasker/v1/worker.proto")

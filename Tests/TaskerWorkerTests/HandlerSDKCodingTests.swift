@@ -1,16 +1,24 @@
 import Foundation
-import Testing
+import TaskerModel
 import TaskerWorker
 import TaskerWorkerTesting
-import TaskerModel
+import Testing
 
 /// Typed `Codable` reading of a step's data and typed results: a value that does not decode is a
 /// permanent failure naming what and where (the key path); nothing traps.
 @Suite struct HandlerSDKCodingTests {
-    struct Item: Codable, Equatable { let sku: String; let price: Int64 }
-    struct Order: Codable, Equatable { let orderID: Int64; let items: [Item]
+    struct Item: Codable, Equatable {
+        let sku: String
+        let price: Int64
+    }
+    struct Order: Codable, Equatable {
+        let orderID: Int64
+        let items: [Item]
 
-        enum CodingKeys: String, CodingKey { case orderID = "order_id", items }
+        enum CodingKeys: String, CodingKey {
+            case orderID = "order_id"
+            case items
+        }
     }
 
     static let order: JSONValue = ["order_id": 7, "items": [["sku": "a", "price": 3], ["sku": "b", "price": 4]]]
@@ -76,15 +84,20 @@ import TaskerModel
 
     @Test func eachSourceHasItsOwnPrefixAndErrorType() throws {
         struct Needs: Decodable { let needed: Int64 }
-        let context = StepContext.testing(dependencyResults: ["validate": ["other": 1]], stepInputs: ["other": 1],
-                                          stepConfig: ["other": 1])
+        let context = StepContext.testing(
+            dependencyResults: ["validate": ["other": 1]], stepInputs: ["other": 1],
+            stepConfig: ["other": 1])
         let cases: [(StepFailure?, String, String)] = [
             (Self.failure { _ = try context.inputs(as: Needs.self) }, "inputs.needed", "validation_error"),
             (Self.failure { _ = try context.configuration(as: Needs.self) }, "handler.initialization.needed", "configuration_error"),
-            (Self.failure { _ = try context.dependencyResult(of: "validate", as: Needs.self) },
-             "dependency_results.validate.result.needed", "dependency_error"),
-            (Self.failure { _ = try context.dependencyResult(of: "absent", as: Needs.self) },
-             "dependency_results.absent.result", "dependency_error"),
+            (
+                Self.failure { _ = try context.dependencyResult(of: "validate", as: Needs.self) },
+                "dependency_results.validate.result.needed", "dependency_error"
+            ),
+            (
+                Self.failure { _ = try context.dependencyResult(of: "absent", as: Needs.self) },
+                "dependency_results.absent.result", "dependency_error"
+            ),
         ]
         for (failure, path, errorType) in cases {
             let failure = try #require(failure, "\(path)")
@@ -92,7 +105,8 @@ import TaskerModel
             #expect(failure.message.hasPrefix("cannot decode \(path): "), "\(failure.message)")
             #expect(failure.errorType == errorType && !failure.retryable)
         }
-        #expect(Self.failure { _ = try context.dependencyResult(of: "absent", as: Needs.self) }?.message
+        #expect(
+            Self.failure { _ = try context.dependencyResult(of: "absent", as: Needs.self) }?.message
                 == "cannot decode dependency_results.absent.result: absent is not among the step's processed dependencies")
     }
 
@@ -102,8 +116,9 @@ import TaskerModel
     }
 
     @Test func anEncodableBecomesTheResult() throws {
-        let result = try StepHandlerResult.success(encoding: Order(orderID: 7, items: [Item(sku: "a", price: 3)]),
-                                                   metadata: ["source": "test"])
+        let result = try StepHandlerResult.success(
+            encoding: Order(orderID: 7, items: [Item(sku: "a", price: 3)]),
+            metadata: ["source": "test"])
         #expect(result.result == ["order_id": 7, "items": [["sku": "a", "price": 3]]])
         #expect(result.customMetadata == ["source": "test"])
         #expect(try result.decodedResult(as: Order.self).orderID == 7)

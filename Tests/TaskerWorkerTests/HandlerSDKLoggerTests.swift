@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// `StepContext.logger` in a real worker: a handler's own lines carry its step's metadata.
 @Suite("HandlerSDKLoggerTests", .timeLimit(.minutes(2)))
@@ -11,14 +12,16 @@ struct HandlerSDKLoggerTests {
     @Test func aHandlersLinesCarryItsStepsMetadata() async throws {
         WorkerLogging.bootstrap()
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: """
-                name: logging_handler
-                namespace_name: logging_handler
-                version: 1.0.0
-                steps:
-                  - name: charge
-                    handler: { callable: test.logs }
-                """)
+            let harness = try await PipelineHarness.make(
+                db,
+                yaml: """
+                    name: logging_handler
+                    namespace_name: logging_handler
+                    version: 1.0.0
+                    steps:
+                      - name: charge
+                        handler: { callable: test.logs }
+                    """)
             let handlers = HandlerRegistry.withBuiltIns()
             handlers.register("test.logs") { context in
                 context.logger.info("charging the card", metadata: ["amount": "25"])
@@ -37,8 +40,9 @@ struct HandlerSDKLoggerTests {
             try await harness.waitForState(seeded["charge"], ["enqueued_for_orchestration"])
             try await worker.stop()
 
-            let line = try #require(try capture.objects().first { $0["message"] as? String == "charging the card" },
-                                    "\(capture.all)")
+            let line = try #require(
+                try capture.objects().first { $0["message"] as? String == "charging the card" },
+                "\(capture.all)")
             #expect((line["step_uuid"] as? String)?.uppercased() == seeded["charge"].uuidString, "\(line)")
             #expect((line["task_uuid"] as? String)?.uppercased() == seeded.taskUUID.uuidString)
             #expect((line["correlation_id"] as? String)?.uppercased() == seeded.correlationID.uuidString)

@@ -1,16 +1,17 @@
 import Foundation
 import Testing
 
-@testable import TaskerWorker
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The handler SDK: context helpers, registry, built-ins, decision/batch/HTTP capabilities.
 @Suite struct HandlerSDKTests {
     static let started = Date(timeIntervalSince1970: 1_774_127_768)
 
     static func dependency(_ result: JSONValue) -> StepExecutionResult {
-        .success(stepUUID: UUID(), result: result, startedAt: started, completedAt: started, workerID: nil,
-                 hostname: nil)
+        .success(
+            stepUUID: UUID(), result: result, startedAt: started, completedAt: started, workerID: nil,
+            hostname: nil)
     }
 
     static func context(
@@ -18,9 +19,10 @@ import Testing
         inputs: JSONValue = .null, config: JSONValue = .emptyObject,
         dependencies: [String: StepExecutionResult] = [:]
     ) -> StepContext {
-        StepContext(taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID(), namespace: "payments",
-                    taskName: "charge", taskVersion: "1.0.0", stepName: "step", taskContext: taskContext,
-                    stepInputs: inputs, stepConfig: config, dependencyResults: dependencies)
+        StepContext(
+            taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID(), namespace: "payments",
+            taskName: "charge", taskVersion: "1.0.0", stepName: "step", taskContext: taskContext,
+            stepInputs: inputs, stepConfig: config, dependencyResults: dependencies)
     }
 
     static func object(_ value: JSONValue?) -> [String: JSONValue] {
@@ -58,8 +60,9 @@ import Testing
         #expect(plain.failure?.errorType == "handler_error")
         #expect(plain.failure?.retryable == true)
 
-        let typed: any Error = StepHandlerError(message: "bad input", errorType: "validation_error",
-                                                errorCode: "V1", retryable: false)
+        let typed: any Error = StepHandlerError(
+            message: "bad input", errorType: "validation_error",
+            errorCode: "V1", retryable: false)
         let mapped = StepHandlerResult.failure(from: typed)
         #expect(mapped.failure?.errorCode == "V1")
         #expect(mapped.failure?.retryable == false)
@@ -68,12 +71,14 @@ import Testing
     @Test func handlerResultBecomesExecutionResult() {
         let uuid = UUID()
         let ok = StepHandlerResult.success(.object(["x": .int(1)]), metadata: ["m": .bool(true)])
-            .toExecutionResult(stepUUID: uuid, startedAt: Self.started, completedAt: Self.started,
-                               workerID: "w", hostname: "h")
+            .toExecutionResult(
+                stepUUID: uuid, startedAt: Self.started, completedAt: Self.started,
+                workerID: "w", hostname: "h")
         #expect(ok.status == "completed" && ok.metadata.custom == ["m": .bool(true)])
         let failed = StepHandlerResult.failure(message: "no", retryable: false)
-            .toExecutionResult(stepUUID: uuid, startedAt: Self.started, completedAt: Self.started,
-                               workerID: "w", hostname: "h")
+            .toExecutionResult(
+                stepUUID: uuid, startedAt: Self.started, completedAt: Self.started,
+                workerID: "w", hostname: "h")
         #expect(failed.status == "failed" && !failed.isRetryable && failed.error?.errorType == "handler_error")
     }
 
@@ -97,8 +102,9 @@ import Testing
         let noop = try #require(registry.handler(for: "tasker.noop"))
         #expect(try await noop.call(Self.context()).result == .emptyObject)
 
-        let context = Self.context(inputs: .object(["i": .int(1)]), config: .object(["c": .bool(true)]),
-                                   dependencies: ["parent": Self.dependency(.object(["v": .int(3)]))])
+        let context = Self.context(
+            inputs: .object(["i": .int(1)]), config: .object(["c": .bool(true)]),
+            dependencies: ["parent": Self.dependency(.object(["v": .int(3)]))])
         let echo = try #require(registry.handler(for: "tasker.echo"))
         let result = Self.object(try await echo.call(context).result)
         #expect(result["context"] == context.taskContext)
@@ -112,9 +118,12 @@ import Testing
         let byDefault = try await fail.call(Self.context()).failure
         #expect(byDefault?.retryable == true)
         #expect(byDefault?.message == BuiltInHandlers.FailHandler.defaultMessage)
-        let configured = try await fail.call(Self.context(config: .object([
-            "retryable": .bool(false), "message": .string("nope"),
-        ]))).failure
+        let configured = try await fail.call(
+            Self.context(
+                config: .object([
+                    "retryable": .bool(false), "message": .string("nope"),
+                ]))
+        ).failure
         #expect(configured?.retryable == false)
         #expect(configured?.message == "nope")
     }
@@ -136,9 +145,11 @@ import Testing
     @Test func decisionOutcomesJSON() throws {
         let create = StepHandlerResult.decision(createSteps: ["a", "b"], routingContext: .object(["p": .int(1)]))
         let result = Self.object(create.result)
-        #expect(result["decision_point_outcome"] == .object([
-            "type": .string("create_steps"), "step_names": .array([.string("a"), .string("b")]),
-        ]))
+        #expect(
+            result["decision_point_outcome"]
+                == .object([
+                    "type": .string("create_steps"), "step_names": .array([.string("a"), .string("b")]),
+                ]))
         #expect(result["steps_created"] == .array([.string("a"), .string("b")]))
         #expect(result["routing_context"] == .object(["p": .int(1)]))
 
@@ -146,11 +157,13 @@ import Testing
         #expect(skip["decision_point_outcome"] == .object(["type": .string("no_branches")]))
         #expect(skip["skip_reason"] == .string("small"))
 
-        let decoded = try JSONDecoder().decode(DecisionPointOutcome.self,
-                                               from: Data(#"{"type":"create_steps","step_names":["x"]}"#.utf8))
+        let decoded = try JSONDecoder().decode(
+            DecisionPointOutcome.self,
+            from: Data(#"{"type":"create_steps","step_names":["x"]}"#.utf8))
         #expect(decoded == .createSteps(["x"]))
-        let stored = create.toExecutionResult(stepUUID: UUID(), startedAt: Self.started, completedAt: Self.started,
-                                              workerID: nil, hostname: nil)
+        let stored = create.toExecutionResult(
+            stepUUID: UUID(), startedAt: Self.started, completedAt: Self.started,
+            workerID: nil, hostname: nil)
         #expect(DecisionPointOutcome.from(stored) == .createSteps(["a", "b"]))
 
         let failure = StepHandlerResult.decisionFailure(message: "missing amount").failure
@@ -167,12 +180,14 @@ import Testing
     @Test func cursorMathEdgeCases() {
         #expect(CursorConfig.evenlyDistributed(totalItems: 0, workerCount: 4).isEmpty)
         #expect(CursorConfig.evenlyDistributed(totalItems: 100, workerCount: 0).isEmpty)
-        #expect(Self.ranges(CursorConfig.evenlyDistributed(totalItems: 10, workerCount: 3))
+        #expect(
+            Self.ranges(CursorConfig.evenlyDistributed(totalItems: 10, workerCount: 3))
                 == [[0, 4, 4], [4, 7, 3], [7, 10, 3]])
         #expect(Self.ranges(CursorConfig.evenlyDistributed(totalItems: 1000, workerCount: 4)).last == [750, 1000, 250])
         #expect(CursorConfig.evenlyDistributed(totalItems: 2, workerCount: 3).map(\.batchSize) == [1, 1, 0])
         #expect(CursorConfig.evenlyDistributed(totalItems: 5, workerCount: 2).map(\.batchID) == ["batch_001", "batch_002"])
-        #expect(Self.ranges(CursorConfig.fixedSize(totalItems: 250, batchSize: 100))
+        #expect(
+            Self.ranges(CursorConfig.fixedSize(totalItems: 250, batchSize: 100))
                 == [[0, 100, 100], [100, 200, 100], [200, 250, 50]])
         #expect(CursorConfig.fixedSize(totalItems: 1000, batchSize: 100, maxBatches: 5).count == 5)
         #expect(CursorConfig.fixedSize(totalItems: 0, batchSize: 100).isEmpty)
@@ -181,17 +196,20 @@ import Testing
     }
 
     @Test func planRoundsWorkerCountAndSpreadsRemainder() {
-        #expect(BatchProcessingOutcome.plan(workerTemplateName: "w", totalItems: 0, batchSize: 100, parallelism: 4)
+        #expect(
+            BatchProcessingOutcome.plan(workerTemplateName: "w", totalItems: 0, batchSize: 100, parallelism: 4)
                 == .noBatches)
         let small = BatchProcessingOutcome.plan(workerTemplateName: "w", totalItems: 42, batchSize: 100, parallelism: 4)
         #expect(small.workerCount == 1)
         #expect(Self.ranges(small.cursorConfigs) == [[0, 42, 42]])
-        let capped = BatchProcessingOutcome.plan(workerTemplateName: "w", totalItems: 1001, batchSize: 100,
-                                                 parallelism: 4)
+        let capped = BatchProcessingOutcome.plan(
+            workerTemplateName: "w", totalItems: 1001, batchSize: 100,
+            parallelism: 4)
         #expect(capped.workerCount == 4)
         #expect(capped.cursorConfigs.map(\.batchSize) == [251, 250, 250, 250])
-        let uncapped = BatchProcessingOutcome.plan(workerTemplateName: "w", totalItems: 250, batchSize: 100,
-                                                   parallelism: 0)
+        let uncapped = BatchProcessingOutcome.plan(
+            workerTemplateName: "w", totalItems: 250, batchSize: 100,
+            parallelism: 0)
         #expect(uncapped.workerCount == 3)
         #expect(uncapped.cursorConfigs.map(\.batchSize) == [84, 83, 83])
         #expect(uncapped.cursorConfigs.count == Int(uncapped.workerCount))
@@ -199,8 +217,9 @@ import Testing
 
     @Test func batchOutcomeJSON() throws {
         let configs = CursorConfig.evenlyDistributed(totalItems: 200, workerCount: 2)
-        let analyzer = StepHandlerResult.batchAnalyzerSuccess(workerTemplate: "process_batch", cursorConfigs: configs,
-                                                              totalItems: 200)
+        let analyzer = StepHandlerResult.batchAnalyzerSuccess(
+            workerTemplate: "process_batch", cursorConfigs: configs,
+            totalItems: 200)
         let result = Self.object(analyzer.result)
         #expect(result["worker_count"] == .int(2))
         #expect(result["total_items"] == .int(200))
@@ -210,12 +229,18 @@ import Testing
         #expect(outcome["worker_template_name"] == .string("process_batch"))
         #expect(outcome["worker_count"] == .int(2))
         #expect(outcome["total_items"] == .int(200))
-        #expect(outcome["cursor_configs"] == .array([
-            .object(["batch_id": .string("batch_001"), "start_cursor": .int(0), "end_cursor": .int(100),
-                     "batch_size": .int(100)]),
-            .object(["batch_id": .string("batch_002"), "start_cursor": .int(100), "end_cursor": .int(200),
-                     "batch_size": .int(100)]),
-        ]))
+        #expect(
+            outcome["cursor_configs"]
+                == .array([
+                    .object([
+                        "batch_id": .string("batch_001"), "start_cursor": .int(0), "end_cursor": .int(100),
+                        "batch_size": .int(100),
+                    ]),
+                    .object([
+                        "batch_id": .string("batch_002"), "start_cursor": .int(100), "end_cursor": .int(200),
+                        "batch_size": .int(100),
+                    ]),
+                ]))
         let decoded = try #require(result["batch_processing_outcome"]).decode(BatchProcessingOutcome.self)
         #expect(decoded.cursorConfigs == configs)
 
@@ -226,8 +251,10 @@ import Testing
     }
 
     static let workerInputs: JSONValue = .object([
-        "cursor": .object(["batch_id": .string("batch_002"), "start_cursor": .int(100), "end_cursor": .int(200),
-                           "batch_size": .int(100)]),
+        "cursor": .object([
+            "batch_id": .string("batch_002"), "start_cursor": .int(100), "end_cursor": .int(200),
+            "batch_size": .int(100),
+        ]),
         "batch_metadata": .object(["cursor_field": .string("id"), "failure_strategy": .string("continue_on_failure")]),
         "is_no_op": .bool(false),
         "__template_step_name": .string("process_batch"),
@@ -262,15 +289,17 @@ import Testing
 
     @Test func convergenceAggregatesBatchWorkers() throws {
         let summary = { (n: UInt64) in
-            Self.dependency(StepHandlerResult.batchWorkerSuccess(processed: n, succeeded: n, failed: 0, skipped: 0)
-                .result ?? .null)
+            Self.dependency(
+                StepHandlerResult.batchWorkerSuccess(processed: n, succeeded: n, failed: 0, skipped: 0)
+                    .result ?? .null)
         }
         let deps: [String: StepExecutionResult] = [
             "analyze": Self.dependency(.object(["batch_processing_outcome": .object(["type": .string("create_batches")])])),
             "process_batch_002": summary(50), "process_batch_001": summary(100), "unrelated": summary(7),
         ]
-        let scenario = try BatchAggregationScenario.detect(dependencyResults: deps, batchableStepName: "analyze",
-                                                           workerTemplateName: "process_batch")
+        let scenario = try BatchAggregationScenario.detect(
+            dependencyResults: deps, batchableStepName: "analyze",
+            workerTemplateName: "process_batch")
         guard case .withBatches(let workers) = scenario else {
             Issue.record("expected workers")
             return
@@ -281,15 +310,20 @@ import Testing
         #expect(totals.successRate == 100)
 
         let none = ["analyze": Self.dependency(.object(["batch_processing_outcome": .object(["type": .string("no_batches")])]))]
-        #expect(try BatchAggregationScenario.detect(dependencyResults: none, batchableStepName: "analyze",
-                                                    batchWorkerPrefix: "process_batch_").workerCount == 0)
+        #expect(
+            try BatchAggregationScenario.detect(
+                dependencyResults: none, batchableStepName: "analyze",
+                batchWorkerPrefix: "process_batch_"
+            ).workerCount == 0)
         #expect(throws: StepFailure.self) {
-            try BatchAggregationScenario.detect(dependencyResults: [:], batchableStepName: "analyze",
-                                                batchWorkerPrefix: "p_")
+            try BatchAggregationScenario.detect(
+                dependencyResults: [:], batchableStepName: "analyze",
+                batchWorkerPrefix: "p_")
         }
         #expect(throws: StepFailure.self) {
-            try BatchAggregationScenario.detect(dependencyResults: ["analyze": Self.dependency(.emptyObject)],
-                                                batchableStepName: "analyze", batchWorkerPrefix: "p_")
+            try BatchAggregationScenario.detect(
+                dependencyResults: ["analyze": Self.dependency(.emptyObject)],
+                batchableStepName: "analyze", batchWorkerPrefix: "p_")
         }
     }
 

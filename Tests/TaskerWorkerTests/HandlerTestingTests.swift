@@ -1,10 +1,10 @@
 import Foundation
 import Logging
-import Testing
 import TaskerExamples
+import TaskerModel
 import TaskerWorker
 import TaskerWorkerTesting
-import TaskerModel
+import Testing
 
 /// The testing product: the example handlers run from a `StepContext.testing(…)` of a few values,
 /// without a database, and their outcomes read back typed.
@@ -40,15 +40,19 @@ import TaskerModel
         let square = try await Self.examples.run("examples.linear.square", .testing(taskContext: ["number": 6]))
         #expect(try square.decodedResult(as: Value.self) == Value(value: 36))
 
-        let add = try await Self.examples.run("examples.linear.add", .testing(
-            taskContext: ["number": 6], dependencyResults: ["linear_square": square.result ?? .null],
-            stepConfig: ["addend": 5]))
+        let add = try await Self.examples.run(
+            "examples.linear.add",
+            .testing(
+                taskContext: ["number": 6], dependencyResults: ["linear_square": square.result ?? .null],
+                stepConfig: ["addend": 5]))
         #expect(try add.decodedResult(as: Value.self) == Value(value: 41))
     }
 
     @Test func aWrongDependencyFailsPermanentlyNamingIt() async throws {
-        let add = try await Self.examples.run("examples.linear.add", .testing(
-            taskContext: ["number": 6], dependencyResults: ["linear_square": ["value": 35]], stepConfig: ["addend": 5]))
+        let add = try await Self.examples.run(
+            "examples.linear.add",
+            .testing(
+                taskContext: ["number": 6], dependencyResults: ["linear_square": ["value": 35]], stepConfig: ["addend": 5]))
         let failure = try #require(add.failure)
         #expect(!failure.retryable && failure.errorType == "verification_error")
         #expect(failure.message.contains("linear_square"), "\(failure.message)")
@@ -66,27 +70,37 @@ import TaskerModel
 
     @Test func aDecisionPointsBranchIsReadable() async throws {
         for (amount, branch) in [(50, "decision_auto_approve"), (500, "decision_manager_approval")] {
-            let route = try await Self.examples.run("examples.decision.route", .testing(
-                dependencyResults: ["decision_validate": ["value": .int(Int64(amount))]], stepConfig: ["threshold": 100]))
+            let route = try await Self.examples.run(
+                "examples.decision.route",
+                .testing(
+                    dependencyResults: ["decision_validate": ["value": .int(Int64(amount))]], stepConfig: ["threshold": 100]))
             #expect(route.decisionOutcome == .createSteps([branch]), "\(route)")
         }
     }
 
     @Test func aBatchPlanAndABatchWorkerAreReadable() async throws {
-        let analyze = try await Self.examples.run("examples.batch.analyze", .testing(
-            taskContext: ["item_count": 100], stepConfig: ["batch_size": 25, "max_workers": 4]))
+        let analyze = try await Self.examples.run(
+            "examples.batch.analyze",
+            .testing(
+                taskContext: ["item_count": 100], stepConfig: ["batch_size": 25, "max_workers": 4]))
         let plan = try #require(analyze.batchProcessingOutcome, "\(analyze)")
         #expect(plan.workerCount == 4)
         let second = try #require(plan.cursorConfigs.dropFirst().first)
         #expect(second.batchID == "002" && second.startCursor == 25 && second.endCursor == 50)
 
-        struct WorkerResult: Decodable { let sum: Int64; let processed: Int64 }
+        struct WorkerResult: Decodable {
+            let sum: Int64
+            let processed: Int64
+        }
         let inputs: JSONValue = [
             "cursor": ["batch_id": "002", "start_cursor": 25, "end_cursor": 50, "batch_size": 25],
             "batch_metadata": ["cursor_field": "index", "failure_strategy": "fail_fast"], "is_no_op": false,
         ]
-        let worker = try await Self.examples.run("examples.batch.process", .testing(stepName: "batch_process_002",
-                                                                                    stepInputs: inputs))
+        let worker = try await Self.examples.run(
+            "examples.batch.process",
+            .testing(
+                stepName: "batch_process_002",
+                stepInputs: inputs))
         let result = try worker.decodedResult(as: WorkerResult.self)
         #expect(result.processed == 25)
         #expect(result.sum == (25..<50).reduce(Int64(0)) { $0 + Int64($1 * $1) })
@@ -94,12 +108,16 @@ import TaskerModel
     }
 
     @Test func theRetryExampleFailsOnceWithABackoffThenSucceeds() async throws {
-        let first = try await Self.examples.run("examples.retry.fetch", .testing(
-            taskContext: ["number": 1], stepConfig: ["backoff_seconds": 2]))
+        let first = try await Self.examples.run(
+            "examples.retry.fetch",
+            .testing(
+                taskContext: ["number": 1], stepConfig: ["backoff_seconds": 2]))
         #expect(first.failure?.retryable == true)
         #expect(first.failure?.backoffHint != nil)
-        let second = try await Self.examples.run("examples.retry.fetch", .testing(
-            taskContext: ["number": 1], stepConfig: ["backoff_seconds": 2], attempt: 2))
+        let second = try await Self.examples.run(
+            "examples.retry.fetch",
+            .testing(
+                taskContext: ["number": 1], stepConfig: ["backoff_seconds": 2], attempt: 2))
         #expect(try second.decodedResult(as: Value.self) == Value(value: 2))
     }
 

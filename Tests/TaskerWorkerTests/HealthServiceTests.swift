@@ -2,9 +2,10 @@ import Foundation
 import Synchronization
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// `WorkerHealthService` against a running worker and a real PostgreSQL: queue depth over the
 /// worker's own queues only, step failure rate from real steps, event intake per deployment mode.
@@ -69,16 +70,18 @@ struct HealthServiceTests {
     @Test
     func stepProcessingFollowsTheFailureRateOfRealSteps() async throws {
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: """
-                name: health_steps
-                namespace_name: healthsteps
-                version: 1.0.0
-                steps:
-                  - name: ok
-                    handler: { callable: tasker.noop }
-                  - name: boom
-                    handler: { callable: tasker.fail }
-                """)
+            let harness = try await PipelineHarness.make(
+                db,
+                yaml: """
+                    name: health_steps
+                    namespace_name: healthsteps
+                    version: 1.0.0
+                    steps:
+                      - name: ok
+                        handler: { callable: tasker.noop }
+                      - name: boom
+                        handler: { callable: tasker.fail }
+                    """)
             let running = harness.startWorker(.withBuiltIns(), configuration: harness.configuration())
             let runtime = running.daemon.runtime
             let health = WorkerHealthService(runtime: runtime)
@@ -97,9 +100,11 @@ struct HealthServiceTests {
             #expect(failing.message == "4 steps executed, 3 succeeded, 1 failed (25.0 % failure rate)")
             let detailed = await health.detailed()
             #expect(detailed.status == "degraded")
-            #expect(detailed.checks.stepProcessing == HealthCheck(
-                status: .unhealthy, message: failing.message, durationMs: detailed.checks.stepProcessing.durationMs,
-                lastChecked: detailed.checks.stepProcessing.lastChecked))
+            #expect(
+                detailed.checks.stepProcessing
+                    == HealthCheck(
+                        status: .unhealthy, message: failing.message, durationMs: detailed.checks.stepProcessing.durationMs,
+                        lastChecked: detailed.checks.stepProcessing.lastChecked))
             // Failing handlers do not make the worker unready.
             #expect(await health.readiness().isReady)
             try await running.stop()
@@ -189,8 +194,9 @@ struct HealthServiceTests {
     // MARK: - Helpers
 
     static func send(_ admin: PostgresConnection, queue: String, delaySeconds: Int) async throws {
-        try await admin.query("SELECT pgmq.send($1::text, $2::jsonb, $3::integer)",
-                              [queue, PostgresJSON(raw: #"{"task_uuid":null}"#), delaySeconds])
+        try await admin.query(
+            "SELECT pgmq.send($1::text, $2::jsonb, $3::integer)",
+            [queue, PostgresJSON(raw: #"{"task_uuid":null}"#), delaySeconds])
     }
 
     func run(_ harness: PipelineHarness, step: String, expecting state: String) async throws {

@@ -5,8 +5,9 @@ import HummingbirdTesting
 import SwiftProtobuf
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Non-Swift clients against a real worker, proving the wire formats with other implementations:
 ///
@@ -20,10 +21,12 @@ import Testing
 /// Runs only when `TASKER_TEST_PYTHON` names a python with grpcio, grpcio-tools, protobuf and
 /// prometheus-client. `scripts/test` (and so CI, through `.ci/run`) always installs them from PyPI
 /// into `.tasker/venv` and sets it; a bare `swift test` skips this suite.
-@Suite("Interop (Python grpcio and prometheus_client)",
-       .enabled(if: InteropEnvironment.python != nil,
-                "TASKER_TEST_PYTHON is not set: scripts/test sets it (python with grpcio + prometheus-client)"),
-       .timeLimit(.minutes(3)))
+@Suite(
+    "Interop (Python grpcio and prometheus_client)",
+    .enabled(
+        if: InteropEnvironment.python != nil,
+        "TASKER_TEST_PYTHON is not set: scripts/test sets it (python with grpcio + prometheus-client)"),
+    .timeLimit(.minutes(3)))
 struct InteropTests {
     /// `Tests/Interop/` (next to this target's folder; SwiftPM ignores it: it is no target's folder).
     static let interopDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -55,9 +58,11 @@ struct InteropTests {
         try await withWorker { harness, worker, runtime in
             let address = try #require(worker.daemon.boundAddresses.grpc)
             let template = harness.template
-            let run = try await Self.runPython("grpc_client.py", [
-                address, "--template", template.namespaceName, template.name, template.version,
-            ])
+            let run = try await Self.runPython(
+                "grpc_client.py",
+                [
+                    address, "--template", template.namespaceName, template.name, template.version,
+                ])
             let json = try Self.decode(run, "grpc_client.py")
             #expect(run.status == 0, "grpc_client.py failures: \(json["failures"].map(String.init(describing:)) ?? "?")")
             #expect(json["failures"] == [])
@@ -90,8 +95,11 @@ struct InteropTests {
             let detailed = try Self.ok(calls, "tasker.v1.WorkerHealthService/CheckDetailedHealth")
             #expect(["healthy", "degraded"].contains(detailed["status"]?.stringValue ?? ""))
             #expect(detailed["worker_id"] == .string(publicID) && Self.isRecent(detailed["timestamp"]))
-            #expect(detailed["checks"]?.fieldNames == ["circuit_breakers", "command_processor", "database", "event_system",
-                                                        "queue_processing", "step_processing"])
+            #expect(
+                detailed["checks"]?.fieldNames == [
+                    "circuit_breakers", "command_processor", "database", "event_system",
+                    "queue_processing", "step_processing",
+                ])
             for name in ["database", "circuit_breakers", "step_processing"] {
                 Self.expectHealthyCheck(detailed["checks"]?[name], name)
             }
@@ -126,8 +134,10 @@ struct InteropTests {
             #expect(list["template_count"] == "1")  // int64: a string in protobuf's JSON mapping
             #expect(list["cache_stats"] == nil)
             #expect(list["worker_capabilities"] == ["command_processing", "database_access", "message_queues", "ffi_integration"])
-            #expect(try Self.message(Tasker_V1_WorkerTemplateListResponse.self, list) == Tasker_V1_WorkerTemplateListResponse(
-                try await WorkerTemplateQueryService(runtime: runtime).list(includeCacheStats: false)))
+            #expect(
+                try Self.message(Tasker_V1_WorkerTemplateListResponse.self, list)
+                    == Tasker_V1_WorkerTemplateListResponse(
+                        try await WorkerTemplateQueryService(runtime: runtime).list(includeCacheStats: false)))
             let withStats = try Self.ok(calls, "tasker.v1.WorkerTemplateService/ListTemplates+cache_stats")
             #expect(withStats["cache_stats"]?["supported_namespaces"] == [.string(namespace)])
             #expect(withStats["cache_stats"]?["total_cached"]?.stringValue.flatMap { Int($0) }.map { $0 >= 1 } == true)
@@ -136,19 +146,22 @@ struct InteropTests {
             let resolved = try #require(got["template"])
             #expect(resolved["name"] == "interop_probe" && resolved["namespace"] == .string(namespace))
             #expect(resolved["version"] == "3.1.4" && resolved["description"] == "Called from Python")
-            #expect(resolved["steps"] == [
-                ["name": "ok_a", "description": "First step", "retryable": true, "max_attempts": 4],
-                ["name": "ok_b", "retryable": false, "max_attempts": 1],
-                ["name": "bad", "retryable": true, "max_attempts": 3],  // the template defaults
-                ["name": "later", "retryable": true, "max_attempts": 3],
-            ])
+            #expect(
+                resolved["steps"] == [
+                    ["name": "ok_a", "description": "First step", "retryable": true, "max_attempts": 4],
+                    ["name": "ok_b", "retryable": false, "max_attempts": 1],
+                    ["name": "bad", "retryable": true, "max_attempts": 3],  // the template defaults
+                    ["name": "later", "retryable": true, "max_attempts": 3],
+                ])
             #expect(got["handler_metadata"]?["handler_name"] == "interop_probe")
             #expect(got["handler_metadata"]?["namespace"] == .string(namespace))
             #expect(got["handler_metadata"]?["version"] == "3.1.4")
             #expect(got["cached"] == true)
-            #expect(try Self.message(Tasker_V1_WorkerTemplateResponse.self, got) == Tasker_V1_WorkerTemplateResponse(
-                try await WorkerTemplateQueryService(runtime: runtime).get(
-                    namespace: namespace, name: template.name, version: template.version)))
+            #expect(
+                try Self.message(Tasker_V1_WorkerTemplateResponse.self, got)
+                    == Tasker_V1_WorkerTemplateResponse(
+                        try await WorkerTemplateQueryService(runtime: runtime).get(
+                            namespace: namespace, name: template.name, version: template.version)))
 
             let missing = try #require(calls["tasker.v1.WorkerTemplateService/GetTemplate+missing"])
             #expect(missing["code"] == 5 && missing["code_name"] == "NOT_FOUND")
@@ -165,19 +178,23 @@ struct InteropTests {
             let reflection = try #require(json["reflection"])
             #expect(reflection["code"] == 0 && reflection["responses"] == 3)
             let listed = Set(reflection["list_services"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-            #expect(listed == ["tasker.v1.WorkerHealthService", "tasker.v1.WorkerConfigService", "tasker.v1.WorkerTemplateService",
-                               "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])
+            #expect(
+                listed == [
+                    "tasker.v1.WorkerHealthService", "tasker.v1.WorkerConfigService", "tasker.v1.WorkerTemplateService",
+                    "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                ])
             let symbol = try #require(reflection["file_containing_symbol"])
             #expect(symbol["service_file"] == "tasker/v1/worker.proto")
             let files = symbol["files"]?.arrayValue?.compactMap(\.stringValue) ?? []
             #expect(files.first == "tasker/v1/worker.proto")
             #expect(Set(files) == ["tasker/v1/worker.proto", "tasker/v1/config.proto", "google/protobuf/timestamp.proto"])
-            #expect(symbol["methods"] == [
-                Self.method("CheckHealth", "WorkerHealthRequest", "WorkerBasicHealthResponse"),
-                Self.method("CheckLiveness", "WorkerLivenessRequest", "WorkerBasicHealthResponse"),
-                Self.method("CheckReadiness", "WorkerReadinessRequest", "WorkerReadinessResponse"),
-                Self.method("CheckDetailedHealth", "WorkerDetailedHealthRequest", "WorkerDetailedHealthResponse"),
-            ])
+            #expect(
+                symbol["methods"] == [
+                    Self.method("CheckHealth", "WorkerHealthRequest", "WorkerBasicHealthResponse"),
+                    Self.method("CheckLiveness", "WorkerLivenessRequest", "WorkerBasicHealthResponse"),
+                    Self.method("CheckReadiness", "WorkerReadinessRequest", "WorkerReadinessResponse"),
+                    Self.method("CheckDetailedHealth", "WorkerDetailedHealthRequest", "WorkerDetailedHealthResponse"),
+                ])
             // Called with message classes built from the reflected descriptors alone.
             let dynamic = try #require(reflection["dynamic_check_health"])
             #expect(dynamic["code"] == 0)
@@ -190,9 +207,11 @@ struct InteropTests {
     func pythonGRPCClientFailsWithoutServer() async throws {
         // A port that was free a moment ago: nothing listens there.
         let port = try freeLoopbackPort()
-        let run = try await Self.runPython("grpc_client.py", [
-            "127.0.0.1:\(port)", "--template", "ns", "name", "1.0.0", "--timeout", "1",
-        ])
+        let run = try await Self.runPython(
+            "grpc_client.py",
+            [
+                "127.0.0.1:\(port)", "--template", "ns", "name", "1.0.0", "--timeout", "1",
+            ])
         #expect(run.status != 0)
         let json = try Self.decode(run, "grpc_client.py")
         #expect(json["failures"]?.arrayValue?.isEmpty == false)
@@ -227,18 +246,24 @@ struct InteropTests {
 
             let after = try await Self.parsedMetrics(worker)
             // Counters: the parser names the family without "_total"; the sample keeps it.
-            for family in ["tasker_steps_executions", "tasker_steps_successes", "tasker_steps_failures",
-                           "tasker_steps_claimed", "tasker_steps_handler_errors", "tasker_steps_results_submitted"] {
+            for family in [
+                "tasker_steps_executions", "tasker_steps_successes", "tasker_steps_failures",
+                "tasker_steps_claimed", "tasker_steps_handler_errors", "tasker_steps_results_submitted",
+            ] {
                 #expect(after[family]?["type"] == "counter", "\(family)")
             }
             #expect(Self.sample(after, "tasker_steps_claimed", "tasker_steps_claimed_total", ns) == .int(3))
             #expect(Self.sample(after, "tasker_steps_executions", "tasker_steps_executions_total", ns) == .int(3))
             #expect(Self.sample(after, "tasker_steps_successes", "tasker_steps_successes_total", ns) == .int(2))
-            #expect(Self.sample(after, "tasker_steps_failures", "tasker_steps_failures_total",
-                                ns.merging(["error_type": "handler_execution_failed"]) { $1 }) == .int(1))
+            #expect(
+                Self.sample(
+                    after, "tasker_steps_failures", "tasker_steps_failures_total",
+                    ns.merging(["error_type": "handler_execution_failed"]) { $1 }) == .int(1))
             #expect(Self.samples(after, "tasker_steps_failures", namespace: namespace).count == 1)
-            #expect(Self.sample(after, "tasker_steps_handler_errors", "tasker_steps_handler_errors_total",
-                                ns.merging(["error_type": "interop_failure", "retryable": "false"]) { $1 }) == .int(1))
+            #expect(
+                Self.sample(
+                    after, "tasker_steps_handler_errors", "tasker_steps_handler_errors_total",
+                    ns.merging(["error_type": "interop_failure", "retryable": "false"]) { $1 }) == .int(1))
             #expect(Self.sample(after, "tasker_steps_results_submitted", "tasker_steps_results_submitted_total", ns) == .int(3))
 
             // A histogram: buckets, sum and count per series.
@@ -250,10 +275,13 @@ struct InteropTests {
 
             // Scrape-time gauges.
             #expect(after["tasker_worker_info"]?["type"] == "gauge")
-            #expect(Self.sample(after, "tasker_worker_info", "tasker_worker_info", [
-                "version": TaskerWorkerVersion.current, "worker_id": runtime.identity.workerID,
-                "worker_type": "command_processor",
-            ]) == .int(1))
+            #expect(
+                Self.sample(
+                    after, "tasker_worker_info", "tasker_worker_info",
+                    [
+                        "version": TaskerWorkerVersion.current, "worker_id": runtime.identity.workerID,
+                        "worker_type": "command_processor",
+                    ]) == .int(1))
             #expect(after["tasker_worker_queue_depth"]?["type"] == "gauge")
             #expect(Self.sample(after, "tasker_worker_queue_depth", "tasker_worker_queue_depth", ns) == .int(1))
             #expect(after["tasker_worker_uptime_seconds"]?["type"] == "gauge")
@@ -263,12 +291,15 @@ struct InteropTests {
 
     @Test("parse_metrics.py rejects text that is not Prometheus exposition format")
     func parseMetricsRejectsMalformedText() async throws {
-        let good = try await Self.runPython("parse_metrics.py", [], stdin: Data("""
-            # HELP a_total A counter
-            # TYPE a_total counter
-            a_total{x="1"} 3
+        let good = try await Self.runPython(
+            "parse_metrics.py", [],
+            stdin: Data(
+                """
+                # HELP a_total A counter
+                # TYPE a_total counter
+                a_total{x="1"} 3
 
-            """.utf8))
+                """.utf8))
         #expect(good.status == 0)
         let parsed = try Self.decode(good, "parse_metrics.py")
         #expect(parsed == ["a": ["type": "counter", "documentation": "A counter", "samples": [["a_total", ["x": "1"], 3]]]])
@@ -357,11 +388,16 @@ struct InteropTests {
         #expect(isRecent(check?["last_checked"]), "\(name)", sourceLocation: sourceLocation)
     }
 
-    static func expectSystemInfo(_ info: JSONValue?, namespace: String, runtime: WorkerRuntime,
-                                 sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(info?.fieldNames == ["command_processor_active", "database_pool_size", "environment", "pool_utilization",
-                                     "supported_namespaces", "uptime_seconds", "version", "worker_type"],
-                sourceLocation: sourceLocation)
+    static func expectSystemInfo(
+        _ info: JSONValue?, namespace: String, runtime: WorkerRuntime,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            info?.fieldNames == [
+                "command_processor_active", "database_pool_size", "environment", "pool_utilization",
+                "supported_namespaces", "uptime_seconds", "version", "worker_type",
+            ],
+            sourceLocation: sourceLocation)
         #expect(info?["version"] == .string(TaskerWorkerVersion.current), sourceLocation: sourceLocation)
         #expect(info?["environment"] == .string(runtime.configuration.common.execution.environment), sourceLocation: sourceLocation)
         #expect(info?["worker_type"] == "command_processor", sourceLocation: sourceLocation)
@@ -372,21 +408,25 @@ struct InteropTests {
         for pool in ["tasker_pool", "pgmq_pool"] {
             let detail = info?["pool_utilization"]?[pool]
             #expect(detail?["max_connections"] == 12, "\(pool)", sourceLocation: sourceLocation)
-            #expect(detail?["total_acquires"]?.stringValue.flatMap { UInt64($0) }.map { $0 >= 1 } == true, "\(pool)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                detail?["total_acquires"]?.stringValue.flatMap { UInt64($0) }.map { $0 >= 1 } == true, "\(pool)",
+                sourceLocation: sourceLocation)
             #expect(detail?["utilization_percent"]?.doubleValue != nil, "\(pool)", sourceLocation: sourceLocation)
         }
     }
 
     static func method(_ name: String, _ input: String, _ output: String) -> JSONValue {
-        ["name": .string(name), "input_type": .string("tasker.v1." + input), "output_type": .string("tasker.v1." + output),
-         "client_streaming": false, "server_streaming": false]
+        [
+            "name": .string(name), "input_type": .string("tasker.v1." + input), "output_type": .string("tasker.v1." + output),
+            "client_streaming": false, "server_streaming": false,
+        ]
     }
 
     /// An RFC 3339 UTC timestamp (protobuf's JSON for `Timestamp`) within a minute of now.
     static func isRecent(_ value: JSONValue?) -> Bool {
         guard let text = value?.stringValue,
-              let match = text.wholeMatch(of: /(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?Z/) else { return false }
+            let match = text.wholeMatch(of: /(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?Z/)
+        else { return false }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         guard let date = formatter.date(from: String(match.1) + "Z") else { return false }
@@ -412,13 +452,16 @@ struct InteropTests {
     }
 
     /// Runs `$TASKER_TEST_PYTHON Tests/Interop/<script> arguments…` with `stdin`; kills it after `timeout`.
-    static func runPython(_ script: String, _ arguments: [String], stdin: Data? = nil,
-                          timeout: Duration = .seconds(90)) async throws -> PythonRun {
+    static func runPython(
+        _ script: String, _ arguments: [String], stdin: Data? = nil,
+        timeout: Duration = .seconds(90)
+    ) async throws -> PythonRun {
         let python = try #require(InteropEnvironment.python)
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        let run = try await Subprocess.run(python, ["-B", interopDirectory.appendingPathComponent(script).path] + arguments,
-                                           environment: environment, stdin: stdin ?? Data(), timeout: timeout)
+        let run = try await Subprocess.run(
+            python, ["-B", interopDirectory.appendingPathComponent(script).path] + arguments,
+            environment: environment, stdin: stdin ?? Data(), timeout: timeout)
         if run.timedOut {
             Issue.record("\(script) did not finish within \(timeout); killed. stderr: \(run.stderr)")
         }

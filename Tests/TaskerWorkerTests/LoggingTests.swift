@@ -3,8 +3,9 @@ import Logging
 import Synchronization
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The worker's log handler: text and JSON lines, levels, metadata, and a real run's step lines.
 @Suite("Logging", .timeLimit(.minutes(2)))
@@ -28,9 +29,11 @@ struct LoggingTests {
         let capture = Capture()
         var logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .json, level: .info) }
         logger[metadataKey: "worker_id"] = "worker_x"
-        logger.info("hello \"world\"\nsecond line", metadata: [
-            "step_uuid": "s-1", "nested": ["a": "1", "b": ["c": "2"]], "list": ["x", "y"], "message": "collides",
-        ])
+        logger.info(
+            "hello \"world\"\nsecond line",
+            metadata: [
+                "step_uuid": "s-1", "nested": ["a": "1", "b": ["c": "2"]], "list": ["x", "y"], "message": "collides",
+            ])
         logger.debug("filtered out")
         let objects = try capture.objects()
         #expect(objects.count == 1)
@@ -88,16 +91,18 @@ struct LoggingTests {
     @Test func stepPathLinesCarryTheStepAndWorkerIDs() async throws {
         WorkerLogging.bootstrap()
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: """
-                name: logged
-                namespace_name: logged
-                version: 1.0.0
-                steps:
-                  - name: ok
-                    handler: { callable: tasker.noop }
-                  - name: broken
-                    handler: { callable: test.throws }
-                """)
+            let harness = try await PipelineHarness.make(
+                db,
+                yaml: """
+                    name: logged
+                    namespace_name: logged
+                    version: 1.0.0
+                    steps:
+                      - name: ok
+                        handler: { callable: tasker.noop }
+                      - name: broken
+                        handler: { callable: test.throws }
+                    """)
             let handlers = HandlerRegistry.withBuiltIns()
             struct Boom: Error {}
             handlers.register("test.throws") { _ in throw Boom() }
@@ -105,8 +110,9 @@ struct LoggingTests {
                 configuration: harness.configuration(mode: .hybrid), handlers: handlers,
                 templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": harness.templateDirectory]))
             let capture = Capture()
-            let override = WorkerLogging.Override(output: capture.output, format: .json, level: .info,
-                                                  metadata: ["worker_id": "\(daemon.identity.workerID)"])
+            let override = WorkerLogging.Override(
+                output: capture.output, format: .json, level: .info,
+                metadata: ["worker_id": "\(daemon.identity.workerID)"])
             let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run() } }
             let worker = PipelineHarness.RunningWorker(daemon: daemon, task: task)
             try await harness.waitForWorkersReady(1, mode: .hybrid)

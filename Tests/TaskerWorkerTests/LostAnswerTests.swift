@@ -1,9 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Lost answers: the connection breaks after the server ran a claim or a completion, so the worker
 /// sees an error for a transaction that committed. `AnswerLosingProxy` loses the server's reply the
@@ -38,8 +39,10 @@ struct LostAnswerTests {
             #expect(try found.map { try $0.hydrated.get()?.currentState } == ["in_progress", "in_progress", "in_progress"])
             #expect(try await harness.queuedIDs() == [messages[1]], "the claimed steps' messages were archived")
             // Another attempt (1 ms later, or another worker at the same time) did not make these claims.
-            for other in [ClaimStamp(worker: stamp.worker, time: stamp.time.addingTimeInterval(0.001)),
-                          ClaimStamp(worker: UUID(), time: stamp.time)] {
+            for other in [
+                ClaimStamp(worker: stamp.worker, time: stamp.time.addingTimeInterval(0.001)),
+                ClaimStamp(worker: UUID(), time: stamp.time),
+            ] {
                 let found = try await StepRepository.findClaims(harness.admin, requests, stamp: other, session: nil)
                 #expect(found.map(\.claim) == [.notClaimable, .notClaimable, .notClaimable])
             }
@@ -132,7 +135,8 @@ struct LostAnswerTests {
             let statistics = worker.daemon.statistics.snapshot
             #expect(statistics.completionsRecovered == 1)
             #expect(statistics.domainEventsPublished == 1)
-            #expect(try await harness.transitions(task["announce"]).map(\.to)
+            #expect(
+                try await harness.transitions(task["announce"]).map(\.to)
                     == ["pending", "enqueued", "in_progress", "enqueued_for_orchestration"])
             #expect(try await harness.stepSummaries()[task["announce"]]?.results == 1)
         }
@@ -147,8 +151,9 @@ struct LostAnswerTests {
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)
             let worker = UUID()
             let write = try CompletionWrite(message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker)
-            let later = try CompletionWrite(message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker,
-                                            now: Date().addingTimeInterval(1))
+            let later = try CompletionWrite(
+                message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker,
+                now: Date().addingTimeInterval(1))
             #expect(try await !StepRepository.isStored(harness.admin, write, session: nil))
             _ = try await StepRepository.completeBatch(harness.admin, [write])
             #expect(try await StepRepository.isStored(harness.admin, write, session: nil))

@@ -4,8 +4,9 @@ import HummingbirdTesting
 import Metrics
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The Prometheus backend (text format 0.0.4) and the worker's `/metrics` endpoints.
 @Suite("Metrics", .timeLimit(.minutes(2)))
@@ -19,12 +20,13 @@ struct MetricsTests {
         counter.increment(by: 2)
         Counter(label: "http.requests.total", dimensions: [("http.route", "/a\"b\\c\nd")], factory: factory).increment()
         let text = factory.render()
-        #expect(text == """
-            # HELP http_requests_total Requests served
-            # TYPE http_requests_total counter
-            http_requests_total{http_route="/a\\"b\\\\c\\nd"} 3
+        #expect(
+            text == """
+                # HELP http_requests_total Requests served
+                # TYPE http_requests_total counter
+                http_requests_total{http_route="/a\\"b\\\\c\\nd"} 3
 
-            """)
+                """)
     }
 
     @Test func gaugesMetersAndFloatingCounters() {
@@ -51,17 +53,18 @@ struct MetricsTests {
         let recorder = Recorder(label: "payload.size", dimensions: [("kind", "x")], factory: factory)
         for value in [0.5, 1, 3, 10] { recorder.record(value) }
         let text = factory.render()
-        #expect(text == """
-            # HELP payload_size payload_size
-            # TYPE payload_size histogram
-            payload_size_bucket{kind="x",le="1"} 2
-            payload_size_bucket{kind="x",le="2"} 2
-            payload_size_bucket{kind="x",le="5"} 3
-            payload_size_bucket{kind="x",le="+Inf"} 4
-            payload_size_sum{kind="x"} 14.5
-            payload_size_count{kind="x"} 4
+        #expect(
+            text == """
+                # HELP payload_size payload_size
+                # TYPE payload_size histogram
+                payload_size_bucket{kind="x",le="1"} 2
+                payload_size_bucket{kind="x",le="2"} 2
+                payload_size_bucket{kind="x",le="5"} 3
+                payload_size_bucket{kind="x",le="+Inf"} 4
+                payload_size_sum{kind="x"} 14.5
+                payload_size_count{kind="x"} 4
 
-            """)
+                """)
     }
 
     @Test func timersAreHistogramsInSeconds() throws {
@@ -203,7 +206,8 @@ struct MetricsTests {
             let runtime = worker.daemon.runtime
             // Results are committed before the counters move past the last statement; give them a moment.
             try await waitUntil {
-                Self.parse(await WorkerMetricsRoutes.prometheusText(runtime))["tasker_steps_results_submitted_total{namespace=\"\(namespace)\"}"] == 3
+                Self.parse(await WorkerMetricsRoutes.prometheusText(runtime))[
+                    "tasker_steps_results_submitted_total{namespace=\"\(namespace)\"}"] == 3
                     && runtime.domainEvents.routing.router.totalRouted == 1
             }
 
@@ -233,14 +237,16 @@ struct MetricsTests {
                     // The real queue name, worker_<ns>_queue, with the two messages left in it.
                     #expect(s["tasker_worker_queue_depth{\(ns)}"] == 2)
                     #expect((s["tasker_worker_queue_oldest_message_age_seconds{\(ns)}"] ?? -1) >= 0)
-                    let info = "tasker_worker_info{version=\"\(TaskerWorkerVersion.current)\",worker_id=\"\(runtime.identity.workerID)\",worker_type=\"command_processor\"}"
+                    let info =
+                        "tasker_worker_info{version=\"\(TaskerWorkerVersion.current)\",worker_id=\"\(runtime.identity.workerID)\",worker_type=\"command_processor\"}"
                     #expect(s[info] == 1)
                     #expect((s["tasker_worker_uptime_seconds"] ?? 0) > 0)
                     #expect((s["tasker_worker_db_pool_size"] ?? 0) >= 1)
                     #expect(s["tasker_worker_db_pool_max_connections"] == 12)
                     #expect(s["tasker_worker_channel_health{channel_name=\"worker_handler_permits\",component=\"worker\"}"] == 0)
                     #expect(s["tasker_worker_channel_health{channel_name=\"worker_dispatch_channel\",component=\"worker\"}"] == 0)
-                    #expect(s.keys.contains("tasker_worker_channel_health{channel_name=\"worker_completion_channel\",component=\"worker\"}"))
+                    #expect(
+                        s.keys.contains("tasker_worker_channel_health{channel_name=\"worker_completion_channel\",component=\"worker\"}"))
                     #expect(text.contains("# TYPE tasker_steps_claimed_total counter"))
                     // This worker's own counters (not process-wide): exactly this run's event.
                     #expect(s["tasker_domain_events_published_total{delivery_mode=\"broadcast\"}"] == 1)
@@ -311,7 +317,8 @@ struct MetricsTests {
             } else {
                 let current = try #require(current, "sample before any TYPE: \(line)")
                 let sampleName = String(line.prefix { $0 != "{" && $0 != " " })
-                let allowed = current.kind == "histogram"
+                let allowed =
+                    current.kind == "histogram"
                     ? [current.name + "_bucket", current.name + "_sum", current.name + "_count"] : [current.name]
                 #expect(allowed.contains(sampleName), "sample \(sampleName) under \(current.name)")
                 #expect(sampleName.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" })

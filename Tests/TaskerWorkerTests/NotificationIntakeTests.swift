@@ -1,9 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Notifications are hints from anyone: a role with no rights on `pgmq` can `pg_notify` any payload
 /// on a worker's channel. The worker must not read or archive other queues' messages on their word,
@@ -44,12 +45,16 @@ struct NotificationIntakeTests {
 
     /// A worker in EventDrivenOnly mode (messages come only through notifications and catch-up
     /// reads) with counting handlers, ready; and its queue.
-    static func eventDrivenWorker(_ db: TestDatabase) async throws
-        -> (PipelineHarness, InvocationCounter, PipelineHarness.RunningWorker, String) {
+    static func eventDrivenWorker(
+        _ db: TestDatabase
+    ) async throws
+        -> (PipelineHarness, InvocationCounter, PipelineHarness.RunningWorker, String)
+    {
         let harness = try await PipelineHarness.make(db, yaml: yaml)
         let invocations = InvocationCounter()
-        let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                         configuration: harness.configuration(mode: .eventDrivenOnly))
+        let worker = harness.startWorker(
+            PipelineRobustnessTests.countingHandlers(invocations),
+            configuration: harness.configuration(mode: .eventDrivenOnly))
         try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
         return (harness, invocations, worker, QueueNames.workerQueue(namespace: harness.namespace))
     }
@@ -69,8 +74,9 @@ struct NotificationIntakeTests {
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let other = try await PipelineHarness.make(db, yaml: Self.otherYaml)
             let invocations = InvocationCounter()
-            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                             configuration: harness.configuration(mode: .eventDrivenOnly))
+            let worker = harness.startWorker(
+                PipelineRobustnessTests.countingHandlers(invocations),
+                configuration: harness.configuration(mode: .eventDrivenOnly))
             try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
 
             // Another namespace's real step message, and a message on orchestration's result queue.
@@ -78,10 +84,14 @@ struct NotificationIntakeTests {
             try await other.enqueue(otherTask, "work")
             let otherQueue = QueueNames.workerQueue(namespace: other.namespace)
             let otherMsg: Int64 = try await harness.admin.query("SELECT max(msg_id) AS id FROM pgmq.q_\(otherQueue)")[0].decode("id")
-            let otherBody = try JSONValue(encoding: StepMessage(taskUUID: otherTask.taskUUID, stepUUID: otherTask["work"],
-                                                                correlationID: otherTask.correlationID)).jsonString()
-            let resultMsg = try await PGMQ.sendWithNotify(harness.admin, queue: QueueNames.stepResults,
-                                                          message: PostgresJSON(raw: otherBody))
+            let otherBody = try JSONValue(
+                encoding: StepMessage(
+                    taskUUID: otherTask.taskUUID, stepUUID: otherTask["work"],
+                    correlationID: otherTask.correlationID)
+            ).jsonString()
+            let resultMsg = try await PGMQ.sendWithNotify(
+                harness.admin, queue: QueueNames.stepResults,
+                message: PostgresJSON(raw: otherBody))
 
             let forger = try await Self.connectAsForger(db)
             var forged = [
@@ -92,15 +102,18 @@ struct NotificationIntakeTests {
                 "not json at all",
             ]
             for i in 0..<20 {
-                forged.append(#"{"event_type":"message_with_payload","queue_name":"worker_forged\#(i)_queue","msg_id":\#(otherMsg),"message":\#(otherBody)}"#)
+                forged.append(
+                    #"{"event_type":"message_with_payload","queue_name":"worker_forged\#(i)_queue","msg_id":\#(otherMsg),"message":\#(otherBody)}"#
+                )
             }
             for payload in forged { try await Self.notify(forger, namespace: harness.namespace, payload) }
             try await waitUntil { worker.daemon.statistics.snapshot.notificationsRejected >= forged.count }
 
             // Defence in depth: a delivery from a queue the worker does not serve reaches the executor.
             let runtime = worker.daemon.runtime
-            _ = await runtime.commands.process(.executeStepFromMessage(
-                StepDelivery(queue: QueueNames.stepResults, msgID: resultMsg, message: .object(["hello": 1]))))
+            _ = await runtime.commands.process(
+                .executeStepFromMessage(
+                    StepDelivery(queue: QueueNames.stepResults, msgID: resultMsg, message: .object(["hello": 1]))))
 
             // The worker keeps working.
             let task = try await harness.createTask(steps: ["work"])
@@ -139,7 +152,8 @@ struct NotificationIntakeTests {
             }
             let readsBefore = worker.daemon.statistics.snapshot.notifiedReads
             let announced = ids + (100...1300).map { Int64($0) }
-            let payload = #"{"event_type":"batch_ready","queue_name":"\#(queue)","msg_ids":[\#(announced.map(String.init).joined(separator: ","))]}"#
+            let payload =
+                #"{"event_type":"batch_ready","queue_name":"\#(queue)","msg_ids":[\#(announced.map(String.init).joined(separator: ","))]}"#
             #expect(payload.utf8.count > 5000 && payload.utf8.count < 8000, "about 6 KB, within pg_notify's limit")
             let forger = try await Self.connectAsForger(db)
             try await Self.notify(forger, namespace: harness.namespace, payload)
@@ -172,8 +186,9 @@ struct NotificationIntakeTests {
             #expect(finished, "steps whose notification was dropped were never read")
             #expect(worker.daemon.statistics.snapshot.notificationsDropped > 0)
             #expect(invocations.total == 20)
-            #expect(PrometheusText.render(worker.daemon.statistics.prometheusFamilies)
-                .contains("tasker_worker_notifications_dropped_total"))
+            #expect(
+                PrometheusText.render(worker.daemon.statistics.prometheusFamilies)
+                    .contains("tasker_worker_notifications_dropped_total"))
             #expect((scrape.jsonMetrics["notifications_dropped"]?.value ?? 0) > 0, "not in /metrics/worker")
         }
     }
@@ -191,8 +206,9 @@ struct NotificationIntakeTests {
             let real: Int64 = try await harness.admin.query("SELECT pgmq.send($1::text, $2::jsonb) AS id", [queue, body])[0].decode("id")
             let forged = try JSONValue(encoding: StepMessage(taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID())).jsonString()
             let forger = try await Self.connectAsForger(db)
-            try await Self.notify(forger, namespace: harness.namespace,
-                                  #"{"event_type":"message_with_payload","queue_name":"\#(queue)","msg_id":\#(real),"message":\#(forged)}"#)
+            try await Self.notify(
+                forger, namespace: harness.namespace,
+                #"{"event_type":"message_with_payload","queue_name":"\#(queue)","msg_id":\#(real),"message":\#(forged)}"#)
             try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])
             await worker.stop(within: .seconds(20))
             await forger.close()
@@ -212,13 +228,17 @@ struct NotificationIntakeTests {
             var bodies: [JSONValue] = []
             for task in tasks {
                 try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
-                bodies.append(try JSONValue(encoding: StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)))
+                bodies.append(
+                    try JSONValue(encoding: StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID))
+                )
             }
             // 3 step messages and 497 fillers (poison), with 16-digit ids: 500 ids make a payload of
             // ~8,700 characters.
-            try await harness.admin.query("SELECT setval(pg_get_serial_sequence($1, 'msg_id'), 1000000000000000)",
-                                          ["pgmq.q_\(queue)"])
-            let payloadLength: Int = try await harness.admin.query("""
+            try await harness.admin.query(
+                "SELECT setval(pg_get_serial_sequence($1, 'msg_id'), 1000000000000000)",
+                ["pgmq.q_\(queue)"])
+            let payloadLength: Int = try await harness.admin.query(
+                """
                 WITH sent AS (
                     SELECT tasker.pgmq_send_batch_with_notify($1::text,
                         ARRAY(SELECT value FROM jsonb_array_elements($2::jsonb))

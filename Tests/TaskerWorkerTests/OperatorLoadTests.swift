@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdTesting
 import TaskerTestSupport
 import Testing
+
 @testable import TaskerWorker
 
 /// Issue #11 item 1: a flood of health probes must neither grow the pool past its maximum nor starve
@@ -78,7 +79,8 @@ struct OperatorLoadTests {
             let watcher = Task {
                 var highest = (backends: 0, operatorLane: 0)
                 while !Task.isCancelled {
-                    let rows = try await harness.admin.query("""
+                    let rows = try await harness.admin.query(
+                        """
                         SELECT count(*)::int AS n FROM pg_stat_activity
                          WHERE datname = current_database() AND application_name = 'tasker-worker'
                         """)
@@ -96,10 +98,11 @@ struct OperatorLoadTests {
                                 var n = 0
                                 while !Task.isCancelled {
                                     n += 1
-                                    let path = switch kind {
-                                    case .healthProbes: client % 2 == 0 ? "/health/detailed" : "/health/ready"
-                                    case .unknownTemplates: "/v1/templates/flooded/missing_\(client)_\(n)/1.0.0"
-                                    }
+                                    let path =
+                                        switch kind {
+                                        case .healthProbes: client % 2 == 0 ? "/health/detailed" : "/health/ready"
+                                        case .unknownTemplates: "/v1/templates/flooded/missing_\(client)_\(n)/1.0.0"
+                                        }
                                     _ = try await http.execute(TestClient.Request(path, method: .get))
                                     answered.increment()
                                 }
@@ -138,7 +141,8 @@ struct OperatorLoadTests {
             switch kind {
             case .healthProbes:
                 // One shared evaluation (two operator queries) per second at most, however many probes.
-                #expect(operatorAcquires <= 2 * (seconds + 1), "\(operatorAcquires) operator acquires for \(requests) probes in \(seconds) s")
+                #expect(
+                    operatorAcquires <= 2 * (seconds + 1), "\(operatorAcquires) operator acquires for \(requests) probes in \(seconds) s")
             case .unknownTemplates:
                 // Every look-up of a template that does not exist went to the database on the
                 // operator lane (at most 2 at once), never on the pipeline's connections.

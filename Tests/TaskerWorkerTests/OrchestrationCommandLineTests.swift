@@ -1,6 +1,7 @@
 import Foundation
 import TaskerTestSupport
 import Testing
+
 @testable import TaskerWorker
 
 /// `tasker-dev submit` and `tasker-dev orchestrate` as an operator runs them.
@@ -13,8 +14,9 @@ import Testing
             environment.removeValue(forKey: "TASKER_CONFIG_PATH")
             environment["DATABASE_URL"] = db.url
             environment["TASKER_ENV"] = "test"
-            let orchestrate = try Subprocess.start(CommandLineTests.devBinary, ["orchestrate"], environment: environment,
-                                                   directory: TestEnvironment.repositoryRoot)
+            let orchestrate = try Subprocess.start(
+                CommandLineTests.devBinary, ["orchestrate"], environment: environment,
+                directory: TestEnvironment.repositoryRoot)
             let process = orchestrate.process
 
             let submitted = try CommandLineTests.run(
@@ -22,18 +24,23 @@ import Testing
                 environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"], executable: CommandLineTests.devBinary)
             #expect(submitted.status == 0, "\(submitted.stderr)")
             #expect(submitted.stdout.contains("queued"))
-            let rejected = try CommandLineTests.run(["submit", "examples", "linear_workflow", "1.0.0", "--context", "[1]"],
-                                                    environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"], executable: CommandLineTests.devBinary)
+            let rejected = try CommandLineTests.run(
+                ["submit", "examples", "linear_workflow", "1.0.0", "--context", "[1]"],
+                environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"], executable: CommandLineTests.devBinary)
             #expect(rejected.status != 0 && rejected.stderr.contains("JSON object"))
 
             var task: UUID?
             let deadline = ContinuousClock.now.advanced(by: .seconds(30))
             while ContinuousClock.now < deadline {
-                let rows = try await harness.admin.query("""
+                let rows = try await harness.admin.query(
+                    """
                     SELECT t.task_uuid FROM tasker.tasks t JOIN tasker.task_transitions tt USING (task_uuid)
                      WHERE tt.most_recent AND tt.to_state = 'complete'
                     """)
-                if let row = rows.first { task = try row.decode("task_uuid"); break }
+                if let row = rows.first {
+                    task = try row.decode("task_uuid")
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(task != nil, "the submitted task did not complete")

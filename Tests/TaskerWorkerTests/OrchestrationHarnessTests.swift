@@ -5,9 +5,10 @@ import TaskerExamples
 import TaskerOrchestration
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Runs real workers and the companion orchestration against a test database with the example
 /// templates (`config/tasks/examples/`) plus any extra templates a test needs.
@@ -35,7 +36,9 @@ struct OrchestrationHarness {
         """
 
     /// Copies the example templates (and `extra` YAML files) to a fresh directory and registers them.
-    static func make(_ db: TestDatabase, extra: [String: String] = ["failure_workflow.yaml": failureYAML]) async throws -> OrchestrationHarness {
+    static func make(
+        _ db: TestDatabase, extra: [String: String] = ["failure_workflow.yaml": failureYAML]
+    ) async throws -> OrchestrationHarness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let examples = TestEnvironment.repositoryRoot + "/config/tasks/examples"
@@ -110,8 +113,9 @@ struct OrchestrationHarness {
         settings.readinessInterval = .milliseconds(200)
         let pool = db.pool(maxConnections: maxConnections, acquireTimeout: .seconds(30))
         let service = OrchestrationService(pool: pool, databaseURL: db.url, settings: settings)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: service)], gracefulShutdownSignals: [], logger: Logger(label: "test.orchestration")))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service)], gracefulShutdownSignals: [], logger: Logger(label: "test.orchestration")))
         return RunningOrchestration(service: service, group: group, task: Task { try await group.run() })
     }
 
@@ -127,8 +131,10 @@ struct OrchestrationHarness {
     // MARK: Reading the outcome
 
     func taskState(_ task: UUID) async throws -> String? {
-        try await admin.query("SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1 AND most_recent",
-                              [task]).first?.decode("to_state")
+        try await admin.query(
+            "SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1 AND most_recent",
+            [task]
+        ).first?.decode("to_state")
     }
 
     /// Waits until the task reaches one of `states`.
@@ -146,12 +152,15 @@ struct OrchestrationHarness {
     }
 
     func taskTransitions(_ task: UUID) async throws -> [String] {
-        try await admin.query("SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1 ORDER BY sort_key",
-                              [task]).map { try $0.decode("to_state") }
+        try await admin.query(
+            "SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1 ORDER BY sort_key",
+            [task]
+        ).map { try $0.decode("to_state") }
     }
 
     func stepUUID(_ task: UUID, _ name: String) async throws -> UUID {
-        let rows = try await admin.query("""
+        let rows = try await admin.query(
+            """
             SELECT ws.workflow_step_uuid FROM tasker.workflow_steps ws
               JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
              WHERE ws.task_uuid = $1 AND ns.name = $2
@@ -162,28 +171,34 @@ struct OrchestrationHarness {
 
     func stepTransitions(_ task: UUID, _ name: String) async throws -> [String] {
         let step = try await stepUUID(task, name)
-        return try await admin.query("""
+        return try await admin.query(
+            """
             SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 ORDER BY sort_key
-            """, [step]).map { try $0.decode("to_state") }
+            """, [step]
+        ).map { try $0.decode("to_state") }
     }
 
     /// The step names of a task, sorted.
     func stepNames(_ task: UUID) async throws -> [String] {
-        try await admin.query("""
+        try await admin.query(
+            """
             SELECT ns.name FROM tasker.workflow_steps ws JOIN tasker.named_steps ns USING (named_step_uuid)
              WHERE ws.task_uuid = $1 ORDER BY ns.name
-            """, [task]).map { try $0.decode("name") }
+            """, [task]
+        ).map { try $0.decode("name") }
     }
 
     func result(_ task: UUID, _ name: String) async throws -> StepExecutionResult {
         let step = try await stepUUID(task, name)
-        let raw: JSONValue = try await admin.query("SELECT results FROM tasker.workflow_steps WHERE workflow_step_uuid = $1",
-                                                   [step])[0].decode("results")
+        let raw: JSONValue = try await admin.query(
+            "SELECT results FROM tasker.workflow_steps WHERE workflow_step_uuid = $1",
+            [step])[0].decode("results")
         return try StepExecutionResult.decode(raw)
     }
 
     static func request(_ name: String, _ context: JSONValue) -> TaskRequest {
-        TaskRequest(namespace: ExampleHandlers.namespace, name: name, version: ExampleHandlers.version, context: context,
-                    initiator: "tests", sourceSystem: "tests", reason: "orchestration test")
+        TaskRequest(
+            namespace: ExampleHandlers.namespace, name: name, version: ExampleHandlers.version, context: context,
+            initiator: "tests", sourceSystem: "tests", reason: "orchestration test")
     }
 }

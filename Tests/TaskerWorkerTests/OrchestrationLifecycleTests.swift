@@ -3,8 +3,9 @@ import TaskerExamples
 import TaskerOrchestration
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// End to end through the companion orchestration and a real worker: the task and step transition
 /// logs must be the ones upstream writes (db-and-orchestration.md §3.8).
@@ -32,8 +33,9 @@ import Testing
             let handlers = OrchestrationHarness.exampleHandlers()
             handlers.register("tests.fail_once_retry_after") { context in
                 if context.attempt <= 1 {
-                    throw StepFailure(message: "rate limited", errorType: "rate_limited", retryable: true,
-                                      headers: ["Retry-After": "2"])
+                    throw StepFailure(
+                        message: "rate limited", errorType: "rate_limited", retryable: true,
+                        headers: ["Retry-After": "2"])
                 }
                 return .success(["attempt": .int(Int64(context.attempt))])
             }
@@ -51,16 +53,18 @@ import Testing
             let started = ContinuousClock.now
             try await harness.waitForTask(task, in: ["complete", "error"])
             #expect(ContinuousClock.now - started > .milliseconds(1000))
-            #expect(try await harness.taskTransitions(task) == [
-                "pending", "initializing", "enqueuing_steps", "steps_in_process", "evaluating_results", "enqueuing_steps",
-                "steps_in_process", "evaluating_results", "waiting_for_dependencies", "evaluating_results",
-                "enqueuing_steps", "steps_in_process", "evaluating_results", "complete",
-            ])
+            #expect(
+                try await harness.taskTransitions(task) == [
+                    "pending", "initializing", "enqueuing_steps", "steps_in_process", "evaluating_results", "enqueuing_steps",
+                    "steps_in_process", "evaluating_results", "waiting_for_dependencies", "evaluating_results",
+                    "enqueuing_steps", "steps_in_process", "evaluating_results", "complete",
+                ])
             #expect(try await harness.stepTransitions(task, "log_step_a") == Self.stepLog)
-            #expect(try await harness.stepTransitions(task, "log_step_b") == [
-                "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
-                "pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete",
-            ])
+            #expect(
+                try await harness.stepTransitions(task, "log_step_b") == [
+                    "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
+                    "pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete",
+                ])
             try await Self.expectUpstreamMetadata(harness, task: task, stepB: stepB)
             try await orchestration.stop()
             try await worker.stop()
@@ -73,13 +77,15 @@ import Testing
             "SELECT complete, completed_at IS NOT NULL AS has_completed_at FROM tasker.tasks WHERE task_uuid = $1", [task])[0]
         #expect(try row.decode("complete", as: Bool.self))
         #expect(try row.decode("has_completed_at", as: Bool.self))
-        let taskRows = try await harness.admin.query("""
+        let taskRows = try await harness.admin.query(
+            """
             SELECT to_state, from_state, metadata, processor_uuid IS NOT NULL AS owned FROM tasker.task_transitions
              WHERE task_uuid = $1 ORDER BY sort_key
             """, [task])
         let events = try taskRows.map { try $0.decode("metadata", as: JSONValue.self)["event"]?.stringValue }
-        #expect(try taskRows[0].decode("metadata", as: JSONValue.self)
-            == ["initial_state": "pending", "from_service": "task_initializer"])
+        #expect(
+            try taskRows[0].decode("metadata", as: JSONValue.self)
+                == ["initial_state": "pending", "from_service": "task_initializer"])
         #expect(events[1] == "Start" && events[2] == "ReadyStepsFound(1)")
         #expect(events[3]?.hasPrefix("StepsEnqueued([") == true)
         #expect(events[4] == "StepCompleted(\(try await harness.stepUUID(task, "log_step_a").uuidString.lowercased()))")
@@ -87,7 +93,8 @@ import Testing
         #expect(events[13] == "AllStepsSuccessful")
         #expect(try taskRows[13].decode("metadata", as: JSONValue.self)["atomic_finalization"] == true)
         #expect(try taskRows.allSatisfy { try $0.decode("owned", as: Bool.self) })
-        let stepRows = try await harness.admin.query("""
+        let stepRows = try await harness.admin.query(
+            """
             SELECT to_state, metadata FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 ORDER BY sort_key
             """, [stepB])
         let stepEvents = try stepRows.map { try $0.decode("metadata", as: JSONValue.self)["event"]?.stringValue ?? "" }
@@ -95,7 +102,8 @@ import Testing
         #expect(stepEvents[4].hasPrefix(#"{"type":"WaitForRetry","data":"rate limited"#))
         #expect(stepEvents[5] == #"{"type":"Retry"}"#)
         #expect(stepEvents[9].hasPrefix(#"{"type":"Complete","data":{"#))
-        let step = try await harness.admin.query("""
+        let step = try await harness.admin.query(
+            """
             SELECT processed, in_process, attempts, processed_at IS NOT NULL AS has_processed_at
               FROM tasker.workflow_steps WHERE workflow_step_uuid = $1
             """, [stepB])[0]
@@ -112,9 +120,10 @@ import Testing
             #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "complete")
             #expect(try await harness.result(created.taskUUID, "linear_verify").result["value"] == .int((36 + 5) * 3))
             let cycle = ["evaluating_results", "enqueuing_steps", "steps_in_process"]
-            #expect(try await harness.taskTransitions(created.taskUUID)
-                == ["pending", "initializing", "enqueuing_steps", "steps_in_process"] + cycle + cycle + cycle
-                + ["evaluating_results", "complete"])
+            #expect(
+                try await harness.taskTransitions(created.taskUUID)
+                    == ["pending", "initializing", "enqueuing_steps", "steps_in_process"] + cycle + cycle + cycle
+                    + ["evaluating_results", "complete"])
             for step in ["linear_square", "linear_add", "linear_multiply", "linear_verify"] {
                 #expect(try await harness.stepTransitions(created.taskUUID, step) == Self.stepLog)
             }
@@ -132,10 +141,11 @@ import Testing
             let created = try await orchestration.submit(OrchestrationHarness.request("retry_workflow", ["number": 41]))
             #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "complete")
             #expect(ContinuousClock.now - started > .seconds(1))
-            #expect(try await harness.stepTransitions(created.taskUUID, "retry_fetch") == [
-                "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
-                "pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete",
-            ])
+            #expect(
+                try await harness.stepTransitions(created.taskUUID, "retry_fetch") == [
+                    "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
+                    "pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete",
+                ])
             #expect(try await harness.result(created.taskUUID, "retry_confirm").result["confirmed"] == true)
             let fetch = try await harness.stepUUID(created.taskUUID, "retry_fetch")
             let row = try await harness.admin.query(
@@ -156,12 +166,14 @@ import Testing
             let orchestration = harness.startOrchestration()
             let created = try await orchestration.submit(OrchestrationHarness.request("failure_workflow", ["number": 2]))
             #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "error")
-            #expect(try await harness.taskTransitions(created.taskUUID) == [
-                "pending", "initializing", "enqueuing_steps", "steps_in_process", "evaluating_results", "enqueuing_steps",
-                "steps_in_process", "evaluating_results", "blocked_by_failures", "error",
-            ])
-            #expect(try await harness.stepTransitions(created.taskUUID, "failure_explode")
-                == ["pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "error"])
+            #expect(
+                try await harness.taskTransitions(created.taskUUID) == [
+                    "pending", "initializing", "enqueuing_steps", "steps_in_process", "evaluating_results", "enqueuing_steps",
+                    "steps_in_process", "evaluating_results", "blocked_by_failures", "error",
+                ])
+            #expect(
+                try await harness.stepTransitions(created.taskUUID, "failure_explode")
+                    == ["pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "error"])
             #expect(try await harness.stepTransitions(created.taskUUID, "failure_prepare") == Self.stepLog)
             let complete: Bool = try await harness.admin.query(
                 "SELECT complete FROM tasker.tasks WHERE task_uuid = $1", [created.taskUUID])[0].decode("complete")
@@ -197,7 +209,8 @@ import Testing
             // No worker: play its part by hand with a malformed result (step_uuid is not a UUID).
             let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 1]))
             let step = created.steps["linear_square"]!
-            try await harness.admin.query("""
+            try await harness.admin.query(
+                """
                 WITH retired AS (UPDATE tasker.workflow_step_transitions SET most_recent = false
                                   WHERE workflow_step_uuid = $1 AND most_recent RETURNING sort_key)
                 INSERT INTO tasker.workflow_step_transitions
@@ -223,7 +236,9 @@ import Testing
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             // Only decision children are inserted after task initialization; refuse them for now.
-            try await harness.admin.injectFault("test_refuse_decision_children", before: "INSERT", on: "tasker.workflow_steps", """
+            try await harness.admin.injectFault(
+                "test_refuse_decision_children", before: "INSERT", on: "tasker.workflow_steps",
+                """
                 IF EXISTS (SELECT 1 FROM tasker.named_steps WHERE named_step_uuid = NEW.named_step_uuid
                             AND name = 'decision_auto_approve') THEN
                     RAISE EXCEPTION 'simulated deadlock' USING ERRCODE = 'deadlock_detected';
@@ -237,13 +252,17 @@ import Testing
             let deadline = ContinuousClock.now.advanced(by: .seconds(20))
             var reads = 0
             while ContinuousClock.now < deadline && reads < 2 {
-                reads = try await harness.admin.query("""
-                    SELECT read_ct FROM pgmq.q_orchestration_step_results WHERE message->>'step_uuid' = $1
-                    """, [route.uuidString.lowercased()]).first?.decode("read_ct") ?? 0
+                reads =
+                    try await harness.admin.query(
+                        """
+                        SELECT read_ct FROM pgmq.q_orchestration_step_results WHERE message->>'step_uuid' = $1
+                        """, [route.uuidString.lowercased()]
+                    ).first?.decode("read_ct") ?? 0
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(reads >= 2, "the decision step's result message was not kept queued")
-            let archived: Int = try await harness.admin.query("""
+            let archived: Int = try await harness.admin.query(
+                """
                 SELECT count(*) AS n FROM pgmq.a_orchestration_step_results WHERE message->>'step_uuid' = $1
                 """, [route.uuidString.lowercased()])[0].decode("n")
             #expect(archived == 0)
@@ -252,8 +271,9 @@ import Testing
             try await harness.admin.execute("DROP TRIGGER test_refuse_decision_children ON tasker.workflow_steps")
             let final = try await harness.waitForTask(created.taskUUID, in: ["complete", "error"])
             #expect(final == "complete")
-            #expect(try await harness.stepNames(created.taskUUID)
-                == ["decision_auto_approve", "decision_finalize", "decision_route", "decision_validate"])
+            #expect(
+                try await harness.stepNames(created.taskUUID)
+                    == ["decision_auto_approve", "decision_finalize", "decision_route", "decision_validate"])
             try await orchestration.stop()
             try await worker.stop()
         }

@@ -4,9 +4,10 @@ import TaskerExamples
 import TaskerOrchestration
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Two workers and one orchestration run 200 mixed example tasks submitted through the
 /// `orchestration_task_requests` queue: every task completes, no step runs twice, none is lost.
@@ -47,8 +48,10 @@ import Testing
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let counter = RunCounter()
-            let workers = [harness.startWorker(Self.countingHandlers(counter), maxConcurrentHandlers: 50),
-                           harness.startWorker(Self.countingHandlers(counter), maxConcurrentHandlers: 50)]
+            let workers = [
+                harness.startWorker(Self.countingHandlers(counter), maxConcurrentHandlers: 50),
+                harness.startWorker(Self.countingHandlers(counter), maxConcurrentHandlers: 50),
+            ]
             let orchestration = harness.startOrchestration()
             let started = ContinuousClock.now
             for index in 0..<200 {
@@ -68,7 +71,8 @@ import Testing
             for worker in workers { try await worker.stop() }
 
             // No step ran twice (retry_fetch runs exactly twice by design), none was lost.
-            let steps = try await harness.admin.query("""
+            let steps = try await harness.admin.query(
+                """
                 SELECT ws.workflow_step_uuid, ns.name, ws.attempts,
                        (SELECT to_state FROM tasker.workflow_step_transitions t
                          WHERE t.workflow_step_uuid = ws.workflow_step_uuid AND t.most_recent) AS state,
@@ -90,7 +94,8 @@ import Testing
             }
             #expect(wrong.isEmpty, "\(wrong.prefix(10))")
             #expect(runs.count == steps.count)
-            let leftover: Int = try await harness.admin.query("""
+            let leftover: Int = try await harness.admin.query(
+                """
                 SELECT (SELECT count(*) FROM pgmq.q_orchestration_step_results)
                      + (SELECT count(*) FROM pgmq.q_orchestration_task_requests)
                      + (SELECT count(*) FROM pgmq.q_worker_examples_queue) AS n
@@ -102,9 +107,11 @@ import Testing
 
     static func taskStates(_ harness: OrchestrationHarness) async throws -> [String: Int] {
         var states: [String: Int] = [:]
-        for row in try await harness.admin.query("""
+        for row in try await harness.admin.query(
+            """
             SELECT to_state, count(*) AS n FROM tasker.task_transitions WHERE most_recent GROUP BY to_state
-            """) {
+            """)
+        {
             states[try row.decode("to_state")] = try row.decode("n")
         }
         return states

@@ -2,9 +2,10 @@ import Foundation
 import TaskerExamples
 import TaskerTestSupport
 import Testing
+
 @testable import TaskerOrchestration
-@testable import TaskerWorker
 @testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// The orchestration's batched and derived SQL against the database itself: array parameters, the
 /// execution status derived from readiness rows, the one-statement transitions.
@@ -40,15 +41,19 @@ import Testing
             // No worker: the first step is out (`enqueued`).
             #expect(try await expectSame("enqueued") == "processing")
             let first = try #require(created.steps["diamond_start"])
-            for (from, to) in [("enqueued", "in_progress"), ("in_progress", "enqueued_for_orchestration"),
-                               ("enqueued_for_orchestration", "complete")] {
+            for (from, to) in [
+                ("enqueued", "in_progress"), ("in_progress", "enqueued_for_orchestration"),
+                ("enqueued_for_orchestration", "complete"),
+            ] {
                 try await Self.move(c, step: first, from: from, to: to)
             }
-            try await c.query("UPDATE tasker.workflow_steps SET processed = true, in_process = false WHERE workflow_step_uuid = $1",
-                              [first])
+            try await c.query(
+                "UPDATE tasker.workflow_steps SET processed = true, in_process = false WHERE workflow_step_uuid = $1",
+                [first])
             #expect(try await expectSame("first complete") == "has_ready_steps")
-            let second = try #require(try await TaskRepository.readiness(c, taskUUID: created.taskUUID)
-                .first(where: \.readyForExecution)?.stepUUID)
+            let second = try #require(
+                try await TaskRepository.readiness(c, taskUUID: created.taskUUID)
+                    .first(where: \.readyForExecution)?.stepUUID)
             try await Self.move(c, step: second, from: "pending", to: "error")
             #expect(try await expectSame("one in error") == "blocked_by_failures")
         }
@@ -63,14 +68,20 @@ import Testing
             let c = harness.admin
             let processor = UUID.v7()
             let task = created.taskUUID
-            #expect(try await TransitionRepository.transitionTask(c, taskUUID: task, from: .pending, to: .initializing,
-                                                                  event: .start, processorUUID: processor) == false)
-            #expect(try await TransitionRepository.transitionTask(c, taskUUID: task, from: .stepsInProcess,
-                                                                  to: .evaluatingResults, event: .allStepsCompleted,
-                                                                  processorUUID: processor))
+            #expect(
+                try await TransitionRepository.transitionTask(
+                    c, taskUUID: task, from: .pending, to: .initializing,
+                    event: .start, processorUUID: processor) == false)
+            #expect(
+                try await TransitionRepository.transitionTask(
+                    c, taskUUID: task, from: .stepsInProcess,
+                    to: .evaluatingResults, event: .allStepsCompleted,
+                    processorUUID: processor))
             #expect(try await TransitionRepository.currentTaskState(c, taskUUID: task) == .evaluatingResults)
-            let keys: [Int] = try await c.query("SELECT sort_key FROM tasker.task_transitions WHERE task_uuid = $1 ORDER BY sort_key",
-                                                [task]).map { try $0.decode("sort_key") }
+            let keys: [Int] = try await c.query(
+                "SELECT sort_key FROM tasker.task_transitions WHERE task_uuid = $1 ORDER BY sort_key",
+                [task]
+            ).map { try $0.decode("sort_key") }
             #expect(keys == Array(1...keys.count))
             let current: Int = try await c.query(
                 "SELECT count(*) AS n FROM tasker.task_transitions WHERE task_uuid = $1 AND most_recent", [task])[0].decode("n")
@@ -78,17 +89,22 @@ import Testing
             // A step without any transition (as decision and batch steps start) counts as pending.
             let step = created.steps["linear_verify"]!
             try await c.query("DELETE FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1", [step])
-            #expect(try await TransitionRepository.transitionStep(c, stepUUID: step, from: .enqueued, to: .inProgress,
-                                                                  event: .enqueue) == false)
+            #expect(
+                try await TransitionRepository.transitionStep(
+                    c, stepUUID: step, from: .enqueued, to: .inProgress,
+                    event: .enqueue) == false)
             #expect(try await TransitionRepository.transitionStep(c, stepUUID: step, from: .pending, to: .enqueued, event: .enqueue))
-            #expect(try await TransitionRepository.transitionStep(c, stepUUID: step, from: .pending, to: .enqueued,
-                                                                  event: .enqueue) == false)
+            #expect(
+                try await TransitionRepository.transitionStep(
+                    c, stepUUID: step, from: .pending, to: .enqueued,
+                    event: .enqueue) == false)
             #expect(try await harness.stepTransitions(task, "linear_verify") == ["enqueued"])
         }
     }
 
     static func move(_ c: PostgresConnection, step: UUID, from: String, to: String) async throws {
-        try await c.query("""
+        try await c.query(
+            """
             WITH retired AS (UPDATE tasker.workflow_step_transitions SET most_recent = false
                               WHERE workflow_step_uuid = $1 AND most_recent AND to_state = $2 RETURNING sort_key)
             INSERT INTO tasker.workflow_step_transitions

@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Graceful shutdown mid-load loses no result: every step that was claimed (`in_progress`) has its
 /// result stored, and every step that was not claimed is still `enqueued` with its message queued.
@@ -107,7 +108,8 @@ struct PipelineDrainTests {
         let summaries = try await harness.stepSummaries()
         let queued = try await harness.queuedIDs().count
         let archived = try await harness.queueDepth(archived: true)
-        var started = 0, untouched = 0
+        var started = 0
+        var untouched = 0
         for task in tasks {
             guard let summary = summaries[task[step]] else {
                 Issue.record("step \(task[step]) missing")
@@ -129,8 +131,9 @@ struct PipelineDrainTests {
         #expect(queued == untouched, "worker queue holds \(queued) messages for \(untouched) unclaimed steps")
         #expect(archived == started)
         let messages: [StepMessage] = try await harness.admin.query(
-            "SELECT message FROM pgmq.q_\(QueueNames.workerQueue(namespace: harness.namespace))")
-            .map { try $0.decode("message", as: JSONValue.self).decode(StepMessage.self) }
+            "SELECT message FROM pgmq.q_\(QueueNames.workerQueue(namespace: harness.namespace))"
+        )
+        .map { try $0.decode("message", as: JSONValue.self).decode(StepMessage.self) }
         #expect(Set(messages.map(\.stepUUID)) == Set(tasks.map { $0[step] }.filter { summaries[$0]?.starts == 0 }))
     }
 }

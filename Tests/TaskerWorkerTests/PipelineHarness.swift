@@ -1,9 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Drives a real worker (in-process `WorkerDaemon`) against a test database the way Tasker's
 /// orchestration does: creates tasks and steps, commits `pending→enqueued`, sends the step message
@@ -31,15 +32,18 @@ struct PipelineHarness {
         let pool = db.pool(maxConnections: 2)
         try await TaskTemplateRegistry(pool: pool).register([loaded.template])
         await pool.close()
-        return PipelineHarness(db: db, admin: try await db.connect(), templateDirectory: directory.path,
-                               template: loaded.template)
+        return PipelineHarness(
+            db: db, admin: try await db.connect(), templateDirectory: directory.path,
+            template: loaded.template)
     }
 
     var namespace: String { template.namespaceName }
 
     /// A configuration pointing at the test database with fast polling.
-    func configuration(mode: WorkerConfiguration.DeploymentMode = .hybrid, maxConcurrentHandlers: Int = 10,
-                       handlerTimeoutMs: Int = 30_000) -> TaskerConfiguration {
+    func configuration(
+        mode: WorkerConfiguration.DeploymentMode = .hybrid, maxConcurrentHandlers: Int = 10,
+        handlerTimeoutMs: Int = 30_000
+    ) -> TaskerConfiguration {
         var configuration = TaskerConfiguration()
         configuration.common.database.url = db.url
         configuration.common.database.pool.maxConnections = 12
@@ -80,8 +84,14 @@ struct PipelineHarness {
 
         private static func finished(_ task: Task<Void, any Error>, within timeout: Duration) async -> Bool {
             await withTaskGroup(of: Bool.self) { group in
-                group.addTask { _ = await task.result; return true }
-                group.addTask { try? await Task.sleep(for: timeout); return false }
+                group.addTask {
+                    _ = await task.result
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first
@@ -93,35 +103,43 @@ struct PipelineHarness {
     /// each step `pending` (as orchestration's task initializer leaves them).
     func createTask(steps: [String], edges: [(String, String)] = [], context: JSONValue = .emptyObject) async throws -> SeededTask {
         let correlation = UUID.v7()
-        let task: UUID = try await admin.query("""
+        let task: UUID = try await admin.query(
+            """
             INSERT INTO tasker.tasks (named_task_uuid, requested_at, identity_hash, correlation_id, context, created_at, updated_at)
             SELECT nt.named_task_uuid, NOW(), $4, $5, $6::jsonb, NOW(), NOW()
               FROM tasker.named_tasks nt JOIN tasker.task_namespaces tn USING (task_namespace_uuid)
              WHERE tn.name = $1 AND nt.name = $2 AND nt.version = $3
             RETURNING task_uuid
-            """, [namespace, template.name, template.version, UUID().uuidString, correlation,
-                  PostgresJSON(raw: try context.jsonString())])[0].decode("task_uuid")
-        try await admin.query("""
+            """,
+            [
+                namespace, template.name, template.version, UUID().uuidString, correlation,
+                PostgresJSON(raw: try context.jsonString()),
+            ])[0].decode("task_uuid")
+        try await admin.query(
+            """
             INSERT INTO tasker.task_transitions (task_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
             VALUES ($1, 'steps_in_process', NULL, '{}', 1, true, NOW(), NOW())
             """, [task])
         var ids: [String: UUID] = [:]
         for name in steps {
-            let id: UUID = try await admin.query("""
+            let id: UUID = try await admin.query(
+                """
                 WITH ns AS (
                     INSERT INTO tasker.named_steps (name, created_at, updated_at) VALUES ($1, NOW(), NOW())
                     ON CONFLICT (name) DO UPDATE SET updated_at = NOW() RETURNING named_step_uuid)
                 INSERT INTO tasker.workflow_steps (task_uuid, named_step_uuid, retryable, max_attempts, created_at, updated_at)
                 SELECT $2, named_step_uuid, true, 3, NOW(), NOW() FROM ns RETURNING workflow_step_uuid
                 """, [name, task])[0].decode("workflow_step_uuid")
-            try await admin.query("""
+            try await admin.query(
+                """
                 INSERT INTO tasker.workflow_step_transitions (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
                 VALUES ($1, 'pending', NULL, '{}', 1, true, NOW(), NOW())
                 """, [id])
             ids[name] = id
         }
         for (parent, child) in edges {
-            try await admin.query("""
+            try await admin.query(
+                """
                 INSERT INTO tasker.workflow_step_edges (from_step_uuid, to_step_uuid, name, created_at, updated_at)
                 VALUES ($1, $2, 'provides', NOW(), NOW())
                 """, [ids[parent]!, ids[child]!])
@@ -133,14 +151,16 @@ struct PipelineHarness {
     func enqueue(_ task: SeededTask, _ step: String) async throws {
         try await transition(task[step], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
         let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task[step], correlationID: task.correlationID)
-        try await PGMQ.sendWithNotify(admin, queue: QueueNames.workerQueue(namespace: namespace),
-                                      message: try PostgresJSON(message))
+        try await PGMQ.sendWithNotify(
+            admin, queue: QueueNames.workerQueue(namespace: namespace),
+            message: try PostgresJSON(message))
     }
 
     /// What orchestration does with a successful result: `→complete`, `processed = true`.
     func completeLikeOrchestration(_ task: SeededTask, _ step: String) async throws {
         try await transition(task[step], from: "enqueued_for_orchestration", to: "complete", event: #"{"type":"Complete"}"#)
-        try await admin.query("""
+        try await admin.query(
+            """
             UPDATE tasker.workflow_steps SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
              WHERE workflow_step_uuid = $1
             """, [task[step]])
@@ -153,7 +173,8 @@ struct PipelineHarness {
     }
 
     func state(_ step: UUID) async throws -> String {
-        try await admin.query("""
+        try await admin.query(
+            """
             SELECT COALESCE((SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent), 'pending') AS s
             """, [step])[0].decode("s")
     }
@@ -172,13 +193,16 @@ struct PipelineHarness {
     }
 
     func transitions(_ step: UUID) async throws -> [(to: String, from: String?, metadata: JSONValue)] {
-        try await admin.query("""
+        try await admin.query(
+            """
             SELECT to_state, from_state, metadata FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 ORDER BY sort_key
-            """, [step]).map { (try $0.decode("to_state"), try $0.decode("from_state"), try $0.decode("metadata")) }
+            """, [step]
+        ).map { (try $0.decode("to_state"), try $0.decode("from_state"), try $0.decode("metadata")) }
     }
 
     func result(_ step: UUID) async throws -> StepExecutionResult {
-        let raw: JSONValue = try await admin.query("SELECT results FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [step])[0].decode("results")
+        let raw: JSONValue = try await admin.query("SELECT results FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [step])[0]
+            .decode("results")
         return try StepExecutionResult.decode(raw)
     }
 }

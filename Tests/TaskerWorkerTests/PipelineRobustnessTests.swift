@@ -3,9 +3,10 @@ import Foundation
 import Synchronization
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// The step pipeline under stress against a real PostgreSQL: competing workers, poison and stale
 /// messages, killed connections, the handler concurrency bound and domain-event ordering.
@@ -14,8 +15,11 @@ struct PipelineRobustnessTests {
     static let modes: [WorkerConfiguration.DeploymentMode] = [.hybrid, .eventDrivenOnly, .pollingOnly]
 
     /// A harness on `yaml` with one ready worker whose `test.work` runs are counted.
-    static func startCountingWorker(_ db: TestDatabase, mode: WorkerConfiguration.DeploymentMode) async throws
-        -> (PipelineHarness, InvocationCounter, PipelineHarness.RunningWorker) {
+    static func startCountingWorker(
+        _ db: TestDatabase, mode: WorkerConfiguration.DeploymentMode
+    ) async throws
+        -> (PipelineHarness, InvocationCounter, PipelineHarness.RunningWorker)
+    {
         let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
         let invocations = InvocationCounter()
         let worker = harness.startWorker(countingHandlers(invocations), configuration: configuration(harness, mode: mode))
@@ -67,8 +71,10 @@ struct PipelineRobustnessTests {
 
     /// A configuration with short visibility timeouts, so that a message whose claim failed comes
     /// back quickly.
-    static func configuration(_ harness: PipelineHarness, mode: WorkerConfiguration.DeploymentMode,
-                              maxConcurrentHandlers: Int = 10, loadShedding: Bool = true) -> TaskerConfiguration {
+    static func configuration(
+        _ harness: PipelineHarness, mode: WorkerConfiguration.DeploymentMode,
+        maxConcurrentHandlers: Int = 10, loadShedding: Bool = true
+    ) -> TaskerConfiguration {
         var configuration = harness.configuration(mode: mode, maxConcurrentHandlers: maxConcurrentHandlers)
         configuration.worker.eventSystems.worker.metadata.fallbackPoller.visibilityTimeoutSeconds = 2
         configuration.worker.eventSystems.worker.timing.visibilityTimeoutSeconds = 2
@@ -154,7 +160,10 @@ struct PipelineRobustnessTests {
             var archived = false
             let deadline = ContinuousClock.now.advanced(by: .seconds(10))
             while ContinuousClock.now < deadline {
-                if try await harness.archivedIDs().isSuperset(of: poisonIDs) { archived = true; break }
+                if try await harness.archivedIDs().isSuperset(of: poisonIDs) {
+                    archived = true
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(50))
             }
             let missing = Set(poisonIDs).subtracting(try await harness.archivedIDs()).sorted()
@@ -170,7 +179,8 @@ struct PipelineRobustnessTests {
             #expect(try await harness.queueDepth(archived: false) == 0)
             #expect(try await harness.queueDepth(archived: true) == poison.count + 2)
             #expect(worker.daemon.statistics.snapshot.totalSucceeded == 2)
-            #expect(try await harness.transitions(otherTask["work"]).map(\.to)
+            #expect(
+                try await harness.transitions(otherTask["work"]).map(\.to)
                     == ["pending", "enqueued", "in_progress", "enqueued_for_orchestration"])
         }
     }
@@ -197,7 +207,8 @@ struct PipelineRobustnessTests {
             #expect(worker.daemon.statistics.snapshot.staleMessages == 2)
             #expect(worker.daemon.statistics.snapshot.poisonMessages == 0)
             #expect(invocations.count(task["work"]) == 1)
-            #expect(try await harness.transitions(task["work"]).map(\.to)
+            #expect(
+                try await harness.transitions(task["work"]).map(\.to)
                     == ["pending", "enqueued", "in_progress", "enqueued_for_orchestration", "complete"])
             #expect(try await harness.stepSummaries()[task["work"]]?.results == 1)
             #expect(try await harness.queueDepth(archived: false) == 0)
@@ -228,10 +239,12 @@ struct PipelineRobustnessTests {
                 try await harness.countSteps(in: ["enqueued_for_orchestration"]) >= 10
             }
             let done = try await harness.countSteps(in: ["enqueued_for_orchestration"])
-            let terminated: [Bool] = try await harness.admin.query("""
+            let terminated: [Bool] = try await harness.admin.query(
+                """
                 SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity
                  WHERE datname = current_database() AND pid <> pg_backend_pid()
-                """).map { try $0.decode("t") }
+                """
+            ).map { try $0.decode("t") }
             #expect(terminated.count >= 2, "expected the worker's pool and listener connections")
             #expect(done < count, "the load finished before the connections were terminated; nothing was tested")
 
@@ -326,8 +339,9 @@ struct PipelineRobustnessTests {
             try await harness.enqueue(stubborn, "stubborn")
             // The timeout result is stored at ~1 s, while the handler's body is still running.
             try await harness.waitForState(stubborn["stubborn"], ["enqueued_as_error_for_orchestration"], timeout: .seconds(10))
-            #expect(stubbornRunning.value,
-                    "the timeout result should be reported before the overdue handler returns")
+            #expect(
+                stubbornRunning.value,
+                "the timeout result should be reported before the overdue handler returns")
             let result = try await harness.result(stubborn["stubborn"])
             #expect(result.error?.errorType == "handler_timeout")
             #expect(result.metadata.retryable == true)
@@ -360,9 +374,10 @@ struct PipelineRobustnessTests {
     func aMaintainedPoolNeverLendsOneConnectionTwice() async throws {
         try await withTestDatabase { db in
             let application = "pool-repro-\(UInt32.random(in: 0...UInt32.max))"
-            let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-                url: db.url, maxConnections: 4, minConnections: 4, acquireTimeout: .seconds(10),
-                applicationName: application, maintenanceInterval: .milliseconds(2)))
+            let pool = PostgresConnectionPool(
+                configuration: PostgresPoolConfiguration(
+                    url: db.url, maxConnections: 4, minConnections: 4, acquireTimeout: .seconds(10),
+                    applicationName: application, maintenanceInterval: .milliseconds(2)))
             let maintenance = Task { try await pool.run() }
             let tracker = LendTracker()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -429,16 +444,19 @@ struct PipelineRobustnessTests {
             // Block the completion transaction on the in_progress transition's row lock.
             let locker = try await db.connect(applicationName: "tasker-test-locker")
             try await locker.query("BEGIN")
-            try await locker.query("""
+            try await locker.query(
+                """
                 SELECT 1 FROM tasker.workflow_step_transitions
                  WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'in_progress' FOR UPDATE
                 """, [step])
             release.set(true)
             // The handler has returned and the completion is waiting for the lock.
             try await waitUntil(timeout: .seconds(10)) {
-                try await !harness.admin.query("""
+                try await !harness.admin.query(
+                    """
                     SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                    """).isEmpty
+                    """
+                ).isEmpty
             }
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await harness.eventMessages(eventsQueue).isEmpty, "a domain event was published before its result committed")
@@ -538,7 +556,10 @@ extension PipelineHarness.RunningWorker {
     func stop(within timeout: Duration, _ label: String = "worker") async -> Bool {
         // Unstructured, so that a worker that never finishes cannot hold this function.
         let done = TestFlag()
-        Task { _ = try? await self.stop(); done.set(true) }
+        Task {
+            _ = try? await self.stop()
+            done.set(true)
+        }
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while !done.value && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         let stopped = done.value
@@ -570,7 +591,8 @@ extension PipelineHarness {
 
     /// Three single-step tasks enqueued, the second's step already claimed elsewhere, and a claim
     /// request for each queued message (in task order): the setting of the claim repository tests.
-    func claimRequestsWithOneTakenElsewhere(step: String) async throws -> (tasks: [SeededTask], messages: [Int64], requests: [ClaimRequest]) {
+    func claimRequestsWithOneTakenElsewhere(step: String) async throws -> (tasks: [SeededTask], messages: [Int64], requests: [ClaimRequest])
+    {
         let tasks = try await createSingleStepTasks(count: 3, step: step)
         for task in tasks { try await enqueue(task, step) }
         let queue = QueueNames.workerQueue(namespace: namespace)
@@ -595,7 +617,8 @@ extension PipelineHarness {
         }
         try await admin.transaction { c in
             for (id, message) in items {
-                try c.query("""
+                try c.query(
+                    """
                     WITH previous AS (
                         UPDATE tasker.workflow_step_transitions SET most_recent = false
                          WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'pending' RETURNING sort_key)
@@ -612,7 +635,8 @@ extension PipelineHarness {
     func waitForWorkersReady(_ count: Int, mode: WorkerConfiguration.DeploymentMode, timeout: Duration = .seconds(20)) async throws {
         let application = mode == .pollingOnly ? "tasker-worker" : "tasker-worker-listener"
         try await waitUntil(timeout: timeout) {
-            let n: Int = try await admin.query("""
+            let n: Int = try await admin.query(
+                """
                 SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1
                 """, [application])[0].decode("n")
             return n >= count
@@ -644,7 +668,8 @@ extension PipelineHarness {
 
     /// Every step in the database with its state, attempts, starts and result messages.
     func stepSummaries() async throws -> [UUID: StepSummary] {
-        let rows = try await admin.query("""
+        let rows = try await admin.query(
+            """
             SELECT ws.workflow_step_uuid AS id, COALESCE(ws.attempts, 0) AS attempts,
                    COALESCE((SELECT t.to_state FROM tasker.workflow_step_transitions t
                               WHERE t.workflow_step_uuid = ws.workflow_step_uuid AND t.most_recent), 'pending') AS state,

@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The step pipeline end to end against a real PostgreSQL: a step enqueued the way orchestration
 /// does it is claimed, run and reported exactly as the reference says.
@@ -84,8 +85,9 @@ struct PipelineTests {
             let sum = context.checkpoint?["accumulated_results"]?["sum"]?.intValue ?? 0
             let chunkSum = (done..<(done + 10)).reduce(0, +)
             if done + 10 < 30 {
-                return .checkpoint(cursor: .int(Int64(done + 10)), itemsProcessed: done + 10,
-                                   accumulatedResults: .object(["sum": .int(Int64(sum + chunkSum))]))
+                return .checkpoint(
+                    cursor: .int(Int64(done + 10)), itemsProcessed: done + 10,
+                    accumulatedResults: .object(["sum": .int(Int64(sum + chunkSum))]))
             }
             return .success(.object(["sum": .int(Int64(sum + chunkSum)), "items": .int(30)]))
         }
@@ -263,7 +265,8 @@ extension PipelineTests {
             #expect(event.json["metadata"]?["correlation_id"]?.stringValue == task.correlationID.uuidString.lowercased())
             try await worker.stop()
             // `fast` never touches the durable queue; the permanent_failure event did not fire.
-            #expect(try await harness.admin.query("SELECT count(*) AS n FROM pgmq.q_pipeline_domain_events")[0].decode("n", as: Int.self) == 0)
+            #expect(
+                try await harness.admin.query("SELECT count(*) AS n FROM pgmq.q_pipeline_domain_events")[0].decode("n", as: Int.self) == 0)
             #expect(await events.next() == nil)  // the stream ends with the worker
         }
     }

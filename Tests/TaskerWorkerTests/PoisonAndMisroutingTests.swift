@@ -1,9 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Messages that can never run must be archived once, whatever their shape, without hiding the
 /// good messages read with them; a step must be claimed only from its own namespace's queue; a
@@ -26,25 +27,32 @@ struct PoisonAndMisroutingTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let invocations = InvocationCounter()
-            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                             configuration: harness.configuration(mode: mode))
+            let worker = harness.startWorker(
+                PipelineRobustnessTests.countingHandlers(invocations),
+                configuration: harness.configuration(mode: mode))
             try await harness.waitForWorkersReady(1, mode: mode)
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
             let tasks = try await harness.createSingleStepTasks(count: 6, step: "work")
             var bodies: [String] = []
             for (task, poison) in zip(tasks, Self.poisonBodies) {
                 try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
-                bodies.append(try JSONValue(encoding: StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"],
-                                                                  correlationID: task.correlationID)).jsonString())
+                bodies.append(
+                    try JSONValue(
+                        encoding: StepMessage(
+                            taskUUID: task.taskUUID, stepUUID: task["work"],
+                            correlationID: task.correlationID)
+                    ).jsonString())
                 bodies.append(poison)
             }
             // One send of all twelve, interleaved: one batch_ready (over the per-notification cap,
             // so one queue read) or, polling, one read of them all.
-            let ids: [Int64] = try await harness.admin.query("""
+            let ids: [Int64] = try await harness.admin.query(
+                """
                 SELECT id FROM tasker.pgmq_send_batch_with_notify($1::text, ARRAY(
                     SELECT CASE WHEN e = '"deep"'::jsonb THEN (repeat('[', 10000) || repeat(']', 10000))::jsonb ELSE e END
                       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(e, i) ORDER BY i), 0) AS id
-                """, [queue, PostgresJSON(raw: "[" + bodies.joined(separator: ",") + "]")]).map { try $0.decode("id") }
+                """, [queue, PostgresJSON(raw: "[" + bodies.joined(separator: ",") + "]")]
+            ).map { try $0.decode("id") }
             #expect(ids.count == 12)
             let poisonIDs = stride(from: 1, to: ids.count, by: 2).map { ids[$0] }
 
@@ -58,8 +66,9 @@ struct PoisonAndMisroutingTests {
             for task in tasks { #expect(invocations.count(task["work"]) == 1) }
             // Read once and archived: nothing cycled.
             for id in poisonIDs {
-                #expect(try await NotificationIntakeTests.messageState(harness.admin, queue: queue, msgID: id) == "archived, read 1",
-                        "poison message \(id)")
+                #expect(
+                    try await NotificationIntakeTests.messageState(harness.admin, queue: queue, msgID: id) == "archived, read 1",
+                    "poison message \(id)")
             }
         }
     }
@@ -71,14 +80,16 @@ struct PoisonAndMisroutingTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let invocations = InvocationCounter()
-            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                             configuration: harness.configuration(mode: .eventDrivenOnly))
+            let worker = harness.startWorker(
+                PipelineRobustnessTests.countingHandlers(invocations),
+                configuration: harness.configuration(mode: .eventDrivenOnly))
             try await harness.waitForWorkersReady(1, mode: .eventDrivenOnly)
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
             var poisonIDs: [Int64] = []
             for body in ["(repeat('[', 10000) || repeat(']', 10000))::jsonb", "'null'::jsonb"] {
-                poisonIDs.append(try await harness.admin.query(
-                    "SELECT tasker.pgmq_send_with_notify($1::text, \(body), 0) AS id", [queue])[0].decode("id"))
+                poisonIDs.append(
+                    try await harness.admin.query(
+                        "SELECT tasker.pgmq_send_with_notify($1::text, \(body), 0) AS id", [queue])[0].decode("id"))
             }
             let task = try await harness.createTask(steps: ["work"])
             try await harness.enqueue(task, "work")
@@ -88,8 +99,9 @@ struct PoisonAndMisroutingTests {
 
             #expect(worker.daemon.statistics.snapshot.poisonMessages == 2)
             for id in poisonIDs {
-                #expect(try await NotificationIntakeTests.messageState(harness.admin, queue: queue, msgID: id) == "archived, read 1",
-                        "poison message \(id)")
+                #expect(
+                    try await NotificationIntakeTests.messageState(harness.admin, queue: queue, msgID: id) == "archived, read 1",
+                    "poison message \(id)")
             }
         }
     }
@@ -99,14 +111,17 @@ struct PoisonAndMisroutingTests {
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let other = try await PipelineHarness.make(db, yaml: NotificationIntakeTests.otherYaml)
             let invocations = InvocationCounter()
-            let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations),
-                                             configuration: harness.configuration(mode: .hybrid))
+            let worker = harness.startWorker(
+                PipelineRobustnessTests.countingHandlers(invocations),
+                configuration: harness.configuration(mode: .hybrid))
             try await harness.waitForWorkersReady(1, mode: .hybrid)
             let otherTask = try await other.createTask(steps: ["work"])
             try await other.transition(otherTask["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
-            let misrouted = try await PGMQ.sendWithNotify(harness.admin, queue: queue, message: PostgresJSON(
-                StepMessage(taskUUID: otherTask.taskUUID, stepUUID: otherTask["work"], correlationID: otherTask.correlationID)))
+            let misrouted = try await PGMQ.sendWithNotify(
+                harness.admin, queue: queue,
+                message: PostgresJSON(
+                    StepMessage(taskUUID: otherTask.taskUUID, stepUUID: otherTask["work"], correlationID: otherTask.correlationID)))
             try await harness.waitForArchived(misrouted)
             // The worker still runs its own steps.
             let task = try await harness.createTask(steps: ["work"])
@@ -133,14 +148,16 @@ struct PoisonAndMisroutingTests {
             try await harness.waitForWorkersReady(1, mode: .hybrid)
             // A template of the same namespace registered after the worker started: not in its
             // cache, so its first step makes the worker read it from the database.
-            let later = try await PipelineHarness.make(db, yaml: """
-                name: registered_later
-                namespace_name: pipeline
-                version: 1.0.0
-                steps:
-                  - name: work
-                    handler: { callable: test.work }
-                """)
+            let later = try await PipelineHarness.make(
+                db,
+                yaml: """
+                    name: registered_later
+                    namespace_name: pipeline
+                    version: 1.0.0
+                    steps:
+                      - name: work
+                        handler: { callable: test.work }
+                    """)
             let task = try await later.createTask(steps: ["work"])
             proxy.loseNextAnswer(toRequestContaining: "nt.configuration")
             try await later.enqueue(task, "work")
@@ -161,13 +178,13 @@ struct PoisonAndMisroutingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("reserved.yaml")
         try """
-            name: sneaky
-            namespace_name: orchestration
-            version: 1.0.0
-            steps:
-              - name: work
-                handler: { callable: tasker.noop }
-            """.write(to: file, atomically: true, encoding: .utf8)
+        name: sneaky
+        namespace_name: orchestration
+        version: 1.0.0
+        steps:
+          - name: work
+            handler: { callable: tasker.noop }
+        """.write(to: file, atomically: true, encoding: .utf8)
         guard case .failure(let failure) = TaskTemplateLoader().loadFile(atPath: file.path) else {
             Issue.record("a template in namespace orchestration was accepted")
             return

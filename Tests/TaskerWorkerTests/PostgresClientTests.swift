@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerPostgres
+@testable import TaskerWorker
 
 @Suite("PostgreSQL client against a real server", .timeLimit(.minutes(2)))
 struct PostgresClientTests {
@@ -18,7 +19,8 @@ struct PostgresClientTests {
             let id = UUID()
             let moment = Date(timeIntervalSince1970: 1_790_000_000.123456)
             let payload = Payload(name: "ünïcode ✓", count: 3, tags: ["a", "b"])
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 SELECT $1::text AS t, $2::int8 AS big, $3::int4 AS small, $4::bool AS yes, $5::float8 AS d,
                        $6::uuid AS id, $7::timestamptz AS at, '2026-01-02 03:04:05.123456'::timestamp AS naive,
                        $8::jsonb AS doc, current_setting('search_path') AS path, current_setting('TimeZone') AS tz

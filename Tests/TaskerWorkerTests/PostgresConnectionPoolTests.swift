@@ -1,16 +1,18 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerPostgres
+@testable import TaskerWorker
 
 @Suite("Connection pool", .timeLimit(.minutes(2)))
 struct PostgresConnectionPoolTests {
     @Test func exhaustionWaitsThenTimesOutAndCountsTheError() async throws {
         try await withTestDatabase { db in
-            let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-                url: db.url, maxConnections: 2, minConnections: 0, acquireTimeout: .milliseconds(300),
-                slowAcquireThreshold: .milliseconds(20)))
+            let pool = PostgresConnectionPool(
+                configuration: PostgresPoolConfiguration(
+                    url: db.url, maxConnections: 2, minConnections: 0, acquireTimeout: .milliseconds(300),
+                    slowAcquireThreshold: .milliseconds(20)))
             let first = try await pool.acquire()
             let second = try await pool.acquire()
             let error = await #expect(throws: PostgresError.self) { try await pool.acquire() }
@@ -101,9 +103,10 @@ struct PostgresConnectionPoolTests {
         try await withTestDatabase { db in
             let name = "ceiling-\(UUID().uuidString.prefix(8))"
             let max = 4
-            let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-                url: db.url, maxConnections: max, minConnections: max, acquireTimeout: .seconds(30),
-                applicationName: name, maintenanceInterval: .milliseconds(2), operatorMaxConnections: 1))
+            let pool = PostgresConnectionPool(
+                configuration: PostgresPoolConfiguration(
+                    url: db.url, maxConnections: max, minConnections: max, acquireTimeout: .seconds(30),
+                    applicationName: name, maintenanceInterval: .milliseconds(2), operatorMaxConnections: 1))
             let run = Task { try await pool.run() }
             try await waitUntil { await pool.statistics.idle == max }
             let admin = try await db.connect()
@@ -150,9 +153,10 @@ struct PostgresConnectionPoolTests {
     /// the rest of the pool while probes wait.
     @Test func theOperatorLaneCannotTakeThePipelinesConnections() async throws {
         try await withTestDatabase { db in
-            let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(
-                url: db.url, maxConnections: 3, minConnections: 0, acquireTimeout: .milliseconds(300),
-                operatorMaxConnections: 1))
+            let pool = PostgresConnectionPool(
+                configuration: PostgresPoolConfiguration(
+                    url: db.url, maxConnections: 3, minConnections: 0, acquireTimeout: .milliseconds(300),
+                    operatorMaxConnections: 1))
             let probe = try await pool.acquire(lane: .operator)
             let starved = await #expect(throws: PostgresError.self) { try await pool.acquire(lane: .operator) }
             #expect(starved?.kind == .acquireTimeout)

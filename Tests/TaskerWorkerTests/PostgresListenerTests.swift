@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerPostgres
+@testable import TaskerWorker
 
 @Suite("LISTEN/NOTIFY listener", .timeLimit(.minutes(2)))
 struct PostgresListenerTests {
@@ -21,8 +22,11 @@ struct PostgresListenerTests {
             }
             let admin = try await db.connect()
             try await admin.query("SELECT pg_notify('pgmq_message_ready.demo', 'before')")
-            #expect(await events.next() == .notification(PostgresNotification(
-                channel: "pgmq_message_ready.demo", payload: "before", backendPID: await admin.backendPID)))
+            #expect(
+                await events.next()
+                    == .notification(
+                        PostgresNotification(
+                            channel: "pgmq_message_ready.demo", payload: "before", backendPID: await admin.backendPID)))
 
             try await admin.query("SELECT pg_terminate_backend($1)", [Int32(firstPID)])
             #expect(await events.next() == .connected(isReconnect: true))
@@ -34,8 +38,11 @@ struct PostgresListenerTests {
 
             try await admin.query("SELECT pg_notify('pgmq_message_ready.demo', 'after')")
             let next = await events.next()
-            #expect(next == .notification(PostgresNotification(
-                channel: "pgmq_message_ready.demo", payload: "after", backendPID: await admin.backendPID)))
+            #expect(
+                next
+                    == .notification(
+                        PostgresNotification(
+                            channel: "pgmq_message_ready.demo", payload: "after", backendPID: await admin.backendPID)))
         }
     }
 

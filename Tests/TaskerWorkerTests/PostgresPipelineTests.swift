@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Prepared statements and pipelines (the step path's round-trip savings) against a real server.
 @Suite("PostgreSQL prepared statements and pipelines", .timeLimit(.minutes(2)))

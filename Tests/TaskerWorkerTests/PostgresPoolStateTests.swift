@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// The pool's bookkeeping (`PostgresPoolState`) without I/O: every interleaving the actor's awaits
 /// allow is a sequence of these synchronous transitions, so the ceiling is checked on them directly.
@@ -18,7 +19,10 @@ struct PostgresPoolStateTests {
     static func filled(_ state: inout State, _ count: Int) {
         var lent: [FakeConnection] = []
         for id in 0..<count {
-            guard case .open = state.acquire(.pipeline, waiterID: id) else { Issue.record("expected an open"); return }
+            guard case .open = state.acquire(.pipeline, waiterID: id) else {
+                Issue.record("expected an open")
+                return
+            }
             let opened = entry()
             state.lend(opened, to: .pipeline)
             lent.append(opened.connection)
@@ -46,18 +50,27 @@ struct PostgresPoolStateTests {
         // The first checked connection goes straight to the first waiter; a dead one makes room
         // for the second to get a new connection.
         let resumed = state.checked(checking[0], alive: true)
-        guard case .resume(let waiter, _)? = resumed.first else { Issue.record("\(resumed)"); return }
+        guard case .resume(let waiter, _)? = resumed.first else {
+            Issue.record("\(resumed)")
+            return
+        }
         #expect(waiter == first)
         #expect(state.openCount == 3)
         let replaced = state.checked(checking[1], alive: false)
         #expect(replaced.count == 2)
-        guard case .open(let slot)? = replaced.last else { Issue.record("\(replaced)"); return }
+        guard case .open(let slot)? = replaced.last else {
+            Issue.record("\(replaced)")
+            return
+        }
         #expect(slot.waiter == second)
         #expect(state.openCount == 3)
         // A connection coming back while that one is being opened goes to the waiter at once; the
         // one opened for it then stays idle (still within the maximum).
         let back = state.checked(checking[2], alive: true)
-        guard case .resume(let waiting, _)? = back.first else { Issue.record("\(back)"); return }
+        guard case .resume(let waiting, _)? = back.first else {
+            Issue.record("\(back)")
+            return
+        }
         #expect(waiting == second)
         #expect(state.opened(Self.entry(), for: slot).isEmpty)
         #expect(state.idle.count == 1)
@@ -68,7 +81,10 @@ struct PostgresPoolStateTests {
         var state = State(maxConnections: 4, operatorBudget: 2)
         var operatorConnections: [FakeConnection] = []
         for id in 0..<2 {
-            guard case .open = state.acquire(.operator, waiterID: id) else { Issue.record("expected an open"); return }
+            guard case .open = state.acquire(.operator, waiterID: id) else {
+                Issue.record("expected an open")
+                return
+            }
             let opened = Self.entry()
             state.lend(opened, to: .operator)
             operatorConnections.append(opened.connection)
@@ -78,13 +94,19 @@ struct PostgresPoolStateTests {
             return
         }
         // The pipeline is not behind the waiting probe.
-        guard case .open = state.acquire(.pipeline, waiterID: 11) else { Issue.record("the pipeline was starved"); return }
+        guard case .open = state.acquire(.pipeline, waiterID: 11) else {
+            Issue.record("the pipeline was starved")
+            return
+        }
         state.lend(Self.entry(), to: .pipeline)
         #expect(state.held(by: .operator) == 2)
 
         // A probe's connection coming back goes to the waiting probe.
         let released = state.release(operatorConnections[0], reusable: true, now: .now)
-        guard case .resume(let waiter, _)? = released?.actions.first else { Issue.record("\(String(describing: released))"); return }
+        guard case .resume(let waiter, _)? = released?.actions.first else {
+            Issue.record("\(String(describing: released))")
+            return
+        }
         #expect(waiter == probe)
         #expect(state.held(by: .operator) == 2)
     }
@@ -98,16 +120,28 @@ struct PostgresPoolStateTests {
 
     @Test func closingFailsWaitersAndClosesConnectionsAsTheyComeBack() {
         var state = State(maxConnections: 1, operatorBudget: 1)
-        guard case .open = state.acquire(.pipeline, waiterID: 0) else { Issue.record("expected an open"); return }
+        guard case .open = state.acquire(.pipeline, waiterID: 0) else {
+            Issue.record("expected an open")
+            return
+        }
         let lent = Self.entry()
         state.lend(lent, to: .pipeline)
-        guard case .wait = state.acquire(.pipeline, waiterID: 1) else { Issue.record("expected a wait"); return }
+        guard case .wait = state.acquire(.pipeline, waiterID: 1) else {
+            Issue.record("expected a wait")
+            return
+        }
         let (idle, waiters) = state.close()
         #expect(idle.isEmpty && waiters == [1])
         let back = state.release(lent.connection, reusable: true, now: .now)
-        guard case .close? = back?.actions.first else { Issue.record("\(String(describing: back))"); return }
+        guard case .close? = back?.actions.first else {
+            Issue.record("\(String(describing: back))")
+            return
+        }
         #expect(state.openCount == 0)
-        guard case .closed = state.acquire(.pipeline, waiterID: 2) else { Issue.record("acquired from a closed pool"); return }
+        guard case .closed = state.acquire(.pipeline, waiterID: 2) else {
+            Issue.record("acquired from a closed pool")
+            return
+        }
     }
 
     /// Random interleavings of every transition (acquires on both lanes, checks, opens that succeed
@@ -158,13 +192,17 @@ struct PostgresPoolStateTests {
                 }
             case 2 where !candidates.isEmpty:
                 let (entry, lane) = candidates.removeFirst()
-                if random.next() % 4 == 0 { perform(state.dropReserved(lane)) } else {
+                if random.next() % 4 == 0 {
+                    perform(state.dropReserved(lane))
+                } else {
                     state.lend(entry, to: lane)
                     lent.append((entry.connection, lane))
                 }
             case 3 where !acquireOpens.isEmpty:
                 let lane = acquireOpens.removeFirst()
-                if random.next() % 4 == 0 { perform(state.dropReserved(lane)) } else {
+                if random.next() % 4 == 0 {
+                    perform(state.dropReserved(lane))
+                } else {
                     let entry = Self.entry()
                     state.lend(entry, to: lane)
                     lent.append((entry.connection, lane))
@@ -198,7 +236,8 @@ struct PostgresPoolStateTests {
             }
             #expect(state.openCount <= max)
             #expect(state.held(by: .operator) <= 2)
-            let existing = lent.count + candidates.count + acquireOpens.count + slotOpens.count
+            let existing =
+                lent.count + candidates.count + acquireOpens.count + slotOpens.count
                 + maintenanceChecks.count + maintenanceOpens + state.idle.count
             #expect(state.openCount == existing)
             #expect(state.lent.count == lent.count)

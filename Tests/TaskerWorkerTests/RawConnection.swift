@@ -25,7 +25,8 @@ struct RawConnection: Sendable {
         let record = RecordBox()
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         if let from { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: from, port: 0)) }
-        let channel = try await bootstrap
+        let channel =
+            try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(RecordingHandler(record: record, http2: http2))
@@ -115,7 +116,8 @@ private final class RecordingHandler: ChannelInboundHandler {
         while pending.count >= 9 {
             let length = Int(pending[0]) << 16 | Int(pending[1]) << 8 | Int(pending[2])
             guard pending.count >= 9 + length else { break }
-            let type = pending[3], flags = pending[4]
+            let type = pending[3]
+            let flags = pending[4]
             let payload = Array(pending[9..<(9 + length)])
             pending.removeFirst(9 + length)
             switch type {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import TaskerWorker
 import TaskerModel
+import TaskerWorker
+import Testing
 
 /// The handler from the README, kept compiling and behaving as documented.
 private struct ChargeCard: StepHandler {
@@ -16,9 +16,10 @@ private struct ChargeCard: StepHandler {
 @Suite("README handler example")
 struct ReadmeExampleTests {
     static func context(_ taskContext: JSONValue) -> StepContext {
-        StepContext(taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID(), namespace: "payments",
-                    taskName: "checkout", taskVersion: "1.0.0", stepName: "charge", templateStepName: "charge",
-                    taskContext: taskContext, stepInputs: .null, stepConfig: [:], dependencyResults: [:])
+        StepContext(
+            taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID(), namespace: "payments",
+            taskName: "checkout", taskVersion: "1.0.0", stepName: "charge", templateStepName: "charge",
+            taskContext: taskContext, stepInputs: .null, stepConfig: [:], dependencyResults: [:])
     }
 
     @Test func chargesAPositiveAmountAndRejectsTheRest() async throws {

@@ -1,8 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerPostgres
+@testable import TaskerWorker
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,12 +31,14 @@ struct ResourceExhaustionTests {
         }
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childFlag] = "1"
-        let child = try Subprocess.run(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
-                                       ["--testing-library", "swift-testing", "--filter", Self.testName],
-                                       environment: environment, directory: FileManager.default.currentDirectoryPath)
+        let child = try Subprocess.run(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            ["--testing-library", "swift-testing", "--filter", Self.testName],
+            environment: environment, directory: FileManager.default.currentDirectoryPath)
         let text = child.stdout + child.stderr
-        #expect(child.exitedNormally,
-                "the child died on signal \(child.status) when out of file descriptors:\n\(text)")
+        #expect(
+            child.exitedNormally,
+            "the child died on signal \(child.status) when out of file descriptors:\n\(text)")
         #expect(child.status == 0, "\(text)")
         #expect(text.contains(Self.testName) && text.contains("passed"), "the child did not run the test:\n\(text)")
     }

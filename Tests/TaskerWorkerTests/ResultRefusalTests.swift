@@ -1,9 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// Issue #11 item 4: a result the database refuses for good (a NUL character in `jsonb`, a
 /// constraint, a program limit), one too large, or one that does not encode as JSON (NaN) no longer
@@ -53,7 +54,9 @@ struct ResultRefusalTests {
             let steps = ["nul", "big", "nan", "constraint", "limit", "ok"]
             let task = try await harness.createTask(steps: steps)
             // The database refuses these two steps' successful results for good.
-            try await harness.admin.injectFault("test_refuse_results", before: "INSERT", on: "tasker.workflow_step_transitions", """
+            try await harness.admin.injectFault(
+                "test_refuse_results", before: "INSERT", on: "tasker.workflow_step_transitions",
+                """
                 IF NEW.to_state = 'enqueued_for_orchestration' THEN
                     IF NEW.workflow_step_uuid = '\(task["constraint"])' THEN
                         RAISE EXCEPTION 'injected check violation' USING ERRCODE = '23514';
@@ -105,7 +108,9 @@ struct ResultRefusalTests {
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let task = try await harness.createTask(steps: ["ok"])
             // Every write of this step's result fails as a deadlock would: transient, retried.
-            try await harness.admin.injectFault("test_deadlock_results", before: "INSERT", on: "tasker.workflow_step_transitions", """
+            try await harness.admin.injectFault(
+                "test_deadlock_results", before: "INSERT", on: "tasker.workflow_step_transitions",
+                """
                 IF NEW.workflow_step_uuid = '\(task["ok"])' AND NEW.to_state = 'enqueued_for_orchestration' THEN
                     RAISE EXCEPTION 'injected deadlock' USING ERRCODE = '40P01';
                 END IF;

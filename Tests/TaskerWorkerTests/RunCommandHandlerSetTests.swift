@@ -1,9 +1,9 @@
 import Foundation
-import TaskerTestSupport
-import Testing
-import TaskerWorker
-
 import TaskerModel
+import TaskerTestSupport
+import TaskerWorker
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -33,11 +33,14 @@ struct RunCommandHandlerSetTests {
 
     /// Starts the binary with `arguments` over the example templates, asks it to validate
     /// `examples/linear_workflow`, stops it and returns the validation errors.
-    static func validationErrors(_ db: TestDatabase, arguments: [String],
-                                 executable: String = CommandLineTests.binary) async throws -> [String] {
-        let worker = try WorkerProcess(arguments, db: db,
-                                       templatePath: TestEnvironment.repositoryRoot + "/config/tasks/examples",
-                                       executable: executable)
+    static func validationErrors(
+        _ db: TestDatabase, arguments: [String],
+        executable: String = CommandLineTests.binary
+    ) async throws -> [String] {
+        let worker = try WorkerProcess(
+            arguments, db: db,
+            templatePath: TestEnvironment.repositoryRoot + "/config/tasks/examples",
+            executable: executable)
         defer { worker.kill() }
         let rest = try #require(try await worker.restAddress(), "no REST address in the worker log:\n\(worker.log)")
         var request = URLRequest(url: try #require(URL(string: "http://\(rest)/v1/templates/examples/linear_workflow/1.0.0/validate")))

@@ -1,9 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// The Tasker schema and PGMQ as our migrations leave them, exercised the way orchestration and
 /// workers use them.
@@ -12,7 +13,8 @@ struct SchemaTests {
     /// Creates namespace `demo`, task `linear`, steps `step_a` → `step_b`, both `pending`;
     /// returns (task, step a, step b).
     static func seedTask(_ c: PostgresConnection) async throws -> (task: UUID, a: UUID, b: UUID) {
-        let row = try await c.query("""
+        let row = try await c.query(
+            """
             WITH ns AS (
               INSERT INTO tasker.task_namespaces (name, created_at, updated_at) VALUES ('demo', NOW(), NOW())
               RETURNING task_namespace_uuid),
@@ -35,18 +37,23 @@ struct SchemaTests {
                    (SELECT workflow_step_uuid FROM ws JOIN s USING (named_step_uuid) WHERE s.name = 'step_a') AS a,
                    (SELECT workflow_step_uuid FROM ws JOIN s USING (named_step_uuid) WHERE s.name = 'step_b') AS b
             """, [UUID()])[0]
-        let ids = (task: try row.decode("task", as: UUID.self), a: try row.decode("a", as: UUID.self),
-                   b: try row.decode("b", as: UUID.self))
-        try await c.query("""
+        let ids = (
+            task: try row.decode("task", as: UUID.self), a: try row.decode("a", as: UUID.self),
+            b: try row.decode("b", as: UUID.self)
+        )
+        try await c.query(
+            """
             INSERT INTO tasker.workflow_step_edges (from_step_uuid, to_step_uuid, name, created_at, updated_at)
             VALUES ($1, $2, 'provides', NOW(), NOW())
             """, [ids.a, ids.b])
-        try await c.query("""
+        try await c.query(
+            """
             INSERT INTO tasker.task_transitions (task_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
             VALUES ($1, 'pending', NULL, '{}'::jsonb, 1, true, NOW(), NOW())
             """, [ids.task])
         for step in [ids.a, ids.b] {
-            try await c.query("""
+            try await c.query(
+                """
                 INSERT INTO tasker.workflow_step_transitions (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
                 VALUES ($1, 'pending', NULL, '{}'::jsonb, 1, true, NOW(), NOW())
                 """, [step])
@@ -57,14 +64,17 @@ struct SchemaTests {
     /// The 3-statement transition write of the reference (§3.0), in one transaction.
     static func transition(_ c: PostgresConnection, step: UUID, from: String, to: String, metadata: String = "{}") async throws {
         try await c.transaction { c in
-            let sortKey: Int = try c.query("""
+            let sortKey: Int = try c.query(
+                """
                 SELECT COALESCE(MAX(sort_key), 0) + 1 AS k FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1
                 """, [step])[0].decode("k")
-            try c.query("""
+            try c.query(
+                """
                 UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
                 WHERE workflow_step_uuid = $1 AND most_recent
                 """, [step])
-            try c.query("""
+            try c.query(
+                """
                 INSERT INTO tasker.workflow_step_transitions (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
                 VALUES ($1, $2, $3, $4::jsonb, $5, true, NOW(), NOW())
                 """, [step, to, from, PostgresJSON(raw: metadata), sortKey])
@@ -73,8 +83,9 @@ struct SchemaTests {
 
     @Test func migrationsApplyOnceAndASecondRunAppliesNothing() async throws {
         try await withEmptyTestDatabase { db in
-            let migrator = Migrator(databaseURL: db.url, migrationsDirectory: TestEnvironment.migrationsDirectory,
-                                    pgmqScript: TestEnvironment.pgmqScript, pgmqSearchPaths: TestEnvironment.pgmqSearchPaths)
+            let migrator = Migrator(
+                databaseURL: db.url, migrationsDirectory: TestEnvironment.migrationsDirectory,
+                pgmqScript: TestEnvironment.pgmqScript, pgmqSearchPaths: TestEnvironment.pgmqSearchPaths)
             let files = try migrator.migrationFiles()
             let first = try await migrator.run()
             #expect(first.applied == files)
@@ -89,8 +100,9 @@ struct SchemaTests {
 
     @Test func migrateWithoutPGMQAvailableExplainsWhatIsMissing() async throws {
         try await withEmptyTestDatabase { db in
-            let migrator = Migrator(databaseURL: db.url, migrationsDirectory: TestEnvironment.migrationsDirectory,
-                                    pgmqScript: nil, pgmqSearchPaths: ["/nowhere/pgmq.sql"])
+            let migrator = Migrator(
+                databaseURL: db.url, migrationsDirectory: TestEnvironment.migrationsDirectory,
+                pgmqScript: nil, pgmqSearchPaths: ["/nowhere/pgmq.sql"])
             let error = await #expect(throws: MigrationError.self) { try await migrator.run() }
             #expect(error?.description.contains("/nowhere/pgmq.sql") == true)
             #expect(error?.description.contains("pgmq==1.1.4") == true)
@@ -100,18 +112,24 @@ struct SchemaTests {
     @Test func schemaHasTheUpstreamTablesStatesAndIndexes() async throws {
         try await withTestDatabase { db in
             let c = try await db.connect()
-            let tables = try await c.query("""
+            let tables = try await c.query(
+                """
                 SELECT table_name FROM information_schema.tables WHERE table_schema = 'tasker' AND table_type = 'BASE TABLE'
-                """).map { try $0.decode("table_name", as: String.self) }
-            for table in ["task_namespaces", "named_tasks", "named_steps", "named_tasks_named_steps", "tasks",
-                          "workflow_steps", "workflow_step_edges", "task_transitions", "workflow_step_transitions",
-                          "workflow_step_result_audit", "tasks_dlq"] {
+                """
+            ).map { try $0.decode("table_name", as: String.self) }
+            for table in [
+                "task_namespaces", "named_tasks", "named_steps", "named_tasks_named_steps", "tasks",
+                "workflow_steps", "workflow_step_edges", "task_transitions", "workflow_step_transitions",
+                "workflow_step_result_audit", "tasks_dlq",
+            ] {
                 #expect(tables.contains(table), "missing table \(table)")
             }
-            let indexes = try await c.query("""
+            let indexes = try await c.query(
+                """
                 SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'tasker' AND indexdef LIKE '%most_recent%'
                   AND indexdef LIKE 'CREATE UNIQUE%'
-                """).map { try $0.decode("indexname", as: String.self) }
+                """
+            ).map { try $0.decode("indexname", as: String.self) }
             #expect(indexes.contains("idx_workflow_step_transitions_uuid_most_recent"))
             #expect(indexes.count == 2)
             let seeded = try await Self.seedTask(c)
@@ -119,7 +137,8 @@ struct SchemaTests {
                 try await Self.transition(c, step: seeded.a, from: "pending", to: "running")
             }
             #expect(bad?.sqlState == "23514")  // CHECK over the 10 step states
-            let uuids = try await c.query("SELECT count(DISTINCT u) AS n FROM (SELECT uuid_generate_v7() AS u FROM generate_series(1, 500)) s")
+            let uuids = try await c.query(
+                "SELECT count(DISTINCT u) AS n FROM (SELECT uuid_generate_v7() AS u FROM generate_series(1, 500)) s")
             #expect(try uuids[0].decode("n", as: Int.self) == 500)
         }
     }
@@ -136,9 +155,11 @@ struct SchemaTests {
             #expect(created[0].channel == "pgmq_queue_created")
             #expect(try Self.json(created[0])["namespace"] as? String == "demo")
 
-            let message = #"{"task_uuid":"0190a1b2-0000-7000-8000-000000000001","step_uuid":"0190a1b2-0000-7000-8000-000000000002","correlation_id":"0190a1b2-0000-7000-8000-000000000003"}"#
-            let msgID: Int64 = try await c.query("SELECT pgmq_send_with_notify($1, $2::jsonb, $3) AS id",
-                                                 ["worker_demo_queue", PostgresJSON(raw: message), Int32(0)])[0].decode("id")
+            let message =
+                #"{"task_uuid":"0190a1b2-0000-7000-8000-000000000001","step_uuid":"0190a1b2-0000-7000-8000-000000000002","correlation_id":"0190a1b2-0000-7000-8000-000000000003"}"#
+            let msgID: Int64 = try await c.query(
+                "SELECT pgmq_send_with_notify($1, $2::jsonb, $3) AS id",
+                ["worker_demo_queue", PostgresJSON(raw: message), Int32(0)])[0].decode("id")
             let small = try await Self.collect(listener, count: 2)
             #expect(Set(small.map(\.channel)) == ["pgmq_message_ready.demo", "pgmq_message_ready"])
             let payload = try Self.json(small[0])
@@ -154,21 +175,25 @@ struct SchemaTests {
             #expect(bigPayload["payload_omitted"] as? Bool == true)
             #expect(bigPayload["message"] == nil)
 
-            try await c.query("SELECT pgmq_send_batch_with_notify($1, ARRAY[$2::jsonb, $2::jsonb], 0)",
-                              ["worker_demo_queue", PostgresJSON(raw: message)])
+            try await c.query(
+                "SELECT pgmq_send_batch_with_notify($1, ARRAY[$2::jsonb, $2::jsonb], 0)",
+                ["worker_demo_queue", PostgresJSON(raw: message)])
             let batch = try Self.json(try await Self.collect(listener, count: 2)[0])
             #expect(batch["event_type"] as? String == "batch_ready")
             #expect((batch["msg_ids"] as? [Any])?.count == 2)
             #expect((batch["message_count"] as? NSNumber)?.intValue == 2)
 
             // A signal-only message is read by id exactly once.
-            let first = try await c.query("SELECT msg_id, message FROM pgmq_read_specific_message($1, $2, 30)",
-                                          ["worker_demo_queue", msgID])
+            let first = try await c.query(
+                "SELECT msg_id, message FROM pgmq_read_specific_message($1, $2, 30)",
+                ["worker_demo_queue", msgID])
             #expect(first.count == 1)
-            let second = try await c.query("SELECT msg_id FROM pgmq_read_specific_message($1, $2, 30)",
-                                           ["worker_demo_queue", msgID])
+            let second = try await c.query(
+                "SELECT msg_id FROM pgmq_read_specific_message($1, $2, 30)",
+                ["worker_demo_queue", msgID])
             #expect(second.isEmpty)
-            #expect(try await c.query("SELECT extract_queue_namespace('worker_my_ns_queue') AS ns")[0].decode("ns", as: String.self) == "my_ns")
+            #expect(
+                try await c.query("SELECT extract_queue_namespace('worker_my_ns_queue') AS ns")[0].decode("ns", as: String.self) == "my_ns")
         }
     }
 
@@ -180,8 +205,10 @@ struct SchemaTests {
             let winner = try await db.connect()
             let loser = try await db.connect()
             try await winner.execute("BEGIN")
-            try await winner.query("UPDATE tasker.workflow_step_transitions SET most_recent = false WHERE workflow_step_uuid = $1 AND most_recent", [ids.a])
-            try await winner.query("""
+            try await winner.query(
+                "UPDATE tasker.workflow_step_transitions SET most_recent = false WHERE workflow_step_uuid = $1 AND most_recent", [ids.a])
+            try await winner.query(
+                """
                 INSERT INTO tasker.workflow_step_transitions (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
                 VALUES ($1, 'in_progress', 'enqueued', '{}', 3, true, NOW(), NOW())
                 """, [ids.a])
@@ -201,14 +228,17 @@ struct SchemaTests {
             let ids = try await Self.seedTask(c)
             try await Self.transition(c, step: ids.a, from: "pending", to: "enqueued")
             try await Self.transition(c, step: ids.a, from: "enqueued", to: "in_progress")
-            let worker = UUID(), correlation = UUID()
-            let event = #"{"type":"EnqueueForOrchestration","data":{"step_uuid":"\#(ids.a.uuidString.lowercased())","success":true,"result":{},"metadata":{"execution_time_ms":42,"retryable":false}}}"#
+            let worker = UUID()
+            let correlation = UUID()
+            let event =
+                #"{"type":"EnqueueForOrchestration","data":{"step_uuid":"\#(ids.a.uuidString.lowercased())","success":true,"result":{},"metadata":{"execution_time_ms":42,"retryable":false}}}"#
             let metadata = try JSONSerialization.data(withJSONObject: [
                 "event": event, "timestamp": "2026-11-23T19:00:00Z",
                 "worker_uuid": worker.uuidString.lowercased(), "correlation_id": correlation.uuidString.lowercased(),
             ])
-            try await Self.transition(c, step: ids.a, from: "in_progress", to: "enqueued_for_orchestration",
-                                      metadata: String(decoding: metadata, as: UTF8.self))
+            try await Self.transition(
+                c, step: ids.a, from: "in_progress", to: "enqueued_for_orchestration",
+                metadata: String(decoding: metadata, as: UTF8.self))
             let audit = try await c.query("SELECT * FROM tasker.workflow_step_result_audit WHERE workflow_step_uuid = $1", [ids.a])
             #expect(audit.count == 1)
             #expect(try audit[0].decode("success", as: Bool.self))
@@ -222,18 +252,22 @@ struct SchemaTests {
         try await withTestDatabase { db in
             let c = try await db.connect()
             let ids = try await Self.seedTask(c)
-            let readiness = try await c.query("SELECT workflow_step_uuid, ready_for_execution FROM get_step_readiness_status($1)", [ids.task])
+            let readiness = try await c.query(
+                "SELECT workflow_step_uuid, ready_for_execution FROM get_step_readiness_status($1)", [ids.task])
             var ready: [UUID: Bool] = [:]
             for row in readiness { ready[try row.decode("workflow_step_uuid")] = try row.decode("ready_for_execution", as: Bool.self) }
             #expect(ready == [ids.a: true, ids.b: false])
-            let context = try await c.query("SELECT execution_status, ready_steps, total_steps FROM get_task_execution_context($1)", [ids.task])
+            let context = try await c.query(
+                "SELECT execution_status, ready_steps, total_steps FROM get_task_execution_context($1)", [ids.task])
             #expect(try context[0].decode("execution_status", as: String.self) == "has_ready_steps")
             #expect(try context[0].decode("ready_steps", as: Int.self) == 1)
             let moved: Bool = try await c.query(
-                "SELECT transition_task_state_atomic($1, 'pending', 'initializing', $2, '{}'::jsonb) AS ok", [ids.task, UUID()])[0].decode("ok")
+                "SELECT transition_task_state_atomic($1, 'pending', 'initializing', $2, '{}'::jsonb) AS ok", [ids.task, UUID()])[0].decode(
+                    "ok")
             #expect(moved)
             let again: Bool = try await c.query(
-                "SELECT transition_task_state_atomic($1, 'pending', 'initializing', $2, '{}'::jsonb) AS ok", [ids.task, UUID()])[0].decode("ok")
+                "SELECT transition_task_state_atomic($1, 'pending', 'initializing', $2, '{}'::jsonb) AS ok", [ids.task, UUID()])[0].decode(
+                    "ok")
             #expect(!again)
         }
     }

@@ -1,9 +1,10 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// The timing keys the upstream runtime ignores and we apply: the shutdown drain deadline
 /// (`timing.processing_timeout_seconds`), the claim timeout (`timing.claim_timeout_seconds`) and the
@@ -75,12 +76,15 @@ struct ShutdownDeadlineTests {
             let task = try await harness.createTask(steps: ["stuck"])
             try await harness.enqueue(task, "stuck")
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
-            let message = try #require(try await harness.admin.query(
-                "SELECT msg_id FROM pgmq.q_\(queue)").first?.decode("msg_id", as: Int64.self))
+            let message = try #require(
+                try await harness.admin.query(
+                    "SELECT msg_id FROM pgmq.q_\(queue)"
+                ).first?.decode("msg_id", as: Int64.self))
 
             let locker = try await db.connect(applicationName: "tasker-test-locker")
             try await locker.query("BEGIN")
-            try await locker.query("""
+            try await locker.query(
+                """
                 SELECT 1 FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent FOR UPDATE
                 """, [task["stuck"]])
             let claimer = try await db.connect()
@@ -93,8 +97,9 @@ struct ShutdownDeadlineTests {
             #expect(try await harness.state(task["stuck"]) == "enqueued")
             #expect(try await harness.admin.query("SELECT count(*) AS n FROM pgmq.q_\(queue)")[0].decode("n", as: Int.self) == 1)
             // Without the lock the same claim succeeds.
-            let outcome = try await StepRepository.claim(claimer, stepUUID: task["stuck"], queue: queue, msgID: message,
-                                                         timeout: .seconds(1))
+            let outcome = try await StepRepository.claim(
+                claimer, stepUUID: task["stuck"], queue: queue, msgID: message,
+                timeout: .seconds(1))
             #expect(outcome == .claimed(attempts: 1))
             await claimer.close()
             await locker.close()
@@ -109,12 +114,14 @@ struct ShutdownDeadlineTests {
             try await harness.enqueue(task, "stuck")
             try await harness.enqueue(task, "waiting")
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
-            try await harness.admin.query("""
+            try await harness.admin.query(
+                """
                 UPDATE pgmq.q_\(queue) SET enqueued_at = now() - interval '3 hours'
                  WHERE message->>'step_uuid' = $1
                 """, [task["stuck"].uuidString.lowercased()])
-            let read = try await PGMQ.read(harness.admin, queue: queue, visibilityTimeout: 30, quantity: 10,
-                                           maxAgeSeconds: 2 * 3600)
+            let read = try await PGMQ.read(
+                harness.admin, queue: queue, visibilityTimeout: 30, quantity: 10,
+                maxAgeSeconds: 2 * 3600)
             #expect(read.map { $0.message["step_uuid"]?.stringValue } == [task["waiting"].uuidString.lowercased()])
             let old = try await PGMQ.read(harness.admin, queue: queue, visibilityTimeout: 30, quantity: 10)
             #expect(old.map { $0.message["step_uuid"]?.stringValue } == [task["stuck"].uuidString.lowercased()])

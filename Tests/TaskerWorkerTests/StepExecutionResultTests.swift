@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import TaskerWorker
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The wire shape of `workflow_steps.results`, checked against worker-contract §5.
 @Suite struct StepExecutionResultTests {
@@ -27,14 +27,18 @@ import Testing
     }
 
     static func success() -> StepExecutionResult {
-        .success(stepUUID: stepUUID, result: .object(["answer": .int(42)]), startedAt: started,
-                 completedAt: completed, workerID: nil, hostname: nil)
+        .success(
+            stepUUID: stepUUID, result: .object(["answer": .int(42)]), startedAt: started,
+            completedAt: completed, workerID: nil, hostname: nil)
     }
 
     @Test func successHasExactlyTheReferenceKeysAndNulls() throws {
         let json = try Self.parsed(Self.success())
-        #expect(Set(json.keys) == ["step_uuid", "success", "result", "metadata", "status", "error",
-                                   "orchestration_metadata"])
+        #expect(
+            Set(json.keys) == [
+                "step_uuid", "success", "result", "metadata", "status", "error",
+                "orchestration_metadata",
+            ])
         #expect(json["step_uuid"] == .string("01957a3b-1c2d-7e4f-8a9b-0c1d2e3f4a5b"))
         #expect(json["success"] == .bool(true))
         #expect(json["result"] == .object(["answer": .int(42)]))
@@ -42,9 +46,12 @@ import Testing
         #expect(json["error"] == .null)
 
         let metadata = Self.object(json["metadata"])
-        #expect(Set(metadata.keys) == ["execution_time_ms", "handler_version", "retryable", "completed_at",
-                                       "worker_id", "worker_hostname", "started_at", "custom", "error_code",
-                                       "error_type", "context"])
+        #expect(
+            Set(metadata.keys) == [
+                "execution_time_ms", "handler_version", "retryable", "completed_at",
+                "worker_id", "worker_hostname", "started_at", "custom", "error_code",
+                "error_type", "context",
+            ])
         #expect(metadata["execution_time_ms"] == .int(12))
         #expect(metadata["retryable"] == .bool(false))
         for key in ["handler_version", "worker_id", "worker_hostname", "error_code", "error_type"] {
@@ -56,8 +63,11 @@ import Testing
         #expect(metadata["started_at"] == .string("2026-03-21T21:16:08.111111Z"))
 
         let orchestration = Self.object(json["orchestration_metadata"])
-        #expect(orchestration == ["headers": .emptyObject, "error_context": .null, "backoff_hint": .null,
-                                  "custom": .emptyObject])
+        #expect(
+            orchestration == [
+                "headers": .emptyObject, "error_context": .null, "backoff_hint": .null,
+                "custom": .emptyObject,
+            ])
     }
 
     @Test func successCarriesWorkerAndCustomMetadata() throws {
@@ -83,9 +93,11 @@ import Testing
 
     @Test func timestampsParseRFC3339Variants() throws {
         let expected = 1_774_127_768.123_456
-        for text in ["2026-03-21T21:16:08.123456Z", "2026-03-21T21:16:08.123456+00:00",
-                     "2026-03-21T22:16:08.123456+01:00", "2026-03-21t21:16:08.123456789z",
-                     "2026-03-21 21:16:08.123456Z"] {
+        for text in [
+            "2026-03-21T21:16:08.123456Z", "2026-03-21T21:16:08.123456+00:00",
+            "2026-03-21T22:16:08.123456+01:00", "2026-03-21t21:16:08.123456789z",
+            "2026-03-21 21:16:08.123456Z",
+        ] {
             let date = try #require(ResultTimestamp.parse(text), "\(text)")
             #expect(abs(date.timeIntervalSince1970 - expected) < 0.000_002, "\(text)")
         }
@@ -95,8 +107,9 @@ import Testing
     }
 
     @Test func failureShape() throws {
-        let failure = StepFailure(message: "card declined", errorType: "permanent_error", errorCode: "CARD_DECLINED",
-                                  retryable: false, context: ["attempt": .int(1)])
+        let failure = StepFailure(
+            message: "card declined", errorType: "permanent_error", errorCode: "CARD_DECLINED",
+            retryable: false, context: ["attempt": .int(1)])
         let result = StepExecutionResult.failure(
             stepUUID: Self.stepUUID, failure: failure, startedAt: Self.started, completedAt: Self.completed,
             workerID: "worker_x", hostname: "h")
@@ -105,8 +118,11 @@ import Testing
         #expect(json["status"] == .string("failed"))
         #expect(json["result"] == .emptyObject)
         let error = Self.object(json["error"])
-        #expect(error == ["message": .string("card declined"), "error_type": .string("permanent_error"),
-                          "backtrace": .null, "retryable": .bool(false)])
+        #expect(
+            error == [
+                "message": .string("card declined"), "error_type": .string("permanent_error"),
+                "backtrace": .null, "retryable": .bool(false),
+            ])
         let metadata = Self.object(json["metadata"])
         #expect(metadata["retryable"] == .bool(false))
         #expect(metadata["error_code"] == .string("CARD_DECLINED"))
@@ -117,24 +133,28 @@ import Testing
     }
 
     @Test func backoffHintAndHeadersGoToOrchestrationMetadata() throws {
-        let failure = StepFailure(message: "slow down", errorType: "rate_limited", retryable: true,
-                                  backoffHint: .rateLimit(60, context: "API rate limit"),
-                                  headers: ["retry-after": "60"])
+        let failure = StepFailure(
+            message: "slow down", errorType: "rate_limited", retryable: true,
+            backoffHint: .rateLimit(60, context: "API rate limit"),
+            headers: ["retry-after": "60"])
         let result = StepExecutionResult.failure(
             stepUUID: Self.stepUUID, failure: failure, startedAt: Self.started, completedAt: Self.completed,
             workerID: nil, hostname: nil)
         let orchestration = Self.object(try Self.parsed(result)["orchestration_metadata"])
         #expect(orchestration["headers"] == .object(["retry-after": .string("60")]))
-        #expect(orchestration["backoff_hint"] == .object([
-            "backoff_type": .string("RateLimit"), "delay_seconds": .int(60), "context": .string("API rate limit"),
-        ]))
+        #expect(
+            orchestration["backoff_hint"]
+                == .object([
+                    "backoff_type": .string("RateLimit"), "delay_seconds": .int(60), "context": .string("API rate limit"),
+                ]))
         #expect(result.isRetryable)
     }
 
     static func dispatch(_ kind: DispatchErrorKind, message: String? = nil) -> StepExecutionResult {
-        .dispatchError(stepUUID: stepUUID, kind: kind, callable: "payments.charge", timeoutMs: 30000,
-                       taskUUID: taskUUID, message: message, startedAt: started, completedAt: completed,
-                       workerID: "worker_1", hostname: "h")
+        .dispatchError(
+            stepUUID: stepUUID, kind: kind, callable: "payments.charge", timeoutMs: 30000,
+            taskUUID: taskUUID, message: message, startedAt: started, completedAt: completed,
+            workerID: "worker_1", hostname: "h")
     }
 
     @Test(arguments: [
@@ -166,8 +186,11 @@ import Testing
 
         let thrown = Self.dispatch(.handlerError, message: "connection refused")
         #expect(thrown.error?.message == "connection refused")
-        #expect(thrown.metadata.context == ["handler_name": .string("payments.charge"),
-                                            "task_uuid": .string("01957a3b-0000-7000-8000-000000000001")])
+        #expect(
+            thrown.metadata.context == [
+                "handler_name": .string("payments.charge"),
+                "task_uuid": .string("01957a3b-0000-7000-8000-000000000001"),
+            ])
 
         let panic = Self.dispatch(.handlerPanic, message: "index out of range")
         #expect(panic.error?.message == "Handler panicked: index out of range")
@@ -183,10 +206,11 @@ import Testing
     }
 
     @Test func decodesUpstreamShapedJSONWithMissingDefaults() throws {
-        let minimal = try StepExecutionResult.decode(json: """
-            {"step_uuid":"550e8400-e29b-41d4-a716-446655440000","success":true,"result":{"data":"test"},
-             "metadata":{"execution_time_ms":100,"retryable":false},"status":"completed"}
-            """)
+        let minimal = try StepExecutionResult.decode(
+            json: """
+                {"step_uuid":"550e8400-e29b-41d4-a716-446655440000","success":true,"result":{"data":"test"},
+                 "metadata":{"execution_time_ms":100,"retryable":false},"status":"completed"}
+                """)
         #expect(minimal.success)
         #expect(minimal.metadata.executionTimeMs == 100)
         #expect(minimal.metadata.startedAt == nil)
@@ -201,14 +225,15 @@ import Testing
         #expect(empty.effectiveStatus == "failed")
         #expect(empty.stepUUID.uuidString == "00000000-0000-0000-0000-000000000000")
 
-        let failed = try StepExecutionResult.decode(json: """
-            {"success":false,"result":{},"metadata":{"retryable":true,"error_code":"TIMEOUT",
-             "completed_at":"2026-03-21T21:16:08.123456+00:00"},
-             "error":{"message":"Operation timed out","error_type":"TimeoutError","retryable":true,"status_code":504,
-                      "context":{"k":1}},
-             "orchestration_metadata":{"headers":{"retry-after":"5"},"error_context":null,
-               "backoff_hint":{"backoff_type":"ServerRequested","delay_seconds":5,"context":null},"custom":{}}}
-            """)
+        let failed = try StepExecutionResult.decode(
+            json: """
+                {"success":false,"result":{},"metadata":{"retryable":true,"error_code":"TIMEOUT",
+                 "completed_at":"2026-03-21T21:16:08.123456+00:00"},
+                 "error":{"message":"Operation timed out","error_type":"TimeoutError","retryable":true,"status_code":504,
+                          "context":{"k":1}},
+                 "orchestration_metadata":{"headers":{"retry-after":"5"},"error_context":null,
+                   "backoff_hint":{"backoff_type":"ServerRequested","delay_seconds":5,"context":null},"custom":{}}}
+                """)
         #expect(failed.isRetryable)
         #expect(failed.errorCode == "TIMEOUT")
         #expect(failed.error?.statusCode == 504)

@@ -19,21 +19,27 @@ enum Subprocess {
 
     /// Runs `executable arguments…` with exactly `environment` in `directory` (default: a scratch
     /// directory of its own) and waits for its exit.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String],
-                    directory: String? = nil, stdin: Data? = nil) throws -> Outcome {
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        directory: String? = nil, stdin: Data? = nil
+    ) throws -> Outcome {
         try start(executable, arguments, environment: environment, directory: directory, stdin: stdin).finish()
     }
 
     /// Starts `executable arguments…` as `run` does, for a caller that signals it (`process`) before
     /// collecting its output with `finish()`.
-    static func start(_ executable: String, _ arguments: [String], environment: [String: String],
-                      directory: String? = nil, stdin: Data? = nil) throws -> Running {
+    static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        directory: String? = nil, stdin: Data? = nil
+    ) throws -> Running {
         try Running(executable, arguments, environment: environment, directory: directory, stdin: stdin)
     }
 
     /// As `run`, stopped once `timeout` has passed (SIGTERM, 2 s grace, SIGKILL; `timedOut` set).
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String],
-                    directory: String? = nil, stdin: Data? = nil, timeout: Duration) async throws -> Outcome {
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        directory: String? = nil, stdin: Data? = nil, timeout: Duration
+    ) async throws -> Outcome {
         let launch = try start(executable, arguments, environment: environment, directory: directory, stdin: stdin)
         let process = launch.process
         let deadline = ContinuousClock.now.advanced(by: timeout)
@@ -58,8 +64,10 @@ enum Subprocess {
         private let scratch: URL
         private let handles: [FileHandle]
 
-        init(_ executable: String, _ arguments: [String], environment: [String: String], directory: String?,
-             stdin: Data?) throws {
+        init(
+            _ executable: String, _ arguments: [String], environment: [String: String], directory: String?,
+            stdin: Data?
+        ) throws {
             scratch = FileManager.default.temporaryDirectory.appendingPathComponent("subprocess-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             try (stdin ?? Data()).write(to: scratch.appendingPathComponent("stdin"))
@@ -88,9 +96,10 @@ enum Subprocess {
         func finish() throws -> Outcome {
             process.waitUntilExit()
             defer { close() }
-            return Outcome(status: process.terminationStatus, exitedNormally: process.terminationReason == .exit,
-                           stdoutData: try Data(contentsOf: scratch.appendingPathComponent("stdout")),
-                           stderr: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("stderr")), as: UTF8.self))
+            return Outcome(
+                status: process.terminationStatus, exitedNormally: process.terminationReason == .exit,
+                stdoutData: try Data(contentsOf: scratch.appendingPathComponent("stdout")),
+                stderr: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("stderr")), as: UTF8.self))
         }
 
         private func close() {

@@ -5,8 +5,9 @@ import HTTPTypes
 import Logging
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Issue #11 items 10 and 11 on the running worker: JWT `nbf`, the maximum token lifetime, the bearer
 /// scheme in any case (REST and gRPC), gRPC `GetConfig` gated like `/config`; and one-line text logs.
@@ -48,8 +49,11 @@ struct SurfaceHardeningTests {
             #expect(try await worker.get("/config", headers: admin).status == .notFound)
 
             let (host, port) = try GRPCServerTests.split(try #require(worker.daemon.boundAddresses.grpc))
-            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
-                                                               transportSecurity: .plaintext)) { client in
+            try await withGRPCClient(
+                transport: .http2NIOPosix(
+                    target: .ipv4(address: host, port: port),
+                    transportSecurity: .plaintext)
+            ) { client in
                 let templates = Tasker_V1_WorkerTemplateService.Client(wrapping: client)
                 func code(_ authorization: String) async -> RPCError.Code? {
                     do {
@@ -85,8 +89,11 @@ struct SurfaceHardeningTests {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db) { $0.worker.web.configEndpointEnabled = true }
             let (host, port) = try GRPCServerTests.split(try #require(worker.daemon.boundAddresses.grpc))
-            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
-                                                               transportSecurity: .plaintext)) { client in
+            try await withGRPCClient(
+                transport: .http2NIOPosix(
+                    target: .ipv4(address: host, port: port),
+                    transportSecurity: .plaintext)
+            ) { client in
                 let config = Tasker_V1_WorkerConfigService.Client(wrapping: client)
                 let answer = try await config.getConfig(.init())
                 #expect(answer.workerType == "general")
@@ -102,12 +109,14 @@ struct SurfaceHardeningTests {
         let week = try await Self.token(["iat": .int(now), "exp": .int(now + 604_800)])
         let longer = try await Self.token(["iat": .int(now), "exp": .int(now + 604_801 + 3600)])
         let off = try await WorkerAuthenticator(configuration: authConfig { $0.jwtMaxTokenLifetimeSeconds = 0 })
-        #expect(try await authenticator.authenticate(AuthCredentials(authorization: "Bearer \(week)", apiKey: nil)).get()
+        #expect(
+            try await authenticator.authenticate(AuthCredentials(authorization: "Bearer \(week)", apiKey: nil)).get()
                 .subject == "svc-test")
         await #expect(throws: AuthFailure.self) {
             try await authenticator.authenticate(AuthCredentials(authorization: "Bearer \(longer)", apiKey: nil)).get()
         }
-        #expect(try await off.authenticate(AuthCredentials(authorization: "Bearer \(longer)", apiKey: nil)).get()
+        #expect(
+            try await off.authenticate(AuthCredentials(authorization: "Bearer \(longer)", apiKey: nil)).get()
                 .subject == "svc-test")
         // An `iat` in the future does not stretch the limit: the lifetime counts from now.
         for futureIssued in [
@@ -132,9 +141,11 @@ struct SurfaceHardeningTests {
     @Test func textLogLinesCannotBeForgedWithNewlines() {
         let capture = LoggingTests.Capture()
         let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }
-        logger.info("step failed\n2026-01-01T00:00:00.000Z error tasker.fake: forged", metadata: [
-            "reason": "a\nb", "spaced": "x\r\ny z", "bell": "\u{07}", "nested": ["k\nk": "v\u{2028}w"], "ok": "plain",
-        ])
+        logger.info(
+            "step failed\n2026-01-01T00:00:00.000Z error tasker.fake: forged",
+            metadata: [
+                "reason": "a\nb", "spaced": "x\r\ny z", "bell": "\u{07}", "nested": ["k\nk": "v\u{2028}w"], "ok": "plain",
+            ])
         let lines = capture.all
         #expect(lines.count == 1)
         let line = lines.joined()

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// Template files an attacker (or an accident) could put in the template directory: alias bombs,
 /// oversize files, deep nesting. Each is refused with a problem naming the file, through the real
@@ -83,8 +84,9 @@ struct TemplateHostileInputTests {
     }
 
     @Test func anOversizeTemplateIsRefusedNamingTheFile() throws {
-        let padding = String(repeating: "# padding to exceed the template size limit\n",
-                             count: TemplateYAML.maxTemplateBytes / 40)
+        let padding = String(
+            repeating: "# padding to exceed the template size limit\n",
+            count: TemplateYAML.maxTemplateBytes / 40)
         let report = try load(["huge.yaml": Self.validTemplate + "\n" + padding])
         let problem = try #require(report.problems.first)
         #expect(report.templates.isEmpty)
@@ -104,7 +106,8 @@ struct TemplateHostileInputTests {
         #expect(problem.message.contains("$.description contains a NUL character"), "\(problem)")
     }
 
-    static let nulTemplate = validTemplate.replacingOccurrences(of: "name: fine", with: "name: nul")
+    static let nulTemplate =
+        validTemplate.replacingOccurrences(of: "name: fine", with: "name: nul")
         + "\ndescription: \"d\\0x\"\n"
 
     @Test func wideButLegitimateDocumentsStayBelowTheNodeBound() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerTestSupport
 import Testing
+
 @testable import TaskerWorker
 
 /// A template holding a NUL character used to fail its registration (`jsonb` cannot store U+0000)
@@ -11,8 +12,9 @@ struct TemplateNULBootTests {
     @Test func theWorkerStillServesTheOtherTemplates() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: TemplateHostileInputTests.validTemplate)
-            try TemplateHostileInputTests.nulTemplate.write(toFile: harness.templateDirectory + "/nul.yaml",
-                                                            atomically: true, encoding: .utf8)
+            try TemplateHostileInputTests.nulTemplate.write(
+                toFile: harness.templateDirectory + "/nul.yaml",
+                atomically: true, encoding: .utf8)
             let worker = harness.startWorker(.withBuiltIns(), configuration: harness.configuration())
             let task = try await harness.createTask(steps: ["only"])
             try await harness.enqueue(task, "only")

@@ -1,23 +1,31 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// `TaskTemplateRegistry` against a real database: rows, queues, upserts, reads back.
 @Suite("Task templates: registry", .timeLimit(.minutes(2)))
 struct TemplateRegistryTests {
-    static func template(_ name: String = "smoke", namespace: String = "reg_ns", description: String? = "first",
-                         callable: String = "tasker.noop") -> TaskTemplate {
-        TaskTemplate(name: name, namespaceName: namespace, version: "1.0.0", description: description, steps: [
-            StepDefinition(name: "one", handler: HandlerDefinition(callable: callable)),
-            StepDefinition(name: "two", handler: HandlerDefinition(callable: "tasker.echo"), dependencies: ["one"]),
-        ])
+    static func template(
+        _ name: String = "smoke", namespace: String = "reg_ns", description: String? = "first",
+        callable: String = "tasker.noop"
+    ) -> TaskTemplate {
+        TaskTemplate(
+            name: name, namespaceName: namespace, version: "1.0.0", description: description,
+            steps: [
+                StepDefinition(name: "one", handler: HandlerDefinition(callable: callable)),
+                StepDefinition(name: "two", handler: HandlerDefinition(callable: "tasker.echo"), dependencies: ["one"]),
+            ])
     }
 
-    static func withRegistry(_ body: (TestDatabase, PostgresConnectionPool, TaskTemplateRegistry) async throws -> Void)
-        async throws {
+    static func withRegistry(
+        _ body: (TestDatabase, PostgresConnectionPool, TaskTemplateRegistry) async throws -> Void
+    )
+        async throws
+    {
         try await withTestDatabase { db in
             let pool = db.pool()
             do {
@@ -37,7 +45,8 @@ struct TemplateRegistryTests {
             #expect(await registry.supportedNamespaces == ["reg_ns", "second_ns"])
 
             let c = try await db.connect()
-            let rows = try await c.query("""
+            let rows = try await c.query(
+                """
                 SELECT tn.name AS ns, nt.name, nt.version, nt.description, nt.identity_strategy::text AS strategy,
                        nt.configuration
                 FROM tasker.named_tasks nt JOIN tasker.task_namespaces tn USING (task_namespace_uuid)
@@ -53,8 +62,9 @@ struct TemplateRegistryTests {
             #expect(configuration == (try template.jsonValue()))
             #expect(configuration["steps"]?["x"] == nil)
 
-            let queues = Set(try await c.query("SELECT queue_name FROM pgmq.list_queues()")
-                .map { try $0.decode("queue_name", as: String.self) })
+            let queues = Set(
+                try await c.query("SELECT queue_name FROM pgmq.list_queues()")
+                    .map { try $0.decode("queue_name", as: String.self) })
             let expected: Set<String> = [
                 "worker_reg_ns_queue", "reg_ns_domain_events", "reg_ns_domain_events_dlq",
                 "worker_second_ns_queue", "second_ns_domain_events", "second_ns_domain_events_dlq",
@@ -127,7 +137,8 @@ struct TemplateRegistryTests {
     @Test func anEmptyConfigurationIsAClearError() async throws {
         try await Self.withRegistry { db, pool, _ in
             let c = try await db.connect()
-            try await c.query("""
+            try await c.query(
+                """
                 WITH ns AS (INSERT INTO tasker.task_namespaces (name, created_at, updated_at)
                             VALUES ('legacy', NOW(), NOW()) RETURNING task_namespace_uuid)
                 INSERT INTO tasker.named_tasks (task_namespace_uuid, name, version, configuration, created_at, updated_at)

@@ -3,8 +3,9 @@ import HTTPTypes
 import Hummingbird
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// `/api-docs/openapi.json` describes exactly the routes the router serves, and the bodies the
 /// server really returns conform to the document's schemas.
@@ -20,16 +21,19 @@ struct WebOpenAPITests {
             #expect(document["openapi"] == "3.1.0")
             #expect(document["info"]?["title"] == "Tasker Worker API")
 
-            let documented = Set(try #require(document["paths"]).objectMembers.flatMap { path, item in
-                item.keys.map { "\($0.uppercased()) \(path)" }
-            })
+            let documented = Set(
+                try #require(document["paths"]).objectMembers.flatMap { path, item in
+                    item.keys.map { "\($0.uppercased()) \(path)" }
+                })
             let runtime = worker.daemon.runtime
             let served = Set(WorkerWebServer.makeRouter(runtime: runtime).routes.map { "\($0.method.rawValue) \($0.path)" })
             #expect(documented == served)
-            for route in ["GET /health", "GET /health/live", "GET /health/ready", "GET /health/detailed", "GET /config",
-                          "GET /v1/templates", "GET /v1/templates/{namespace}/{name}/{version}",
-                          "POST /v1/templates/{namespace}/{name}/{version}/validate", "GET /metrics",
-                          "GET /metrics/worker", "GET /metrics/events", "GET /api-docs/openapi.json"] {
+            for route in [
+                "GET /health", "GET /health/live", "GET /health/ready", "GET /health/detailed", "GET /config",
+                "GET /v1/templates", "GET /v1/templates/{namespace}/{name}/{version}",
+                "POST /v1/templates/{namespace}/{name}/{version}/validate", "GET /metrics",
+                "GET /metrics/worker", "GET /metrics/events", "GET /api-docs/openapi.json",
+            ] {
                 #expect(served.contains(route), "the router does not serve \(route)")
             }
 
@@ -39,10 +43,12 @@ struct WebOpenAPITests {
             let paths = document["paths"]
             #expect(paths?["/config"]?["get"]?["x-required-permission"] == "worker:config_read")
             #expect(paths?["/v1/templates"]?["get"]?["x-required-permission"] == "worker:templates_read")
-            #expect(paths?["/v1/templates/{namespace}/{name}/{version}"]?["get"]?["x-required-permission"]
-                == "worker:templates_read")
-            #expect(paths?["/v1/templates/{namespace}/{name}/{version}/validate"]?["post"]?["x-required-permission"]
-                == "templates:validate")
+            #expect(
+                paths?["/v1/templates/{namespace}/{name}/{version}"]?["get"]?["x-required-permission"]
+                    == "worker:templates_read")
+            #expect(
+                paths?["/v1/templates/{namespace}/{name}/{version}/validate"]?["post"]?["x-required-permission"]
+                    == "templates:validate")
             #expect(paths?["/health"]?["get"]?["x-required-permission"] == nil)
             try await worker.stop()
 
@@ -81,16 +87,19 @@ struct WebOpenAPITests {
                 let response = try await worker.execute(.init(check.uri, method: check.method))
                 if check.status != "default" { #expect("\(response.status.code)" == check.status, "\(check.uri)") }
                 let operation = document["paths"]?[check.path]?[check.method.rawValue.lowercased()]
-                let schema = try #require(operation?["responses"]?[check.status]?["content"]?["application/json"]?["schema"],
-                                          "no schema for \(check.uri) \(check.status)")
+                let schema = try #require(
+                    operation?["responses"]?[check.status]?["content"]?["application/json"]?["schema"],
+                    "no schema for \(check.uri) \(check.status)")
                 let problems = SchemaCheck(document: document).problems(try response.json(), schema, at: check.uri)
                 #expect(problems.isEmpty, "\(check.uri): \(problems)")
             }
             // The validator itself notices a missing field and an undocumented one.
             let basic: JSONValue = ["$ref": "#/components/schemas/BasicHealthResponse"]
             #expect(!SchemaCheck(document: document).problems(["status": "x", "worker_id": "w"], basic, at: "t").isEmpty)
-            #expect(!SchemaCheck(document: document).problems(
-                ["status": "x", "worker_id": "w", "timestamp": "2026-01-01T00:00:00Z", "extra": 1], basic, at: "t").isEmpty)
+            #expect(
+                !SchemaCheck(document: document).problems(
+                    ["status": "x", "worker_id": "w", "timestamp": "2026-01-01T00:00:00Z", "extra": 1], basic, at: "t"
+                ).isEmpty)
 
             let metrics = try await worker.get("/metrics")
             #expect(metrics.status == .ok)
@@ -147,7 +156,8 @@ struct SchemaCheck {
     static func matches(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
         case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object),
-             ("integer", .int), ("number", .int), ("number", .double): true
+            ("integer", .int), ("number", .int), ("number", .double):
+            true
         default: false
         }
     }

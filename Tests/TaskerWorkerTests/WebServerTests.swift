@@ -7,9 +7,10 @@ import HummingbirdTesting
 import NIOCore
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// The REST server of a real `WorkerDaemon` over a real socket (127.0.0.1, free port), against a
 /// real PostgreSQL: bodies field by field against the upstream schemas (worker-contract Appendix B).
@@ -50,8 +51,11 @@ struct WebServerTests {
             #expect(detailed.keys == ["checks", "distributed_cache", "status", "system_info", "timestamp", "worker_id"])
             #expect(detailed["status"] == "healthy")
             let all = try #require(detailed["checks"])
-            #expect(all.keys == ["circuit_breakers", "command_processor", "database", "event_system",
-                                 "queue_processing", "step_processing"])
+            #expect(
+                all.keys == [
+                    "circuit_breakers", "command_processor", "database", "event_system",
+                    "queue_processing", "step_processing",
+                ])
             for name in all.keys { WebTestWorker.expectHealthCheck(all[name], status: "healthy", name) }
             #expect(all["circuit_breakers"]?["message"] == "No circuit breakers configured")
             #expect(all["step_processing"]?["message"]?.stringValue?.hasPrefix("0 steps executed") == true)
@@ -112,8 +116,11 @@ struct WebServerTests {
             #expect(try await worker.get("/health/live").status == .ok)
             // gRPC says the same: grpc.health.v1 NOT_SERVING, CheckReadiness UNAVAILABLE, liveness answers.
             let (host, port) = try GRPCServerTests.split(try #require(worker.daemon.boundAddresses.grpc))
-            try await withGRPCClient(transport: .http2NIOPosix(target: .ipv4(address: host, port: port),
-                                                               transportSecurity: .plaintext)) { client in
+            try await withGRPCClient(
+                transport: .http2NIOPosix(
+                    target: .ipv4(address: host, port: port),
+                    transportSecurity: .plaintext)
+            ) { client in
                 let standard = Grpc_Health_V1_Health.Client(wrapping: client)
                 try await waitUntil(timeout: .seconds(15)) {
                     try await standard.check(.with { $0.service = "" }).status == .notServing
@@ -147,8 +154,11 @@ struct WebServerTests {
 
             let withStats = try await worker.get("/v1/templates?include_cache_stats=true").json()
             let stats = try #require(withStats["cache_stats"])
-            #expect(stats.keys == ["average_access_count", "cache_evictions", "cache_hits", "cache_misses",
-                                   "oldest_entry_age_seconds", "supported_namespaces", "total_cached"])
+            #expect(
+                stats.keys == [
+                    "average_access_count", "cache_evictions", "cache_hits", "cache_misses",
+                    "oldest_entry_age_seconds", "supported_namespaces", "total_cached",
+                ])
             #expect(stats["total_cached"] == 2)
             #expect(stats["supported_namespaces"] == ["webtest"])
             #expect(try await worker.get("/v1/templates?include_cache_stats=false").json()["cache_stats"] == .null)
@@ -181,8 +191,11 @@ struct WebServerTests {
             #expect(resolved["template"]?["namespace_name"] == "webtest")
             #expect(resolved["template"]?["steps"]?.arrayCount == 2)
             let metadata = try #require(body["handler_metadata"])
-            #expect(metadata.keys == ["config_schema", "default_dependent_system", "handler_class", "name", "namespace",
-                                      "registered_at", "version"])
+            #expect(
+                metadata.keys == [
+                    "config_schema", "default_dependent_system", "handler_class", "name", "namespace",
+                    "registered_at", "version",
+                ])
             #expect(metadata["namespace"] == "webtest")
             #expect(metadata["name"] == "greet")
             #expect(metadata["version"] == "1.0.0")
@@ -216,8 +229,11 @@ struct WebServerTests {
             let ok = try await worker.post("/v1/templates/webtest/greet/1.0.0/validate")
             #expect(ok.status == .ok)
             let valid = try ok.json()
-            #expect(valid == ["valid": true, "errors": [], "required_capabilities": [],
-                              "step_handlers": ["tasker.echo", "tasker.noop"]])
+            #expect(
+                valid == [
+                    "valid": true, "errors": [], "required_capabilities": [],
+                    "step_handlers": ["tasker.echo", "tasker.noop"],
+                ])
 
             let broken = try await worker.post("/v1/templates/webtest/broken/2.0.0/validate").json()
             #expect(broken["valid"] == false)
@@ -252,11 +268,12 @@ struct WebServerTests {
             #expect(body["worker_type"] == "general")
             #expect(body["metadata"]?.keys == ["environment", "timestamp", "version"])
             #expect(body["metadata"]?["version"] == .string(TaskerWorkerVersion.current))
-            #expect(body["auth"] == [
-                "enabled": false, "verification_method": "public_key", "jwt_issuer": "tasker-worker",
-                "jwt_audience": "worker-api", "api_key_header": "X-API-Key", "api_key_count": 1,
-                "strict_validation": true, "allowed_algorithms": ["RS256"],
-            ])
+            #expect(
+                body["auth"] == [
+                    "enabled": false, "verification_method": "public_key", "jwt_issuer": "tasker-worker",
+                    "jwt_audience": "worker-api", "api_key_header": "X-API-Key", "api_key_count": 1,
+                    "strict_validation": true, "allowed_algorithms": ["RS256"],
+                ])
             #expect(body["messaging"] == ["backend": "pgmq", "queues": ["worker_webtest_queue", "orchestration_step_results"]])
             try await worker.stop()
 
@@ -311,9 +328,10 @@ extension WebServerTests {
 
             let cors = try await worker.get("/health", headers: [.origin: "https://dashboard.example"])
             #expect(cors.headers[.accessControlAllowOrigin] == "*")
-            let preflight = try await worker.execute(TestClient.Request(
-                "/v1/templates", method: .options,
-                headers: [.origin: "https://dashboard.example", .accessControlRequestMethod: "GET"]))
+            let preflight = try await worker.execute(
+                TestClient.Request(
+                    "/v1/templates", method: .options,
+                    headers: [.origin: "https://dashboard.example", .accessControlRequestMethod: "GET"]))
             #expect(preflight.status == .noContent)
             #expect(preflight.headers[.accessControlAllowOrigin] == "*")
             #expect(preflight.headers[.accessControlAllowHeaders]?.lowercased().contains("x-api-key") == true)

@@ -4,9 +4,10 @@ import HummingbirdTesting
 import NIOCore
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
-@testable import TaskerPostgres
+
 @testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// A real `WorkerDaemon` with its REST server on 127.0.0.1 (free port), two templates in namespace
 /// `webtest` (`greet` 1.0.0 with built-in handlers; `broken` 2.0.0 whose handler does not exist),
@@ -20,25 +21,25 @@ struct WebTestWorker {
 
     static let templates = [
         "greet.yaml": """
-            name: greet
-            namespace_name: webtest
-            version: 1.0.0
-            description: Greets
-            steps:
-              - name: hello
-                handler: { callable: tasker.echo }
-              - name: shout
-                dependencies: [hello]
-                handler: { callable: tasker.noop }
-            """,
+        name: greet
+        namespace_name: webtest
+        version: 1.0.0
+        description: Greets
+        steps:
+          - name: hello
+            handler: { callable: tasker.echo }
+          - name: shout
+            dependencies: [hello]
+            handler: { callable: tasker.noop }
+        """,
         "broken.yaml": """
-            name: broken
-            namespace_name: webtest
-            version: 2.0.0
-            steps:
-              - name: call_api
-                handler: { callable: ExternalDatabaseFFI.Handler }
-            """,
+        name: broken
+        namespace_name: webtest
+        version: 2.0.0
+        steps:
+          - name: call_api
+            handler: { callable: ExternalDatabaseFFI.Handler }
+        """,
     ]
 
     /// A configuration on `db` with fast polling and loopback servers on free ports.
@@ -54,8 +55,10 @@ struct WebTestWorker {
     }
 
     /// Starts the worker and waits until its REST server listens (and, with `waitForReady`, answers ready).
-    static func start(_ db: TestDatabase, handlers: HandlerRegistry = .withBuiltIns(), waitForReady: Bool = true,
-                      configure: (inout TaskerConfiguration) -> Void = { _ in }) async throws -> WebTestWorker {
+    static func start(
+        _ db: TestDatabase, handlers: HandlerRegistry = .withBuiltIns(), waitForReady: Bool = true,
+        configure: (inout TaskerConfiguration) -> Void = { _ in }
+    ) async throws -> WebTestWorker {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webtpl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (file, yaml) in templates {
@@ -78,8 +81,9 @@ struct WebTestWorker {
             try? await running.stop()
             throw TestSetupError("the REST server did not publish its address")
         }
-        let worker = WebTestWorker(daemon: daemon, running: running, host: String(address[..<colon]), port: port,
-                                   admin: try await db.connect())
+        let worker = WebTestWorker(
+            daemon: daemon, running: running, host: String(address[..<colon]), port: port,
+            admin: try await db.connect())
         if waitForReady {
             try await waitUntil(timeout: .seconds(20)) { try await worker.get("/health/ready").status == .ok }
         }
@@ -106,8 +110,10 @@ struct WebTestWorker {
     // MARK: - Field-by-field expectations
 
     /// A `HealthCheck`: exactly its four fields, with `status`.
-    static func expectHealthCheck(_ check: JSONValue?, status: String, _ name: String,
-                                  sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectHealthCheck(
+        _ check: JSONValue?, status: String, _ name: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(check?.keys == ["duration_ms", "last_checked", "message", "status"], "\(name)", sourceLocation: sourceLocation)
         #expect(check?["status"] == .string(status), "\(name): \(String(describing: check))", sourceLocation: sourceLocation)
         #expect(check?["duration_ms"]?.intValue.map { $0 >= 0 } == true, "\(name)", sourceLocation: sourceLocation)
@@ -117,8 +123,11 @@ struct WebTestWorker {
 
     /// A `WorkerSystemInfo` with its pool figures.
     static func expectSystemInfo(_ info: JSONValue?, namespaces: [String], sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(info?.keys == ["command_processor_active", "database_pool_size", "environment", "pool_utilization",
-                               "supported_namespaces", "uptime_seconds", "version", "worker_type"], sourceLocation: sourceLocation)
+        #expect(
+            info?.keys == [
+                "command_processor_active", "database_pool_size", "environment", "pool_utilization",
+                "supported_namespaces", "uptime_seconds", "version", "worker_type",
+            ], sourceLocation: sourceLocation)
         #expect(info?["version"] == .string(TaskerWorkerVersion.current), sourceLocation: sourceLocation)
         #expect(info?["worker_type"] == "command_processor", sourceLocation: sourceLocation)
         #expect(info?["environment"] == .string(TaskerConfiguration().common.execution.environment), sourceLocation: sourceLocation)
@@ -129,9 +138,12 @@ struct WebTestWorker {
         #expect(pools?.keys == ["pgmq_pool", "tasker_pool"], sourceLocation: sourceLocation)
         for name in ["pgmq_pool", "tasker_pool"] {
             let pool = pools?[name]
-            #expect(pool?.keys == ["acquire_errors", "active_connections", "average_acquire_time_ms", "idle_connections",
-                                   "max_acquire_time_ms", "max_connections", "slow_acquires", "total_acquires",
-                                   "utilization_percent"], sourceLocation: sourceLocation)
+            #expect(
+                pool?.keys == [
+                    "acquire_errors", "active_connections", "average_acquire_time_ms", "idle_connections",
+                    "max_acquire_time_ms", "max_connections", "slow_acquires", "total_acquires",
+                    "utilization_percent",
+                ], sourceLocation: sourceLocation)
             #expect(pool?["max_connections"] == 6, sourceLocation: sourceLocation)
             #expect(pool?["total_acquires"]?.intValue.map { $0 >= 1 } == true, sourceLocation: sourceLocation)
             #expect(pool?["utilization_percent"]?.doubleValue != nil, sourceLocation: sourceLocation)

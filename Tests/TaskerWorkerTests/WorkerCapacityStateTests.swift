@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TaskerWorker
 
 /// The worker's capacity (`WorkerCapacityState`) without I/O: every interleaving of the executor,
@@ -74,8 +75,8 @@ struct WorkerCapacityStateTests {
         #expect(answer9 == .queued)
         let answer10 = state.releasePermit()
         #expect(answer10.handedTo == 1)
-        #expect(state.permits.inUse == 1)       // handed over, never freed in between
-        #expect(state.dispatchBacklog == 1)      // waiter 1's step runs now
+        #expect(state.permits.inUse == 1)  // handed over, never freed in between
+        #expect(state.dispatchBacklog == 1)  // waiter 1's step runs now
         Self.checkInvariants(state)
         let answer11 = state.releasePermit()
         #expect(answer11.handedTo == 2)
@@ -148,7 +149,7 @@ struct WorkerCapacityStateTests {
 
     @Test func remainingClaimsFollowTheThreshold() {
         var state = State(permits: 10, shedding: Self.shedding)
-        #expect(state.remainingClaims == 9)   // 8 claimed = 80 % < 85 %; the 9th reaches it
+        #expect(state.remainingClaims == 9)  // 8 claimed = 80 % < 85 %; the 9th reaches it
         Self.admit(&state, 4)
         #expect(state.remainingClaims == 5)
         Self.admit(&state, 5)
@@ -156,8 +157,11 @@ struct WorkerCapacityStateTests {
         #expect(State(permits: 10, shedding: .disabled).remainingClaims == nil)
         // The reader's capacity and the claim-time check agree at the boundary, for several thresholds.
         for threshold in [50.0, 80, 85, 100] {
-            var check = State(permits: 10, shedding: LoadShedding(enabled: true, capacityThresholdPercent: threshold,
-                                                                  warningThresholdPercent: 200))
+            var check = State(
+                permits: 10,
+                shedding: LoadShedding(
+                    enabled: true, capacityThresholdPercent: threshold,
+                    warningThresholdPercent: 200))
             let remaining = check.remainingClaims ?? -1
             #expect(remaining == Int((threshold / 10).rounded(.up)), "threshold \(threshold)")
             Self.admit(&check, remaining)
@@ -169,7 +173,7 @@ struct WorkerCapacityStateTests {
     @Test func runningHandlersAndTheBacklogCountAgainstTheThreshold() {
         var state = State(permits: 10, shedding: Self.shedding)
         Self.run(&state, 6)
-        state.claimDispatched()                  // waiting for a permit
+        state.claimDispatched()  // waiting for a permit
         #expect(state.usagePercent == 70)
         #expect(!state.isShedding)
         #expect(state.remainingClaims == 2)
@@ -223,7 +227,7 @@ struct WorkerCapacityStateTests {
         let answer33 = state.admitClaim(step: step, message: 1)
         #expect(answer33 == .duplicate)  // listener and poller
         let answer34 = state.admitClaim(step: step, message: 2)
-        #expect(answer34 == .stepBusy)   // a duplicate send
+        #expect(answer34 == .stepBusy)  // a duplicate send
         #expect(state.claimsInFlight == [step: 1])
         state.claimEnded(step: step)
         let answer35 = state.admitClaim(step: step, message: 2)
@@ -233,20 +237,23 @@ struct WorkerCapacityStateTests {
     // MARK: Shed → re-read
 
     @Test func aReleaseAfterAShedYieldsExactlyOneReRead() {
-        var state = State(permits: 1, shedding: LoadShedding(enabled: true, capacityThresholdPercent: 80,
-                                                             warningThresholdPercent: 70))
+        var state = State(
+            permits: 1,
+            shedding: LoadShedding(
+                enabled: true, capacityThresholdPercent: 80,
+                warningThresholdPercent: 70))
         Self.run(&state, 1)
         let answer36 = state.releasePermit()
         #expect(answer36.reRead == false)  // nothing was shed: no re-read
         Self.run(&state, 1, firstID: 1)
         let answer37 = state.admitNotification()
-        #expect(!answer37)              // full: shed, recorded
+        #expect(!answer37)  // full: shed, recorded
         let answer38 = state.admitClaim(step: UUID(), message: 5)
         #expect(answer38 == .shed)
         let answer39 = state.releasePermit()
-        #expect(answer39.reRead)            // → one re-read for both
+        #expect(answer39.reRead)  // → one re-read for both
         let answer40 = state.releasePermit()
-        #expect(answer40.reRead == false)   // nothing shed since: nothing more
+        #expect(answer40.reRead == false)  // nothing shed since: nothing more
         // A stored result releases capacity too.
         Self.run(&state, 1, firstID: 2)
         let answer41 = state.admitNotification()
@@ -315,7 +322,7 @@ struct WorkerCapacityWaiterTests {
         #expect(capacity.dispatchBacklog == 0)
         #expect(capacity.handlerPermitsInUse == 1)
         capacity.releaseHandlerPermit()
-        #expect(capacity.handlerPermitsInUse == 0)   // not handed to the cancelled waiter
+        #expect(capacity.handlerPermitsInUse == 0)  // not handed to the cancelled waiter
         // Cancelled before asking: no permit taken.
         capacity.claimDispatched()
         let early = Task {
@@ -328,14 +335,17 @@ struct WorkerCapacityWaiterTests {
     }
 
     @Test func freedYieldsOnceForTheShedsBeforeARelease() async throws {
-        let capacity = WorkerCapacity(permits: 1, shedding: LoadShedding(enabled: true, capacityThresholdPercent: 80,
-                                                                         warningThresholdPercent: 70))
+        let capacity = WorkerCapacity(
+            permits: 1,
+            shedding: LoadShedding(
+                enabled: true, capacityThresholdPercent: 80,
+                warningThresholdPercent: 70))
         capacity.claimDispatched()
         try await capacity.acquireHandlerPermit()
         #expect(!capacity.admitNotification())
         #expect(!capacity.admitNotification())
-        capacity.releaseHandlerPermit()   // → one re-read
-        capacity.resultSettled()          // nothing shed since: nothing more
+        capacity.releaseHandlerPermit()  // → one re-read
+        capacity.resultSettled()  // nothing shed since: nothing more
         capacity.finish()
         var count = 0
         for await _ in capacity.freed { count += 1 }

@@ -16,9 +16,11 @@ final class WorkerProcess {
     /// test environment (`DATABASE_URL` = `db`'s, `TASKER_TEMPLATE_PATH` = `templatePath`).
     /// `softFileLimit`: started under this soft `RLIMIT_NOFILE` (through `sh -c 'ulimit -Sn N'`).
     /// `executable`: `CommandLineTests.devBinary` runs `tasker-dev` instead.
-    init(_ arguments: [String], db: TestDatabase, templatePath: String,
-         environment: [String: String] = [:], softFileLimit: Int? = nil,
-         executable: String = CommandLineTests.binary) throws {
+    init(
+        _ arguments: [String], db: TestDatabase, templatePath: String,
+        environment: [String: String] = [:], softFileLimit: Int? = nil,
+        executable: String = CommandLineTests.binary
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         logFile = directory.appendingPathComponent("worker.log")

@@ -1,8 +1,9 @@
 import Foundation
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerPostgres
+@testable import TaskerWorker
 
 /// The worker runs under the least-privilege role of `scripts/sql/worker-role.sql` (README,
 /// "Security and limits"): not a superuser, not the schemas' owner. The schema, the templates'
@@ -41,8 +42,9 @@ struct WorkerRoleTests {
             configuration.common.database.url = try Self.url(db.url, user: role)
             let worker = harness.startWorker(HandlerRegistry.withBuiltIns(), configuration: configuration)
             do {
-                let task = try await harness.createTask(steps: ["first", "second"], edges: [("first", "second")],
-                                                        context: .object(["who": "least privilege"]))
+                let task = try await harness.createTask(
+                    steps: ["first", "second"], edges: [("first", "second")],
+                    context: .object(["who": "least privilege"]))
                 try await harness.enqueue(task, "first")
                 try await harness.waitForState(task["first"], ["enqueued_for_orchestration"])
                 #expect(try await harness.result(task["first"]).success)
@@ -52,8 +54,9 @@ struct WorkerRoleTests {
                 #expect(try await harness.result(task["second"]).success)
 
                 // The grants are really the limit: the role cannot drop or delete what it does not own.
-                let asWorker = try await PostgresConnection.connect(url: try Self.url(db.url, user: role),
-                                                                     applicationName: "tasker-role-test")
+                let asWorker = try await PostgresConnection.connect(
+                    url: try Self.url(db.url, user: role),
+                    applicationName: "tasker-role-test")
                 await #expect(throws: PostgresError.self) {
                     try await asWorker.execute("DELETE FROM tasker.tasks")
                 }

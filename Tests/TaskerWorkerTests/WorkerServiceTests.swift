@@ -3,8 +3,9 @@ import Logging
 import ServiceLifecycle
 import TaskerTestSupport
 import Testing
-@testable import TaskerWorker
+
 @testable import TaskerModel
+@testable import TaskerWorker
 
 /// The worker is a `Service` built in `init`: an embedding program runs it in its own
 /// `ServiceGroup` beside its own services, and `WorkerLauncher` runs the program's services in the
@@ -53,8 +54,9 @@ struct WorkerServiceTests {
                 workerDoneWhenProgramStopped.set(
                     !worker.runtime.eventSystem.status.running && worker.statistics.snapshot.totalExecuted == 1)
             }
-            let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-                services: [.init(service: program), .init(service: worker)], logger: Logger(label: "test.program")))
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(
+                    services: [.init(service: program), .init(service: worker)], logger: Logger(label: "test.program")))
             let running = Task { try await group.run() }
 
             let task = try await harness.createTask(steps: ["slow"])
@@ -87,8 +89,9 @@ struct WorkerServiceTests {
                 try await harness.waitForState(task["add_one"], ["enqueued_for_orchestration"])
                 stepDone.set(true)
             }
-            try await WorkerLauncher.run(worker, beside: [program], gracefulShutdownSignals: [],
-                                         logger: Logger(label: "test.launcher"))
+            try await WorkerLauncher.run(
+                worker, beside: [program], gracefulShutdownSignals: [],
+                logger: Logger(label: "test.launcher"))
             #expect(stepDone.value)
             #expect(worker.statistics.snapshot.totalExecuted == 1)
             #expect(!worker.runtime.eventSystem.status.running)

@@ -39,8 +39,8 @@ public struct BindAddress: Equatable, Sendable, CustomStringConvertible {
             if host.contains(":") { throw Invalid(value: value) }
         }
         guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "[" || $0 == "]" }),
-              !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let number = Int(port), (0...65_535).contains(number)
+            !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let number = Int(port), (0...65_535).contains(number)
         else { throw Invalid(value: value) }
         self.init(host: String(host), port: number)
     }

@@ -1,4 +1,5 @@
 import TaskerPostgres
+
 /// Schema conformance (per file) and rule validation (on the merged tree).
 enum ConfigurationChecker {
     // MARK: - Per file: unknown keys, types, enumerations
@@ -19,10 +20,11 @@ enum ConfigurationChecker {
         errors: inout [ConfigurationIssue], warnings: inout [ConfigurationIssue]
     ) -> ConfigValue? {
         func typeError() -> ConfigValue? {
-            errors.append(ConfigurationIssue(
-                file: file, keyPath: path.isEmpty ? nil : path,
-                value: Redaction.redact(value, keyPath: path).rendered,
-                problem: "wrong type: expected \(schema.typeName), found \(value.typeName)"))
+            errors.append(
+                ConfigurationIssue(
+                    file: file, keyPath: path.isEmpty ? nil : path,
+                    value: Redaction.redact(value, keyPath: path).rendered,
+                    problem: "wrong type: expected \(schema.typeName), found \(value.typeName)"))
             return nil
         }
         switch (schema, value) {
@@ -33,9 +35,10 @@ enum ConfigurationChecker {
                 var name = key
                 if let current = ConfigurationSchema.aliases[path]?[key] {
                     name = current
-                    warnings.append(ConfigurationIssue(
-                        file: file, keyPath: join(path, key), value: nil,
-                        problem: "deprecated key name, read as '\(join(path, current))'"))
+                    warnings.append(
+                        ConfigurationIssue(
+                            file: file, keyPath: join(path, key), value: nil,
+                            problem: "deprecated key name, read as '\(join(path, current))'"))
                 }
                 let child = join(path, name)
                 guard let childSchema = known[name] else {
@@ -61,8 +64,9 @@ enum ConfigurationChecker {
             guard let element = defaults.first ?? ConfigurationSchema.arrayElements[path] else { return value }
             var out: [ConfigValue] = []
             for (index, item) in items.enumerated() {
-                guard let conformed = conform(
-                    item, schema: element, path: "\(path)[\(index)]", file: file, errors: &errors, warnings: &warnings)
+                guard
+                    let conformed = conform(
+                        item, schema: element, path: "\(path)[\(index)]", file: file, errors: &errors, warnings: &warnings)
                 else { continue }
                 // Array-of-table entries are completed from the entry defaults.
                 out.append(element.tableValue == nil ? conformed : element.merged(with: conformed))
@@ -84,7 +88,8 @@ enum ConfigurationChecker {
     }
 
     private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
         var previous = Array(0...b.count)
@@ -109,9 +114,10 @@ enum ConfigurationChecker {
         for (pattern, rule) in ConfigurationSchema.rules {
             for (path, value) in values(matching: pattern, in: merged) where !skipping.contains(path) {
                 if let problem = check(value, against: rule) {
-                    issues.append(ConfigurationIssue(
-                        file: source(path), keyPath: path,
-                        value: Redaction.redact(value, keyPath: path).rendered, problem: problem))
+                    issues.append(
+                        ConfigurationIssue(
+                            file: source(path), keyPath: path,
+                            value: Redaction.redact(value, keyPath: path).rendered, problem: problem))
                 }
             }
         }

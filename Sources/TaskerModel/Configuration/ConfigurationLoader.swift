@@ -52,19 +52,23 @@ public struct ConfigurationLoader: Sendable {
         if let configPathOverride { return [configPathOverride] }
         let name = environmentName
         guard Self.environments.contains(name) else {
-            throw ConfigurationLoadError(issues: [ConfigurationIssue(
-                file: nil, keyPath: nil, value: nil,
-                problem: "TASKER_ENV=\(ConfigValue.string(name).rendered) must be one of: "
-                    + Self.environments.joined(separator: ", "))])
+            throw ConfigurationLoadError(issues: [
+                ConfigurationIssue(
+                    file: nil, keyPath: nil, value: nil,
+                    problem: "TASKER_ENV=\(ConfigValue.string(name).rendered) must be one of: "
+                        + Self.environments.joined(separator: ", "))
+            ])
         }
         let base = ["common", "worker"].map { Self.join(configRoot, "base/\($0).toml") }
         let missing = base.filter { !FileManager.default.fileExists(atPath: $0) }
         guard missing.isEmpty else {
-            throw ConfigurationLoadError(issues: missing.map {
-                ConfigurationIssue(
-                    file: $0, keyPath: nil, value: nil,
-                    problem: "base configuration file not found (set TASKER_CONFIG_PATH, WORKSPACE_PATH or run from the repository root)")
-            })
+            throw ConfigurationLoadError(
+                issues: missing.map {
+                    ConfigurationIssue(
+                        file: $0, keyPath: nil, value: nil,
+                        problem:
+                            "base configuration file not found (set TASKER_CONFIG_PATH, WORKSPACE_PATH or run from the repository root)")
+                })
         }
         let overlays = ["common", "worker"].map { Self.join(configRoot, "environments/\(name)/\($0).toml") }
         return base + overlays.filter { FileManager.default.fileExists(atPath: $0) }
@@ -119,20 +123,23 @@ public struct ConfigurationLoader: Sendable {
         do {
             text = try String(contentsOfFile: file, encoding: .utf8)
         } catch {
-            let reason = FileManager.default.fileExists(atPath: file) ? "cannot read file (\(error.localizedDescription))" : "file not found"
+            let reason =
+                FileManager.default.fileExists(atPath: file) ? "cannot read file (\(error.localizedDescription))" : "file not found"
             errors.append(ConfigurationIssue(file: file, keyPath: nil, value: nil, problem: reason))
             return nil
         }
         do {
             return try ConfigValue.parse(toml: text)
         } catch let problem as TOMLPreflight.Problem {
-            errors.append(ConfigurationIssue(
-                file: file, keyPath: nil, value: nil,
-                problem: "invalid TOML at line \(problem.line), column \(problem.column): \(problem.message)"))
+            errors.append(
+                ConfigurationIssue(
+                    file: file, keyPath: nil, value: nil,
+                    problem: "invalid TOML at line \(problem.line), column \(problem.column): \(problem.message)"))
         } catch let error as TOMLParseError {
-            errors.append(ConfigurationIssue(
-                file: file, keyPath: nil, value: nil,
-                problem: "invalid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"))
+            errors.append(
+                ConfigurationIssue(
+                    file: file, keyPath: nil, value: nil,
+                    problem: "invalid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"))
         } catch {
             errors.append(ConfigurationIssue(file: file, keyPath: nil, value: nil, problem: "invalid TOML: \(error)"))
         }

@@ -1,4 +1,5 @@
 import TaskerPostgres
+
 /// Hiding secrets in rendered configuration and in error messages.
 ///
 /// Redacted: passwords inside any URL or keyword DSN (`postgresql://user:***@host/db?password=***`,

@@ -1,4 +1,5 @@
 import TaskerPostgres
+
 /// `${VAR}` and `${VAR:-fallback}` expansion inside configuration strings.
 ///
 /// Rules (tasker-core's config loader, with the differences noted):
@@ -61,9 +62,10 @@ struct EnvironmentSubstitution: Sendable {
         case .string(let s):
             return .string(expand(s, file: file, path: path, errors: &errors, warnings: &warnings))
         case .array(let items):
-            return .array(items.enumerated().map { index, item in
-                apply(to: item, file: file, path: "\(path)[\(index)]", errors: &errors, warnings: &warnings)
-            })
+            return .array(
+                items.enumerated().map { index, item in
+                    apply(to: item, file: file, path: "\(path)[\(index)]", errors: &errors, warnings: &warnings)
+                })
         case .table(let t):
             var out: [String: ConfigValue] = [:]
             for key in t.keys.sorted() {
@@ -105,10 +107,11 @@ struct EnvironmentSubstitution: Sendable {
                 fallback = nil
             }
             guard let variable = Self.allowList.first(where: { $0.name == name }) else {
-                warnings.append(ConfigurationIssue(
-                    file: file, keyPath: path, value: shown,
-                    problem: "\(reference) left as written: '\(name)' is not an allow-listed variable (allowed: "
-                        + Self.allowedNames.joined(separator: ", ") + ")"))
+                warnings.append(
+                    ConfigurationIssue(
+                        file: file, keyPath: path, value: shown,
+                        problem: "\(reference) left as written: '\(name)' is not an allow-listed variable (allowed: "
+                            + Self.allowedNames.joined(separator: ", ") + ")"))
                 result += reference
                 continue
             }
@@ -116,20 +119,22 @@ struct EnvironmentSubstitution: Sendable {
                 if Self.matches(actual, pattern: variable.pattern) {
                     result += actual
                 } else {
-                    errors.append(ConfigurationIssue(
-                        file: file, keyPath: path, value: shown,
-                        problem: "environment variable \(variable.name) has an invalid value "
-                            + "\(ConfigValue.string(Redaction.redactEnvironmentValue(actual, variable: variable.name)).rendered): "
-                            + "must be \(variable.meaning)"))
+                    errors.append(
+                        ConfigurationIssue(
+                            file: file, keyPath: path, value: shown,
+                            problem: "environment variable \(variable.name) has an invalid value "
+                                + "\(ConfigValue.string(Redaction.redactEnvironmentValue(actual, variable: variable.name)).rendered): "
+                                + "must be \(variable.meaning)"))
                     result += reference
                 }
             } else if let fallback {
                 result += fallback
             } else {
-                errors.append(ConfigurationIssue(
-                    file: file, keyPath: path, value: shown,
-                    problem: "environment variable \(variable.name) is not set and \(reference) has no default "
-                        + "(write ${\(variable.name):-default} to give one)"))
+                errors.append(
+                    ConfigurationIssue(
+                        file: file, keyPath: path, value: shown,
+                        problem: "environment variable \(variable.name) is not set and \(reference) has no default "
+                            + "(write ${\(variable.name):-default} to give one)"))
                 result += reference
             }
         }

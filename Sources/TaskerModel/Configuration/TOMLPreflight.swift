@@ -146,7 +146,8 @@ enum TOMLPreflight {
                 guard let byte = peek(offset) else { return false }
                 return byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
             }
-            let shape = [0, 1, 2, 3, 5, 6, 8, 9].allSatisfy(isDigit)
+            let shape =
+                [0, 1, 2, 3, 5, 6, 8, 9].allSatisfy(isDigit)
                 && peek(4) == UInt8(ascii: "-") && peek(7) == UInt8(ascii: "-")
                 && (peek(10) == UInt8(ascii: "T") || peek(10) == UInt8(ascii: "t"))
             return shape && !isDigit(11)
@@ -163,7 +164,9 @@ enum TOMLPreflight {
             }
             guard let byte = current else { return nil }  // the library reports the end of file
             if Self.startsKey(byte) || byte == UInt8(ascii: "]") { return nil }
-            let seen = byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") ? "end of line"
+            let seen =
+                byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+                ? "end of line"
                 : byte < 0x80 && byte >= 0x20 ? "'\(Character(Unicode.Scalar(byte)))'" : "a non-key character"
             return problem("a table header must start with a bare key or a quoted key, saw \(seen)")
         }
@@ -171,8 +174,8 @@ enum TOMLPreflight {
         static func startsKey(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"),
-                 UInt8(ascii: "\""), UInt8(ascii: "'"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"),
+                UInt8(ascii: "\""), UInt8(ascii: "'"):
                 return true
             default:
                 return false
@@ -186,7 +189,7 @@ enum TOMLPreflight {
             func isTerminator(_ byte: UInt8) -> Bool {
                 switch byte {
                 case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0x0B, 0x0C,
-                     UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ","), UInt8(ascii: "#"):
+                    UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ","), UInt8(ascii: "#"):
                     return true
                 default:
                     return byte >= 0x80
@@ -206,7 +209,7 @@ enum TOMLPreflight {
                 offset += 1
             }
             guard chars.count == 10, chars[4] == UInt8(ascii: "-"), chars[7] == UInt8(ascii: "-"),
-                  peek(offset) == UInt8(ascii: " "), isDigit(peek(offset + 1)), let after = peek(offset + 2)
+                peek(offset) == UInt8(ascii: " "), isDigit(peek(offset + 1)), let after = peek(offset + 2)
             else { return false }
             return isTerminator(after)
         }
@@ -238,7 +241,10 @@ enum TOMLPreflight {
                     } else if byte == quote && peek(1) == quote && peek(2) == quote {
                         index += 3
                         var extra = 0
-                        while extra < 2 && current == quote { index += 1; extra += 1 }
+                        while extra < 2 && current == quote {
+                            index += 1
+                            extra += 1
+                        }
                         return
                     } else {
                         advance()

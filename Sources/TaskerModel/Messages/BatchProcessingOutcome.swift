@@ -43,9 +43,10 @@ public struct CursorConfig: Codable, Sendable, Equatable {
         for index in 0..<workers {
             let size = base + (index < remainder ? 1 : 0)
             let end = start + size
-            configs.append(CursorConfig(
-                batchID: batchID(index: Int(index)), startCursor: .int(Int64(start)), endCursor: .int(Int64(end)),
-                batchSize: UInt32(clamping: size)))
+            configs.append(
+                CursorConfig(
+                    batchID: batchID(index: Int(index)), startCursor: .int(Int64(start)), endCursor: .int(Int64(end)),
+                    batchSize: UInt32(clamping: size)))
             start = end
         }
         return configs
@@ -61,8 +62,9 @@ public struct CursorConfig: Codable, Sendable, Equatable {
         return (0..<count).map { index in
             let start = index * batchSize
             let end = min((index + 1) * batchSize, totalItems)
-            return CursorConfig(batchID: batchID(index: Int(index)), startCursor: .int(Int64(start)),
-                                endCursor: .int(Int64(end)), batchSize: UInt32(clamping: end - start))
+            return CursorConfig(
+                batchID: batchID(index: Int(index)), startCursor: .int(Int64(start)),
+                endCursor: .int(Int64(end)), batchSize: UInt32(clamping: end - start))
         }
     }
 }
@@ -78,11 +80,14 @@ public enum BatchProcessingOutcome: Codable, Sendable, Equatable {
 
     /// `create_batches` with `worker_count` = the number of configs (orchestration requires
     /// them equal); ``noBatches`` when there are no configs.
-    public static func batches(workerTemplateName: String, cursorConfigs: [CursorConfig],
-                               totalItems: UInt64) -> BatchProcessingOutcome {
+    public static func batches(
+        workerTemplateName: String, cursorConfigs: [CursorConfig],
+        totalItems: UInt64
+    ) -> BatchProcessingOutcome {
         guard !cursorConfigs.isEmpty else { return .noBatches }
-        return .createBatches(workerTemplateName: workerTemplateName, workerCount: UInt32(cursorConfigs.count),
-                              cursorConfigs: cursorConfigs, totalItems: totalItems)
+        return .createBatches(
+            workerTemplateName: workerTemplateName, workerCount: UInt32(cursorConfigs.count),
+            cursorConfigs: cursorConfigs, totalItems: totalItems)
     }
 
     /// Plans batches from a template's `batch_config`: `worker_count` =
@@ -90,8 +95,10 @@ public enum BatchProcessingOutcome: Codable, Sendable, Equatable {
     /// the items spread evenly over exactly that many workers, the remainder going to the
     /// first batches. `totalItems == 0` gives ``noBatches``; fewer items than `batchSize`
     /// give a single worker.
-    public static func plan(workerTemplateName: String, totalItems: UInt64, batchSize: UInt64,
-                            parallelism: Int) -> BatchProcessingOutcome {
+    public static func plan(
+        workerTemplateName: String, totalItems: UInt64, batchSize: UInt64,
+        parallelism: Int
+    ) -> BatchProcessingOutcome {
         guard totalItems > 0 else { return .noBatches }
         let size = max(1, batchSize)
         var workers = (totalItems + size - 1) / size

@@ -36,7 +36,8 @@ package enum ResultTimestamp {
         let hour = secondOfDay / 3600
         let minute = (secondOfDay % 3600) / 60
         let second = secondOfDay % 60
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+        var text =
+            pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
             + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
         if fraction != 0 {
             if fraction % 1000 == 0 {
@@ -69,9 +70,9 @@ package enum ResultTimestamp {
             return true
         }
         guard let year = number(4), expect([45]), let month = number(2), expect([45]),
-              let day = number(2), expect([84, 116, 32]),
-              let hour = number(2), expect([58]), let minute = number(2), expect([58]),
-              let second = number(2)
+            let day = number(2), expect([84, 116, 32]),
+            let hour = number(2), expect([58]), let minute = number(2), expect([58]),
+            let second = number(2)
         else { return nil }
         guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }

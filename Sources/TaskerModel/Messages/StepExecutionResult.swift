@@ -79,7 +79,8 @@ public struct StepExecutionResult: Codable, Sendable, Equatable {
         }
         success = try container.decodeIfPresent(Bool.self, forKey: .success) ?? false
         result = try container.decodeIfPresent(JSONValue.self, forKey: .result) ?? .null
-        metadata = try container.decodeIfPresent(StepExecutionMetadata.self, forKey: .metadata)
+        metadata =
+            try container.decodeIfPresent(StepExecutionMetadata.self, forKey: .metadata)
             ?? StepExecutionMetadata()
         status = try container.decodeIfPresent(String.self, forKey: .status) ?? ""
         error = try container.decodeIfPresent(StepExecutionError.self, forKey: .error)
@@ -127,8 +128,9 @@ extension StepExecutionResult {
     ) -> StepExecutionResult {
         StepExecutionResult(
             stepUUID: stepUUID, success: true, result: result,
-            metadata: timing(startedAt, completedAt, workerID: workerID, hostname: hostname,
-                             custom: custom, handlerVersion: handlerVersion),
+            metadata: timing(
+                startedAt, completedAt, workerID: workerID, hostname: hostname,
+                custom: custom, handlerVersion: handlerVersion),
             status: Status.completed, error: nil, orchestrationMetadata: OrchestrationMetadata())
     }
 
@@ -141,8 +143,9 @@ extension StepExecutionResult {
         stepUUID: UUID, failure: StepFailure, startedAt: Date, completedAt: Date, workerID: String?,
         hostname: String?, handlerVersion: String? = nil
     ) -> StepExecutionResult {
-        var metadata = timing(startedAt, completedAt, workerID: workerID, hostname: hostname,
-                              custom: failure.metadata, handlerVersion: handlerVersion)
+        var metadata = timing(
+            startedAt, completedAt, workerID: workerID, hostname: hostname,
+            custom: failure.metadata, handlerVersion: handlerVersion)
         metadata.retryable = failure.retryable
         metadata.errorCode = failure.errorCode
         metadata.errorType = failure.errorType
@@ -152,8 +155,9 @@ extension StepExecutionResult {
         return StepExecutionResult(
             stepUUID: stepUUID, success: false, result: .emptyObject, metadata: metadata,
             status: Status.failed,
-            error: StepExecutionError(message: failure.message, errorType: failure.errorType,
-                                      retryable: failure.retryable),
+            error: StepExecutionError(
+                message: failure.message, errorType: failure.errorType,
+                retryable: failure.retryable),
             orchestrationMetadata: orchestration)
     }
 
@@ -209,8 +213,9 @@ extension StepExecutionResult {
         }
         let failure = StepFailure(
             message: text, errorType: kind.errorType, retryable: kind.isRetryable, context: context)
-        return .failure(stepUUID: stepUUID, failure: failure, startedAt: startedAt,
-                        completedAt: completedAt, workerID: workerID, hostname: hostname)
+        return .failure(
+            stepUUID: stepUUID, failure: failure, startedAt: startedAt,
+            completedAt: completedAt, workerID: workerID, hostname: hostname)
     }
 
     private static func timing(

@@ -56,16 +56,20 @@ public struct StepFailure: Sendable, Error, Equatable, CustomStringConvertible {
     public var description: String { message }
 
     /// A permanent (not retryable) failure.
-    public static func permanent(_ message: String, errorType: String = "permanent_error",
-                                 errorCode: String? = nil) -> StepFailure {
+    public static func permanent(
+        _ message: String, errorType: String = "permanent_error",
+        errorCode: String? = nil
+    ) -> StepFailure {
         StepFailure(message: message, errorType: errorType, errorCode: errorCode, retryable: false)
     }
 
     /// A retryable failure, optionally with a backoff hint.
-    public static func retryable(_ message: String, errorType: String = "retryable_error",
-                                 errorCode: String? = nil, backoffHint: BackoffHint? = nil) -> StepFailure {
-        StepFailure(message: message, errorType: errorType, errorCode: errorCode, retryable: true,
-                    backoffHint: backoffHint)
+    public static func retryable(
+        _ message: String, errorType: String = "retryable_error",
+        errorCode: String? = nil, backoffHint: BackoffHint? = nil
+    ) -> StepFailure {
+        StepFailure(
+            message: message, errorType: errorType, errorCode: errorCode, retryable: true,
+            backoffHint: backoffHint)
     }
 }
-

@@ -31,8 +31,9 @@ public struct QueueMessage: Sendable, Equatable {
         } catch {
             bodyError = "\(error)"
         }
-        self.init(queue: queue, msgID: try row.decode("msg_id"), readCount: try row.decode("read_ct"),
-                  message: message, bodyError: bodyError)
+        self.init(
+            queue: queue, msgID: try row.decode("msg_id"), readCount: try row.decode("read_ct"),
+            message: message, bodyError: bodyError)
     }
 }
 
@@ -81,14 +82,17 @@ public enum PGMQ {
     /// `maxAgeSeconds > 0` only messages enqueued less than that long ago (PGMQ's own `read` has no
     /// age filter, so this updates the queue table as `pgmq.read` does, leaving out PGMQ 1.13's
     /// `last_read_at`, which older PGMQ versions do not have).
-    public static func read(_ c: isolated PostgresConnection, queue: String, visibilityTimeout: Int,
-                            quantity: Int, minAgeSeconds: Int = 0, maxAgeSeconds: Int = 0) throws(PostgresError) -> [QueueMessage] {
+    public static func read(
+        _ c: isolated PostgresConnection, queue: String, visibilityTimeout: Int,
+        quantity: Int, minAgeSeconds: Int = 0, maxAgeSeconds: Int = 0
+    ) throws(PostgresError) -> [QueueMessage] {
         if minAgeSeconds <= 0 && maxAgeSeconds <= 0 {
             return try c.query(Statements.read, [queue, Int32(clamping: visibilityTimeout), Int32(clamping: quantity)])
                 .map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
         }
         let table = try c.quoteIdentifier("q_" + queue.lowercased())
-        return try c.query("""
+        return try c.query(
+            """
             WITH ready AS (
                 SELECT msg_id FROM pgmq.\(table)
                  WHERE vt <= clock_timestamp() AND enqueued_at <= clock_timestamp() - make_interval(secs => $3)
@@ -98,21 +102,29 @@ public enum PGMQ {
                SET vt = clock_timestamp() + make_interval(secs => $1), read_ct = q.read_ct + 1
               FROM ready WHERE q.msg_id = ready.msg_id
             RETURNING q.msg_id, q.read_ct, q.message
-            """, [Int32(clamping: visibilityTimeout), Int32(clamping: quantity), Int32(clamping: max(0, minAgeSeconds)),
-                  Int32(clamping: maxAgeSeconds)])
-            .map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
+            """,
+            [
+                Int32(clamping: visibilityTimeout), Int32(clamping: quantity), Int32(clamping: max(0, minAgeSeconds)),
+                Int32(clamping: maxAgeSeconds),
+            ]
+        )
+        .map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
     }
 
     /// Reads one message by id if it is visible (`tasker.pgmq_read_specific_message`).
-    public static func readSpecific(_ c: isolated PostgresConnection, queue: String, msgID: Int64,
-                                    visibilityTimeout: Int) throws(PostgresError) -> QueueMessage? {
+    public static func readSpecific(
+        _ c: isolated PostgresConnection, queue: String, msgID: Int64,
+        visibilityTimeout: Int
+    ) throws(PostgresError) -> QueueMessage? {
         try c.query(Statements.readSpecific, [queue, msgID, Int32(clamping: visibilityTimeout)])
             .first.map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
     }
 
     /// Sets a message's visibility timeout to `seconds` from now (0: visible at once).
-    public static func setVisibilityTimeout(_ c: isolated PostgresConnection, queue: String, msgID: Int64,
-                                            seconds: Int) throws(PostgresError) {
+    public static func setVisibilityTimeout(
+        _ c: isolated PostgresConnection, queue: String, msgID: Int64,
+        seconds: Int
+    ) throws(PostgresError) {
         _ = try c.query(Statements.setVisibilityTimeout, [queue, msgID, Int32(clamping: seconds)])
     }
 
@@ -124,8 +136,10 @@ public enum PGMQ {
 
     /// Sends with Tasker's notification (`tasker.pgmq_send_with_notify`); returns the msg_id.
     @discardableResult
-    public static func sendWithNotify(_ c: isolated PostgresConnection, queue: String, message: PostgresJSON,
-                                      delaySeconds: Int = 0) throws(PostgresError) -> Int64 {
+    public static func sendWithNotify(
+        _ c: isolated PostgresConnection, queue: String, message: PostgresJSON,
+        delaySeconds: Int = 0
+    ) throws(PostgresError) -> Int64 {
         try c.query(Statements.sendWithNotify, [queue, message, Int32(clamping: delaySeconds)])[0].decode("msg_id")
     }
 
@@ -134,7 +148,8 @@ public enum PGMQ {
     /// first), so a worker running under the least-privilege role (`scripts/sql/worker-role.sql`)
     /// calls it only for queues that are really missing.
     public static func create(_ c: isolated PostgresConnection, queue: String) throws(PostgresError) {
-        try c.query("""
+        try c.query(
+            """
             SELECT pgmq.create($1::text) WHERE NOT EXISTS (SELECT 1 FROM pgmq.meta WHERE queue_name = $1::text)
             """, [queue])
     }
@@ -144,7 +159,8 @@ public enum PGMQ {
     public static func queueMetrics(_ c: isolated PostgresConnection, queues: [String]) throws(PostgresError) -> [QueueMetrics] {
         guard !queues.isEmpty else { return [] }
         // MATERIALIZED: the existence filter runs before `pgmq.metrics`, which raises on a missing queue.
-        return try c.query("""
+        return try c.query(
+            """
             WITH existing AS MATERIALIZED (
                 SELECT q.name, q.position
                   FROM unnest(string_to_array($1::text, ',')) WITH ORDINALITY AS q(name, position)
@@ -152,11 +168,13 @@ public enum PGMQ {
             SELECT e.name AS queue_name, m.queue_length, m.oldest_msg_age_sec
               FROM existing e, LATERAL pgmq.metrics(e.name) AS m
              ORDER BY e.position
-            """, [queues.joined(separator: ",")])
-            .map { row throws(PostgresError) in
-                QueueMetrics(queue: try row.decode("queue_name"), depth: try row.decode("queue_length"),
-                             oldestMessageAgeSeconds: try row.decode("oldest_msg_age_sec"))
-            }
+            """, [queues.joined(separator: ",")]
+        )
+        .map { row throws(PostgresError) in
+            QueueMetrics(
+                queue: try row.decode("queue_name"), depth: try row.decode("queue_length"),
+                oldestMessageAgeSeconds: try row.decode("oldest_msg_age_sec"))
+        }
     }
 
     /// One queue's `queueMetrics` entry; `oldestMessageAgeSeconds` is nil for an empty queue.

@@ -15,7 +15,7 @@ public enum QueueNotification: Sendable, Equatable {
     public var queue: String {
         switch self {
         case .messageWithPayload(let queue, _, _), .messageReady(let queue, _), .batchReady(let queue, _),
-             .queueCreated(let queue):
+            .queueCreated(let queue):
             return queue
         }
     }

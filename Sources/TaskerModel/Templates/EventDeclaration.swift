@@ -18,8 +18,10 @@ public struct EventDeclaration: Codable, Sendable, Equatable {
     /// Custom publisher name; nil means the default publisher.
     public var publisher: String?
 
-    public init(name: String, description: String? = nil, condition: EventCondition = .success,
-                schema: JSONValue? = nil, deliveryMode: DeliveryMode = .durable, publisher: String? = nil) {
+    public init(
+        name: String, description: String? = nil, condition: EventCondition = .success,
+        schema: JSONValue? = nil, deliveryMode: DeliveryMode = .durable, publisher: String? = nil
+    ) {
         self.name = name
         self.description = description
         self.condition = condition
@@ -39,8 +41,10 @@ public struct EventDeclaration: Codable, Sendable, Equatable {
         description = try c.decode(String.self, forKey: .description)
         condition = try c.decodeIfPresent(EventCondition.self, forKey: .condition) ?? .success
         guard c.contains(.schema) else {
-            throw DecodingError.keyNotFound(CodingKeys.schema, DecodingError.Context(
-                codingPath: c.codingPath, debugDescription: "missing field `schema`"))
+            throw DecodingError.keyNotFound(
+                CodingKeys.schema,
+                DecodingError.Context(
+                    codingPath: c.codingPath, debugDescription: "missing field `schema`"))
         }
         schema = try c.decodeOptionalJSON(forKey: .schema)
         deliveryMode = try c.decodeIfPresent(DeliveryMode.self, forKey: .deliveryMode) ?? .durable

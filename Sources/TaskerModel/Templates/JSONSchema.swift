@@ -138,8 +138,10 @@ public struct JSONSchema: Sendable, Equatable {
         }
     }
 
-    private static func checkValueKeywords(_ value: JSONValue, _ keywords: [String: JSONValue], at path: String,
-                                           into found: inout [Violation]) {
+    private static func checkValueKeywords(
+        _ value: JSONValue, _ keywords: [String: JSONValue], at path: String,
+        into found: inout [Violation]
+    ) {
         if case .array(let options) = keywords["enum"], !options.contains(where: { equal($0, value) }) {
             found.append(Violation(path: path, message: "value is not one of the allowed values (enum)"))
         }
@@ -148,8 +150,10 @@ public struct JSONSchema: Sendable, Equatable {
         }
     }
 
-    private static func checkObject(_ members: [String: JSONValue], _ keywords: [String: JSONValue], at path: String,
-                                    into found: inout [Violation]) {
+    private static func checkObject(
+        _ members: [String: JSONValue], _ keywords: [String: JSONValue], at path: String,
+        into found: inout [Violation]
+    ) {
         if case .array(let required) = keywords["required"] {
             for case .string(let name) in required where members[name] == nil {
                 found.append(Violation(path: path, message: "missing required property `\(name)`"))
@@ -190,8 +194,10 @@ public struct JSONSchema: Sendable, Equatable {
         }
     }
 
-    private static func checkArray(_ elements: [JSONValue], _ keywords: [String: JSONValue], at path: String,
-                                   into found: inout [Violation]) {
+    private static func checkArray(
+        _ elements: [JSONValue], _ keywords: [String: JSONValue], at path: String,
+        into found: inout [Violation]
+    ) {
         var prefix: [JSONValue] = []
         if case .array(let schemas) = keywords["prefixItems"] { prefix = schemas }
         if case .array(let schemas) = keywords["items"] { prefix = schemas }  // draft-7 tuple form
@@ -220,8 +226,10 @@ public struct JSONSchema: Sendable, Equatable {
         }
     }
 
-    private static func checkString(_ string: String, _ keywords: [String: JSONValue], at path: String,
-                                    into found: inout [Violation]) {
+    private static func checkString(
+        _ string: String, _ keywords: [String: JSONValue], at path: String,
+        into found: inout [Violation]
+    ) {
         if let minimum = keywords["minLength"]?.intValue, string.count < minimum {
             found.append(Violation(path: path, message: "string is shorter than minLength \(minimum)"))
         }
@@ -239,16 +247,20 @@ public struct JSONSchema: Sendable, Equatable {
         }
     }
 
-    private static func checkNumber(_ number: Double, _ keywords: [String: JSONValue], at path: String,
-                                    into found: inout [Violation]) {
+    private static func checkNumber(
+        _ number: Double, _ keywords: [String: JSONValue], at path: String,
+        into found: inout [Violation]
+    ) {
         let exclusiveMinimumFlag = keywords["exclusiveMinimum"] == .bool(true)
         let exclusiveMaximumFlag = keywords["exclusiveMaximum"] == .bool(true)
         if let minimum = keywords["minimum"]?.doubleValue,
-           exclusiveMinimumFlag ? number <= minimum : number < minimum {
+            exclusiveMinimumFlag ? number <= minimum : number < minimum
+        {
             found.append(Violation(path: path, message: "\(format(number)) is below the minimum \(format(minimum))"))
         }
         if let maximum = keywords["maximum"]?.doubleValue,
-           exclusiveMaximumFlag ? number >= maximum : number > maximum {
+            exclusiveMaximumFlag ? number >= maximum : number > maximum
+        {
             found.append(Violation(path: path, message: "\(format(number)) is above the maximum \(format(maximum))"))
         }
         if let bound = keywords["exclusiveMinimum"]?.doubleValue, number <= bound {
@@ -265,8 +277,10 @@ public struct JSONSchema: Sendable, Equatable {
         }
     }
 
-    private static func checkCombinators(_ value: JSONValue, _ keywords: [String: JSONValue], at path: String,
-                                         into found: inout [Violation]) {
+    private static func checkCombinators(
+        _ value: JSONValue, _ keywords: [String: JSONValue], at path: String,
+        into found: inout [Violation]
+    ) {
         if case .array(let schemas) = keywords["allOf"] {
             for schema in schemas { check(value, against: schema, at: path, into: &found) }
         }

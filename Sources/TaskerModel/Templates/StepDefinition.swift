@@ -20,11 +20,13 @@ public struct StepDefinition: Codable, Sendable, Equatable {
     /// Composition spec of a virtual handler step (opaque); omitted from the JSON when nil.
     public var composition: JSONValue?
 
-    public init(name: String, description: String? = nil, handler: HandlerDefinition, type: StepType = .standard,
-                systemDependency: String? = nil, dependencies: [String] = [],
-                retry: RetryConfiguration = .default, timeoutSeconds: Int? = nil,
-                publishesEvents: [EventDeclaration] = [], batchConfig: BatchConfiguration? = nil,
-                resultSchema: JSONValue? = nil, composition: JSONValue? = nil) {
+    public init(
+        name: String, description: String? = nil, handler: HandlerDefinition, type: StepType = .standard,
+        systemDependency: String? = nil, dependencies: [String] = [],
+        retry: RetryConfiguration = .default, timeoutSeconds: Int? = nil,
+        publishesEvents: [EventDeclaration] = [], batchConfig: BatchConfiguration? = nil,
+        resultSchema: JSONValue? = nil, composition: JSONValue? = nil
+    ) {
         self.name = name
         self.description = description
         self.handler = handler
@@ -62,17 +64,21 @@ public struct StepDefinition: Codable, Sendable, Equatable {
         description = try c.decodeIfPresent(String.self, forKey: .description)
         handler = try c.decode(HandlerDefinition.self, forKey: .handler)
         if c.contains(.type) && c.contains(.stepType) {
-            throw DecodingError.dataCorruptedError(forKey: .stepType, in: c,
-                                                   debugDescription: "duplicate field `type` (alias `step_type`)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .stepType, in: c,
+                debugDescription: "duplicate field `type` (alias `step_type`)")
         }
-        type = try c.decodeIfPresent(StepType.self, forKey: .type)
+        type =
+            try c.decodeIfPresent(StepType.self, forKey: .type)
             ?? c.decodeIfPresent(StepType.self, forKey: .stepType) ?? .standard
         systemDependency = try c.decodeIfPresent(String.self, forKey: .systemDependency)
         if c.contains(.dependencies) && c.contains(.dependsOn) {
-            throw DecodingError.dataCorruptedError(forKey: .dependsOn, in: c,
-                                                   debugDescription: "duplicate field `dependencies` (alias `depends_on`)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .dependsOn, in: c,
+                debugDescription: "duplicate field `dependencies` (alias `depends_on`)")
         }
-        dependencies = try c.decodeIfPresent([String].self, forKey: .dependencies)
+        dependencies =
+            try c.decodeIfPresent([String].self, forKey: .dependencies)
             ?? c.decodeIfPresent([String].self, forKey: .dependsOn) ?? []
         retry = try c.decodeIfPresent(RetryConfiguration.self, forKey: .retry) ?? .default
         timeoutSeconds = try c.decodeUnsignedIfPresent(forKey: .timeoutSeconds)
@@ -111,8 +117,10 @@ public struct HandlerDefinition: Codable, Sendable, Equatable {
     /// Constructor parameters: always an object (default `{}`).
     public var initialization: JSONValue
 
-    public init(callable: String, method: String? = nil, resolver: String? = nil,
-                initialization: JSONValue = .emptyObject) {
+    public init(
+        callable: String, method: String? = nil, resolver: String? = nil,
+        initialization: JSONValue = .emptyObject
+    ) {
         self.callable = callable
         self.method = method
         self.resolver = resolver
@@ -166,8 +174,10 @@ public struct RetryConfiguration: Codable, Sendable, Equatable {
     /// `retry` block) also sets `backoff_base_ms` 1000 and `max_backoff_ms` 30000.
     public static let `default` = RetryConfiguration(backoffBaseMs: 1000, maxBackoffMs: 30000)
 
-    public init(retryable: Bool = true, maxAttempts: Int = 3, backoff: BackoffStrategy = .exponential,
-                backoffBaseMs: Int? = nil, maxBackoffMs: Int? = nil) {
+    public init(
+        retryable: Bool = true, maxAttempts: Int = 3, backoff: BackoffStrategy = .exponential,
+        backoffBaseMs: Int? = nil, maxBackoffMs: Int? = nil
+    ) {
         self.retryable = retryable
         self.maxAttempts = maxAttempts
         self.backoff = backoff
@@ -215,8 +225,10 @@ public struct BatchConfiguration: Codable, Sendable, Equatable {
     public var workerTemplate: String
     public var failureStrategy: BatchFailureStrategy
 
-    public init(batchSize: Int = 1000, parallelism: Int = 10, cursorField: String = "id", workerTemplate: String,
-                failureStrategy: BatchFailureStrategy = .continueOnFailure) {
+    public init(
+        batchSize: Int = 1000, parallelism: Int = 10, cursorField: String = "id", workerTemplate: String,
+        failureStrategy: BatchFailureStrategy = .continueOnFailure
+    ) {
         self.batchSize = batchSize
         self.parallelism = parallelism
         self.cursorField = cursorField

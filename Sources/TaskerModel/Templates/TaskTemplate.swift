@@ -28,11 +28,13 @@ public struct TaskTemplate: Codable, Sendable, Equatable {
     /// Staleness thresholds overriding the orchestration defaults.
     public var lifecycle: LifecycleConfiguration?
 
-    public init(name: String, namespaceName: String, version: String, description: String? = nil,
-                metadata: TemplateMetadata? = nil, systemDependencies: SystemDependencies = SystemDependencies(),
-                domainEvents: [DomainEventDefinition] = [], inputSchema: JSONValue? = nil,
-                steps: [StepDefinition] = [], environments: [String: EnvironmentOverride] = [:],
-                lifecycle: LifecycleConfiguration? = nil) {
+    public init(
+        name: String, namespaceName: String, version: String, description: String? = nil,
+        metadata: TemplateMetadata? = nil, systemDependencies: SystemDependencies = SystemDependencies(),
+        domainEvents: [DomainEventDefinition] = [], inputSchema: JSONValue? = nil,
+        steps: [StepDefinition] = [], environments: [String: EnvironmentOverride] = [:],
+        lifecycle: LifecycleConfiguration? = nil
+    ) {
         self.name = name
         self.namespaceName = namespaceName
         self.version = version
@@ -69,7 +71,8 @@ public struct TaskTemplate: Codable, Sendable, Equatable {
         version = try c.decode(String.self, forKey: .version)
         description = try c.decodeIfPresent(String.self, forKey: .description)
         metadata = try c.decodeIfPresent(TemplateMetadata.self, forKey: .metadata)
-        systemDependencies = try c.decodeIfPresent(SystemDependencies.self, forKey: .systemDependencies)
+        systemDependencies =
+            try c.decodeIfPresent(SystemDependencies.self, forKey: .systemDependencies)
             ?? SystemDependencies()
         domainEvents = try c.decodeIfPresent([DomainEventDefinition].self, forKey: .domainEvents) ?? []
         inputSchema = try c.decodeOptionalJSON(forKey: .inputSchema)
@@ -143,8 +146,10 @@ extension KeyedDecodingContainer {
             return .emptyObject
         }
         guard case .object = value else {
-            throw DecodingError.typeMismatch([String: JSONValue].self, DecodingError.Context(
-                codingPath: codingPath + [key], debugDescription: "expected a map"))
+            throw DecodingError.typeMismatch(
+                [String: JSONValue].self,
+                DecodingError.Context(
+                    codingPath: codingPath + [key], debugDescription: "expected a map"))
         }
         return value
     }
@@ -153,8 +158,9 @@ extension KeyedDecodingContainer {
     func decodeUnsigned(forKey key: Key) throws -> Int {
         let value = try decode(Int.self, forKey: key)
         guard value >= 0 else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self,
-                                                   debugDescription: "expected a non-negative integer, got \(value)")
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self,
+                debugDescription: "expected a non-negative integer, got \(value)")
         }
         return value
     }
@@ -163,8 +169,9 @@ extension KeyedDecodingContainer {
     func decodeUnsignedIfPresent(forKey key: Key) throws -> Int? {
         guard let value = try decodeIfPresent(Int.self, forKey: key) else { return nil }
         guard value >= 0 else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self,
-                                                   debugDescription: "expected a non-negative integer, got \(value)")
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self,
+                debugDescription: "expected a non-negative integer, got \(value)")
         }
         return value
     }

@@ -40,8 +40,10 @@ public struct TaskTemplateLoader: Sendable {
     public var environment: [String: String]
     public var workingDirectory: String
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
-                workingDirectory: String = FileManager.default.currentDirectoryPath) {
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        workingDirectory: String = FileManager.default.currentDirectoryPath
+    ) {
         self.environment = environment
         self.workingDirectory = workingDirectory
     }
@@ -71,15 +73,16 @@ public struct TaskTemplateLoader: Sendable {
     /// Reads every template file below `directory` (or the file itself).
     public func load(directory: String) -> TemplateLoadReport {
         var report = TemplateLoadReport(directory: directory)
-        var owners: [String: String] = [:]   // identifier -> file
+        var owners: [String: String] = [:]  // identifier -> file
         for path in Self.yamlFiles(under: directory) {
             switch loadFile(atPath: path) {
             case .success(let loaded):
                 let key = loaded.template.identifier
                 if let first = owners[key] {
-                    report.problems.append(TemplateProblem(
-                        file: loaded.file, template: key,
-                        message: "template \(key) is already defined in \(first)"))
+                    report.problems.append(
+                        TemplateProblem(
+                            file: loaded.file, template: key,
+                            message: "template \(key) is already defined in \(first)"))
                 } else {
                     owners[key] = loaded.file
                     report.templates.append(loaded)
@@ -124,7 +127,8 @@ public struct TaskTemplateLoader: Sendable {
         }
         // Refuse an oversize file before reading it into memory (TemplateYAML checks the text again).
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
-           size.int64Value > Int64(TemplateYAML.maxTemplateBytes) {
+            size.int64Value > Int64(TemplateYAML.maxTemplateBytes)
+        {
             return fail("the file is \(size.int64Value) bytes; templates are limited to \(TemplateYAML.maxTemplateBytes) bytes")
         }
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
@@ -151,9 +155,11 @@ public struct TaskTemplateLoader: Sendable {
         }
         let findings = TaskTemplateValidator.validate(template)
         guard findings.isEmpty else {
-            return .failure(FileProblems(problems: findings.map {
-                TemplateProblem(file: file, template: template.identifier, step: $0.step, message: $0.message)
-            }))
+            return .failure(
+                FileProblems(
+                    problems: findings.map {
+                        TemplateProblem(file: file, template: template.identifier, step: $0.step, message: $0.message)
+                    }))
         }
         return .success(LoadedTemplate(file: file, template: template))
     }
@@ -189,7 +195,8 @@ public struct TaskTemplateLoader: Sendable {
             let path = (root as NSString).appendingPathComponent(relative)
             var entryIsDirectory: ObjCBool = false
             if isYAML(relative), manager.fileExists(atPath: path, isDirectory: &entryIsDirectory),
-               !entryIsDirectory.boolValue {
+                !entryIsDirectory.boolValue
+            {
                 files.append(path)
             }
         }

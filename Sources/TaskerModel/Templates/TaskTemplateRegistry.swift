@@ -82,9 +82,10 @@ public actor TaskTemplateRegistry {
         let now = ContinuousClock.now
         let oldest = cache.values.map { $0.cachedAt.duration(to: now) }.max() ?? .zero
         let accesses = cache.values.reduce(0) { $0 + $1.accessCount }
-        return CacheStatistics(entries: cache.count, hits: hits, misses: misses, evictions: evictions,
-                               oldestEntryAge: oldest,
-                               averageAccessCount: cache.isEmpty ? 0 : Double(accesses) / Double(cache.count))
+        return CacheStatistics(
+            entries: cache.count, hits: hits, misses: misses, evictions: evictions,
+            oldestEntryAge: oldest,
+            averageAccessCount: cache.isEmpty ? 0 : Double(accesses) / Double(cache.count))
     }
 
     public init(pool: PostgresConnectionPool, logger: Logger = Logger(label: "tasker.templates")) {
@@ -113,9 +114,11 @@ public actor TaskTemplateRegistry {
             let key = Key(namespace: template.namespaceName, name: template.name, version: template.version)
             cache[key] = CacheEntry(template: template, cachedAt: .now)
             namespaces.insert(template.namespaceName)
-            logger.info("registered task template", metadata: [
-                "namespace": "\(template.namespaceName)", "name": "\(template.name)", "version": "\(template.version)",
-            ])
+            logger.info(
+                "registered task template",
+                metadata: [
+                    "namespace": "\(template.namespaceName)", "name": "\(template.name)", "version": "\(template.version)",
+                ])
         }
         let registered = Set(templates.map(\.namespaceName)).sorted()
         try await createQueues(registered.flatMap(Self.queues(forNamespace:)) + Self.orchestrationQueues)
@@ -125,8 +128,10 @@ public actor TaskTemplateRegistry {
     /// remembered). Nil when no such named task exists. `lane`: whose connection budget a database
     /// look-up takes (`.operator` for the REST/gRPC template queries, so that a flood of them for
     /// unknown templates cannot take the step pipeline's connections).
-    public func template(namespace: String, name: String, version: String,
-                         lane: PostgresPoolLane = .pipeline) async throws -> TaskTemplate? {
+    public func template(
+        namespace: String, name: String, version: String,
+        lane: PostgresPoolLane = .pipeline
+    ) async throws -> TaskTemplate? {
         let key = Key(namespace: namespace, name: name, version: version)
         if let cached = cache[key] {
             hits += 1
@@ -134,7 +139,8 @@ public actor TaskTemplateRegistry {
             return cached.template
         }
         misses += 1
-        let rows = try await pool.query("""
+        let rows = try await pool.query(
+            """
             SELECT nt.configuration
             FROM tasker.named_tasks nt
             JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
@@ -179,7 +185,8 @@ public actor TaskTemplateRegistry {
             var found = try connection.query(
                 "SELECT task_namespace_uuid FROM tasker.task_namespaces WHERE name = $1", [namespace])
             if found.isEmpty {
-                try connection.query("""
+                try connection.query(
+                    """
                     INSERT INTO tasker.task_namespaces (name, created_at, updated_at)
                     VALUES ($1, NOW(), NOW())
                     ON CONFLICT (name) DO NOTHING
@@ -188,7 +195,8 @@ public actor TaskTemplateRegistry {
                     "SELECT task_namespace_uuid FROM tasker.task_namespaces WHERE name = $1", [namespace])
             }
             let namespaceUUID = try found[0].decode("task_namespace_uuid", as: UUID.self)
-            let updated = try connection.query("""
+            let updated = try connection.query(
+                """
                 UPDATE tasker.named_tasks
                 SET description = COALESCE($4, description),
                     configuration = COALESCE($5::jsonb, configuration),
@@ -197,7 +205,8 @@ public actor TaskTemplateRegistry {
                 """, [name, version, namespaceUUID, description, configuration])
             if updated.affectedRows == 0 {
                 // A concurrent registration may insert the row between the UPDATE and here.
-                try connection.query("""
+                try connection.query(
+                    """
                     INSERT INTO tasker.named_tasks
                         (name, version, description, task_namespace_uuid, configuration, identity_strategy,
                          created_at, updated_at)

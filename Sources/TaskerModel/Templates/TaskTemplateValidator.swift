@@ -79,11 +79,15 @@ public enum TaskTemplateValidator {
         if template.namespaceName.isEmpty {
             report(nil, "namespace_name is empty")
         } else if !isValidNamespace(template.namespaceName) {
-            report(nil, "namespace \"\(template.namespaceName)\" must match ^[A-Za-z_][A-Za-z0-9_]*$ and have at most "
-                   + "\(maxNamespaceLength) characters (queue worker_<namespace>_queue)")
+            report(
+                nil,
+                "namespace \"\(template.namespaceName)\" must match ^[A-Za-z_][A-Za-z0-9_]*$ and have at most "
+                    + "\(maxNamespaceLength) characters (queue worker_<namespace>_queue)")
         } else if reservedNamespaces.contains(template.namespaceName.lowercased()) {
-            report(nil, "namespace \"\(template.namespaceName)\" is reserved: it shares the orchestration's "
-                   + "notification channel (pgmq_message_ready.orchestration); choose another namespace_name")
+            report(
+                nil,
+                "namespace \"\(template.namespaceName)\" is reserved: it shares the orchestration's "
+                    + "notification channel (pgmq_message_ready.orchestration); choose another namespace_name")
         }
 
         var seen: Set<String> = []
@@ -146,11 +150,17 @@ public enum TaskTemplateValidator {
         case .batchWorker?:
             break
         case nil:
-            findings.append(Finding(step: step, message:
-                "batch_config.worker_template names unknown step \"\(batch.workerTemplate)\""))
+            findings.append(
+                Finding(
+                    step: step,
+                    message:
+                        "batch_config.worker_template names unknown step \"\(batch.workerTemplate)\""))
         case let other?:
-            findings.append(Finding(step: step, message:
-                "batch_config.worker_template \"\(batch.workerTemplate)\" is a \(other.rawValue) step, not batch_worker"))
+            findings.append(
+                Finding(
+                    step: step,
+                    message:
+                        "batch_config.worker_template \"\(batch.workerTemplate)\" is a \(other.rawValue) step, not batch_worker"))
         }
         return findings
     }
@@ -161,7 +171,7 @@ public enum TaskTemplateValidator {
         for step in template.steps where dependencies[step.name] == nil {
             dependencies[step.name] = step.dependencies
         }
-        var state: [String: Int] = [:]   // 1 = on the current path, 2 = done
+        var state: [String: Int] = [:]  // 1 = on the current path, 2 = done
         var path: [String] = []
 
         func visit(_ name: String) -> [String]? {

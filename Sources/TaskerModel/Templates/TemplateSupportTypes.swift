@@ -9,8 +9,10 @@ public struct TemplateMetadata: Codable, Sendable, Equatable {
     public var createdAt: String?
     public var updatedAt: String?
 
-    public init(author: String? = nil, tags: [String] = [], documentationURL: String? = nil,
-                createdAt: String? = nil, updatedAt: String? = nil) {
+    public init(
+        author: String? = nil, tags: [String] = [], documentationURL: String? = nil,
+        createdAt: String? = nil, updatedAt: String? = nil
+    ) {
         self.author = author
         self.tags = tags
         self.documentationURL = documentationURL
@@ -105,9 +107,11 @@ public struct LifecycleConfiguration: Codable, Sendable, Equatable {
     public var autoFailOnTimeout: Bool?
     public var autoDLQOnTimeout: Bool?
 
-    public init(maxDurationMinutes: Int? = nil, maxWaitingForDependenciesMinutes: Int? = nil,
-                maxWaitingForRetryMinutes: Int? = nil, maxStepsInProcessMinutes: Int? = nil,
-                stalenessAction: String = "dlq", autoFailOnTimeout: Bool? = nil, autoDLQOnTimeout: Bool? = nil) {
+    public init(
+        maxDurationMinutes: Int? = nil, maxWaitingForDependenciesMinutes: Int? = nil,
+        maxWaitingForRetryMinutes: Int? = nil, maxStepsInProcessMinutes: Int? = nil,
+        stalenessAction: String = "dlq", autoFailOnTimeout: Bool? = nil, autoDLQOnTimeout: Bool? = nil
+    ) {
         self.maxDurationMinutes = maxDurationMinutes
         self.maxWaitingForDependenciesMinutes = maxWaitingForDependenciesMinutes
         self.maxWaitingForRetryMinutes = maxWaitingForRetryMinutes
@@ -172,8 +176,10 @@ public struct StepOverride: Codable, Sendable, Equatable {
     /// Replaces the step's whole retry configuration.
     public var retry: RetryConfiguration?
 
-    public init(name: String, handler: HandlerOverride? = nil, timeoutSeconds: Int? = nil,
-                retry: RetryConfiguration? = nil) {
+    public init(
+        name: String, handler: HandlerOverride? = nil, timeoutSeconds: Int? = nil,
+        retry: RetryConfiguration? = nil
+    ) {
         self.name = name
         self.handler = handler
         self.timeoutSeconds = timeoutSeconds
@@ -215,8 +221,9 @@ public struct HandlerOverride: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if let value = try c.decodeOptionalJSON(forKey: .initialization) {
             guard case .object = value else {
-                throw DecodingError.dataCorruptedError(forKey: .initialization, in: c,
-                                                       debugDescription: "expected a map")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .initialization, in: c,
+                    debugDescription: "expected a map")
             }
             initialization = value
         } else {

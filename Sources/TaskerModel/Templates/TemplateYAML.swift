@@ -35,8 +35,9 @@ public enum TemplateYAML {
         var documents: [Node] = []
         do {
             if try YAMLAliasBudget.exceeds(text, limit: maxExpandedNodes, resolver: resolver) {
-                throw TemplateYAMLError(message: "the template expands to more than \(maxExpandedNodes) YAML nodes "
-                                        + "(aliases counted at every use)")
+                throw TemplateYAMLError(
+                    message: "the template expands to more than \(maxExpandedNodes) YAML nodes "
+                        + "(aliases counted at every use)")
             }
             var sequence = try Yams.compose_all(yaml: text, resolver)
             while let node = sequence.next() { documents.append(node) }
@@ -47,9 +48,10 @@ public enum TemplateYAML {
             throw TemplateYAMLError(message: "invalid YAML: \(error)")
         }
         guard documents.count == 1, let root = documents.first else {
-            throw TemplateYAMLError(message: documents.isEmpty
-                                    ? "the file holds no YAML document"
-                                    : "the file holds \(documents.count) YAML documents; one template per file")
+            throw TemplateYAMLError(
+                message: documents.isEmpty
+                    ? "the file holds no YAML document"
+                    : "the file holds \(documents.count) YAML documents; one template per file")
         }
         var budget = maxExpandedNodes
         return try json(from: root, budget: &budget)
@@ -65,8 +67,9 @@ public enum TemplateYAML {
     static func json(from node: Node, budget: inout Int) throws -> JSONValue {
         budget -= 1
         guard budget >= 0 else {
-            throw TemplateYAMLError(message: "the template expands to more than \(maxExpandedNodes) YAML nodes "
-                                    + "(aliases counted at every use)\(location(node))")
+            throw TemplateYAMLError(
+                message: "the template expands to more than \(maxExpandedNodes) YAML nodes "
+                    + "(aliases counted at every use)\(location(node))")
         }
         switch node {
         case .scalar(let scalar):

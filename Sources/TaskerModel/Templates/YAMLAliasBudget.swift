@@ -48,7 +48,7 @@ enum YAMLAliasBudget {
     static func isAnchorCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
             return true
         default:
             return false
@@ -75,7 +75,8 @@ enum YAMLAliasBudget {
             switch node {
             case .scalar(let scalar):
                 if scalar.string.hasPrefix(YAMLAliasBudget.placeholder),
-                   let target = anchored[String(scalar.string.dropFirst(YAMLAliasBudget.placeholder.count))] {
+                    let target = anchored[String(scalar.string.dropFirst(YAMLAliasBudget.placeholder.count))]
+                {
                     size = target
                 }
             case .sequence(let sequence):

@@ -17,17 +17,20 @@ package enum StringEscaping {
     /// A JSON string literal (quotes included): `"`, `\`, `\n`, `\r`, `\t`, every other control
     /// character (see `isControl`) as `\uXXXX`. Also a valid TOML basic string.
     package static func jsonQuoted(_ text: String) -> String {
-        "\"" + escaped(text, quoting: true) { scalar in
-            let hex = String(scalar.value, radix: 16)
-            return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        } + "\""
+        "\""
+            + escaped(text, quoting: true) { scalar in
+                let hex = String(scalar.value, radix: 16)
+                return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            } + "\""
     }
 
     /// `text` with `\n`, `\r` and `\t` escaped, `"` and `\` too when `quoting`, and every other
     /// scalar that `isControl` accepts written as `control(scalar)`.
-    package static func escaped(_ text: String, quoting: Bool,
-                                isControl: (Unicode.Scalar) -> Bool = StringEscaping.isControl,
-                                control: (Unicode.Scalar) -> String) -> String {
+    package static func escaped(
+        _ text: String, quoting: Bool,
+        isControl: (Unicode.Scalar) -> Bool = StringEscaping.isControl,
+        control: (Unicode.Scalar) -> String
+    ) -> String {
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)
         for scalar in text.unicodeScalars {

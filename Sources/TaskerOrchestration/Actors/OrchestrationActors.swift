@@ -40,8 +40,9 @@ public actor OrchestrationCommandProcessorActor {
         let enqueuer = StepEnqueuerService(context: context)
         let finalizer = TaskFinalizationService(context: context, enqueuer: enqueuer)
         let initializer = TaskInitializationService(context: context, enqueuer: enqueuer)
-        let readiness = TaskReadinessService(context: context, initializer: initializer, finalizer: finalizer,
-                                             enqueuer: enqueuer)
+        let readiness = TaskReadinessService(
+            context: context, initializer: initializer, finalizer: finalizer,
+            enqueuer: enqueuer)
         self.initializer = initializer
         self.results = ResultProcessingService(context: context, finalizer: finalizer)
         self.finalizer = finalizer
@@ -54,9 +55,10 @@ public actor OrchestrationCommandProcessorActor {
         case .initializeTask(let request, let receipt):
             return .taskInitialized(try await initializer.initialize(request, archiving: receipt))
         case .processStepResult(let message, let receipt):
-            return .stepResultProcessed(try await context.locks.withLock(message.taskUUID) {
-                try await results.process(message, archiving: receipt)
-            })
+            return .stepResultProcessed(
+                try await context.locks.withLock(message.taskUUID) {
+                    try await results.process(message, archiving: receipt)
+                })
         case .finalizeTask(let task):
             return .taskFinalized(try await finalizer.finalizeTask(task))
         case .processTaskReadiness(let task):

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Creates workflow steps and edges: at task creation, and dynamically for decision points
 /// (the chosen steps) and batchable steps (`<worker_template>_<batch_id>` workers and their
@@ -9,9 +9,12 @@ import TaskerModel
 public enum StepCreation {
     /// Finds or creates `named_steps(name)` and inserts the workflow step with the template's
     /// retry policy; `inputs` = `handler.initialization`, or NULL when it is empty.
-    static func createStep(_ c: isolated PostgresConnection, taskUUID: UUID, definition: StepDefinition,
-                           inputs override: JSONValue? = nil) throws -> UUID {
-        let named = try c.query("""
+    static func createStep(
+        _ c: isolated PostgresConnection, taskUUID: UUID, definition: StepDefinition,
+        inputs override: JSONValue? = nil
+    ) throws -> UUID {
+        let named = try c.query(
+            """
             WITH found AS (SELECT named_step_uuid FROM tasker.named_steps WHERE name = $1),
             made AS (
                 INSERT INTO tasker.named_steps (name, created_at, updated_at)
@@ -25,24 +28,30 @@ public enum StepCreation {
             namedStep = try row.decode("named_step_uuid")
         } else {
             // A concurrent creator won the insert; its row is visible now.
-            namedStep = try c.query("SELECT named_step_uuid FROM tasker.named_steps WHERE name = $1",
-                                    [definition.name])[0].decode("named_step_uuid")
+            namedStep = try c.query(
+                "SELECT named_step_uuid FROM tasker.named_steps WHERE name = $1",
+                [definition.name])[0].decode("named_step_uuid")
         }
         var inputs: JSONValue? = override
         if inputs == nil, definition.handler.initialization != .emptyObject { inputs = definition.handler.initialization }
         let inputsText: String? = try inputs.map { value in try value.jsonString() }
-        return try c.query("""
+        return try c.query(
+            """
             INSERT INTO tasker.workflow_steps
                 (task_uuid, named_step_uuid, retryable, max_attempts, inputs, created_at, updated_at)
             VALUES ($1, $2, $3, $4, $5::jsonb, NOW(), NOW())
             RETURNING workflow_step_uuid
-            """, [taskUUID, namedStep, definition.retry.retryable, Int32(clamping: definition.retry.maxAttempts),
-                  inputsText.map(PostgresJSON.init(raw:))])[0].decode("workflow_step_uuid")
+            """,
+            [
+                taskUUID, namedStep, definition.retry.retryable, Int32(clamping: definition.retry.maxAttempts),
+                inputsText.map(PostgresJSON.init(raw:)),
+            ])[0].decode("workflow_step_uuid")
     }
 
     /// Inserts the edge `from → to` (`from` is the parent).
     static func createEdge(_ c: isolated PostgresConnection, from: UUID, to: UUID, name: String) throws(PostgresError) {
-        try c.query("""
+        try c.query(
+            """
             INSERT INTO tasker.workflow_step_edges (from_step_uuid, to_step_uuid, name, created_at, updated_at)
             VALUES ($1, $2, $3, NOW(), NOW())
             """, [from, to, name])
@@ -53,8 +62,10 @@ public enum StepCreation {
     /// Creates the steps of a `create_steps` decision outcome and their edges: each dependency edge
     /// comes from the created step of that name, else from the decision step; a deferred
     /// convergence step only gets edges from the steps created here. Returns the created steps.
-    static func createDecisionSteps(_ c: isolated PostgresConnection, taskUUID: UUID, decisionStep: UUID,
-                                    decisionName: String, requested: [String], graph: WorkflowGraph) throws -> [String: UUID] {
+    static func createDecisionSteps(
+        _ c: isolated PostgresConnection, taskUUID: UUID, decisionStep: UUID,
+        decisionName: String, requested: [String], graph: WorkflowGraph
+    ) throws -> [String: UUID] {
         let definitions = try graph.stepsToCreate(decision: decisionName, requested: requested, decisionStep: decisionStep)
         var created: [String: UUID] = [:]
         for definition in definitions {
@@ -83,10 +94,13 @@ public enum StepCreation {
     /// worker template, and the edges `batchable → worker` (`batch_dependency`) and
     /// `worker → convergence` (`worker_to_convergence`). Idempotent: nothing is created when the
     /// batchable step already has workers.
-    static func createBatchWorkers(_ c: isolated PostgresConnection, taskUUID: UUID, batchableStep: UUID,
-                                   batchableName: String, outcome: BatchProcessingOutcome,
-                                   template: TaskTemplate) throws -> [String: UUID] {
-        let existing: Int = try c.query("""
+    static func createBatchWorkers(
+        _ c: isolated PostgresConnection, taskUUID: UUID, batchableStep: UUID,
+        batchableName: String, outcome: BatchProcessingOutcome,
+        template: TaskTemplate
+    ) throws -> [String: UUID] {
+        let existing: Int = try c.query(
+            """
             SELECT count(*) AS n FROM tasker.workflow_step_edges WHERE from_step_uuid = $1 AND name = 'batch_dependency'
             """, [batchableStep])[0].decode("n")
         if existing > 0 { return [:] }
@@ -113,8 +127,9 @@ public enum StepCreation {
             isNoOp = false
         }
         guard let workerTemplate = template.step(named: workerTemplateName) else {
-            throw OrchestrationError.invalidBatchOutcome(step: batchableStep,
-                                                         reason: "worker template not found: \(workerTemplateName)")
+            throw OrchestrationError.invalidBatchOutcome(
+                step: batchableStep,
+                reason: "worker template not found: \(workerTemplateName)")
         }
         guard workerTemplate.type == .batchWorker, let batchConfig = workerTemplate.batchConfig else {
             throw OrchestrationError.invalidBatchOutcome(
@@ -131,8 +146,10 @@ public enum StepCreation {
             var inputs: [String: JSONValue] = [:]
             if case .object(let initialization) = workerTemplate.handler.initialization { inputs = initialization }
             inputs["cursor"] = try JSONValue(encoding: cursor)
-            inputs["batch_metadata"] = ["cursor_field": .string(batchConfig.cursorField),
-                                        "failure_strategy": .string(batchConfig.failureStrategy.rawValue)]
+            inputs["batch_metadata"] = [
+                "cursor_field": .string(batchConfig.cursorField),
+                "failure_strategy": .string(batchConfig.failureStrategy.rawValue),
+            ]
             inputs["is_no_op"] = .bool(isNoOp)
             inputs["__template_step_name"] = .string(workerTemplate.name)
             let uuid = try createStep(c, taskUUID: taskUUID, definition: worker, inputs: .object(inputs))

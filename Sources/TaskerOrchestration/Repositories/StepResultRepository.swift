@@ -40,17 +40,20 @@ public enum StepResultRepository {
             name: try row.decode("name"), templateStepName: try row.decode("template_step_name"), state: state,
             resultsJSON: try row.decode("results"), attempts: try row.decode("attempts"),
             maxAttempts: try row.decode("max_attempts"),
-            task: TaskIdentity(taskUUID: try row.decode("task_uuid"), correlationID: try row.decode("correlation_id"),
-                               namespace: try row.decode("namespace_name"), name: try row.decode("task_name"),
-                               version: try row.decode("task_version")))
+            task: TaskIdentity(
+                taskUUID: try row.decode("task_uuid"), correlationID: try row.decode("correlation_id"),
+                namespace: try row.decode("namespace_name"), name: try row.decode("task_name"),
+                version: try row.decode("task_version")))
     }
 
     /// Records a backoff as upstream's `BackoffCalculator` does: lock the step row, then
     /// `backoff_request_seconds` and `last_attempted_at = NOW()`.
     static func writeBackoff(_ c: isolated PostgresConnection, stepUUID: UUID, seconds: Int) throws(PostgresError) {
-        try c.query("SELECT workflow_step_uuid FROM tasker.workflow_steps WHERE workflow_step_uuid = $1 FOR UPDATE",
-                    [stepUUID])
-        try c.query("""
+        try c.query(
+            "SELECT workflow_step_uuid FROM tasker.workflow_steps WHERE workflow_step_uuid = $1 FOR UPDATE",
+            [stepUUID])
+        try c.query(
+            """
             UPDATE tasker.workflow_steps
                SET backoff_request_seconds = $2, last_attempted_at = NOW(), updated_at = NOW()
              WHERE workflow_step_uuid = $1
@@ -59,14 +62,16 @@ public enum StepResultRepository {
 
     /// A failed or retrying step: `in_process = false`.
     static func markNotInProcess(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) {
-        try c.query("UPDATE tasker.workflow_steps SET in_process = false, updated_at = NOW() WHERE workflow_step_uuid = $1",
-                    [stepUUID])
+        try c.query(
+            "UPDATE tasker.workflow_steps SET in_process = false, updated_at = NOW() WHERE workflow_step_uuid = $1",
+            [stepUUID])
     }
 
     /// The hot statements, prepared once per connection.
     enum Statements {
         /// The step, its state and raw results, with its task's identity (one round trip).
-        static let load = PreparedStatement("""
+        static let load = PreparedStatement(
+            """
             SELECT ws.workflow_step_uuid, ws.task_uuid, ns.name,
                    COALESCE(ws.inputs->>'__template_step_name', ns.name) AS template_step_name,
                    COALESCE((SELECT to_state FROM tasker.workflow_step_transitions t

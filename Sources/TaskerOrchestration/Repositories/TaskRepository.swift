@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// A task as orchestration needs it: identity, template coordinates, correlation id.
 public struct TaskIdentity: Sendable, Equatable {
@@ -36,14 +36,17 @@ public enum TaskRepository {
     ///
     /// Four statements whatever the number of steps: the task with its transition, the missing
     /// `named_steps`, the steps, then their edges and transitions.
-    static func createTask(_ c: isolated PostgresConnection, request: TaskRequest, template: TaskTemplate,
-                           processorUUID: UUID) throws -> CreatedTask {
+    static func createTask(
+        _ c: isolated PostgresConnection, request: TaskRequest, template: TaskTemplate,
+        processorUUID: UUID
+    ) throws -> CreatedTask {
         let correlationID = request.correlationID ?? UUID.v7()
         let inserted: UUID
         do {
             // strict: template + context; caller_provided: the idempotency key; always_unique: a new uuid.
-            let rows = try c.query(Statements.createTask,
-                                   try createTaskParameters(request, correlationID: correlationID, processorUUID: processorUUID))
+            let rows = try c.query(
+                Statements.createTask,
+                try createTaskParameters(request, correlationID: correlationID, processorUUID: processorUUID))
             inserted = try createdTaskUUID(rows, request: request)
         } catch let error as PostgresError {
             guard error.isUniqueViolation else { throw error }
@@ -63,8 +66,10 @@ public enum TaskRepository {
 
     // The parts of `createTask`, also sent pipelined by `TaskInitializationService`.
 
-    static func createTaskParameters(_ request: TaskRequest, correlationID: UUID,
-                                     processorUUID: UUID) throws -> [any PostgresEncodable] {
+    static func createTaskParameters(
+        _ request: TaskRequest, correlationID: UUID,
+        processorUUID: UUID
+    ) throws -> [any PostgresEncodable] {
         let contextText = try request.context.jsonString()
         let tagsText = try JSONValue.array(request.tags.map(JSONValue.string)).jsonString()
         return [
@@ -78,8 +83,9 @@ public enum TaskRepository {
     /// The task created by `Statements.createTask`; no row: the template is not registered.
     static func createdTaskUUID(_ rows: PostgresQueryResult, request: TaskRequest) throws -> UUID {
         guard let row = rows.first else {
-            throw OrchestrationError.templateNotFound(namespace: request.namespace, name: request.name,
-                                                      version: request.version)
+            throw OrchestrationError.templateNotFound(
+                namespace: request.namespace, name: request.name,
+                version: request.version)
         }
         return try row.decode("task_uuid")
     }
@@ -131,9 +137,10 @@ public enum TaskRepository {
     public static func identity(_ c: isolated PostgresConnection, taskUUID: UUID) throws -> TaskIdentity {
         let rows = try c.query(Statements.identity, [taskUUID])
         guard let row = rows.first else { throw OrchestrationError.taskNotFound(taskUUID) }
-        return TaskIdentity(taskUUID: try row.decode("task_uuid"), correlationID: try row.decode("correlation_id"),
-                            namespace: try row.decode("namespace_name"), name: try row.decode("name"),
-                            version: try row.decode("version"))
+        return TaskIdentity(
+            taskUUID: try row.decode("task_uuid"), correlationID: try row.decode("correlation_id"),
+            namespace: try row.decode("namespace_name"), name: try row.decode("name"),
+            version: try row.decode("version"))
     }
 
     /// `tasker.get_step_readiness_status(task)`.
@@ -147,9 +154,10 @@ public enum TaskRepository {
     /// The rows of a `readiness` result.
     static func readiness(_ rows: PostgresQueryResult) throws(PostgresError) -> [StepReadiness] {
         try rows.map { row throws(PostgresError) in
-            StepReadiness(stepUUID: try row.decode("workflow_step_uuid"), name: try row.decode("name"),
-                          currentState: try row.decode("current_state"),
-                          readyForExecution: try row.decode("ready_for_execution"))
+            StepReadiness(
+                stepUUID: try row.decode("workflow_step_uuid"), name: try row.decode("name"),
+                currentState: try row.decode("current_state"),
+                readyForExecution: try row.decode("ready_for_execution"))
         }
     }
 
@@ -157,7 +165,10 @@ public enum TaskRepository {
     /// `get_step_readiness_status` (which it calls): computed here from rows already read, so an
     /// evaluation reads readiness once. `executionStatus(_:taskUUID:)` asks the database itself.
     public static func executionStatus(of steps: [StepReadiness]) -> String {
-        var error = 0, ready = 0, processing = 0, done = 0
+        var error = 0
+        var ready = 0
+        var processing = 0
+        var done = 0
         for step in steps {
             switch step.currentState {
             case "error": error += 1
@@ -201,7 +212,8 @@ public enum TaskRepository {
     /// The hot statements, prepared once per connection.
     enum Statements {
         /// The task (no row when the template is not registered) and its `NULL→pending` transition.
-        static let createTask = PreparedStatement("""
+        static let createTask = PreparedStatement(
+            """
             WITH named AS (
                 SELECT nt.named_task_uuid, nt.identity_strategy::text AS strategy
                   FROM tasker.named_tasks nt
@@ -224,14 +236,16 @@ public enum TaskRepository {
                 SELECT task_uuid, 'pending', NULL, $14::jsonb, 1, true, $13::uuid, NOW(), NOW() FROM task)
             SELECT task_uuid FROM task
             """)
-        static let ensureNamedSteps = PreparedStatement("""
+        static let ensureNamedSteps = PreparedStatement(
+            """
             INSERT INTO tasker.named_steps (name, created_at, updated_at)
             SELECT DISTINCT n, NOW(), NOW() FROM unnest($1::text[]) AS n
              WHERE NOT EXISTS (SELECT 1 FROM tasker.named_steps ns WHERE ns.name = n)
             ON CONFLICT DO NOTHING
             """)
         /// The steps in template order (their uuid v7 keep it), with the template's retry policy.
-        static let createSteps = PreparedStatement("""
+        static let createSteps = PreparedStatement(
+            """
             WITH input AS (
                 SELECT * FROM unnest($2::text[], $3::boolean[], $4::integer[], $5::text[])
                        WITH ORDINALITY AS i(name, retryable, max_attempts, inputs, ord)),
@@ -245,7 +259,8 @@ public enum TaskRepository {
             SELECT made.workflow_step_uuid, ns.name FROM made JOIN tasker.named_steps ns USING (named_step_uuid)
             """)
         /// The `provides` edges (parents, children) and every step's `NULL→pending` transition.
-        static let createEdgesAndTransitions = PreparedStatement("""
+        static let createEdgesAndTransitions = PreparedStatement(
+            """
             WITH edges AS (
                 INSERT INTO tasker.workflow_step_edges (from_step_uuid, to_step_uuid, name, created_at, updated_at)
                 SELECT e.parent, e.child, 'provides', NOW(), NOW() FROM unnest($1::uuid[], $2::uuid[]) AS e(parent, child))
@@ -254,19 +269,22 @@ public enum TaskRepository {
             SELECT s.step, 'pending', NULL, $4::jsonb, 1, true, NOW(), NOW()
               FROM unnest($3::uuid[]) WITH ORDINALITY AS s(step, ord) ORDER BY s.ord
             """)
-        static let identity = PreparedStatement("""
+        static let identity = PreparedStatement(
+            """
             SELECT t.task_uuid, t.correlation_id, tn.name AS namespace_name, nt.name, nt.version
               FROM tasker.tasks t
               JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
               JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
              WHERE t.task_uuid = $1::uuid
             """)
-        static let readiness = PreparedStatement("""
+        static let readiness = PreparedStatement(
+            """
             SELECT workflow_step_uuid, name, current_state, ready_for_execution
               FROM tasker.get_step_readiness_status($1::uuid)
              ORDER BY workflow_step_uuid
             """)
-        static let markComplete = PreparedStatement("""
+        static let markComplete = PreparedStatement(
+            """
             UPDATE tasker.tasks SET complete = true, completed_at = NOW(), updated_at = NOW() WHERE task_uuid = $1::uuid
             """)
         static let lock = PreparedStatement("SELECT task_uuid FROM tasker.tasks WHERE task_uuid = $1::uuid FOR UPDATE")
@@ -274,8 +292,10 @@ public enum TaskRepository {
 
     /// `tasker.get_next_ready_tasks(limit)`: tasks with work to (re)start, with their current state.
     public static func nextReadyTasks(_ c: isolated PostgresConnection, limit: Int) throws(PostgresError) -> [(UUID, String)] {
-        try c.query("SELECT task_uuid, current_state FROM tasker.get_next_ready_tasks($1::integer)",
-                    [Int32(clamping: limit)]).map { row throws(PostgresError) in
+        try c.query(
+            "SELECT task_uuid, current_state FROM tasker.get_next_ready_tasks($1::integer)",
+            [Int32(clamping: limit)]
+        ).map { row throws(PostgresError) in
             (try row.decode("task_uuid"), try row.decode("current_state"))
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Task and step transitions, written as upstream writes them (db-and-orchestration.md §3.0): retire
 /// the `most_recent` row, then insert the new one with `sort_key + 1` — both in ONE prepared
@@ -30,13 +30,18 @@ public enum TransitionRepository {
     /// Moves the task from `from` to `to` inside the caller's transaction. Returns false (and writes
     /// nothing) when the task is not in `from`. `finalization` adds upstream's finalizer metadata
     /// (`timestamp`, `atomic_finalization: true`).
-    static func transitionTask(_ c: isolated PostgresConnection, taskUUID: UUID, from: TaskState, to: TaskState,
-                               event: TaskEvent, processorUUID: UUID, finalization: Bool = false,
-                               now: Date = Date()) throws(PostgresError) -> Bool {
+    static func transitionTask(
+        _ c: isolated PostgresConnection, taskUUID: UUID, from: TaskState, to: TaskState,
+        event: TaskEvent, processorUUID: UUID, finalization: Bool = false,
+        now: Date = Date()
+    ) throws(PostgresError) -> Bool {
         // One round trip: retire the current row (only if it is in `from`), insert the next one.
-        let inserted = try c.query(Statements.transitionTask,
-                                   [taskUUID, from.rawValue, to.rawValue,
-                                    try taskMetadata(event, finalization: finalization, now: now), processorUUID])
+        let inserted = try c.query(
+            Statements.transitionTask,
+            [
+                taskUUID, from.rawValue, to.rawValue,
+                try taskMetadata(event, finalization: finalization, now: now), processorUUID,
+            ])
         return !inserted.isEmpty
     }
 
@@ -65,8 +70,10 @@ public enum TransitionRepository {
     /// Moves the step from `from` to `to` inside the caller's transaction, with metadata
     /// `{"event": <serde JSON of the event>, "timestamp": RFC 3339}`. A step without transitions
     /// counts as `pending`. Returns false when the step is not in `from`.
-    static func transitionStep(_ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, to: StepState,
-                               event: StepEvent, now: Date = Date()) throws(PostgresError) -> Bool {
+    static func transitionStep(
+        _ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, to: StepState,
+        event: StepEvent, now: Date = Date()
+    ) throws(PostgresError) -> Bool {
         let metadata = try stepMetadata(event, stepUUID: stepUUID, now: now)
         // One round trip: retire the current row (only if it is in `from`), insert the next one.
         let inserted = try c.query(Statements.transitionStep, [stepUUID, from.rawValue, to.rawValue, metadata])
@@ -79,8 +86,10 @@ public enum TransitionRepository {
 
     /// `pending → enqueued` (`Enqueue`) and, only when the step moved, the step message sent with
     /// `pgmq_send_with_notify` to `queue`, in one round trip. False when the step was not `pending`.
-    static func enqueueStep(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, message: PostgresJSON,
-                            now: Date = Date()) throws(PostgresError) -> Bool {
+    static func enqueueStep(
+        _ c: isolated PostgresConnection, stepUUID: UUID, queue: String, message: PostgresJSON,
+        now: Date = Date()
+    ) throws(PostgresError) -> Bool {
         let metadata = try stepMetadata(.enqueue, stepUUID: stepUUID, now: now)
         if try !c.query(Statements.enqueueStep, [stepUUID, metadata, queue, message]).isEmpty { return true }
         // A dynamic step without any transition yet.
@@ -93,8 +102,10 @@ public enum TransitionRepository {
     /// `from → complete` (`Complete` with the results) and the step marked processed
     /// (`processed`, `processed_at`, `in_process = false`), in one round trip. False (and nothing
     /// written) when the step was not in `from`.
-    static func completeStep(_ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, resultsJSON: String,
-                             now: Date = Date()) throws(PostgresError) -> Bool {
+    static func completeStep(
+        _ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, resultsJSON: String,
+        now: Date = Date()
+    ) throws(PostgresError) -> Bool {
         let metadata = try stepMetadata(.complete(resultsJSON: resultsJSON), stepUUID: stepUUID, now: now)
         return try !c.query(Statements.completeStep, [stepUUID, from.rawValue, metadata]).isEmpty
     }
@@ -108,33 +119,47 @@ public enum TransitionRepository {
 
     /// `transitionTask` as a pipeline statement; with `asserting`, a task not in `from` is an error
     /// (else: no row, as `transitionTask` returns false).
-    static func transitionTaskStatement(taskUUID: UUID, from: TaskState, to: TaskState, event: TaskEvent,
-                                        processorUUID: UUID, finalization: Bool = false, asserting: Bool,
-                                        now: Date = Date()) throws(PostgresError) -> PipelineStatement {
-        .prepared(asserting ? Statements.transitionTaskAsserted : Statements.transitionTask,
-                  [taskUUID, from.rawValue, to.rawValue, try taskMetadata(event, finalization: finalization, now: now),
-                   processorUUID])
+    static func transitionTaskStatement(
+        taskUUID: UUID, from: TaskState, to: TaskState, event: TaskEvent,
+        processorUUID: UUID, finalization: Bool = false, asserting: Bool,
+        now: Date = Date()
+    ) throws(PostgresError) -> PipelineStatement {
+        .prepared(
+            asserting ? Statements.transitionTaskAsserted : Statements.transitionTask,
+            [
+                taskUUID, from.rawValue, to.rawValue, try taskMetadata(event, finalization: finalization, now: now),
+                processorUUID,
+            ])
     }
 
     /// `transitionStep` of a step that has a transition, asserting it was in `from`.
-    static func transitionStepAssertedStatement(stepUUID: UUID, from: StepState, to: StepState, event: StepEvent,
-                                                now: Date = Date()) throws(PostgresError) -> PipelineStatement {
-        .prepared(Statements.transitionStepAsserted,
-                  [stepUUID, from.rawValue, to.rawValue, try stepMetadata(event, stepUUID: stepUUID, now: now)])
+    static func transitionStepAssertedStatement(
+        stepUUID: UUID, from: StepState, to: StepState, event: StepEvent,
+        now: Date = Date()
+    ) throws(PostgresError) -> PipelineStatement {
+        .prepared(
+            Statements.transitionStepAsserted,
+            [stepUUID, from.rawValue, to.rawValue, try stepMetadata(event, stepUUID: stepUUID, now: now)])
     }
 
     /// `enqueueStep` of a step that has a transition, asserting it was `pending` and its message sent.
-    static func enqueueStepAssertedStatement(stepUUID: UUID, queue: String, message: PostgresJSON,
-                                             now: Date = Date()) throws(PostgresError) -> PipelineStatement {
-        .prepared(Statements.enqueueStepAsserted,
-                  [stepUUID, try stepMetadata(.enqueue, stepUUID: stepUUID, now: now), queue, message])
+    static func enqueueStepAssertedStatement(
+        stepUUID: UUID, queue: String, message: PostgresJSON,
+        now: Date = Date()
+    ) throws(PostgresError) -> PipelineStatement {
+        .prepared(
+            Statements.enqueueStepAsserted,
+            [stepUUID, try stepMetadata(.enqueue, stepUUID: stepUUID, now: now), queue, message])
     }
 
     /// `completeStep` as a pipeline statement: one row when the step moved, none when it was not in `from`.
-    static func completeStepStatement(stepUUID: UUID, from: StepState, resultsJSON: String,
-                                      now: Date = Date()) throws(PostgresError) -> PipelineStatement {
-        .prepared(Statements.completeStep,
-                  [stepUUID, from.rawValue, try stepMetadata(.complete(resultsJSON: resultsJSON), stepUUID: stepUUID, now: now)])
+    static func completeStepStatement(
+        stepUUID: UUID, from: StepState, resultsJSON: String,
+        now: Date = Date()
+    ) throws(PostgresError) -> PipelineStatement {
+        .prepared(
+            Statements.completeStep,
+            [stepUUID, from.rawValue, try stepMetadata(.complete(resultsJSON: resultsJSON), stepUUID: stepUUID, now: now)])
     }
 
     /// `currentTaskState` as a pipeline statement (decode with `taskState(_:taskUUID:)`).
@@ -198,20 +223,24 @@ public enum TransitionRepository {
         /// compare-and-set stops a pipeline before its `COMMIT`.
         private static let assertMoved = "SELECT 1 / (SELECT count(*)::integer FROM moved) AS moved"
 
-        static let enqueueStep = PreparedStatement(moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
-            SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved
-            """)
-        static let completeStep = PreparedStatement(moveStep(from: "$2::text", to: "'complete'", metadata: "$3") + """
-            , processed AS (
-                UPDATE tasker.workflow_steps
-                   SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
-                 WHERE workflow_step_uuid = $1::uuid AND EXISTS (SELECT 1 FROM moved))
-            SELECT sort_key FROM moved
-            """)
-        static let currentTaskState = PreparedStatement("""
+        static let enqueueStep = PreparedStatement(
+            moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
+                SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved
+                """)
+        static let completeStep = PreparedStatement(
+            moveStep(from: "$2::text", to: "'complete'", metadata: "$3") + """
+                , processed AS (
+                    UPDATE tasker.workflow_steps
+                       SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
+                     WHERE workflow_step_uuid = $1::uuid AND EXISTS (SELECT 1 FROM moved))
+                SELECT sort_key FROM moved
+                """)
+        static let currentTaskState = PreparedStatement(
+            """
             SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1::uuid AND most_recent
             """)
-        static let currentStepState = PreparedStatement("""
+        static let currentStepState = PreparedStatement(
+            """
             SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1::uuid AND most_recent
             """)
         static let transitionTask = PreparedStatement(moveTask + "SELECT sort_key FROM moved")
@@ -223,13 +252,15 @@ public enum TransitionRepository {
         static let transitionStepAsserted = PreparedStatement(
             moveStep(from: "$2::text", to: "$3::text", metadata: "$4") + assertMoved)
         /// `enqueueStep` raising `division_by_zero` when the step was not `pending` (no message sent).
-        static let enqueueStepAsserted = PreparedStatement(moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
-            , sent AS MATERIALIZED (
-                SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved)
-            SELECT 1 / (SELECT count(*)::integer FROM sent WHERE msg_id IS NOT NULL) AS moved
-            """)
+        static let enqueueStepAsserted = PreparedStatement(
+            moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
+                , sent AS MATERIALIZED (
+                    SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved)
+                SELECT 1 / (SELECT count(*)::integer FROM sent WHERE msg_id IS NOT NULL) AS moved
+                """)
         /// The first transition of a step that has none (a racing creator's row wins: no row returned).
-        static let firstStepTransition = PreparedStatement("""
+        static let firstStepTransition = PreparedStatement(
+            """
             INSERT INTO tasker.workflow_step_transitions
                 (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
             SELECT $1::uuid, $3::text, $2::text, $4::jsonb, 1, true, NOW(), NOW()

@@ -2,8 +2,8 @@ import AsyncAlgorithms
 import Foundation
 import Logging
 import ServiceLifecycle
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// How the orchestration reads its queues and discovers ready tasks.
 public struct OrchestrationSettings: Sendable, Equatable {
@@ -47,26 +47,31 @@ public final class OrchestrationService: Service, Sendable {
     private let logger: Logger
 
     /// An orchestration on `pool` (closed when `run()` returns).
-    public init(pool: PostgresConnectionPool, databaseURL: String, settings: OrchestrationSettings = OrchestrationSettings(),
-                processorUUID: UUID = UUID.v7(), logger: Logger = Logger(label: "tasker.orchestration")) {
+    public init(
+        pool: PostgresConnectionPool, databaseURL: String, settings: OrchestrationSettings = OrchestrationSettings(),
+        processorUUID: UUID = UUID.v7(), logger: Logger = Logger(label: "tasker.orchestration")
+    ) {
         self.pool = pool
         self.settings = settings
         self.logger = logger
         self.processor = OrchestrationCommandProcessorActor(
             context: OrchestrationContext(pool: pool, processorUUID: processorUUID, logger: logger))
-        self.listener = PostgresListener(url: databaseURL, channels: [QueueNames.readyChannel(namespace: "orchestration")],
-                                         logger: Logger(label: "tasker.orchestration.listener"))
+        self.listener = PostgresListener(
+            url: databaseURL, channels: [QueueNames.readyChannel(namespace: "orchestration")],
+            logger: Logger(label: "tasker.orchestration.listener"))
     }
 
     /// An orchestration configured from `[common]` (database URL and pool, queue polling).
     public convenience init(configuration: TaskerConfiguration, logger: Logger = Logger(label: "tasker.orchestration")) {
         let database = configuration.common.database
         let pool = PostgresConnectionPool(
-            configuration: PostgresPoolConfiguration(url: database.url, settings: database.pool,
-                                                     applicationName: "tasker-orchestration"),
+            configuration: PostgresPoolConfiguration(
+                url: database.url, settings: database.pool,
+                applicationName: "tasker-orchestration"),
             logger: Logger(label: "tasker.orchestration.pool"))
-        self.init(pool: pool, databaseURL: database.url, settings: OrchestrationSettings(configuration: configuration),
-                  logger: logger)
+        self.init(
+            pool: pool, databaseURL: database.url, settings: OrchestrationSettings(configuration: configuration),
+            logger: logger)
     }
 
     /// Processes one command directly (tests, `submit`).
@@ -97,11 +102,13 @@ public final class OrchestrationService: Service, Sendable {
             }
             group.addTask {
                 for await _ in AsyncTimerSequence(interval: self.settings.pollInterval, clock: .continuous)
-                    .cancelOnGracefulShutdown() { submit.yield(.read) }
+                    .cancelOnGracefulShutdown()
+                { submit.yield(.read) }
             }
             group.addTask {
                 for await _ in AsyncTimerSequence(interval: self.settings.readinessInterval, clock: .continuous)
-                    .cancelOnGracefulShutdown() { await self.discoverReadyTasks() }
+                    .cancelOnGracefulShutdown()
+                { await self.discoverReadyTasks() }
             }
             submit.yield(.read)
             await dispatch(work, submit: submit)
@@ -172,7 +179,9 @@ public final class OrchestrationService: Service, Sendable {
                 readWanted = false
                 let room = limit - inFlight
                 // The queue read first alternates, so a steady backlog of one never starves the other.
-                let (first, second) = requestsFirst ? (QueueNames.taskRequests, QueueNames.stepResults)
+                let (first, second) =
+                    requestsFirst
+                    ? (QueueNames.taskRequests, QueueNames.stepResults)
                     : (QueueNames.stepResults, QueueNames.taskRequests)
                 requestsFirst.toggle()
                 let firstMessages = await read(first, quantity: room)
@@ -211,8 +220,12 @@ public final class OrchestrationService: Service, Sendable {
                 try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
             }
         } catch {
-            logger.warning("cannot read notified message", metadata: ["queue": "\(queue)", "msg_id": "\(msgID)",
-                                                                       "error": "\(error)"])
+            logger.warning(
+                "cannot read notified message",
+                metadata: [
+                    "queue": "\(queue)", "msg_id": "\(msgID)",
+                    "error": "\(error)",
+                ])
             return
         }
         if let message { await handle(message) }
@@ -238,12 +251,14 @@ public final class OrchestrationService: Service, Sendable {
         }
         do {
             // Archived in the result's transaction.
-            _ = try await processor.process(.processStepResult(
-                step, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
+            _ = try await processor.process(
+                .processStepResult(
+                    step, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
             statistics.recordResult()
-        } catch where error.isTransientOrchestrationFailure {
-            logger.warning("step result not processed; retried after the visibility timeout",
-                           metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+        } catch  where error.isTransientOrchestrationFailure {
+            logger.warning(
+                "step result not processed; retried after the visibility timeout",
+                metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
         } catch {
             statistics.recordPoison()
             logger.error("step result rejected and archived", metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
@@ -255,13 +270,15 @@ public final class OrchestrationService: Service, Sendable {
         do {
             let request = try message.message.decode(TaskRequestMessage.self)
             // Archived with the task's creation.
-            let result = try await processor.process(.initializeTask(
-                request.taskRequest, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
+            let result = try await processor.process(
+                .initializeTask(
+                    request.taskRequest, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
             statistics.recordTaskRequest()
             logger.info("task request processed", metadata: ["request_id": "\(request.requestID)", "result": "\(result)"])
-        } catch where error.isTransientOrchestrationFailure {
-            logger.warning("task request not processed; retried after the visibility timeout",
-                           metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
+        } catch  where error.isTransientOrchestrationFailure {
+            logger.warning(
+                "task request not processed; retried after the visibility timeout",
+                metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
         } catch {
             statistics.recordPoison()
             logger.error("task request rejected and archived", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])

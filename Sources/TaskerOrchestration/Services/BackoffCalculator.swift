@@ -23,7 +23,8 @@ public struct BackoffCalculator: Sendable {
     public func delaySeconds(for result: StepExecutionResult, attempts: Int, now: Date = Date()) -> Int? {
         guard let metadata = result.orchestrationMetadata else { return nil }
         if let header = metadata.headers.first(where: { $0.key.lowercased() == "retry-after" })?.value,
-           let seconds = Self.retryAfterSeconds(header, now: now) {
+            let seconds = Self.retryAfterSeconds(header, now: now)
+        {
             return min(max(0, seconds), maxRetryAfterSeconds)
         }
         if let hint = metadata.backoffHint, hint.backoffType != .rateLimit {

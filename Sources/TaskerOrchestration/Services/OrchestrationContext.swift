@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// What every orchestration service shares: the pool, the template registry (read from
 /// `named_tasks.configuration`), this orchestrator's processor UUID (written on task transitions),
@@ -15,8 +15,10 @@ public struct OrchestrationContext: Sendable {
     public let locks: TaskLocks
     public let logger: Logger
 
-    public init(pool: PostgresConnectionPool, processorUUID: UUID = UUID.v7(), backoff: BackoffCalculator = BackoffCalculator(),
-                logger: Logger = Logger(label: "tasker.orchestration")) {
+    public init(
+        pool: PostgresConnectionPool, processorUUID: UUID = UUID.v7(), backoff: BackoffCalculator = BackoffCalculator(),
+        logger: Logger = Logger(label: "tasker.orchestration")
+    ) {
         self.pool = pool
         self.templates = TaskTemplateRegistry(pool: pool, logger: logger)
         self.processorUUID = processorUUID
@@ -48,8 +50,10 @@ public struct OrchestrationContext: Sendable {
     }
 
     /// Runs `body` inside one transaction on `c` (a connection the caller holds).
-    static func transaction<T: Sendable>(_ c: PostgresConnection,
-                                         _ body: @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
+    static func transaction<T: Sendable>(
+        _ c: PostgresConnection,
+        _ body: @Sendable (isolated PostgresConnection) throws -> T
+    ) async throws -> T {
         try await c.transaction(settings: transactionSettings, body)
     }
 }

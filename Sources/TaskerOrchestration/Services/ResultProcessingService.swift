@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// What processing one step result did.
 public enum StepResultOutcome: Sendable, Equatable {
@@ -60,14 +60,18 @@ public struct ResultProcessingService: Sendable {
     /// `steps_in_process → evaluating_results`, the task's state, readiness; (3) the evaluation's
     /// writes (asserting compare-and-sets), the archive, `COMMIT`. nil, with nothing written, when
     /// the step-by-step path must decide (a lost compare-and-set, or a state it does not handle).
-    private static func pipelined(_ c: PostgresConnection, message: StepMessage, receipt: MessageReceipt?,
-                                  context: OrchestrationContext) async throws -> StepResultOutcome? {
+    private static func pipelined(
+        _ c: PostgresConnection, message: StepMessage, receipt: MessageReceipt?,
+        context: OrchestrationContext
+    ) async throws -> StepResultOutcome? {
         let stepUUID = message.stepUUID
         let opened = try await c.pipeline(OrchestrationContext.beginStatements + [StepResultRepository.loadStatement(stepUUID: stepUUID)])
         do {
             let plan: Plan
-            switch try await Self.plan(try StepResultRepository.load(opened[2], stepUUID: stepUUID), message: message,
-                                       context: context) {
+            switch try await Self.plan(
+                try StepResultRepository.load(opened[2], stepUUID: stepUUID), message: message,
+                context: context)
+            {
             case .ignored(let state):
                 try await c.pipeline(MessageReceipt.commit(archiving: receipt))
                 return .ignored(state: state)
@@ -89,15 +93,18 @@ public struct ResultProcessingService: Sendable {
 
     /// Round trips (2) and (3) of `pipelined` for a plain completion; nil (rolled back) when a
     /// compare-and-set was lost.
-    private static func complete(_ c: PostgresConnection, plan: Plan, receipt: MessageReceipt?,
-                                 context: OrchestrationContext) async throws -> StepResultOutcome? {
+    private static func complete(
+        _ c: PostgresConnection, plan: Plan, receipt: MessageReceipt?,
+        context: OrchestrationContext
+    ) async throws -> StepResultOutcome? {
         let (row, processor, logger) = (plan.row, context.processorUUID, context.logger)
         let taskUUID = row.task.taskUUID
         let coordinated = try await c.pipeline([
             try TransitionRepository.completeStepStatement(stepUUID: row.stepUUID, from: row.state, resultsJSON: plan.resultsJSON),
-            try TransitionRepository.transitionTaskStatement(taskUUID: taskUUID, from: .stepsInProcess, to: .evaluatingResults,
-                                                             event: .stepCompleted(row.stepUUID), processorUUID: processor,
-                                                             asserting: false),
+            try TransitionRepository.transitionTaskStatement(
+                taskUUID: taskUUID, from: .stepsInProcess, to: .evaluatingResults,
+                event: .stepCompleted(row.stepUUID), processorUUID: processor,
+                asserting: false),
             TransitionRepository.currentTaskStateStatement(taskUUID: taskUUID),
             TaskRepository.readinessStatement(taskUUID: taskUUID),
         ])
@@ -136,21 +143,29 @@ public struct ResultProcessingService: Sendable {
                 ]
                 reached = .error
             case "has_ready_steps":
-                guard let enqueue = try StepEnqueuerService.enqueueStatements(task: row.task, readiness: readiness,
-                                                                              processorUUID: processor) else {
+                guard
+                    let enqueue = try StepEnqueuerService.enqueueStatements(
+                        task: row.task, readiness: readiness,
+                        processorUUID: processor)
+                else {
                     try await c.execute("ROLLBACK")
                     return nil
                 }
-                writes = [try TransitionRepository.transitionTaskStatement(
-                    taskUUID: taskUUID, from: .evaluatingResults, to: .enqueuingSteps,
-                    event: .readyStepsFound(readiness.filter(\.readyForExecution).count), processorUUID: processor,
-                    asserting: true)] + enqueue.statements
+                writes =
+                    [
+                        try TransitionRepository.transitionTaskStatement(
+                            taskUUID: taskUUID, from: .evaluatingResults, to: .enqueuingSteps,
+                            event: .readyStepsFound(readiness.filter(\.readyForExecution).count), processorUUID: processor,
+                            asserting: true)
+                    ] + enqueue.statements
                 enqueued = enqueue.enqueued
             case "waiting_for_dependencies":
                 // Not asserted: a task that left `evaluating_results` stays where it is, as in `evaluate`.
-                writes = [try TransitionRepository.transitionTaskStatement(
-                    taskUUID: taskUUID, from: .evaluatingResults, to: .waitingForDependencies,
-                    event: .noDependenciesReady, processorUUID: processor, asserting: false)]
+                writes = [
+                    try TransitionRepository.transitionTaskStatement(
+                        taskUUID: taskUUID, from: .evaluatingResults, to: .waitingForDependencies,
+                        event: .noDependenciesReady, processorUUID: processor, asserting: false)
+                ]
             default:
                 break  // `processing`: the other steps' results finalize the task.
             }
@@ -174,10 +189,14 @@ public struct ResultProcessingService: Sendable {
 
     /// The body of `process`, inside its transaction on `c` (held by the caller, so nothing else
     /// runs on it between the awaits).
-    private static func process(_ c: PostgresConnection, message: StepMessage,
-                                context: OrchestrationContext) async throws -> StepResultOutcome {
-        switch try await Self.plan(try await StepResultRepository.load(c, stepUUID: message.stepUUID), message: message,
-                                   context: context) {
+    private static func process(
+        _ c: PostgresConnection, message: StepMessage,
+        context: OrchestrationContext
+    ) async throws -> StepResultOutcome {
+        switch try await Self.plan(
+            try await StepResultRepository.load(c, stepUUID: message.stepUUID), message: message,
+            context: context)
+        {
         case .ignored(let state):
             return .ignored(state: state)
         case .plan(let plan):
@@ -185,12 +204,17 @@ public struct ResultProcessingService: Sendable {
         }
     }
 
-    private enum Planned { case ignored(StepState), plan(Plan) }
+    private enum Planned {
+        case ignored(StepState)
+        case plan(Plan)
+    }
 
     /// What to do with a loaded step result: nothing (the step is no longer waiting for
     /// orchestration), or a `Plan`. Throws for a missing step or results that cannot be decoded.
-    private static func plan(_ loaded: StepResultRow?, message: StepMessage,
-                             context: OrchestrationContext) async throws -> Planned {
+    private static func plan(
+        _ loaded: StepResultRow?, message: StepMessage,
+        context: OrchestrationContext
+    ) async throws -> Planned {
         let stepUUID = message.stepUUID
         guard let row = loaded, row.taskUUID == message.taskUUID else { throw OrchestrationError.stepNotFound(stepUUID) }
         guard row.state == .enqueuedForOrchestration || row.state == .enqueuedAsErrorForOrchestration else {
@@ -210,8 +234,10 @@ public struct ResultProcessingService: Sendable {
     }
 
     /// The writes of one result, on the connection's own thread.
-    private static func apply(_ c: isolated PostgresConnection, plan: Plan, processorUUID: UUID,
-                              logger: Logger) throws -> StepResultOutcome {
+    private static func apply(
+        _ c: isolated PostgresConnection, plan: Plan, processorUUID: UUID,
+        logger: Logger
+    ) throws -> StepResultOutcome {
         let outcome = try plan.apply(c, logger: logger)
         if case .ignored = outcome { return outcome }
         try coordinate(c, task: plan.row.task, stepUUID: plan.row.stepUUID, processorUUID: processorUUID, logger: logger)
@@ -221,15 +247,20 @@ public struct ResultProcessingService: Sendable {
     /// Task coordination after a step result, in the result's transaction: `steps_in_process →
     /// evaluating_results` (`StepCompleted(step)`) then evaluation; a task already evaluating is
     /// evaluated again; any other state is left alone.
-    private static func coordinate(_ c: isolated PostgresConnection, task: TaskIdentity, stepUUID: UUID,
-                                   processorUUID processor: UUID, logger: Logger) throws {
+    private static func coordinate(
+        _ c: isolated PostgresConnection, task: TaskIdentity, stepUUID: UUID,
+        processorUUID processor: UUID, logger: Logger
+    ) throws {
         // Compare-and-set first (the usual case); the state is read only when the task was not in
         // `steps_in_process`.
-        if try TransitionRepository.transitionTask(c, taskUUID: task.taskUUID, from: .stepsInProcess, to: .evaluatingResults,
-                                                   event: .stepCompleted(stepUUID), processorUUID: processor)
-            || TransitionRepository.currentTaskState(c, taskUUID: task.taskUUID) == .evaluatingResults {
-            try TaskFinalizationService.evaluate(c, taskUUID: task.taskUUID, task: task, processorUUID: processor,
-                                                 logger: logger)
+        if try TransitionRepository.transitionTask(
+            c, taskUUID: task.taskUUID, from: .stepsInProcess, to: .evaluatingResults,
+            event: .stepCompleted(stepUUID), processorUUID: processor)
+            || TransitionRepository.currentTaskState(c, taskUUID: task.taskUUID) == .evaluatingResults
+        {
+            try TaskFinalizationService.evaluate(
+                c, taskUUID: task.taskUUID, task: task, processorUUID: processor,
+                logger: logger)
         }
     }
 
@@ -245,7 +276,8 @@ public struct ResultProcessingService: Sendable {
         var isPlainCompletion: Bool {
             guard row.state == .enqueuedForOrchestration && result.success else { return false }
             guard result.effectiveStatus == StepExecutionResult.Status.completed,
-                  let definition = template.step(named: row.templateStepName) else { return true }
+                let definition = template.step(named: row.templateStepName)
+            else { return true }
             return definition.type != .decision && definition.type != .batchable
         }
 
@@ -265,14 +297,18 @@ public struct ResultProcessingService: Sendable {
             }
             let retry = row.state == .enqueuedAsErrorForOrchestration && result.isRetryable && row.attempts < row.maxAttempts
             if retry {
-                guard try TransitionRepository.transitionStep(c, stepUUID: step, from: row.state, to: .waitingForRetry,
-                                                              event: .waitForRetry("\(message) - retryable"))
+                guard
+                    try TransitionRepository.transitionStep(
+                        c, stepUUID: step, from: row.state, to: .waitingForRetry,
+                        event: .waitForRetry("\(message) - retryable"))
                 else { return .ignored(state: row.state) }
                 try StepResultRepository.markNotInProcess(c, stepUUID: step)
                 return .waitingForRetry(backoffSeconds: delay)
             }
-            guard try TransitionRepository.transitionStep(c, stepUUID: step, from: row.state, to: .error,
-                                                          event: .fail(message))
+            guard
+                try TransitionRepository.transitionStep(
+                    c, stepUUID: step, from: row.state, to: .error,
+                    event: .fail(message))
             else { return .ignored(state: row.state) }
             try StepResultRepository.markNotInProcess(c, stepUUID: step)
             return .failed
@@ -284,8 +320,9 @@ public struct ResultProcessingService: Sendable {
         /// result message stays queued, so the children are created when it is processed again.
         private func createDynamicSteps(_ c: isolated PostgresConnection, logger: Logger) throws -> [String] {
             guard result.effectiveStatus == StepExecutionResult.Status.completed,
-                  let definition = template.step(named: row.templateStepName),
-                  definition.type == .decision || definition.type == .batchable else { return [] }
+                let definition = template.step(named: row.templateStepName),
+                definition.type == .decision || definition.type == .batchable
+            else { return [] }
             do {
                 try c.execute("SAVEPOINT dynamic_steps")
                 var created: [String: UUID] = [:]
@@ -312,8 +349,9 @@ public struct ResultProcessingService: Sendable {
             } catch let error as OrchestrationError {
                 switch error {
                 case .invalidDecisionOutcome, .invalidBatchOutcome:
-                    logger.error("invalid dynamic step outcome; the step completes without creating steps",
-                                 metadata: ["step_uuid": "\(row.stepUUID)", "error": "\(error)"])
+                    logger.error(
+                        "invalid dynamic step outcome; the step completes without creating steps",
+                        metadata: ["step_uuid": "\(row.stepUUID)", "error": "\(error)"])
                     try c.execute("ROLLBACK TO SAVEPOINT dynamic_steps")
                     return []
                 default:

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Enqueues a task's ready steps (upstream `step_enqueuer.rs`): the viable steps are the
 /// `ready_for_execution` rows of `get_step_readiness_status`; a step in `waiting_for_retry` first
@@ -33,8 +33,10 @@ public struct StepEnqueuerService: Sendable {
     /// Inside the caller's transaction: enqueues the ready rows of `readiness` (read in this
     /// transaction) and moves the task out of `enqueuing_steps`.
     @discardableResult
-    static func enqueueReadySteps(_ c: isolated PostgresConnection, task: TaskIdentity, readiness: [StepReadiness],
-                                  processorUUID processor: UUID, logger: Logger) throws -> [UUID] {
+    static func enqueueReadySteps(
+        _ c: isolated PostgresConnection, task: TaskIdentity, readiness: [StepReadiness],
+        processorUUID processor: UUID, logger: Logger
+    ) throws -> [UUID] {
         let queue = QueueNames.workerQueue(namespace: task.namespace)
         var enqueued: [UUID] = []
         for step in readiness where step.readyForExecution {
@@ -46,13 +48,15 @@ public struct StepEnqueuerService: Sendable {
         let moved: Bool
         if enqueued.isEmpty {
             // Readiness changed under us (another orchestrator enqueued them): wait for discovery.
-            moved = try TransitionRepository.transitionTask(c, taskUUID: task.taskUUID, from: .enqueuingSteps,
-                                                            to: .waitingForDependencies, event: .noDependenciesReady,
-                                                            processorUUID: processor)
+            moved = try TransitionRepository.transitionTask(
+                c, taskUUID: task.taskUUID, from: .enqueuingSteps,
+                to: .waitingForDependencies, event: .noDependenciesReady,
+                processorUUID: processor)
         } else {
-            moved = try TransitionRepository.transitionTask(c, taskUUID: task.taskUUID, from: .enqueuingSteps,
-                                                            to: .stepsInProcess, event: .stepsEnqueued(enqueued),
-                                                            processorUUID: processor)
+            moved = try TransitionRepository.transitionTask(
+                c, taskUUID: task.taskUUID, from: .enqueuingSteps,
+                to: .stepsInProcess, event: .stepsEnqueued(enqueued),
+                processorUUID: processor)
         }
         if !moved {
             logger.warning("task left enqueuing_steps while its steps were enqueued", metadata: ["task_uuid": "\(task.taskUUID)"])
@@ -66,42 +70,52 @@ public struct StepEnqueuerService: Sendable {
     /// task `enqueuing_steps → steps_in_process` (`StepsEnqueued`), each asserting its
     /// compare-and-set (`PostgresError.isFailedAssertion`), so they can be sent with the `COMMIT`.
     /// nil when no row is ready or a ready step is in another state: `enqueueReadySteps` decides.
-    static func enqueueStatements(task: TaskIdentity, readiness: [StepReadiness],
-                                  processorUUID processor: UUID) throws -> (statements: [PipelineStatement], enqueued: [UUID])? {
+    static func enqueueStatements(
+        task: TaskIdentity, readiness: [StepReadiness],
+        processorUUID processor: UUID
+    ) throws -> (statements: [PipelineStatement], enqueued: [UUID])? {
         let queue = QueueNames.workerQueue(namespace: task.namespace)
         var statements: [PipelineStatement] = []
         var enqueued: [UUID] = []
         for step in readiness where step.readyForExecution {
             switch StepState(rawValue: step.currentState) {
             case .waitingForRetry?:
-                statements.append(try TransitionRepository.transitionStepAssertedStatement(
-                    stepUUID: step.stepUUID, from: .waitingForRetry, to: .pending, event: .retry))
+                statements.append(
+                    try TransitionRepository.transitionStepAssertedStatement(
+                        stepUUID: step.stepUUID, from: .waitingForRetry, to: .pending, event: .retry))
             case .pending?:
                 break
             default:
                 return nil
             }
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: step.stepUUID, correlationID: task.correlationID)
-            statements.append(try TransitionRepository.enqueueStepAssertedStatement(
-                stepUUID: step.stepUUID, queue: queue, message: try PostgresJSON(message)))
+            statements.append(
+                try TransitionRepository.enqueueStepAssertedStatement(
+                    stepUUID: step.stepUUID, queue: queue, message: try PostgresJSON(message)))
             enqueued.append(step.stepUUID)
         }
         guard !enqueued.isEmpty else { return nil }
-        statements.append(try TransitionRepository.transitionTaskStatement(
-            taskUUID: task.taskUUID, from: .enqueuingSteps, to: .stepsInProcess, event: .stepsEnqueued(enqueued),
-            processorUUID: processor, asserting: true))
+        statements.append(
+            try TransitionRepository.transitionTaskStatement(
+                taskUUID: task.taskUUID, from: .enqueuingSteps, to: .stepsInProcess, event: .stepsEnqueued(enqueued),
+                processorUUID: processor, asserting: true))
         return (statements, enqueued)
     }
 
     /// `waiting_for_retry → pending` (`Retry`) when needed and `pending → enqueued` (`Enqueue`)
     /// (compare-and-set on the state readiness reported), then the message. False when the step
     /// was not enqueueable.
-    private static func enqueue(_ c: isolated PostgresConnection, step: UUID, state: String, queue: String,
-                                message: PostgresJSON) throws -> Bool {
+    private static func enqueue(
+        _ c: isolated PostgresConnection, step: UUID, state: String, queue: String,
+        message: PostgresJSON
+    ) throws -> Bool {
         switch StepState(rawValue: state) {
         case .waitingForRetry?:
-            guard try TransitionRepository.transitionStep(c, stepUUID: step, from: .waitingForRetry, to: .pending,
-                                                          event: .retry) else { return false }
+            guard
+                try TransitionRepository.transitionStep(
+                    c, stepUUID: step, from: .waitingForRetry, to: .pending,
+                    event: .retry)
+            else { return false }
         case .pending?:
             break
         default:

@@ -30,9 +30,10 @@ public struct TaskFinalizationService: Sendable {
             try await context.transaction { c in
                 let state = try TransitionRepository.currentTaskState(c, taskUUID: taskUUID)
                 if state == .stepsInProcess {
-                    _ = try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .stepsInProcess,
-                                                                to: .evaluatingResults, event: .allStepsCompleted,
-                                                                processorUUID: processor)
+                    _ = try TransitionRepository.transitionTask(
+                        c, taskUUID: taskUUID, from: .stepsInProcess,
+                        to: .evaluatingResults, event: .allStepsCompleted,
+                        processorUUID: processor)
                 } else if state != .evaluatingResults {
                     return state
                 }
@@ -56,43 +57,56 @@ public struct TaskFinalizationService: Sendable {
     /// steps are enqueued). Readiness is read once: the execution status is derived from it
     /// (`TaskRepository.executionStatus(of:)`) and its ready rows are the steps enqueued.
     @discardableResult
-    static func evaluate(_ c: isolated PostgresConnection, taskUUID: UUID, task: TaskIdentity?, processorUUID processor: UUID,
-                         logger: Logger) throws -> TaskState {
+    static func evaluate(
+        _ c: isolated PostgresConnection, taskUUID: UUID, task: TaskIdentity?, processorUUID processor: UUID,
+        logger: Logger
+    ) throws -> TaskState {
         let readiness = try TaskRepository.readiness(c, taskUUID: taskUUID)
         let status = TaskRepository.executionStatus(of: readiness)
         let readyCount = readiness.filter(\.readyForExecution).count
         switch status {
         case "all_complete":
             try TaskRepository.lock(c, taskUUID: taskUUID)
-            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults, to: .complete,
-                                                          event: .allStepsSuccessful, processorUUID: processor,
-                                                          finalization: true) else { return .evaluatingResults }
+            guard
+                try TransitionRepository.transitionTask(
+                    c, taskUUID: taskUUID, from: .evaluatingResults, to: .complete,
+                    event: .allStepsSuccessful, processorUUID: processor,
+                    finalization: true)
+            else { return .evaluatingResults }
             try TaskRepository.markComplete(c, taskUUID: taskUUID)
             logger.info("task complete", metadata: ["task_uuid": "\(taskUUID)"])
             return .complete
         case "blocked_by_failures":
             try TaskRepository.lock(c, taskUUID: taskUUID)
-            guard try TransitionRepository.transitionTask(
-                c, taskUUID: taskUUID, from: .evaluatingResults, to: .blockedByFailures,
-                event: .permanentFailure("Task has steps in error that cannot be retried"),
-                processorUUID: processor, finalization: true) else { return .evaluatingResults }
-            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .blockedByFailures, to: .error,
-                                                          event: .giveUp, processorUUID: processor, finalization: true)
+            guard
+                try TransitionRepository.transitionTask(
+                    c, taskUUID: taskUUID, from: .evaluatingResults, to: .blockedByFailures,
+                    event: .permanentFailure("Task has steps in error that cannot be retried"),
+                    processorUUID: processor, finalization: true)
+            else { return .evaluatingResults }
+            guard
+                try TransitionRepository.transitionTask(
+                    c, taskUUID: taskUUID, from: .blockedByFailures, to: .error,
+                    event: .giveUp, processorUUID: processor, finalization: true)
             else { return .evaluatingResults }
             logger.warning("task failed: steps in error", metadata: ["task_uuid": "\(taskUUID)"])
             return .error
         case "has_ready_steps":
-            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults, to: .enqueuingSteps,
-                                                          event: .readyStepsFound(readyCount), processorUUID: processor)
+            guard
+                try TransitionRepository.transitionTask(
+                    c, taskUUID: taskUUID, from: .evaluatingResults, to: .enqueuingSteps,
+                    event: .readyStepsFound(readyCount), processorUUID: processor)
             else { return .evaluatingResults }
             let identity = try task ?? TaskRepository.identity(c, taskUUID: taskUUID)
-            try StepEnqueuerService.enqueueReadySteps(c, task: identity, readiness: readiness, processorUUID: processor,
-                                                      logger: logger)
+            try StepEnqueuerService.enqueueReadySteps(
+                c, task: identity, readiness: readiness, processorUUID: processor,
+                logger: logger)
             return .stepsInProcess
         case "waiting_for_dependencies":
-            let moved = try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .evaluatingResults,
-                                                                to: .waitingForDependencies, event: .noDependenciesReady,
-                                                                processorUUID: processor)
+            let moved = try TransitionRepository.transitionTask(
+                c, taskUUID: taskUUID, from: .evaluatingResults,
+                to: .waitingForDependencies, event: .noDependenciesReady,
+                processorUUID: processor)
             return moved ? .waitingForDependencies : .evaluatingResults
         default:
             // `processing`: other steps are still out with workers; their results finalize the task.

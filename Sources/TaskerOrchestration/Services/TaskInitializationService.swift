@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Creates a task from a request (upstream `TaskInitializer::create_and_enqueue_task_from_request`):
 /// the rows in one transaction with the `NULL→pending` transitions, then `pending → initializing`
@@ -28,11 +28,14 @@ public struct TaskInitializationService: Sendable {
     /// With `receipt`, the request message is archived in the creation's transaction (after the
     /// start's commit when the task had to be created alone), so it is archived when this returns.
     public func initialize(_ request: TaskRequest, archiving receipt: MessageReceipt? = nil) async throws -> CreatedTask {
-        guard let template = try await context.templates.template(namespace: request.namespace, name: request.name,
-                                                                   version: request.version)
+        guard
+            let template = try await context.templates.template(
+                namespace: request.namespace, name: request.name,
+                version: request.version)
         else {
-            throw OrchestrationError.templateNotFound(namespace: request.namespace, name: request.name,
-                                                      version: request.version)
+            throw OrchestrationError.templateNotFound(
+                namespace: request.namespace, name: request.name,
+                version: request.version)
         }
         let (processor, logger) = (context.processorUUID, context.logger)
         do {
@@ -40,7 +43,7 @@ public struct TaskInitializationService: Sendable {
                 logCreated(created, template: template)
                 return created
             }
-        } catch where !(error is OrchestrationError) && !error.isTransientOrchestrationFailure {
+        } catch  where !(error is OrchestrationError) && !error.isTransientOrchestrationFailure {
             // The step-by-step path below meets the same error and handles it.
             logger.debug("pipelined task creation failed; step by step", metadata: ["error": "\(error)"])
         }
@@ -48,15 +51,17 @@ public struct TaskInitializationService: Sendable {
         do {
             created = try await context.transaction { c in
                 let created = try TaskRepository.createTask(c, request: request, template: template, processorUUID: processor)
-                let task = TaskIdentity(taskUUID: created.taskUUID, correlationID: created.correlationID,
-                                        namespace: request.namespace, name: request.name, version: request.version)
+                let task = TaskIdentity(
+                    taskUUID: created.taskUUID, correlationID: created.correlationID,
+                    namespace: request.namespace, name: request.name, version: request.version)
                 try Self.start(c, taskUUID: created.taskUUID, task: task, processorUUID: processor, logger: logger)
                 if let receipt { try PGMQ.archive(c, queue: receipt.queue, msgID: receipt.msgID) }
                 return created
             }
-        } catch where !(error is OrchestrationError) && !error.isTransientOrchestrationFailure {
-            logger.warning("task creation and start failed together; creating the task alone",
-                           metadata: ["template": "\(template.identifier)", "error": "\(error)"])
+        } catch  where !(error is OrchestrationError) && !error.isTransientOrchestrationFailure {
+            logger.warning(
+                "task creation and start failed together; creating the task alone",
+                metadata: ["template": "\(template.identifier)", "error": "\(error)"])
             let alone = try await context.transaction { c in
                 try TaskRepository.createTask(c, request: request, template: template, processorUUID: processor)
             }
@@ -73,9 +78,11 @@ public struct TaskInitializationService: Sendable {
     }
 
     private func logCreated(_ created: CreatedTask, template: TaskTemplate) {
-        context.logger.info("task created", metadata: [
-            "task_uuid": "\(created.taskUUID)", "template": "\(template.identifier)", "steps": "\(created.steps.count)",
-        ])
+        context.logger.info(
+            "task created",
+            metadata: [
+                "task_uuid": "\(created.taskUUID)", "template": "\(template.identifier)", "steps": "\(created.steps.count)",
+            ])
     }
 
     /// Creation and start pipelined, in one transaction of four round trips: (1) `BEGIN`, settings,
@@ -84,21 +91,25 @@ public struct TaskInitializationService: Sendable {
     /// steps_in_process` (or `initializing → complete`), the archive, `COMMIT`. nil, with nothing
     /// written, when the step-by-step path must decide (a template without steps, a step made
     /// elsewhere, a lost compare-and-set). The task is new, so no lock is needed.
-    private func pipelined(_ request: TaskRequest, template: TaskTemplate,
-                           receipt: MessageReceipt?) async throws -> CreatedTask? {
+    private func pipelined(
+        _ request: TaskRequest, template: TaskTemplate,
+        receipt: MessageReceipt?
+    ) async throws -> CreatedTask? {
         let initial = WorkflowGraph(template).initialSteps
         guard !initial.isEmpty else { return nil }
         let processor = context.processorUUID
         let correlationID = request.correlationID ?? UUID.v7()
-        let taskParameters = try TaskRepository.createTaskParameters(request, correlationID: correlationID,
-                                                                     processorUUID: processor)
+        let taskParameters = try TaskRepository.createTaskParameters(
+            request, correlationID: correlationID,
+            processorUUID: processor)
         return try await context.pool.withConnection { c in
             let opened: [PostgresQueryResult]
             do {
-                opened = try await c.pipeline(OrchestrationContext.beginStatements + [
-                    .prepared(TaskRepository.Statements.createTask, taskParameters),
-                    .prepared(TaskRepository.Statements.ensureNamedSteps, TaskRepository.ensureNamedStepsParameters(initial)),
-                ])
+                opened = try await c.pipeline(
+                    OrchestrationContext.beginStatements + [
+                        .prepared(TaskRepository.Statements.createTask, taskParameters),
+                        .prepared(TaskRepository.Statements.ensureNamedSteps, TaskRepository.ensureNamedStepsParameters(initial)),
+                    ])
             } catch {
                 if let failed = error as? PostgresError, failed.isUniqueViolation {
                     throw TaskRepository.duplicateTask(request)  // rolled back by the pipeline
@@ -108,8 +119,9 @@ public struct TaskInitializationService: Sendable {
             do {
                 let taskUUID = try TaskRepository.createdTaskUUID(opened[2], request: request)
                 let made = try await c.pipeline([
-                    .prepared(TaskRepository.Statements.createSteps,
-                              try TaskRepository.createStepsParameters(taskUUID: taskUUID, initial: initial)),
+                    .prepared(
+                        TaskRepository.Statements.createSteps,
+                        try TaskRepository.createStepsParameters(taskUUID: taskUUID, initial: initial))
                 ])
                 let steps = try TaskRepository.createdSteps(made[0])
                 guard initial.allSatisfy({ steps[$0.name] != nil }) else {
@@ -117,16 +129,19 @@ public struct TaskInitializationService: Sendable {
                     return nil
                 }
                 let started = try await c.pipeline([
-                    .prepared(TaskRepository.Statements.createEdgesAndTransitions,
-                              TaskRepository.edgesAndTransitionsParameters(initial: initial, steps: steps)),
-                    try TransitionRepository.transitionTaskStatement(taskUUID: taskUUID, from: .pending, to: .initializing,
-                                                                     event: .start, processorUUID: processor, asserting: true),
+                    .prepared(
+                        TaskRepository.Statements.createEdgesAndTransitions,
+                        TaskRepository.edgesAndTransitionsParameters(initial: initial, steps: steps)),
+                    try TransitionRepository.transitionTaskStatement(
+                        taskUUID: taskUUID, from: .pending, to: .initializing,
+                        event: .start, processorUUID: processor, asserting: true),
                     TaskRepository.readinessStatement(taskUUID: taskUUID),
                 ])
                 let readiness = try TaskRepository.readiness(started[2])
                 let ready = readiness.filter(\.readyForExecution).count
-                let task = TaskIdentity(taskUUID: taskUUID, correlationID: correlationID, namespace: request.namespace,
-                                        name: request.name, version: request.version)
+                let task = TaskIdentity(
+                    taskUUID: taskUUID, correlationID: correlationID, namespace: request.namespace,
+                    name: request.name, version: request.version)
                 var writes: [PipelineStatement]
                 if ready == 0 {
                     writes = [
@@ -136,14 +151,20 @@ public struct TaskInitializationService: Sendable {
                         TaskRepository.markCompleteStatement(taskUUID: taskUUID),
                     ]
                 } else {
-                    guard let enqueue = try StepEnqueuerService.enqueueStatements(task: task, readiness: readiness,
-                                                                                  processorUUID: processor) else {
+                    guard
+                        let enqueue = try StepEnqueuerService.enqueueStatements(
+                            task: task, readiness: readiness,
+                            processorUUID: processor)
+                    else {
                         try await c.execute("ROLLBACK")
                         return nil
                     }
-                    writes = [try TransitionRepository.transitionTaskStatement(
-                        taskUUID: taskUUID, from: .initializing, to: .enqueuingSteps, event: .readyStepsFound(ready),
-                        processorUUID: processor, asserting: true)] + enqueue.statements
+                    writes =
+                        [
+                            try TransitionRepository.transitionTaskStatement(
+                                taskUUID: taskUUID, from: .initializing, to: .enqueuingSteps, event: .readyStepsFound(ready),
+                                processorUUID: processor, asserting: true)
+                        ] + enqueue.statements
                 }
                 try await c.pipeline(writes + MessageReceipt.commit(archiving: receipt))
                 return CreatedTask(taskUUID: taskUUID, correlationID: correlationID, steps: steps)
@@ -166,24 +187,36 @@ public struct TaskInitializationService: Sendable {
     }
 
     /// `start` inside the caller's transaction; `task` is the identity when the caller has it.
-    static func start(_ c: isolated PostgresConnection, taskUUID: UUID, task: TaskIdentity?, processorUUID processor: UUID,
-                      logger: Logger) throws {
-        guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .pending, to: .initializing,
-                                                      event: .start, processorUUID: processor) else { return }
+    static func start(
+        _ c: isolated PostgresConnection, taskUUID: UUID, task: TaskIdentity?, processorUUID processor: UUID,
+        logger: Logger
+    ) throws {
+        guard
+            try TransitionRepository.transitionTask(
+                c, taskUUID: taskUUID, from: .pending, to: .initializing,
+                event: .start, processorUUID: processor)
+        else { return }
         let readiness = try TaskRepository.readiness(c, taskUUID: taskUUID)
         let ready = readiness.filter(\.readyForExecution).count
         if ready == 0 {
-            guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .initializing, to: .complete,
-                                                          event: .noStepsFound, processorUUID: processor,
-                                                          finalization: true) else { return }
+            guard
+                try TransitionRepository.transitionTask(
+                    c, taskUUID: taskUUID, from: .initializing, to: .complete,
+                    event: .noStepsFound, processorUUID: processor,
+                    finalization: true)
+            else { return }
             try TaskRepository.markComplete(c, taskUUID: taskUUID)
             return
         }
-        guard try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .initializing, to: .enqueuingSteps,
-                                                      event: .readyStepsFound(ready), processorUUID: processor) else { return }
+        guard
+            try TransitionRepository.transitionTask(
+                c, taskUUID: taskUUID, from: .initializing, to: .enqueuingSteps,
+                event: .readyStepsFound(ready), processorUUID: processor)
+        else { return }
         let identity = try task ?? TaskRepository.identity(c, taskUUID: taskUUID)
-        try StepEnqueuerService.enqueueReadySteps(c, task: identity, readiness: readiness, processorUUID: processor,
-                                                  logger: logger)
+        try StepEnqueuerService.enqueueReadySteps(
+            c, task: identity, readiness: readiness, processorUUID: processor,
+            logger: logger)
     }
 }
 
@@ -198,8 +231,10 @@ public struct TaskReadinessService: Sendable {
     let finalizer: TaskFinalizationService
     let enqueuer: StepEnqueuerService
 
-    public init(context: OrchestrationContext, initializer: TaskInitializationService,
-                finalizer: TaskFinalizationService, enqueuer: StepEnqueuerService) {
+    public init(
+        context: OrchestrationContext, initializer: TaskInitializationService,
+        finalizer: TaskFinalizationService, enqueuer: StepEnqueuerService
+    ) {
         self.context = context
         self.initializer = initializer
         self.finalizer = finalizer
@@ -217,23 +252,30 @@ public struct TaskReadinessService: Sendable {
             case .pending?:
                 try TaskInitializationService.start(c, taskUUID: taskUUID, task: nil, processorUUID: processor, logger: logger)
             case .waitingForDependencies?:
-                if try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .waitingForDependencies,
-                                                           to: .evaluatingResults, event: .dependenciesReady,
-                                                           processorUUID: processor) {
-                    return try TaskFinalizationService.evaluate(c, taskUUID: taskUUID, task: nil, processorUUID: processor,
-                                                                logger: logger)
+                if try TransitionRepository.transitionTask(
+                    c, taskUUID: taskUUID, from: .waitingForDependencies,
+                    to: .evaluatingResults, event: .dependenciesReady,
+                    processorUUID: processor)
+                {
+                    return try TaskFinalizationService.evaluate(
+                        c, taskUUID: taskUUID, task: nil, processorUUID: processor,
+                        logger: logger)
                 }
             case .waitingForRetry?:
-                if try TransitionRepository.transitionTask(c, taskUUID: taskUUID, from: .waitingForRetry, to: .enqueuingSteps,
-                                                           event: .retryReady, processorUUID: processor) {
+                if try TransitionRepository.transitionTask(
+                    c, taskUUID: taskUUID, from: .waitingForRetry, to: .enqueuingSteps,
+                    event: .retryReady, processorUUID: processor)
+                {
                     let task = try TaskRepository.identity(c, taskUUID: taskUUID)
                     let readiness = try TaskRepository.readiness(c, taskUUID: taskUUID)
-                    try StepEnqueuerService.enqueueReadySteps(c, task: task, readiness: readiness, processorUUID: processor,
-                                                              logger: logger)
+                    try StepEnqueuerService.enqueueReadySteps(
+                        c, task: task, readiness: readiness, processorUUID: processor,
+                        logger: logger)
                 }
             case .evaluatingResults?:
-                return try TaskFinalizationService.evaluate(c, taskUUID: taskUUID, task: nil, processorUUID: processor,
-                                                            logger: logger)
+                return try TaskFinalizationService.evaluate(
+                    c, taskUUID: taskUUID, task: nil, processorUUID: processor,
+                    logger: logger)
             default:
                 break
             }

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// What went wrong while orchestrating, naming the task, step or template concerned.
 public enum OrchestrationError: Error, CustomStringConvertible, Sendable {

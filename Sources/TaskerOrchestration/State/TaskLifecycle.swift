@@ -76,9 +76,10 @@ public enum TaskEvent: Sendable, Equatable {
 
     /// Rust's `Debug` of a `String`: quoted, with `"`, `\` and control characters escaped.
     static func rustDebugString(_ text: String) -> String {
-        "\"" + StringEscaping.escaped(text, quoting: true, isControl: { $0.value < 0x20 || $0.value == 0x7f }) {
-            "\\u{\(String($0.value, radix: 16))}"
-        } + "\""
+        "\""
+            + StringEscaping.escaped(text, quoting: true, isControl: { $0.value < 0x20 || $0.value == 0x7f }) {
+                "\\u{\(String($0.value, radix: 16))}"
+            } + "\""
     }
 }
 

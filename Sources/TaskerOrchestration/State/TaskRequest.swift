@@ -19,10 +19,12 @@ public struct TaskRequest: Sendable, Equatable, Codable {
     /// Identity under the `caller_provided` strategy.
     public var idempotencyKey: String?
 
-    public init(namespace: String, name: String, version: String, context: JSONValue = .emptyObject,
-                initiator: String = "tasker-worker-swift", sourceSystem: String = "tasker-worker-swift",
-                reason: String = "requested", tags: [String] = [], priority: Int = 0, correlationID: UUID? = nil,
-                parentCorrelationID: UUID? = nil, idempotencyKey: String? = nil) {
+    public init(
+        namespace: String, name: String, version: String, context: JSONValue = .emptyObject,
+        initiator: String = "tasker-worker-swift", sourceSystem: String = "tasker-worker-swift",
+        reason: String = "requested", tags: [String] = [], priority: Int = 0, correlationID: UUID? = nil,
+        parentCorrelationID: UUID? = nil, idempotencyKey: String? = nil
+    ) {
         self.namespace = namespace
         self.name = name
         self.version = version

@@ -42,8 +42,10 @@ public struct PostgresRow: Sendable {
     /// The cell of the named column; throws `usage` if the result has no such column.
     public func cell(_ column: String) throws(PostgresError) -> PostgresCell {
         guard let position = index.positions[column] else {
-            throw PostgresError(.usage, "result has no column \"\(column)\"; columns: "
-                + index.columns.map(\.name).joined(separator: ", "))
+            throw PostgresError(
+                .usage,
+                "result has no column \"\(column)\"; columns: "
+                    + index.columns.map(\.name).joined(separator: ", "))
         }
         return cell(at: position)
     }
@@ -58,8 +60,10 @@ public struct PostgresRow: Sendable {
     }
 
     /// Decodes the named `json`/`jsonb` column into a `Decodable` value.
-    public func decodeJSON<T: Decodable>(_ column: String, as type: T.Type = T.self,
-                                         decoder: JSONDecoder = JSONDecoder()) throws(PostgresError) -> T {
+    public func decodeJSON<T: Decodable>(
+        _ column: String, as type: T.Type = T.self,
+        decoder: JSONDecoder = JSONDecoder()
+    ) throws(PostgresError) -> T {
         try cell(column).decodeJSON(type, decoder: decoder)
     }
 }
@@ -94,7 +98,9 @@ public struct PostgresCell: Sendable {
 
     func decodingError(_ expected: String) -> PostgresError {
         let shown = bytes.map { String(decoding: $0.prefix(80), as: UTF8.self) } ?? "NULL"
-        return PostgresError(.decoding, "column \"\(column.name)\" (type oid \(column.typeOID)): cannot decode "
-            + "\(expected); value: \(shown)")
+        return PostgresError(
+            .decoding,
+            "column \"\(column.name)\" (type oid \(column.typeOID)): cannot decode "
+                + "\(expected); value: \(shown)")
     }
 }

@@ -12,11 +12,11 @@ package enum PostgresTimestamp {
         if text == "-infinity" { return .distantPast }
         var bytes = Array(text.utf8)[...]
         guard let year = number(&bytes, digits: 4), expect(&bytes, "-"),
-              let month = number(&bytes, digits: 2), expect(&bytes, "-"),
-              let day = number(&bytes, digits: 2), expect(&bytes, " ") || expect(&bytes, "T"),
-              let hour = number(&bytes, digits: 2), expect(&bytes, ":"),
-              let minute = number(&bytes, digits: 2), expect(&bytes, ":"),
-              let second = number(&bytes, digits: 2)
+            let month = number(&bytes, digits: 2), expect(&bytes, "-"),
+            let day = number(&bytes, digits: 2), expect(&bytes, " ") || expect(&bytes, "T"),
+            let hour = number(&bytes, digits: 2), expect(&bytes, ":"),
+            let minute = number(&bytes, digits: 2), expect(&bytes, ":"),
+            let second = number(&bytes, digits: 2)
         else { return nil }
         var fraction = 0.0
         if expect(&bytes, ".") {
@@ -53,7 +53,10 @@ package enum PostgresTimestamp {
         let fraction = Int(micros - Double(seconds) * 1_000_000)
         var days = seconds / 86_400
         seconds -= days * 86_400
-        if seconds < 0 { seconds += 86_400; days -= 1 }
+        if seconds < 0 {
+            seconds += 86_400
+            days -= 1
+        }
         let (year, month, day) = CivilDate.civilFromDays(days)
         func pad(_ value: Int, _ width: Int) -> String {
             let digits = String(value)

@@ -45,10 +45,12 @@ package enum Redaction {
             let bodyStart = found + separator.count
             out += bytes[index..<bodyStart]
             // A value that is a URL (`scheme://…` from its first byte) runs to its end, blanks included.
-            let wholeValue = found > 0 && bytes[0..<found].allSatisfy { byte in
-                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
-                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-            }
+            let wholeValue =
+                found > 0
+                && bytes[0..<found].allSatisfy { byte in
+                    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                        || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                }
             let bodyEnd = wholeValue ? bytes.count : (bytes[bodyStart...].firstIndex(where: isBlank) ?? bytes.count)
             out += redactURLBody(bytes[bodyStart..<bodyEnd])
             index = bodyEnd
@@ -80,7 +82,8 @@ package enum Redaction {
             }
             if !first { out.append(UInt8(ascii: "&")) }
             first = false
-            let name = (String(decoding: segment[..<equals], as: UTF8.self).removingPercentEncoding
+            let name =
+                (String(decoding: segment[..<equals], as: UTF8.self).removingPercentEncoding
                 ?? String(decoding: segment[..<equals], as: UTF8.self)).lowercased()
             maskingValue = name.contains("password")
             if maskingValue {
@@ -115,7 +118,10 @@ package enum Redaction {
             var end = contentStart
             while end < bytes.count {
                 let byte = bytes[end]
-                if byte == UInt8(ascii: "\\") { end += 2; continue }
+                if byte == UInt8(ascii: "\\") {
+                    end += 2
+                    continue
+                }
                 if quoted ? byte == quote : isBlank(byte) { break }
                 end += 1
             }
@@ -147,4 +153,5 @@ package enum Redaction {
             start += 1
         }
         return nil
-    }}
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -40,18 +41,20 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
         #else
         var thread: pthread_t?
         #endif
-        let rc = pthread_create(&thread, &attributes, { context in
-            // `context` is never nil: it is the retained executor passed below.
-            #if canImport(Glibc)
-            let pointer = context!
-            #else
-            let pointer = context
-            #endif
-            let executor = Unmanaged<DedicatedThreadExecutor>.fromOpaque(pointer).takeRetainedValue()
-            executor.setThreadName()
-            executor.runLoop()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, &attributes,
+            { context in
+                // `context` is never nil: it is the retained executor passed below.
+                #if canImport(Glibc)
+                let pointer = context!
+                #else
+                let pointer = context
+                #endif
+                let executor = Unmanaged<DedicatedThreadExecutor>.fromOpaque(pointer).takeRetainedValue()
+                executor.setThreadName()
+                executor.runLoop()
+                return nil
+            }, context)
         guard rc == 0 else {
             Unmanaged<DedicatedThreadExecutor>.fromOpaque(context).release()
             throw SystemResourceError(.thread, errno: rc)

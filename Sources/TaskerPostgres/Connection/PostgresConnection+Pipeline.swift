@@ -35,7 +35,10 @@ extension PostgresConnection {
         guard PQenterPipelineMode(conn) == 1 else {
             throw PostgresError(.usage, "cannot enter pipeline mode: \(Self.errorMessage(conn))")
         }
-        enum Expected { case prepare(String), statement(String) }
+        enum Expected {
+            case prepare(String)
+            case statement(String)
+        }
         var expected: [Expected] = []
         var preparing: Set<String> = []
         var sent = true

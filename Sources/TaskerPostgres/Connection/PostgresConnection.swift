@@ -87,8 +87,10 @@ public actor PostgresConnection {
         // libpq reads the parameters in order: the TCP keepalive settings (so a dead peer is noticed
         // in about a minute, not the kernel's two hours) come before the URL, which may override
         // them; the session options and application name come after it and always apply.
-        let keys = ["keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
-                    "dbname", "options", "application_name"]
+        let keys = [
+            "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+            "dbname", "options", "application_name",
+        ]
         let values = ["1", "30", "10", "3", url, Self.sessionOptions, applicationName]
         let raw: OpaquePointer? = CStringArray.with(keys) { keyPtrs in
             CStringArray.with(values) { valuePtrs in
@@ -149,8 +151,9 @@ public actor PostgresConnection {
 
     func publishState() {
         guard let handle else { return reusableState.store(false, ordering: .releasing) }
-        reusableState.store(PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE,
-                            ordering: .releasing)
+        reusableState.store(
+            PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE,
+            ordering: .releasing)
     }
 
     /// True when the server sent something while this connection sat idle (or it is closed): only
@@ -180,7 +183,8 @@ public actor PostgresConnection {
         // arrived: an error while idle (the server's "terminating connection" FATAL, sent before it
         // closes the socket) reaches the notice processor, which remembers it.
         if PQconsumeInput(handle) == 0 || PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK
-            || (PQisBusy(handle) == 0 && noticeSink.sawFatal) {
+            || (PQisBusy(handle) == 0 && noticeSink.sawFatal)
+        {
             closeHandle()
             return false
         }
@@ -212,7 +216,9 @@ public actor PostgresConnection {
     /// Runs a prepared statement: prepared on this connection at its first use, then executed by
     /// name (see `PreparedStatement`).
     @discardableResult
-    public func query(_ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []) throws(PostgresError) -> PostgresQueryResult {
+    public func query(
+        _ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []
+    ) throws(PostgresError) -> PostgresQueryResult {
         let conn = try liveHandle()
         if !prepared.contains(statement.name) {
             let types = parameters.map { $0.postgresType }
@@ -246,8 +252,10 @@ public actor PostgresConnection {
     /// `settings` (e.g. `SET LOCAL statement_timeout = 5000`) are sent with `BEGIN` in the same
     /// round trip.
     @discardableResult
-    public func transaction<T: Sendable>(settings: String? = nil,
-                                         _ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
+    public func transaction<T: Sendable>(
+        settings: String? = nil,
+        _ body: @Sendable (isolated PostgresConnection) throws -> T
+    ) throws -> T {
         try execute(settings.map { "BEGIN; \($0)" } ?? "BEGIN")
         let value: T
         do {
@@ -310,10 +318,11 @@ public actor PostgresConnection {
         var notes: [PostgresNotification] = []
         while let notify = PQnotifies(conn) {
             let note = notify.pointee
-            notes.append(PostgresNotification(
-                channel: String(cString: note.relname),
-                payload: note.extra.map { String(cString: $0) } ?? "",
-                backendPID: note.be_pid))
+            notes.append(
+                PostgresNotification(
+                    channel: String(cString: note.relname),
+                    payload: note.extra.map { String(cString: $0) } ?? "",
+                    backendPID: note.be_pid))
             PQfreemem(notify)
         }
         return notes
@@ -365,8 +374,10 @@ public actor PostgresConnection {
         var columns: [PostgresColumn] = []
         columns.reserveCapacity(fieldCount)
         for field in 0..<fieldCount {
-            columns.append(PostgresColumn(name: String(cString: PQfname(result, Int32(field))),
-                                          typeOID: PQftype(result, Int32(field))))
+            columns.append(
+                PostgresColumn(
+                    name: String(cString: PQfname(result, Int32(field))),
+                    typeOID: PQftype(result, Int32(field))))
         }
         let index = PostgresColumnIndex(columns)
         var rows: [PostgresRow] = []
@@ -393,7 +404,8 @@ public actor PostgresConnection {
         func field(_ code: Int32) -> String? {
             PQresultErrorField(result, code).map { String(cString: $0) }
         }
-        let primary = field(CLIBPQ_DIAG_MESSAGE_PRIMARY)
+        let primary =
+            field(CLIBPQ_DIAG_MESSAGE_PRIMARY)
             ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
         return PostgresError(
             .server, primary,

@@ -1,4 +1,5 @@
 import CLibPQ
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -52,9 +52,11 @@ public final class PostgresListener: Service, Sendable {
     private let continuation: AsyncStream<ListenerEvent>.Continuation
     private let dropped = ManagedAtomic<Int>(0)
 
-    public init(url: String, channels: [String] = [], backoff: ReconnectBackoff = ReconnectBackoff(),
-                keepaliveInterval: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
-                bufferSize: Int = 10_000, logger: Logger = Logger(label: "tasker.postgres.listener")) {
+    public init(
+        url: String, channels: [String] = [], backoff: ReconnectBackoff = ReconnectBackoff(),
+        keepaliveInterval: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
+        bufferSize: Int = 10_000, logger: Logger = Logger(label: "tasker.postgres.listener")
+    ) {
         self.url = url
         self.backoff = backoff
         self.keepaliveInterval = keepaliveInterval
@@ -62,8 +64,9 @@ public final class PostgresListener: Service, Sendable {
         self.logger = logger
         // Notifications are wake-up hints: if a consumer falls more than `bufferSize` behind, the
         // oldest are dropped and counted (`droppedEvents`); the consumer must then read its queues.
-        (stream, continuation) = AsyncStream.makeStream(of: ListenerEvent.self,
-                                                       bufferingPolicy: .bufferingNewest(bufferSize))
+        (stream, continuation) = AsyncStream.makeStream(
+            of: ListenerEvent.self,
+            bufferingPolicy: .bufferingNewest(bufferSize))
         shared.withLock { $0.channels = Self.unique(channels) }
     }
 
@@ -137,8 +140,9 @@ public final class PostgresListener: Service, Sendable {
                 guard !isStopping else { break }
                 let delay = backoff.delay(forAttempt: attempt)
                 setState(.reconnecting(attempt: attempt + 1, lastError: "\(error)"))
-                logger.warning("database listener lost its connection; reconnecting",
-                               metadata: ["error": "\(error)", "attempt": "\(attempt + 1)", "retry_in": "\(delay)"])
+                logger.warning(
+                    "database listener lost its connection; reconnecting",
+                    metadata: ["error": "\(error)", "attempt": "\(attempt + 1)", "retry_in": "\(delay)"])
                 attempt += 1
                 try? await Task.sleep(for: delay)
             }

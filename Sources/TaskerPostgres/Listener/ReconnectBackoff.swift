@@ -11,8 +11,10 @@ public struct ReconnectBackoff: Sendable, Equatable {
     /// Fraction of the delay to randomise, 0…1.
     public var jitter: Double
 
-    public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(30),
-                multiplier: Double = 2, jitter: Double = 0.2) {
+    public init(
+        initial: Duration = .milliseconds(100), maximum: Duration = .seconds(30),
+        multiplier: Double = 2, jitter: Double = 0.2
+    ) {
         self.initial = initial
         self.maximum = maximum
         self.multiplier = multiplier

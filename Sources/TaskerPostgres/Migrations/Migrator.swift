@@ -51,8 +51,10 @@ public struct Migrator: Sendable {
     ///     (see `PGMQScriptLocator`); `pgmqSearchPaths` are named in the error when it is nil.
     ///   - pgmqSearchPaths: where the PGMQ script was looked for.
     ///   - logger: the migrator's logger.
-    public init(databaseURL: String, migrationsDirectory: String, pgmqScript: String?,
-                pgmqSearchPaths: [String] = [], logger: Logger = Logger(label: "tasker.migrate")) {
+    public init(
+        databaseURL: String, migrationsDirectory: String, pgmqScript: String?,
+        pgmqSearchPaths: [String] = [], logger: Logger = Logger(label: "tasker.migrate")
+    ) {
         self.databaseURL = databaseURL
         self.migrationsDirectory = migrationsDirectory
         self.pgmqScript = pgmqScript
@@ -76,8 +78,9 @@ public struct Migrator: Sendable {
     public func run() async throws -> MigrationReport {
         let files = try migrationFiles()
         let contents = try files.map { name throws(MigrationError) in (name, try Self.read("\(migrationsDirectory)/\(name)")) }
-        let connection = try await PostgresConnection.connect(url: databaseURL, applicationName: "tasker-worker-migrate",
-                                                              logger: logger)
+        let connection = try await PostgresConnection.connect(
+            url: databaseURL, applicationName: "tasker-worker-migrate",
+            logger: logger)
         do {
             let report = try await migrateLocked(connection, files: contents)
             await connection.close()
@@ -102,7 +105,8 @@ public struct Migrator: Sendable {
 
     private func migrate(_ connection: PostgresConnection, files: [(String, String)]) async throws -> MigrationReport {
         let route = try await installPGMQ(connection)
-        try await connection.execute("""
+        try await connection.execute(
+            """
             CREATE TABLE IF NOT EXISTS \(Self.ledgerTable) (
                 filename   text PRIMARY KEY,
                 checksum   text NOT NULL,

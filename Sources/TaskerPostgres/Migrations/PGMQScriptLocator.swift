@@ -9,8 +9,10 @@ public struct PGMQScriptLocator: Sendable {
     public let environment: [String: String]
     public let workingDirectory: String
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
-                workingDirectory: String = FileManager.default.currentDirectoryPath) {
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        workingDirectory: String = FileManager.default.currentDirectoryPath
+    ) {
         self.environment = environment
         self.workingDirectory = workingDirectory
     }

@@ -41,8 +41,9 @@ public actor PostgresConnectionPool: Service {
     public init(configuration: PostgresPoolConfiguration, logger: Logger = Logger(label: "tasker.postgres.pool")) {
         self.configuration = configuration
         self.logger = logger
-        self.state = State(maxConnections: configuration.maxConnections,
-                           operatorBudget: configuration.operatorMaxConnections)
+        self.state = State(
+            maxConnections: configuration.maxConnections,
+            operatorBudget: configuration.operatorMaxConnections)
     }
 
     // MARK: - Using connections
@@ -71,8 +72,10 @@ public actor PostgresConnectionPool: Service {
 
     /// Runs one statement on a pooled connection.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [any PostgresEncodable] = [],
-                      lane: PostgresPoolLane = .pipeline) async throws -> PostgresQueryResult {
+    public func query(
+        _ sql: String, _ parameters: [any PostgresEncodable] = [],
+        lane: PostgresPoolLane = .pipeline
+    ) async throws -> PostgresQueryResult {
         try await withConnection(lane: lane) { connection in try await connection.query(sql, parameters) }
     }
 
@@ -207,8 +210,11 @@ public actor PostgresConnectionPool: Service {
                     let timer = Task { [weak self] in
                         try? await Task.sleep(for: timeout)
                         guard !Task.isCancelled else { return }
-                        await self?.failWaiter(id, PostgresError(.acquireTimeout,
-                            "no database connection became free within \(timeout) (pool max \(max))"))
+                        await self?.failWaiter(
+                            id,
+                            PostgresError(
+                                .acquireTimeout,
+                                "no database connection became free within \(timeout) (pool max \(max))"))
                     }
                     continuations[id] = (continuation, timer)
                 }
@@ -268,7 +274,8 @@ public actor PostgresConnectionPool: Service {
         // back — to a waiter or idle — as soon as it is found alive.
         for pooled in state.beginMaintenance() {
             let tooOld = age(pooled) > configuration.maxLifetime
-            let idleTooLong = state.isSurplus(minConnections: configuration.minConnections)
+            let idleTooLong =
+                state.isSurplus(minConnections: configuration.minConnections)
                 && pooled.lastUsed.duration(to: now) > configuration.idleTimeout
             let alive = tooOld || idleTooLong ? false : await pooled.connection.checkAlive()
             if !alive && !idleTooLong { connectionsReplaced += 1 }

@@ -19,11 +19,13 @@ public struct PostgresPoolConfiguration: Sendable, Equatable {
     /// keeps one (ours: `worker.web.database_pools.operator_max_connections`, default 2).
     public var operatorMaxConnections: Int
 
-    public init(url: String, maxConnections: Int = 25, minConnections: Int = 5,
-                acquireTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
-                maxLifetime: Duration = .seconds(1800), slowAcquireThreshold: Duration = .milliseconds(100),
-                connectTimeout: Duration = .seconds(10), applicationName: String = "tasker-worker",
-                maintenanceInterval: Duration = .seconds(5), operatorMaxConnections: Int = 2) {
+    public init(
+        url: String, maxConnections: Int = 25, minConnections: Int = 5,
+        acquireTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
+        maxLifetime: Duration = .seconds(1800), slowAcquireThreshold: Duration = .milliseconds(100),
+        connectTimeout: Duration = .seconds(10), applicationName: String = "tasker-worker",
+        maintenanceInterval: Duration = .seconds(5), operatorMaxConnections: Int = 2
+    ) {
         self.url = url
         self.maxConnections = max(1, maxConnections)
         self.minConnections = min(max(0, minConnections), self.maxConnections)

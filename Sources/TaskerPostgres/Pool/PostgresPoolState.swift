@@ -138,8 +138,10 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
 
     /// A lent connection comes back; `reusable`: it may be used again (else it is closed). nil when
     /// this pool did not lend it.
-    mutating func release(_ connection: Connection, reusable: Bool,
-                          now: ContinuousClock.Instant) -> (lane: PostgresPoolLane, actions: [Action])? {
+    mutating func release(
+        _ connection: Connection, reusable: Bool,
+        now: ContinuousClock.Instant
+    ) -> (lane: PostgresPoolLane, actions: [Action])? {
         guard let (entry, lane) = lent.removeValue(forKey: ObjectIdentifier(connection)) else { return nil }
         guard reusable, !isClosed else { return (lane, [.close(connection)] + serveWaiters()) }
         var used = entry

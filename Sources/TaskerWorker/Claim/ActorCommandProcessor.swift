@@ -1,5 +1,6 @@
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
+
 /// The one entry for `WorkerCommand`s: routes each to the actor that owns it. It holds no business
 /// logic; a status is read from the components that keep the figures.
 public struct ActorCommandProcessor: Sendable {
@@ -10,8 +11,10 @@ public struct ActorCommandProcessor: Sendable {
     private let dispatch: HandlerDispatchService
     private let templates: TaskTemplateRegistry
 
-    public init(actors: WorkerActorRegistry, identity: WorkerIdentity, statistics: WorkerStatistics,
-                pool: PostgresConnectionPool, dispatch: HandlerDispatchService, templates: TaskTemplateRegistry) {
+    public init(
+        actors: WorkerActorRegistry, identity: WorkerIdentity, statistics: WorkerStatistics,
+        pool: PostgresConnectionPool, dispatch: HandlerDispatchService, templates: TaskTemplateRegistry
+    ) {
         self.actors = actors
         self.identity = identity
         self.statistics = statistics

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 extension StepExecutorActor {
     /// Processes the messages of one poll read. Each is decoded, de-duplicated and checked against
@@ -48,8 +48,9 @@ extension StepExecutorActor {
         do {
             attempts = try await claimSteps(requests)
         } catch {
-            logger.info("claiming \(accepted.count) polled steps in one transaction failed; claiming them one by one",
-                        metadata: ["error": "\(error)"])
+            logger.info(
+                "claiming \(accepted.count) polled steps in one transaction failed; claiming them one by one",
+                metadata: ["error": "\(error)"])
             // Concurrently, as separate deliveries: a step whose lock is held elsewhere (the usual
             // cause) waits out its claim timeout without holding back the others.
             let single = accepted
@@ -90,19 +91,22 @@ extension StepExecutorActor {
         } catch let error as PostgresError where error.leavesOutcomeUnknown {
             let session = error.backendPID
             let steps = requests.map(\.stepUUID.uuidString).joined(separator: ",")
-            guard let found = await pool.askUntilAnswered(
-                "whether a claim whose answer was lost committed", backoff: Self.recoveryBackoff, logger: logger,
-                { c throws(PostgresError) in try StepRepository.findClaims(c, requests, stamp: stamp, session: session) })
+            guard
+                let found = await pool.askUntilAnswered(
+                    "whether a claim whose answer was lost committed", backoff: Self.recoveryBackoff, logger: logger,
+                    { c throws(PostgresError) in try StepRepository.findClaims(c, requests, stamp: stamp, session: session) })
             else {
-                logger.error("stopped before learning whether a claim committed; if it did, its steps stay in_progress",
-                             metadata: ["step_uuids": "\(steps)", "error": "\(error)"])
+                logger.error(
+                    "stopped before learning whether a claim committed; if it did, its steps stay in_progress",
+                    metadata: ["step_uuids": "\(steps)", "error": "\(error)"])
                 throw error
             }
             let recovered = found.filter { $0.claim != .notClaimable }.count
             guard recovered > 0 else { throw error }
             statistics.claimsRecovered.wrappingIncrement(by: recovered, ordering: .relaxed)
-            logger.warning("the connection broke after a claim committed; its steps run",
-                           metadata: ["step_uuids": "\(steps)", "claimed": "\(recovered)", "error": "\(error)"])
+            logger.warning(
+                "the connection broke after a claim committed; its steps run",
+                metadata: ["step_uuids": "\(steps)", "claimed": "\(recovered)", "error": "\(error)"])
             return found
         }
     }
@@ -130,8 +134,9 @@ extension StepExecutorActor {
         guard !servedQueues.contains(delivery.queue) else { return true }
         statistics.deliveriesRefused.wrappingIncrement(ordering: .relaxed)
         if refusedLog.allow() {
-            logger.warning("refused a delivery from a queue this worker does not serve (repeats are logged at most every 10 s)",
-                           metadata: ["queue": "\(delivery.queue.prefix(100))", "msg_id": "\(delivery.msgID)"])
+            logger.warning(
+                "refused a delivery from a queue this worker does not serve (repeats are logged at most every 10 s)",
+                metadata: ["queue": "\(delivery.queue.prefix(100))", "msg_id": "\(delivery.msgID)"])
         }
         return false
     }
@@ -139,8 +144,9 @@ extension StepExecutorActor {
     /// A claim that failed on the database: logged and counted; the message stays queued.
     func claimFailed(_ delivery: StepDelivery, _ message: StepMessage, _ error: any Error) -> DeliveryOutcome {
         StepMetrics.failure(queue: delivery.queue, .databaseError, in: statistics)
-        logger.warning("could not claim step; the message stays queued and is read again",
-                       metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
+        logger.warning(
+            "could not claim step; the message stays queued and is read again",
+            metadata: Self.metadata(message, ["error": "\(error)", "msg_id": "\(delivery.msgID)"]))
         return .retryLater
     }
 }

@@ -1,6 +1,6 @@
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 extension StepExecutorActor {
     /// Database errors in a row before `stepDefinition` gives up and throws.
@@ -15,23 +15,30 @@ extension StepExecutorActor {
     nonisolated func stepDefinition(for step: HydratedStep) async throws -> StepDefinition? {
         var schedule = RetrySchedule(backoff: ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(1)))
         let metadata: Logger.Metadata = [
-            "namespace": "\(step.namespace)", "task_name": "\(step.taskName)", "task_version": "\(step.taskVersion)"]
+            "namespace": "\(step.namespace)", "task_name": "\(step.taskName)", "task_version": "\(step.taskVersion)",
+        ]
         while true {
             do {
                 let template = try await templates.template(namespace: step.namespace, name: step.taskName, version: step.taskVersion)
                 return template?.steps.first { $0.name == step.templateStepName }
             } catch let error as TaskTemplateRegistryError {
-                logger.error("cannot use the stored task template", metadata: metadata.merging(
-                    ["error": "\(error)"], uniquingKeysWith: { $1 }))
+                logger.error(
+                    "cannot use the stored task template",
+                    metadata: metadata.merging(
+                        ["error": "\(error)"], uniquingKeysWith: { $1 }))
                 return nil
             } catch {
                 guard let delay = schedule.failed(error), schedule.failures < Self.templateLookupAttempts else {
-                    logger.error("cannot load the task template; giving up for this attempt", metadata: metadata.merging(
-                        ["error": "\(error)", "attempts": "\(schedule.failures)"], uniquingKeysWith: { $1 }))
+                    logger.error(
+                        "cannot load the task template; giving up for this attempt",
+                        metadata: metadata.merging(
+                            ["error": "\(error)", "attempts": "\(schedule.failures)"], uniquingKeysWith: { $1 }))
                     throw error
                 }
-                logger.warning("cannot load the task template; trying again", metadata: metadata.merging(
-                    ["error": "\(error)", "retry_in": "\(delay)"], uniquingKeysWith: { $1 }))
+                logger.warning(
+                    "cannot load the task template; trying again",
+                    metadata: metadata.merging(
+                        ["error": "\(error)", "retry_in": "\(delay)"], uniquingKeysWith: { $1 }))
                 try? await Task.sleep(for: delay)
             }
         }

@@ -2,8 +2,8 @@ import AsyncAlgorithms
 import Atomics
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// A message that arrived for a worker queue, by notification or by polling.
 public struct StepDelivery: Sendable {
@@ -26,8 +26,9 @@ public struct StepDelivery: Sendable {
 
     /// A message this worker read from `queue` (poll, read by id).
     init(read message: QueueMessage) {
-        self.init(queue: message.queue, msgID: message.msgID, message: message.message, hiddenByRead: true,
-                  bodyError: message.bodyError)
+        self.init(
+            queue: message.queue, msgID: message.msgID, message: message.message, hiddenByRead: true,
+            bodyError: message.bodyError)
     }
 }
 
@@ -82,9 +83,11 @@ public actor StepExecutorActor: WorkerActor {
     private let acceptingFlag = ManagedAtomic<Bool>(true)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
-    public init(pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
-                statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
-                identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")) {
+    public init(
+        pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
+        statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
+        identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")
+    ) {
         self.identity = identity
         self.servedQueues = Set(namespaces.map(QueueNames.workerQueue(namespace:)))
         self.claimTimeout = claimTimeout
@@ -160,8 +163,10 @@ public actor StepExecutorActor: WorkerActor {
 
     /// What follows a claim attempt: dispatch a claimed step; archive a poison or stale message;
     /// count a lost race (the message is someone else's now).
-    func settle(_ delivery: StepDelivery, _ message: StepMessage, _ attempt: ClaimAttempt,
-                since claimStart: ContinuousClock.Instant) async throws {
+    func settle(
+        _ delivery: StepDelivery, _ message: StepMessage, _ attempt: ClaimAttempt,
+        since claimStart: ContinuousClock.Instant
+    ) async throws {
         let outcome = attempt.claim
         let hydrated: HydratedStep?
         switch (attempt.hydrated, outcome) {
@@ -183,8 +188,10 @@ public actor StepExecutorActor: WorkerActor {
         guard delivery.queue == QueueNames.workerQueue(namespace: hydrated.namespace) else {
             // The claim statement refused it: a step of another namespace in this queue.
             StepMetrics.failure(queue: delivery.queue, .stepNotFound, in: statistics)
-            await archivePoison(delivery, reason: "misrouted: step \(message.stepUUID) belongs to namespace "
-                                + "\(hydrated.namespace), not to the namespace of queue \(delivery.queue); not claimed")
+            await archivePoison(
+                delivery,
+                reason: "misrouted: step \(message.stepUUID) belongs to namespace "
+                    + "\(hydrated.namespace), not to the namespace of queue \(delivery.queue); not claimed")
             return
         }
         guard case .claimed(let attempts) = outcome else {
@@ -194,8 +201,9 @@ public actor StepExecutorActor: WorkerActor {
                 logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
             } else {
                 StepMetrics.stale(namespace: hydrated.namespace, in: statistics)
-                logger.info("archiving a stale message: the step is already \(hydrated.currentState)",
-                            metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
+                logger.info(
+                    "archiving a stale message: the step is already \(hydrated.currentState)",
+                    metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
                 _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
             }
             return
@@ -215,8 +223,10 @@ public actor StepExecutorActor: WorkerActor {
         }
         StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart, in: statistics)
         capacity.claimDispatched()
-        await dispatch.send(ClaimedStep(message: message, hydrated: hydrated, definition: definition,
-                                        dependencyResults: dependencies, attempts: attempts))
+        await dispatch.send(
+            ClaimedStep(
+                message: message, hydrated: hydrated, definition: definition,
+                dependencyResults: dependencies, attempts: attempts))
     }
 
     /// Stores a retryable error result for a step this worker claimed but cannot run.
@@ -228,21 +238,29 @@ public actor StepExecutorActor: WorkerActor {
             message: reason, startedAt: now, completedAt: now, workerID: identity.workerID, hostname: identity.hostname)
         let write: CompletionWrite
         do {
-            write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(),
-                                        workerUUID: identity.uuid)
+            write = try CompletionWrite(
+                message: message, success: false, resultJSON: try result.jsonString(),
+                workerUUID: identity.uuid)
         } catch {
-            logger.critical("could not encode the error result; the step stays in_progress for orchestration's staleness handling",
-                            metadata: Self.metadata(message, ["error": "\(error)"]))
+            logger.critical(
+                "could not encode the error result; the step stays in_progress for orchestration's staleness handling",
+                metadata: Self.metadata(message, ["error": "\(error)"]))
             return
         }
         let writer = ResultWriter(pool: pool, backoff: Self.recoveryBackoff, logger: logger)
         let outcome = await writer.store(write) { [logger] error, attempt, delay in
-            logger.warning("storing the error result failed; retrying", metadata: Self.metadata(message, [
-                "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
+            logger.warning(
+                "storing the error result failed; retrying",
+                metadata: Self.metadata(
+                    message,
+                    [
+                        "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)",
+                    ]))
         }
         if outcome == nil {
-            logger.critical("stopped before the error result was stored; the step stays in_progress for orchestration's staleness handling",
-                            metadata: Self.metadata(message))
+            logger.critical(
+                "stopped before the error result was stored; the step stays in_progress for orchestration's staleness handling",
+                metadata: Self.metadata(message))
         }
     }
 
@@ -254,8 +272,9 @@ public actor StepExecutorActor: WorkerActor {
                 try await PGMQ.setVisibilityTimeout(c, queue: delivery.queue, msgID: delivery.msgID, seconds: 0)
             }
         } catch {
-            logger.debug("could not make a shed message visible again; it returns after its visibility timeout",
-                         metadata: ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "error": "\(error)"])
+            logger.debug(
+                "could not make a shed message visible again; it returns after its visibility timeout",
+                metadata: ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "error": "\(error)"])
         }
     }
 
@@ -272,8 +291,10 @@ public actor StepExecutorActor: WorkerActor {
             StepMetrics.poison(queue: delivery.queue, in: statistics)
             logger.error("archived a poison message", metadata: metadata)
         } catch {
-            logger.warning("could not archive a poison message; it is read again", metadata: metadata.merging(
-                ["error": "\(error)"], uniquingKeysWith: { $1 }))
+            logger.warning(
+                "could not archive a poison message; it is read again",
+                metadata: metadata.merging(
+                    ["error": "\(error)"], uniquingKeysWith: { $1 }))
         }
     }
 

@@ -25,8 +25,10 @@ extension StepRepository {
     /// (with the step's attempts); the others are `.notClaimable` with their current state, as the
     /// claim would have reported them. When no request shows the claim, the transaction did not
     /// commit. `session` is the broken connection's server process (fenced first).
-    public static func findClaims(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], stamp: ClaimStamp,
-                                  session: Int32?) throws(PostgresError) -> [ClaimAttempt] {
+    public static func findClaims(
+        _ c: isolated PostgresConnection, _ requests: [ClaimRequest], stamp: ClaimStamp,
+        session: Int32?
+    ) throws(PostgresError) -> [ClaimAttempt] {
         try fence(c, session)
         guard !requests.isEmpty else { return [] }
         let metadata = PostgresJSON(raw: stamp.metadata)
@@ -36,8 +38,10 @@ extension StepRepository {
 
     /// After a completion `write` failed with an unknown outcome (or a retry found the step no
     /// longer `in_progress`): whether an earlier attempt stored it. `session` as in `findClaims`.
-    public static func isStored(_ c: isolated PostgresConnection, _ write: CompletionWrite,
-                                session: Int32?) throws(PostgresError) -> Bool {
+    public static func isStored(
+        _ c: isolated PostgresConnection, _ write: CompletionWrite,
+        session: Int32?
+    ) throws(PostgresError) -> Bool {
         try fence(c, session)
         return try c.query(Recovery.storedAs, [write.stepUUID, write.toState, PostgresJSON(raw: write.metadata)])[0]
             .decode("stored")
@@ -62,7 +66,8 @@ extension StepRepository {
         /// row when it is gone. Only the same role's client sessions qualify, never this one. (A pid
         /// reused within the moment since the break would be ended too: a client of the same role,
         /// which reconnects.)
-        static let fence = PreparedStatement("""
+        static let fence = PreparedStatement(
+            """
             SELECT pg_terminate_backend(pid, 5000) AS ended FROM pg_stat_activity
              WHERE pid = $1::integer AND pid <> pg_backend_pid() AND usename = current_user
                AND backend_type = 'client backend'
@@ -70,7 +75,8 @@ extension StepRepository {
 
         /// One row: the step's attempts when its current transition is the claim with metadata $2,
         /// else NULL.
-        static let claimedBy = PreparedStatement("""
+        static let claimedBy = PreparedStatement(
+            """
             SELECT (SELECT ws.attempts FROM tasker.workflow_step_transitions t
                       JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = t.workflow_step_uuid
                      WHERE t.workflow_step_uuid = $1 AND t.most_recent AND t.to_state = 'in_progress'
@@ -79,7 +85,8 @@ extension StepRepository {
 
         /// Whether the step has the transition to $2 with metadata $3 (current or not: orchestration
         /// may have moved the step on since).
-        static let storedAs = PreparedStatement("""
+        static let storedAs = PreparedStatement(
+            """
             SELECT EXISTS (SELECT 1 FROM tasker.workflow_step_transitions
                             WHERE workflow_step_uuid = $1 AND to_state = $2 AND metadata = $3::jsonb) AS stored
             """)
@@ -99,8 +106,11 @@ extension PostgresConnectionPool {
                 return try await withConnection { c in try await body(c) }
             } catch {
                 guard let delay = schedule.failed(error) else { return nil }
-                logger.warning("could not learn \(what); asking again", metadata: [
-                    "error": "\(error)", "attempt": "\(schedule.failures)", "retry_in": "\(delay)"])
+                logger.warning(
+                    "could not learn \(what); asking again",
+                    metadata: [
+                        "error": "\(error)", "attempt": "\(schedule.failures)", "retry_in": "\(delay)",
+                    ])
                 try? await Task.sleep(for: delay)
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Everything the worker reads about one step before claiming it, in one round trip
 /// (task identity, step row, current state, dependency results).
@@ -98,8 +98,10 @@ public enum StepRepository {
     ///
     /// The racing claimer blocks on the row lock of the current transition and then finds it no
     /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
-    public static func claim(_ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
-                             timeout: Duration? = nil, stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> ClaimOutcome {
+    public static func claim(
+        _ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
+        timeout: Duration? = nil, stamp: ClaimStamp = ClaimStamp()
+    ) throws(PostgresError) -> ClaimOutcome {
         let request = ClaimRequest(taskUUID: nil, stepUUID: stepUUID, queue: queue, msgID: msgID)
         do {
             return try hydrateAndClaim(c, [request], timeout: timeout, stamp: stamp)[0].claim
@@ -114,14 +116,20 @@ public enum StepRepository {
     /// is `.notClaimable`, the others are still claimed); a statement error rolls the whole batch
     /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
     /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `stamp` tells what happened.
-    public static func hydrateAndClaim(_ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
-                                       stamp: ClaimStamp = ClaimStamp()) throws(PostgresError) -> [ClaimAttempt] {
+    public static func hydrateAndClaim(
+        _ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
+        stamp: ClaimStamp = ClaimStamp()
+    ) throws(PostgresError) -> [ClaimAttempt] {
         let metadata = stamp.metadata
         let timeoutMs = timeout.map { String(max(1, $0.inMilliseconds)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
         statements += claimStatements(requests) { request in
-            .prepared(StepStatements.claim, [request.stepUUID, PostgresJSON(raw: metadata), request.queue,
-                                             request.msgID, request.taskUUID])
+            .prepared(
+                StepStatements.claim,
+                [
+                    request.stepUUID, PostgresJSON(raw: metadata), request.queue,
+                    request.msgID, request.taskUUID,
+                ])
         }
         statements.append(.plain("COMMIT"))
         let results = try c.pipeline(statements)
@@ -130,16 +138,20 @@ public enum StepRepository {
 
     /// Per request, its hydrate (when it names a task) and then `claim`, a statement returning one
     /// row whose `attempts` is NULL unless the step is (or was just) claimed.
-    static func claimStatements(_ requests: [ClaimRequest],
-                                _ claim: (ClaimRequest) -> PipelineStatement) -> [PipelineStatement] {
+    static func claimStatements(
+        _ requests: [ClaimRequest],
+        _ claim: (ClaimRequest) -> PipelineStatement
+    ) -> [PipelineStatement] {
         requests.flatMap { request in
             (request.taskUUID.map { [.prepared(StepStatements.hydrate, [request.stepUUID, $0])] } ?? []) + [claim(request)]
         }
     }
 
     /// Reads the results of `claimStatements` (starting at `results.startIndex`), in `requests` order.
-    static func claimAttempts(_ results: ArraySlice<PostgresQueryResult>,
-                              _ requests: [ClaimRequest]) throws(PostgresError) -> [ClaimAttempt] {
+    static func claimAttempts(
+        _ results: ArraySlice<PostgresQueryResult>,
+        _ requests: [ClaimRequest]
+    ) throws(PostgresError) -> [ClaimAttempt] {
         var index = results.startIndex
         var attempts: [ClaimAttempt] = []
         for request in requests {

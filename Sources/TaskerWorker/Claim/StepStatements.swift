@@ -1,10 +1,12 @@
 import TaskerPostgres
+
 /// The step path's SQL, prepared once per connection (`PreparedStatement`): hydrate and the two
 /// statements of a claim here, the completion in `Completion/StepStatements+Completion.swift`.
 /// `StepRepository` runs them; the pgbench floor (`Benchmarks/pgbench/ours.sql`) runs the same text.
 enum StepStatements {
     /// $1 step uuid, $2 task uuid.
-    static let hydrate = PreparedStatement("""
+    static let hydrate = PreparedStatement(
+        """
         SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
                nt.name AS task_name, nt.version AS task_version, tn.name AS namespace_name,
                ws.workflow_step_uuid, ns.name AS step_name,
@@ -28,7 +30,8 @@ enum StepStatements {
     /// session's), and
     /// generic plans, so that the plpgsql `get_step_transitive_dependencies` in hydrate is not
     /// re-planned on every call (the companion orchestration measured 2–3 ms per re-plan).
-    static let claimSettings = PreparedStatement("""
+    static let claimSettings = PreparedStatement(
+        """
         SELECT set_config('statement_timeout', COALESCE($1::text, current_setting('statement_timeout')), true),
                set_config('plan_cache_mode', 'force_generic_plan', true)
         """)
@@ -41,7 +44,8 @@ enum StepStatements {
     /// the retired row, so the old row is no longer `most_recent` when the new one goes in. A racing
     /// claimer blocks on the transition's row lock, then finds it retired and changes nothing.
     /// $1 step uuid, $2 metadata, $3 queue, $4 msg id, $5 task uuid (NULL: any task).
-    static let claim = PreparedStatement("""
+    static let claim = PreparedStatement(
+        """
         WITH retired AS (
             UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
              WHERE workflow_step_uuid = $1 AND most_recent

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Everything the worker can be asked to do (upstream `WorkerCommand`, without the cases nothing
 /// here sends). The `ActorCommandProcessor` routes each command to the actor that owns it.

@@ -3,8 +3,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Drains the completion channel: stores each result with `StepRepository.complete` (one
 /// transaction: transition, `results`, `in_process = false`, message to orchestration), then fires
@@ -30,13 +30,15 @@ public final class CompletionProcessorService: Service, Sendable {
     public let monitor: ResultStorageMonitor
     private let logger: Logger
 
-    public init(completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
-                domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
-                concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
-                eventDrainTimeout: Duration = .seconds(5), capacity: WorkerCapacity? = nil,
-                maxResultBytes: Int = WorkerConfiguration.ResultStorage().maxResultBytes,
-                monitor: ResultStorageMonitor = ResultStorageMonitor(),
-                logger: Logger = Logger(label: "tasker.completion")) {
+    public init(
+        completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
+        domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
+        concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
+        eventDrainTimeout: Duration = .seconds(5), capacity: WorkerCapacity? = nil,
+        maxResultBytes: Int = WorkerConfiguration.ResultStorage().maxResultBytes,
+        monitor: ResultStorageMonitor = ResultStorageMonitor(),
+        logger: Logger = Logger(label: "tasker.completion")
+    ) {
         self.maxResultBytes = maxResultBytes
         self.monitor = monitor
         self.capacity = capacity
@@ -106,8 +108,9 @@ public final class CompletionProcessorService: Service, Sendable {
             let batchWrites = writes
             outcomes = try await pool.withConnection { c in try await StepRepository.completeBatch(c, batchWrites) }
         } catch {
-            logger.info("storing \(written.count) results in one transaction failed; storing them one by one",
-                        metadata: ["error": "\(error)"])
+            logger.info(
+                "storing \(written.count) results in one transaction failed; storing them one by one",
+                metadata: ["error": "\(error)"])
             for token in tokens { monitor.stored(token) }  // each is watched on its own from here
             let lost = LostAnswer(error)
             for (completion, write) in zip(written, writes) { await store(completion, write, lostAnswer: lost) }
@@ -139,12 +142,18 @@ public final class CompletionProcessorService: Service, Sendable {
         let stored = await writer.store(write, lostAnswer: lostAnswer) { [statistics, logger, monitor] error, attempt, delay in
             monitor.failed(token, error)
             StepMetrics.completionRetry(completion, in: statistics)
-            logger.warning("storing a step result failed; retrying", metadata: StepLogMetadata.of(completion.step, [
-                "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]))
+            logger.warning(
+                "storing a step result failed; retrying",
+                metadata: StepLogMetadata.of(
+                    completion.step,
+                    [
+                        "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)",
+                    ]))
         }
         guard let stored else {
-            logger.critical("giving up storing a step result during forced shutdown",
-                            metadata: StepLogMetadata.of(completion.step, ["result": "\(write.resultJSON)"]))
+            logger.critical(
+                "giving up storing a step result during forced shutdown",
+                metadata: StepLogMetadata.of(completion.step, ["result": "\(write.resultJSON)"]))
             return
         }
         guard let outcome = stored.outcome else { return }  // refused, and its replacement too (logged)
@@ -152,8 +161,9 @@ public final class CompletionProcessorService: Service, Sendable {
         let finished = stored.replacement.map { StepCompletion(step: completion.step, result: $0) } ?? completion
         if outcome == .storedEarlier {
             statistics.completionsRecovered.wrappingIncrement(ordering: .relaxed)
-            logger.warning("the connection broke after a result was stored; it is not stored again",
-                           metadata: StepLogMetadata.of(completion.step))
+            logger.warning(
+                "the connection broke after a result was stored; it is not stored again",
+                metadata: StepLogMetadata.of(completion.step))
         }
         await finish(finished, outcome: outcome, since: storeStart)
     }
@@ -174,8 +184,11 @@ public final class CompletionProcessorService: Service, Sendable {
             let json = try completion.result.jsonString()
             let bytes = json.utf8.count
             guard bytes > maxResultBytes else {
-                return (try CompletionWrite(message: message, success: completion.result.isSuccess, resultJSON: json,
-                                            workerUUID: identity.uuid), completion)
+                return (
+                    try CompletionWrite(
+                        message: message, success: completion.result.isSuccess, resultJSON: json,
+                        workerUUID: identity.uuid), completion
+                )
             }
             refusal = .tooLarge(bytes: bytes, limit: maxResultBytes)
         } catch let error as PostgresError {
@@ -184,8 +197,9 @@ public final class CompletionProcessorService: Service, Sendable {
         } catch {
             refusal = ResultRefusal(encoding: error)
         }
-        logger.error("a step result cannot be stored; storing a result_not_storable error result instead",
-                     metadata: StepLogMetadata.of(completion.step, ["reason": "\(refusal.message)"]))
+        logger.error(
+            "a step result cannot be stored; storing a result_not_storable error result instead",
+            metadata: StepLogMetadata.of(completion.step, ["reason": "\(refusal.message)"]))
         do {
             let (write, result) = try CompletionWrite.refusal(refusal, message: message, workerUUID: identity.uuid)
             return (write, StepCompletion(step: completion.step, result: result))
@@ -206,8 +220,13 @@ public final class CompletionProcessorService: Service, Sendable {
             return
         }
         if !result.isSuccess {
-            logger.info("step failed", metadata: StepLogMetadata.of(completion.step, [
-                "error_type": "\(result.error?.errorType ?? "unknown")", "retryable": "\(result.isRetryable)"]))
+            logger.info(
+                "step failed",
+                metadata: StepLogMetadata.of(
+                    completion.step,
+                    [
+                        "error_type": "\(result.error?.errorType ?? "unknown")", "retryable": "\(result.isRetryable)",
+                    ]))
         }
         await domainEvents.publish(for: completion)
     }

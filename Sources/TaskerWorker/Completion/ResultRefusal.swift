@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Why a step's result cannot be stored as its handler made it. The step then gets, in its place, a
 /// non-retryable error result (`error_type` `result_not_storable`) whose message says why, and moves
@@ -27,8 +27,9 @@ public enum ResultRefusal: Sendable, Equatable {
     public init(encoding error: any Error) {
         if let encoding = error as? EncodingError, case .invalidValue(let value, let context) = encoding {
             let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            self = .unencodable("\(value) at \(path.isEmpty ? "the top level" : path) is not a JSON value "
-                + "(NaN and infinite numbers have no JSON form)")
+            self = .unencodable(
+                "\(value) at \(path.isEmpty ? "the top level" : path) is not a JSON value "
+                    + "(NaN and infinite numbers have no JSON form)")
         } else {
             self = .unencodable("\(error)")
         }
@@ -46,9 +47,11 @@ public enum ResultRefusal: Sendable, Equatable {
             why = "the database refused it for good (SQLSTATE \(state): \(message))"
         }
         let text = "The step's result was not stored because \(why)"
-        let clean = String(String.UnicodeScalarView(text.unicodeScalars.map {
-            $0.properties.generalCategory == .control ? " " : $0
-        }))
+        let clean = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map {
+                    $0.properties.generalCategory == .control ? " " : $0
+                }))
         return clean.count > 500 ? String(clean.prefix(497)) + "..." : clean
     }
 
@@ -65,13 +68,17 @@ public enum ResultRefusal: Sendable, Equatable {
 
 extension StepExecutionResult {
     /// The non-retryable error result stored in place of a result that could not be stored.
-    public static func notStorable(stepUUID: UUID, refusal: ResultRefusal, workerUUID: UUID,
-                                   now: Date = Date()) -> StepExecutionResult {
+    public static func notStorable(
+        stepUUID: UUID, refusal: ResultRefusal, workerUUID: UUID,
+        now: Date = Date()
+    ) -> StepExecutionResult {
         let identity = WorkerIdentity(uuid: workerUUID)
-        let failure = StepFailure(message: refusal.message, errorType: ResultRefusal.errorType, retryable: false,
-                                  context: refusal.context)
-        return .failure(stepUUID: stepUUID, failure: failure, startedAt: now, completedAt: now,
-                        workerID: identity.workerID, hostname: identity.hostname)
+        let failure = StepFailure(
+            message: refusal.message, errorType: ResultRefusal.errorType, retryable: false,
+            context: refusal.context)
+        return .failure(
+            stepUUID: stepUUID, failure: failure, startedAt: now, completedAt: now,
+            workerID: identity.workerID, hostname: identity.hostname)
     }
 }
 
@@ -83,8 +90,10 @@ extension CompletionWrite {
     }
 
     /// The write of the `result_not_storable` error result for `message`'s step.
-    static func refusal(_ refusal: ResultRefusal, message: StepMessage,
-                        workerUUID: UUID) throws(PostgresError) -> (write: CompletionWrite, result: StepExecutionResult) {
+    static func refusal(
+        _ refusal: ResultRefusal, message: StepMessage,
+        workerUUID: UUID
+    ) throws(PostgresError) -> (write: CompletionWrite, result: StepExecutionResult) {
         let result = StepExecutionResult.notStorable(stepUUID: message.stepUUID, refusal: refusal, workerUUID: workerUUID)
         let json: String
         do {

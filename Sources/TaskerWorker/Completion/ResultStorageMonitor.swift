@@ -66,9 +66,10 @@ public final class ResultStorageMonitor: Sendable {
         state.withLock { state in
             let oldest = state.pending.values.min(by: { $0.since < $1.since })
             let overdue = state.pending.values.filter { $0.since.duration(to: now) > alertAfter }
-            return Snapshot(pending: state.pending.count, overdue: overdue.count,
-                            oldest: oldest.map { $0.since.duration(to: now) } ?? .zero,
-                            lastError: overdue.min(by: { $0.since < $1.since })?.lastError)
+            return Snapshot(
+                pending: state.pending.count, overdue: overdue.count,
+                oldest: oldest.map { $0.since.duration(to: now) } ?? .zero,
+                lastError: overdue.min(by: { $0.since < $1.since })?.lastError)
         }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Stores one step result until it is stored: the same write (same metadata) on every retry, and
 /// after an error that lost the answer (`PostgresError.leavesOutcomeUnknown`) the database is asked
@@ -42,8 +42,10 @@ struct ResultWriter: Sendable {
     /// (`.storedEarlier`), or refused (`.notInProgress`). `lostAnswer`: the outcome of an earlier
     /// attempt (a failed batch) is unknown. Returns nil when `RetrySchedule` gives up (pool shut
     /// down, or forced shutdown).
-    func store(_ write: CompletionWrite, lostAnswer: LostAnswer? = nil,
-               onRetry: RetryReport) async -> Stored? {
+    func store(
+        _ write: CompletionWrite, lostAnswer: LostAnswer? = nil,
+        onRetry: RetryReport
+    ) async -> Stored? {
         var write = write
         var lostAnswer = lostAnswer
         var schedule = RetrySchedule(backoff: backoff)
@@ -67,7 +69,8 @@ struct ResultWriter: Sendable {
                     if refusals >= Self.refusalsBeforeGivingUp {
                         refusals = 0
                         guard stored.replacement == nil, let (replacement, result) = try? write.refused(refusal) else {
-                            logger.critical("""
+                            logger.critical(
+                                """
                                 the database refused even the error result in place of a refused step result; \
                                 the step stays in_progress for orchestration's staleness handling
                                 """,
@@ -75,8 +78,9 @@ struct ResultWriter: Sendable {
                             stored.outcome = nil
                             return stored
                         }
-                        logger.error("the database refused a step result for good; storing a result_not_storable error result instead",
-                                     metadata: ["step_uuid": "\(write.stepUUID)", "reason": "\(refusal.message)"])
+                        logger.error(
+                            "the database refused a step result for good; storing a result_not_storable error result instead",
+                            metadata: ["step_uuid": "\(write.stepUUID)", "reason": "\(refusal.message)"])
                         write = replacement
                         stored.replacement = result
                         stored.refusal = refusal

@@ -21,12 +21,17 @@ extension StepRepository {
     /// under load the completion processor batches what has piled up). Each write is checked on its own: a step no longer
     /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
     /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
-    public static func completeBatch(_ c: isolated PostgresConnection,
-                                     _ writes: [CompletionWrite]) throws(PostgresError) -> [CompletionOutcome] {
+    public static func completeBatch(
+        _ c: isolated PostgresConnection,
+        _ writes: [CompletionWrite]
+    ) throws(PostgresError) -> [CompletionOutcome] {
         let statements = writes.map { write in
-            PipelineStatement.prepared(StepStatements.complete, [
-                write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
-                QueueNames.stepResults, PostgresJSON(raw: write.body)])
+            PipelineStatement.prepared(
+                StepStatements.complete,
+                [
+                    write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
+                    QueueNames.stepResults, PostgresJSON(raw: write.body),
+                ])
         }
         // One statement commits on its own; several share one transaction. Either way, one round trip.
         let results = try c.pipeline(writes.count == 1 ? statements : [.plain("BEGIN")] + statements + [.plain("COMMIT")])
@@ -49,8 +54,10 @@ public struct CompletionWrite: Sendable {
     public let resultJSON: String
     public let body: String
 
-    public init(message: StepMessage, success: Bool, resultJSON: String, workerUUID: UUID,
-                now: Date = Date()) throws(PostgresError) {
+    public init(
+        message: StepMessage, success: Bool, resultJSON: String, workerUUID: UUID,
+        now: Date = Date()
+    ) throws(PostgresError) {
         let eventType = success ? "EnqueueForOrchestration" : "EnqueueAsErrorForOrchestration"
         let event = #"{"type":"\#(eventType)","data":\#(resultJSON)}"#
         do {

@@ -5,7 +5,8 @@ extension StepStatements {
     /// transition, insert the result state after it, store `results` with `in_process = false`, and
     /// send the message to orchestration (with its notification).
     /// $1 step uuid, $2 to state, $3 metadata, $4 results, $5 queue, $6 message.
-    static let complete = PreparedStatement("""
+    static let complete = PreparedStatement(
+        """
         WITH retired AS (
             UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
              WHERE workflow_step_uuid = $1 AND most_recent AND to_state = 'in_progress'

@@ -14,8 +14,10 @@ public struct ClaimedStep: Sendable {
     public let attempts: Int
     public let claimedAt: ContinuousClock.Instant
 
-    public init(message: StepMessage, hydrated: HydratedStep, definition: StepDefinition?,
-                dependencyResults: [String: StepExecutionResult], attempts: Int, claimedAt: ContinuousClock.Instant = .now) {
+    public init(
+        message: StepMessage, hydrated: HydratedStep, definition: StepDefinition?,
+        dependencyResults: [String: StepExecutionResult], attempts: Int, claimedAt: ContinuousClock.Instant = .now
+    ) {
         self.message = message
         self.hydrated = hydrated
         self.definition = definition

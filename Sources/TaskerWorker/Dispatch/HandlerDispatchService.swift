@@ -3,8 +3,8 @@ import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Runs step handlers concurrently, at most `maxConcurrentHandlers` at a time, and hands every
 /// result to the completion channel.
@@ -39,10 +39,12 @@ public final class HandlerDispatchService: Service, Sendable {
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
     public let drainDeadline: DrainDeadline
 
-    public init(dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
-                registry: HandlerRegistry, pool: PostgresConnectionPool, capacity: WorkerCapacity, defaultTimeout: Duration,
-                identity: WorkerIdentity, drainDeadline: DrainDeadline = DrainDeadline(),
-                logger: Logger = Logger(label: "tasker.dispatch")) {
+    public init(
+        dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
+        registry: HandlerRegistry, pool: PostgresConnectionPool, capacity: WorkerCapacity, defaultTimeout: Duration,
+        identity: WorkerIdentity, drainDeadline: DrainDeadline = DrainDeadline(),
+        logger: Logger = Logger(label: "tasker.dispatch")
+    ) {
         self.capacity = capacity
         self.drainDeadline = drainDeadline
         self.dispatch = dispatch
@@ -67,8 +69,9 @@ public final class HandlerDispatchService: Service, Sendable {
                     try await capacity.acquireHandlerPermit()
                 } catch {
                     // Only a forced stop (the group cancelled) gets here: no permit was taken.
-                    logger.critical("forced stop before the handler started: the step stays in_progress without a result",
-                                    metadata: metadata(step))
+                    logger.critical(
+                        "forced stop before the handler started: the step stays in_progress without a result",
+                        metadata: metadata(step))
                     continue
                 }
                 group.addTask { await self.execute(step) }
@@ -86,15 +89,19 @@ public final class HandlerDispatchService: Service, Sendable {
     private func execute(_ step: ClaimedStep) async {
         let startedAt = Date()
         guard let definition = step.definition,
-              let handler = registry.resolve(callable: definition.handler.callable,
-                                             templateStepName: step.hydrated.templateStepName) else {
+            let handler = registry.resolve(
+                callable: definition.handler.callable,
+                templateStepName: step.hydrated.templateStepName)
+        else {
             releasePermit()
             let callable = step.definition?.handler.callable ?? step.hydrated.templateStepName
             logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)"]))
-            await finish(step, .dispatchError(
-                stepUUID: step.message.stepUUID, kind: .handlerNotFound, callable: callable, timeoutMs: nil,
-                taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
-                workerID: identity.workerID, hostname: identity.hostname))
+            await finish(
+                step,
+                .dispatchError(
+                    stepUUID: step.message.stepUUID, kind: .handlerNotFound, callable: callable, timeoutMs: nil,
+                    taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
+                    workerID: identity.workerID, hostname: identity.hostname))
             return
         }
         let timeout = definition.timeoutSeconds.map { Duration.seconds($0) } ?? defaultTimeout
@@ -119,29 +126,39 @@ public final class HandlerDispatchService: Service, Sendable {
                         continue
                     } catch {
                         releasePermit()
-                        await finish(step, .dispatchError(
-                            stepUUID: step.message.stepUUID, kind: .checkpointError, callable: callable, timeoutMs: nil,
-                            taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
-                            workerID: identity.workerID, hostname: identity.hostname))
+                        await finish(
+                            step,
+                            .dispatchError(
+                                stepUUID: step.message.stepUUID, kind: .checkpointError, callable: callable, timeoutMs: nil,
+                                taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
+                                workerID: identity.workerID, hostname: identity.hostname))
                         return
                     }
                 }
                 releasePermit()
-                await finish(step, result(of: .success(handlerResult), step: step, callable: callable,
-                                          version: handler.version, startedAt: startedAt))
+                await finish(
+                    step,
+                    result(
+                        of: .success(handlerResult), step: step, callable: callable,
+                        version: handler.version, startedAt: startedAt))
             case .finished(let outcome):
                 releasePermit()
-                await finish(step, result(of: outcome, step: step, callable: callable, version: handler.version,
-                                          startedAt: startedAt))
+                await finish(
+                    step,
+                    result(
+                        of: outcome, step: step, callable: callable, version: handler.version,
+                        startedAt: startedAt))
             case .timedOut:
                 work.cancel()
                 overdue.wrappingIncrement(ordering: .relaxed)
                 let timeoutMs = Int(timeout.inMilliseconds)
                 logger.warning("handler timed out", metadata: metadata(step, ["callable": "\(callable)", "timeout_ms": "\(timeoutMs)"]))
-                await finish(step, .dispatchError(
-                    stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
-                    taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
-                    workerID: identity.workerID, hostname: identity.hostname))
+                await finish(
+                    step,
+                    .dispatchError(
+                        stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
+                        taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
+                        workerID: identity.workerID, hostname: identity.hostname))
                 // The permit stays with the handler's code until it really returns (see the type's
                 // doc), or until the shutdown drain deadline abandons it.
                 _ = await Self.race(work, timeout: nil, deadline: drainDeadline)
@@ -156,15 +173,18 @@ public final class HandlerDispatchService: Service, Sendable {
                 // completion channel no longer takes results, so say loudly what is left behind.
                 work.cancel()
                 releasePermit()
-                logger.critical("forced stop while the handler ran: the step stays in_progress without a result",
-                                metadata: metadata(step, ["handler": "\(callable)"]))
+                logger.critical(
+                    "forced stop while the handler ran: the step stays in_progress without a result",
+                    metadata: metadata(step, ["handler": "\(callable)"]))
             }
             return
         }
     }
 
-    private func result(of outcome: Result<StepHandlerResult, any Error>, step: ClaimedStep, callable: String,
-                        version: String, startedAt: Date) -> StepExecutionResult {
+    private func result(
+        of outcome: Result<StepHandlerResult, any Error>, step: ClaimedStep, callable: String,
+        version: String, startedAt: Date
+    ) -> StepExecutionResult {
         switch outcome {
         case .success(let handlerResult):
             return handlerResult.toExecutionResult(
@@ -189,15 +209,19 @@ public final class HandlerDispatchService: Service, Sendable {
 
     /// The retryable result of a step the shutdown drain did not let finish (or start).
     private func finishAtDrainDeadline(_ step: ClaimedStep, callable: String, startedAt: Date, started: Bool) async {
-        logger.warning(started ? "handler abandoned at the shutdown drain deadline" : "step not started before the shutdown drain deadline",
-                       metadata: metadata(step, ["handler": "\(callable)"]))
+        logger.warning(
+            started ? "handler abandoned at the shutdown drain deadline" : "step not started before the shutdown drain deadline",
+            metadata: metadata(step, ["handler": "\(callable)"]))
         let elapsed = Int(Date().timeIntervalSince(startedAt) * 1000)
-        await finish(step, .dispatchError(
-            stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: elapsed,
-            taskUUID: step.message.taskUUID,
-            message: started ? "Handler did not finish before the worker's shutdown drain deadline"
-                : "Handler not started before the worker's shutdown drain deadline",
-            startedAt: startedAt, completedAt: Date(), workerID: identity.workerID, hostname: identity.hostname))
+        await finish(
+            step,
+            .dispatchError(
+                stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: elapsed,
+                taskUUID: step.message.taskUUID,
+                message: started
+                    ? "Handler did not finish before the worker's shutdown drain deadline"
+                    : "Handler not started before the worker's shutdown drain deadline",
+                startedAt: startedAt, completedAt: Date(), workerID: identity.workerID, hostname: identity.hostname))
     }
 
     private func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {
@@ -205,8 +229,13 @@ public final class HandlerDispatchService: Service, Sendable {
         await completions.send(StepCompletion(step: step, result: result))
         if Task.isCancelled {
             // `send` returns without delivering once the task is cancelled (a forced stop only).
-            logger.critical("forced stop: a step result may not have been stored", metadata: metadata(step, [
-                "result": "\((try? result.jsonString()) ?? "unencodable")"]))
+            logger.critical(
+                "forced stop: a step result may not have been stored",
+                metadata: metadata(
+                    step,
+                    [
+                        "result": "\((try? result.jsonString()) ?? "unencodable")"
+                    ]))
         }
     }
 
@@ -240,10 +269,16 @@ public final class HandlerDispatchService: Service, Sendable {
     static func race(_ work: Task<StepHandlerResult, any Error>, timeout: Duration?, deadline: DrainDeadline) async -> RaceOutcome {
         var contenders: [@Sendable () async -> RaceOutcome?] = [
             { .finished(await work.result) },
-            { await deadline.wait(); return Task.isCancelled ? nil : .drainDeadline },
+            {
+                await deadline.wait()
+                return Task.isCancelled ? nil : .drainDeadline
+            },
         ]
         if let timeout {
-            contenders.append { try? await Task.sleep(for: timeout); return Task.isCancelled ? nil : .timedOut }
+            contenders.append {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled ? nil : .timedOut
+            }
         }
         return await firstOutcome(onCancel: .cancelled, of: contenders)
     }

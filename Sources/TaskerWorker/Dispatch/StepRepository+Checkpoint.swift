@@ -6,8 +6,10 @@ extension StepRepository {
     /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,
     /// accumulated_results, history}` where `history` is the previous history plus
     /// `{cursor, timestamp}`. Returns the stored record.
-    public static func persistCheckpoint(_ c: isolated PostgresConnection, stepUUID: UUID, yield: CheckpointYield,
-                                         now: Date = Date()) throws(PostgresError) -> JSONValue {
+    public static func persistCheckpoint(
+        _ c: isolated PostgresConnection, stepUUID: UUID, yield: CheckpointYield,
+        now: Date = Date()
+    ) throws(PostgresError) -> JSONValue {
         let timestamp = RFC3339.string(now)
         let record: JSONValue = .object([
             "cursor": yield.cursor, "items_processed": .int(Int64(yield.itemsProcessed)),
@@ -22,7 +24,8 @@ extension StepRepository {
         } catch {
             throw PostgresError(.usage, "cannot encode the checkpoint of step \(stepUUID): \(error)")
         }
-        let rows = try c.query("""
+        let rows = try c.query(
+            """
             UPDATE tasker.workflow_steps
                SET checkpoint = jsonb_set($1::jsonb, '{history}',
                        COALESCE(checkpoint->'history', '[]'::jsonb)

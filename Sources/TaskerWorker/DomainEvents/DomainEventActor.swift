@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// A domain event as upstream publishes it (`<ns>_domain_events`, and in-process subscribers).
 public struct DomainEvent: Sendable, Equatable {
@@ -29,8 +29,10 @@ public actor DomainEventActor: WorkerActor {
     /// Set at shutdown: events not published by then are dropped (logged and counted).
     private var drainDeadline: ContinuousClock.Instant?
 
-    public init(pool: PostgresConnectionPool, statistics: WorkerStatistics,
-                logger: Logger = Logger(label: "tasker.domain_events")) {
+    public init(
+        pool: PostgresConnectionPool, statistics: WorkerStatistics,
+        logger: Logger = Logger(label: "tasker.domain_events")
+    ) {
         self.pool = pool
         self.statistics = statistics
         self.logger = logger
@@ -73,7 +75,9 @@ public actor DomainEventActor: WorkerActor {
             if let drainDeadline, ContinuousClock.now >= drainDeadline {
                 StepMetrics.domainEvent(declaration.deliveryMode, published: false, in: statistics)
                 routing.failed(declaration.deliveryMode)
-                logger.warning("domain event dropped: the shutdown drain timeout has passed", metadata: StepLogMetadata.of(completion.step, ["event_name": "\(declaration.name)"]))
+                logger.warning(
+                    "domain event dropped: the shutdown drain timeout has passed",
+                    metadata: StepLogMetadata.of(completion.step, ["event_name": "\(declaration.name)"]))
                 continue
             }
             // As upstream: the payload (`result.result`) must satisfy the declared schema, else the event is skipped.
@@ -82,9 +86,14 @@ public actor DomainEventActor: WorkerActor {
                 if !violations.isEmpty {
                     StepMetrics.domainEventInvalid(declaration.deliveryMode, in: statistics)
                     routing.invalid(declaration.deliveryMode)
-                    logger.warning("domain event skipped: its payload does not match the declared schema", metadata: StepLogMetadata.of(completion.step, [
-                        "event_name": "\(declaration.name)",
-                        "violations": "\(violations.prefix(5).map(\.description).joined(separator: "; "))"]))
+                    logger.warning(
+                        "domain event skipped: its payload does not match the declared schema",
+                        metadata: StepLogMetadata.of(
+                            completion.step,
+                            [
+                                "event_name": "\(declaration.name)",
+                                "violations": "\(violations.prefix(5).map(\.description).joined(separator: "; "))",
+                            ]))
                     continue
                 }
             }
@@ -103,8 +112,13 @@ public actor DomainEventActor: WorkerActor {
             } catch {
                 StepMetrics.domainEvent(declaration.deliveryMode, published: false, in: statistics)
                 routing.failed(declaration.deliveryMode)
-                logger.warning("domain event not published", metadata: StepLogMetadata.of(completion.step, [
-                    "event_name": "\(declaration.name)", "error": "\(error)"]))
+                logger.warning(
+                    "domain event not published",
+                    metadata: StepLogMetadata.of(
+                        completion.step,
+                        [
+                            "event_name": "\(declaration.name)", "error": "\(error)",
+                        ]))
             }
         }
     }

@@ -2,8 +2,8 @@ import Atomics
 import Foundation
 import Logging
 import Synchronization
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// The listener side of `WorkerEventSystem`. Notifications are hints from anyone: any role that can
 /// connect may `pg_notify` any payload on a worker's channel. So a notification is taken only for
@@ -41,7 +41,7 @@ extension WorkerEventSystem {
                     let notification: QueueNotification
                     do {
                         notification = try QueueNotification.parse(note.payload)
-                    } catch where Self.isTruncatedBatchReady(note.payload) {
+                    } catch  where Self.isTruncatedBatchReady(note.payload) {
                         // Upstream's `pgmq_send_batch_with_notify` cuts a `batch_ready` over 7,800
                         // characters (ids and queue name lost): not forged, but only a queue read
                         // finds its messages (coalesced per second, so a forged one costs no more).
@@ -55,8 +55,10 @@ extension WorkerEventSystem {
                         continue
                     }
                     guard notification.queue == queue else {
-                        rejectNotification(queue: queue, reason: "it names queue \(notification.queue.prefix(100)), "
-                                           + "not its channel's \(queue)")
+                        rejectNotification(
+                            queue: queue,
+                            reason: "it names queue \(notification.queue.prefix(100)), "
+                                + "not its channel's \(queue)")
                         continue
                     }
                     await slots.acquire()
@@ -80,8 +82,9 @@ extension WorkerEventSystem {
     private func rejectNotification(queue: String, reason: String) {
         StepMetrics.notificationRejected(queue: queue, in: commands.actors.stepExecutor.statistics)
         if rejectedNotificationLog.allow() {
-            logger.warning("ignoring a notification (repeats are logged at most every 10 s)",
-                           metadata: ["queue": "\(queue.prefix(100))", "reason": "\(reason.prefix(300))"])
+            logger.warning(
+                "ignoring a notification (repeats are logged at most every 10 s)",
+                metadata: ["queue": "\(queue.prefix(100))", "reason": "\(reason.prefix(300))"])
         }
     }
 
@@ -94,9 +97,12 @@ extension WorkerEventSystem {
         guard total > seen else { return }
         StepMetrics.notificationsDropped(total - seen, in: commands.actors.stepExecutor.statistics)
         if droppedNotificationLog.allow() {
-            logger.warning("the listener buffer was full and notifications were dropped; reading the queues",
-                           metadata: ["dropped": "\(total - seen)", "dropped_total": "\(total)",
-                                      "buffer_size": "\(settings.listenerBufferSize)"])
+            logger.warning(
+                "the listener buffer was full and notifications were dropped; reading the queues",
+                metadata: [
+                    "dropped": "\(total - seen)", "dropped_total": "\(total)",
+                    "buffer_size": "\(settings.listenerBufferSize)",
+                ])
         }
         catchUp()
     }
@@ -135,8 +141,9 @@ extension WorkerEventSystem {
                 }
                 if let message { await deliver(StepDelivery(read: message)) }
             } catch {
-                logger.warning("could not read a notified message; the poller will find it",
-                               metadata: ["queue": "\(queue)", "msg_id": "\(msgID)", "error": "\(error)"])
+                logger.warning(
+                    "could not read a notified message; the poller will find it",
+                    metadata: ["queue": "\(queue)", "msg_id": "\(msgID)", "error": "\(error)"])
             }
         }
     }
@@ -159,8 +166,9 @@ extension WorkerEventSystem {
                 try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: quantity)
             }
         } catch {
-            logger.warning("could not read the queue for a batch notification; reading it again soon",
-                           metadata: ["queue": "\(queue)", "error": "\(error)"])
+            logger.warning(
+                "could not read the queue for a batch notification; reading it again soon",
+                metadata: ["queue": "\(queue)", "error": "\(error)"])
             scheduleCatchUp(after: .seconds(1))
             return
         }

@@ -4,8 +4,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// How the worker learns about step messages (upstream `DeploymentMode` names).
 /// `Hybrid`: LISTEN plus the fallback poller; `EventDrivenOnly`: LISTEN (plus one poll after every
@@ -50,9 +50,11 @@ public struct WorkerEventSystemSettings: Sendable {
         pollNamespaces.isEmpty ? namespaces : namespaces.filter(pollNamespaces.contains)
     }
 
-    public init(mode: WorkerConfiguration.DeploymentMode, namespaces: [String], visibilityTimeoutSeconds: Int = 30,
-                pollInterval: Duration = .seconds(1), pollBatchSize: Int = 20, pollVisibilityTimeoutSeconds: Int = 30,
-                pollAgeThresholdSeconds: Int = 5, pollerEnabled: Bool = true, maxConcurrentDeliveries: Int = 32) {
+    public init(
+        mode: WorkerConfiguration.DeploymentMode, namespaces: [String], visibilityTimeoutSeconds: Int = 30,
+        pollInterval: Duration = .seconds(1), pollBatchSize: Int = 20, pollVisibilityTimeoutSeconds: Int = 30,
+        pollAgeThresholdSeconds: Int = 5, pollerEnabled: Bool = true, maxConcurrentDeliveries: Int = 32
+    ) {
         self.mode = mode
         self.namespaces = namespaces
         self.visibilityTimeoutSeconds = visibilityTimeoutSeconds
@@ -98,10 +100,12 @@ public final class WorkerEventSystem: Service, Sendable {
     let droppedSeen = ManagedAtomic<Int>(0)
     let logger: Logger
 
-    public init(settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
-                commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
-                capacityFreed: WorkerCapacity? = nil, onShutdownBegins: @escaping @Sendable () -> Void = {},
-                logger: Logger = Logger(label: "tasker.event_system")) {
+    public init(
+        settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
+        commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
+        capacityFreed: WorkerCapacity? = nil, onShutdownBegins: @escaping @Sendable () -> Void = {},
+        logger: Logger = Logger(label: "tasker.event_system")
+    ) {
         self.settings = settings
         self.onShutdownBegins = onShutdownBegins
         self.capacityFreed = capacityFreed
@@ -111,11 +115,13 @@ public final class WorkerEventSystem: Service, Sendable {
         self.logger = logger
         self.servedQueues = Set(settings.namespaces.map(QueueNames.workerQueue(namespace:)))
         (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
-        self.listener = settings.usesListener
-            ? PostgresListener(url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
-                               backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
-                               keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
-                               bufferSize: max(1, settings.listenerBufferSize), logger: Logger(label: "tasker.postgres.listener"))
+        self.listener =
+            settings.usesListener
+            ? PostgresListener(
+                url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
+                backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
+                keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
+                bufferSize: max(1, settings.listenerBufferSize), logger: Logger(label: "tasker.postgres.listener"))
             : nil
     }
 
@@ -185,7 +191,8 @@ public final class WorkerEventSystem: Service, Sendable {
     /// transaction); any left queued schedules the catch-up reads, as `deliver` does.
     func deliver(batch deliveries: [StepDelivery]) async {
         guard case .deliveries(let outcomes) = await commands.process(.executeStepsFromMessages(deliveries)),
-              outcomes.contains(.retryLater) else { return }
+            outcomes.contains(.retryLater)
+        else { return }
         scheduleRetryReads()
     }
 
@@ -254,15 +261,17 @@ public final class WorkerEventSystem: Service, Sendable {
             let messages: [QueueMessage]
             do {
                 messages = try await pool.withConnection { c in
-                    try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: quantity, minAgeSeconds: minAge,
-                                        maxAgeSeconds: maxAge)
+                    try await PGMQ.read(
+                        c, queue: queue, visibilityTimeout: timeout, quantity: quantity, minAgeSeconds: minAge,
+                        maxAgeSeconds: maxAge)
                 }
             } catch {
                 lastPollSucceeded.store(false, ordering: .relaxed)
                 StepMetrics.pollFailed(queue: queue, in: commands.actors.stepExecutor.statistics)
                 if pollFailureLog.allow() {
-                    logger.warning("polling failed (repeats are logged at most every 10 s)",
-                                   metadata: ["queue": "\(queue)", "error": "\(error)"])
+                    logger.warning(
+                        "polling failed (repeats are logged at most every 10 s)",
+                        metadata: ["queue": "\(queue)", "error": "\(error)"])
                 }
                 scheduleCatchUp(after: .seconds(1))
                 return

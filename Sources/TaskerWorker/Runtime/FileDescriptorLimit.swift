@@ -1,4 +1,5 @@
 import TaskerModel
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

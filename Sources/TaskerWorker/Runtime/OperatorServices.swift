@@ -20,7 +20,8 @@ enum OperatorServices {
             services.append(WorkerWebServer(runtime: runtime, authorizer: authenticator.isEnabled ? guardRoutes : nil))
         }
         if runtime.configuration.worker.grpc.enabled {
-            let interceptors: [any ServerInterceptor] = authenticator.isEnabled
+            let interceptors: [any ServerInterceptor] =
+                authenticator.isEnabled
                 ? [GRPCAuthInterceptor(authenticator: authenticator)] : []
             services.append(WorkerGRPCServer(runtime: runtime, interceptors: interceptors))
         }

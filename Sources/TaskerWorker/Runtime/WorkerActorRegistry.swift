@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// An actor of the worker with lifecycle hooks, called by `WorkerActorRegistry`.
 public protocol WorkerActor: Actor {

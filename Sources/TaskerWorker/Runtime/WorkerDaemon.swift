@@ -4,8 +4,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// The worker as a swift-service-lifecycle `Service`, built fully in `init`: an embedding program
 /// runs it in its own `ServiceGroup` beside its own services (as Hummingbird's `Application` is
@@ -47,9 +47,11 @@ public final class WorkerDaemon: Service, Sendable {
     private let logger: Logger
     private let shutdownRequested = OneShotSignal()
 
-    public init(configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
-                templateLoader: TaskTemplateLoader = TaskTemplateLoader(), identity: WorkerIdentity = WorkerIdentity(),
-                logger: Logger = Logger(label: "tasker.worker")) {
+    public init(
+        configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
+        templateLoader: TaskTemplateLoader = TaskTemplateLoader(), identity: WorkerIdentity = WorkerIdentity(),
+        logger: Logger = Logger(label: "tasker.worker")
+    ) {
         self.configuration = configuration
         self.handlers = handlers
         self.identity = identity
@@ -94,17 +96,21 @@ public final class WorkerDaemon: Service, Sendable {
             logger.error("invalid task template (skipped)", metadata: ["problem": "\(problem)"])
         }
         try await templates.register(templateReport.templates.map(\.template))
-        logger.info("tasker worker starting", metadata: [
-            "database": "\(Redaction.redactCredentials(configuration.common.database.url))",
-            "template_directory": "\(templateReport.directory ?? "none")", "templates": "\(templateReport.templates.count)",
-            "namespaces": "\(namespaces.joined(separator: ","))",
-            "mode": "\(configuration.worker.eventSystems.worker.deploymentMode)",
-        ])
+        logger.info(
+            "tasker worker starting",
+            metadata: [
+                "database": "\(Redaction.redactCredentials(configuration.common.database.url))",
+                "template_directory": "\(templateReport.directory ?? "none")", "templates": "\(templateReport.templates.count)",
+                "namespaces": "\(namespaces.joined(separator: ","))",
+                "mode": "\(configuration.worker.eventSystems.worker.deploymentMode)",
+            ])
         let needed = FileDescriptorLimit.needed(by: configuration)
         if let limit = FileDescriptorLimit.raiseToHardLimit(), limit < needed {
-            logger.warning("the open-file limit is below what the connection limits allow; lower worker.web/grpc max_connections or raise ulimit -n", metadata: [
-                "nofile_limit": "\(limit)", "needed": "\(needed)",
-            ])
+            logger.warning(
+                "the open-file limit is below what the connection limits allow; lower worker.web/grpc max_connections or raise ulimit -n",
+                metadata: [
+                    "nofile_limit": "\(limit)", "needed": "\(needed)",
+                ])
         }
         // Auth configuration errors stop the boot with the key named (as a bad template directory would not).
         let authenticator = try await WorkerAuthenticator(configuration: configuration.worker.web.auth)
@@ -113,12 +119,14 @@ public final class WorkerDaemon: Service, Sendable {
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool, then the
         // operator servers (they keep answering health probes while the pipeline drains).
         let services = OperatorServices.make(runtime: runtime, authenticator: authenticator) + pipeline
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services.map {
-                .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
-                      failureTerminationBehavior: .gracefullyShutdownGroup)
-            },
-            logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services.map {
+                    .init(
+                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup)
+                },
+                logger: logger))
         // The inner group follows the enclosing group's graceful shutdown by itself; `shutdown()`
         // (also before this point: the signal stays triggered) is passed on here.
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -164,4 +172,3 @@ struct ActorLifecycleService: Service {
         await actors.stopAll()
     }
 }
-

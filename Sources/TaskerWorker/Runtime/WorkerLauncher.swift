@@ -28,9 +28,11 @@ public enum WorkerLauncher {
     ///   - services: run in the worker's group, before it (shut down after it).
     ///   - logger: the worker's and the group's logger (`worker_id` is added to the worker's lines);
     ///     by default `tasker.worker`, made after logging is bootstrapped.
-    public static func run(handlers: HandlerRegistry = .withBuiltIns(), configPath: String? = nil,
-                           loader: ConfigurationLoader = ConfigurationLoader(), services: [any Service] = [],
-                           logger: Logger? = nil) async throws {
+    public static func run(
+        handlers: HandlerRegistry = .withBuiltIns(), configPath: String? = nil,
+        loader: ConfigurationLoader = ConfigurationLoader(), services: [any Service] = [],
+        logger: Logger? = nil
+    ) async throws {
         let identity = WorkerIdentity()
         WorkerLogging.bootstrap(metadata: ["worker_id": "\(identity.workerID)"])
         WorkerMetrics.bootstrap()
@@ -45,9 +47,11 @@ public enum WorkerLauncher {
             logger.warning("configuration warning", metadata: ["warning": "\(warning)"])
         }
         do {
-            try await run(WorkerDaemon(configuration: loaded.configuration, handlers: handlers, identity: identity,
-                                       logger: logger),
-                          beside: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            try await run(
+                WorkerDaemon(
+                    configuration: loaded.configuration, handlers: handlers, identity: identity,
+                    logger: logger),
+                beside: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         } catch let error as AuthConfigurationError {
             throw LaunchError(description: "invalid configuration\n\(error)")
         }
@@ -55,15 +59,19 @@ public enum WorkerLauncher {
 
     /// Runs `worker` in one `ServiceGroup` after `services` (so they are shut down after it has
     /// drained); any of them ending, or one of `gracefulShutdownSignals`, shuts the group down.
-    static func run(_ worker: WorkerDaemon, beside services: [any Service],
-                    gracefulShutdownSignals: [UnixSignal], logger: Logger) async throws {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: (services + [worker]).map {
-                .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
-                      failureTerminationBehavior: .gracefullyShutdownGroup)
-            },
-            gracefulShutdownSignals: gracefulShutdownSignals,
-            logger: logger))
+    static func run(
+        _ worker: WorkerDaemon, beside services: [any Service],
+        gracefulShutdownSignals: [UnixSignal], logger: Logger
+    ) async throws {
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: (services + [worker]).map {
+                    .init(
+                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup)
+                },
+                gracefulShutdownSignals: gracefulShutdownSignals,
+                logger: logger))
         try await group.run()
     }
 }

@@ -1,8 +1,8 @@
 import AsyncAlgorithms
 import Logging
 import ServiceLifecycle
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// The step pipeline of one worker, assembled from the configuration with every dependency in
 /// place (`WorkerDaemon.init` builds it; nothing in it is set later).
@@ -15,9 +15,11 @@ struct WorkerPipeline {
     let dispatch: HandlerDispatchService
     let resultStorage: ResultStorageMonitor
 
-    init(configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
-         pool: PostgresConnectionPool, templates: TaskTemplateRegistry, statistics: WorkerStatistics,
-         namespaces: [String]) {
+    init(
+        configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
+        pool: PostgresConnectionPool, templates: TaskTemplateRegistry, statistics: WorkerStatistics,
+        namespaces: [String]
+    ) {
         let worker = configuration.worker
         let handlerDispatch = worker.mpscChannels.handlerDispatch
         let eventConfig = worker.eventSystems.worker
@@ -45,13 +47,15 @@ struct WorkerPipeline {
             defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity)
         let drainDeadline = dispatchService.drainDeadline
         let drainTimeout = Duration.seconds(max(1, eventConfig.timing.processingTimeoutSeconds))
-        let executor = StepExecutorActor(pool: pool, templates: templates, dispatch: dispatchChannel,
-                                         statistics: statistics, capacity: capacity, namespaces: namespaces,
-                                         claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
-                                         identity: identity)
+        let executor = StepExecutorActor(
+            pool: pool, templates: templates, dispatch: dispatchChannel,
+            statistics: statistics, capacity: capacity, namespaces: namespaces,
+            claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
+            identity: identity)
         let actors = WorkerActorRegistry(stepExecutor: executor, domainEvents: domainEvents)
-        let commands = ActorCommandProcessor(actors: actors, identity: identity, statistics: statistics, pool: pool,
-                                             dispatch: dispatchService, templates: templates)
+        let commands = ActorCommandProcessor(
+            actors: actors, identity: identity, statistics: statistics, pool: pool,
+            dispatch: dispatchService, templates: templates)
         var settings = WorkerEventSystemSettings(
             mode: eventConfig.deploymentMode, namespaces: namespaces,
             visibilityTimeoutSeconds: eventConfig.timing.visibilityTimeoutSeconds,

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Everything the operator surface (REST, gRPC, metrics, health) reads from a running worker.
 /// Built once in `WorkerDaemon.init` with the pipeline, every part of which runs in the worker's

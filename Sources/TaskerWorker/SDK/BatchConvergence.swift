@@ -33,13 +33,15 @@ public enum BatchAggregationScenario: Sendable, Equatable {
         dependencyResults: [String: StepExecutionResult], batchableStepName: String, batchWorkerPrefix: String
     ) throws -> BatchAggregationScenario {
         guard let batchable = dependencyResults[batchableStepName] else {
-            throw StepFailure.permanent("Missing batchable step dependency: \(batchableStepName)",
-                                        errorType: "batch_error", errorCode: StepHandlerResult.batchErrorCode)
+            throw StepFailure.permanent(
+                "Missing batchable step dependency: \(batchableStepName)",
+                errorType: "batch_error", errorCode: StepHandlerResult.batchErrorCode)
         }
         if batchable.result["batch_processing_outcome"]?["type"]?.stringValue == "no_batches" {
             return .noBatches(batchableResult: batchable)
         }
-        let workers = dependencyResults
+        let workers =
+            dependencyResults
             .filter { $0.key.hasPrefix(batchWorkerPrefix) }
             .map { BatchWorkerResult(stepName: $0.key, result: $0.value) }
             .sorted { $0.stepName < $1.stepName }
@@ -58,8 +60,9 @@ public enum BatchAggregationScenario: Sendable, Equatable {
     public static func detect(
         dependencyResults: [String: StepExecutionResult], batchableStepName: String, workerTemplateName: String
     ) throws -> BatchAggregationScenario {
-        try detect(dependencyResults: dependencyResults, batchableStepName: batchableStepName,
-                   batchWorkerPrefix: workerTemplateName + "_")
+        try detect(
+            dependencyResults: dependencyResults, batchableStepName: batchableStepName,
+            batchWorkerPrefix: workerTemplateName + "_")
     }
 }
 

@@ -7,11 +7,14 @@ extension StepHandlerResult {
 
     /// A batchable step's success: `{"batch_processing_outcome":{..},"worker_count","total_items",
     /// "worker_template"}`. With no configs it is ``noBatches(reason:)``.
-    public static func batchAnalyzerSuccess(workerTemplate: String, cursorConfigs: [CursorConfig],
-                                            totalItems: UInt64) -> StepHandlerResult {
+    public static func batchAnalyzerSuccess(
+        workerTemplate: String, cursorConfigs: [CursorConfig],
+        totalItems: UInt64
+    ) -> StepHandlerResult {
         guard !cursorConfigs.isEmpty else { return noBatches(reason: "empty_dataset") }
-        let outcome = BatchProcessingOutcome.batches(workerTemplateName: workerTemplate,
-                                                     cursorConfigs: cursorConfigs, totalItems: totalItems)
+        let outcome = BatchProcessingOutcome.batches(
+            workerTemplateName: workerTemplate,
+            cursorConfigs: cursorConfigs, totalItems: totalItems)
         return batchOutcome(outcome, extra: [:])
     }
 
@@ -35,8 +38,10 @@ extension StepHandlerResult {
     /// A batch worker's summary: `{processed,succeeded,failed,skipped,success_rate}`
     /// (`success_rate` = succeeded / processed × 100, 0 when nothing was processed), with
     /// `batch_processed`/`batch_succeeded`/`batch_failed` in `metadata.custom`.
-    public static func batchWorkerSuccess(processed: UInt64, succeeded: UInt64, failed: UInt64,
-                                          skipped: UInt64, extra: [String: JSONValue] = [:]) -> StepHandlerResult {
+    public static func batchWorkerSuccess(
+        processed: UInt64, succeeded: UInt64, failed: UInt64,
+        skipped: UInt64, extra: [String: JSONValue] = [:]
+    ) -> StepHandlerResult {
         var result = extra
         result["processed"] = .int(Int64(clamping: processed))
         result["succeeded"] = .int(Int64(clamping: succeeded))
@@ -53,14 +58,19 @@ extension StepHandlerResult {
 
     /// The immediate success of a no-op (placeholder) batch worker.
     public static func noOpBatchWorker(_ inputs: BatchWorkerInputs) -> StepHandlerResult {
-        .success(.object(["no_op": .bool(true), "reason": .string("NoBatches scenario"),
-                          "batch_id": .string(inputs.batchID)]),
-                 metadata: ["no_op": .bool(true)])
+        .success(
+            .object([
+                "no_op": .bool(true), "reason": .string("NoBatches scenario"),
+                "batch_id": .string(inputs.batchID),
+            ]),
+            metadata: ["no_op": .bool(true)])
     }
 
     /// A failed batch step: error code `BATCH_ERROR`.
-    public static func batchFailure(message: String, errorType: String = "batch_error",
-                                    retryable: Bool) -> StepHandlerResult {
+    public static func batchFailure(
+        message: String, errorType: String = "batch_error",
+        retryable: Bool
+    ) -> StepHandlerResult {
         .failure(StepFailure(message: message, errorType: errorType, errorCode: batchErrorCode, retryable: retryable))
     }
 }

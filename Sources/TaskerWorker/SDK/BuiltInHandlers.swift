@@ -38,12 +38,13 @@ public enum BuiltInHandlers {
         public init() {}
         public func call(_ context: StepContext) async throws -> StepHandlerResult {
             let dependencies = context.dependencyResults.mapValues(\.result)
-            return .success(.object([
-                "context": context.taskContext,
-                "inputs": context.stepInputs,
-                "config": context.stepConfig,
-                "dependencies": .object(dependencies),
-            ]))
+            return .success(
+                .object([
+                    "context": context.taskContext,
+                    "inputs": context.stepInputs,
+                    "config": context.stepConfig,
+                    "dependencies": .object(dependencies),
+                ]))
         }
     }
 
@@ -58,8 +59,10 @@ public enum BuiltInHandlers {
             let retryable = context.config("retryable")?.boolValue ?? true
             let errorType = context.config("error_type")?.stringValue ?? StepFailure.defaultErrorType
             let errorCode = context.config("error_code")?.stringValue
-            return .failure(StepFailure(message: message, errorType: errorType, errorCode: errorCode,
-                                        retryable: retryable))
+            return .failure(
+                StepFailure(
+                    message: message, errorType: errorType, errorCode: errorCode,
+                    retryable: retryable))
         }
     }
 

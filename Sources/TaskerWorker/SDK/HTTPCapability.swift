@@ -60,8 +60,10 @@ extension StepHandlerResult {
     public static func apiFailure(
         message: String, statusCode: Int, errorType: String? = nil, retryAfterSeconds: UInt32? = nil
     ) -> StepHandlerResult {
-        .failure(httpFailure(message: message, statusCode: statusCode, errorType: errorType,
-                             retryAfterSeconds: retryAfterSeconds))
+        .failure(
+            httpFailure(
+                message: message, statusCode: statusCode, errorType: errorType,
+                retryAfterSeconds: retryAfterSeconds))
     }
 
     /// The `StepFailure` of ``apiFailure(message:statusCode:errorType:retryAfterSeconds:)``,

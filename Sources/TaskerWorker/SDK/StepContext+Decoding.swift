@@ -31,8 +31,9 @@ extension StepContext {
     /// processed ancestors is a permanent `dependency_error` too.
     public func dependencyResult<T: Decodable>(of name: String, as type: T.Type) throws(StepFailure) -> T {
         guard let value = dependencyResults[name]?.result else {
-            throw StepDataCoding.failure(source: .dependencyResult(name), path: [],
-                                         reason: "\(name) is not among the step's processed dependencies")
+            throw StepDataCoding.failure(
+                source: .dependencyResult(name), path: [],
+                reason: "\(name) is not among the step's processed dependencies")
         }
         return try StepDataCoding.decode(T.self, from: value, source: .dependencyResult(name))
     }

@@ -64,10 +64,13 @@ public struct StepContext: Sendable {
         self.maxAttempts = maxAttempts
         self.checkpoint = checkpoint
         self.timeout = timeout
-        self.logger = logger ?? StepLogMetadata.logger(
-            Logger(label: "tasker.handler"),
-            StepLogMetadata.of(taskUUID: taskUUID, stepUUID: stepUUID, correlationID: correlationID,
-                               ["step_name": "\(stepName)", "namespace": "\(namespace)"]))
+        self.logger =
+            logger
+            ?? StepLogMetadata.logger(
+                Logger(label: "tasker.handler"),
+                StepLogMetadata.of(
+                    taskUUID: taskUUID, stepUUID: stepUUID, correlationID: correlationID,
+                    ["step_name": "\(stepName)", "namespace": "\(namespace)"]))
     }
 
     // MARK: Dependencies
@@ -131,8 +134,9 @@ public struct StepContext: Sendable {
     /// The batch worker inputs, or an error saying why they are unusable.
     public func requireBatchWorkerInputs() throws -> BatchWorkerInputs {
         if stepInputs.isNull {
-            throw StepFailure.permanent("Missing inputs in workflow step", errorType: "batch_error",
-                                        errorCode: "BATCH_ERROR")
+            throw StepFailure.permanent(
+                "Missing inputs in workflow step", errorType: "batch_error",
+                errorCode: "BATCH_ERROR")
         }
         do {
             return try BatchWorkerInputs(stepInputs)

@@ -79,9 +79,10 @@ public enum StepDataCoding {
             guard case .invalidValue(let invalid, let context) = error else {
                 throw failure(source: .result, path: [], reason: "\(error)")
             }
-            throw failure(source: .result, path: context.codingPath,
-                          reason: "\(invalid) is not representable in JSON (\(context.debugDescription))",
-                          verb: "encode")
+            throw failure(
+                source: .result, path: context.codingPath,
+                reason: "\(invalid) is not representable in JSON (\(context.debugDescription))",
+                verb: "encode")
         } catch {
             throw failure(source: .result, path: [], reason: "\(error)", verb: "encode")
         }
@@ -101,8 +102,10 @@ public enum StepDataCoding {
     }
 
     /// The permanent failure for a value at `path` under `source` that is missing or unusable.
-    static func failure(source: StepDataSource, path: [any CodingKey], reason: String,
-                        verb: String = "decode") -> StepFailure {
+    static func failure(
+        source: StepDataSource, path: [any CodingKey], reason: String,
+        verb: String = "decode"
+    ) -> StepFailure {
         let where_ = keyPath(source, path)
         return StepFailure(
             message: "cannot \(verb) \(where_): \(reason)", errorType: source.errorType,
@@ -117,14 +120,16 @@ public enum StepDataCoding {
         case .valueNotFound(let type, let context):
             return failure(source: source, path: context.codingPath, reason: "expected \(type), found null")
         case .typeMismatch(let type, let context):
-            return failure(source: source, path: context.codingPath,
-                           reason: "expected \(type) (\(context.debugDescription))")
+            return failure(
+                source: source, path: context.codingPath,
+                reason: "expected \(type) (\(context.debugDescription))")
         case .dataCorrupted(let context):
             // A number that does not fit the declared type (1e300 into Int64) lands here, and
             // Foundation reports it at the container's path with its cause underneath.
             let cause = context.underlyingError.map { " (\($0))" } ?? ""
-            return failure(source: source, path: context.codingPath,
-                           reason: "a value does not fit its declared type: \(context.debugDescription)\(cause)")
+            return failure(
+                source: source, path: context.codingPath,
+                reason: "a value does not fit its declared type: \(context.debugDescription)\(cause)")
         @unknown default:
             return failure(source: source, path: [], reason: "\(error)")
         }

@@ -31,8 +31,10 @@ public struct StepHandlerResult: Sendable, Equatable {
     /// checkpoint in `workflow_steps.checkpoint` and re-dispatches the handler in-process, still
     /// `in_progress` and without a new claim, with `StepContext.checkpoint` holding the record.
     public static func checkpoint(cursor: JSONValue, itemsProcessed: Int, accumulatedResults: JSONValue? = nil) -> StepHandlerResult {
-        StepHandlerResult(outcome: .checkpointYield(CheckpointYield(
-            cursor: cursor, itemsProcessed: itemsProcessed, accumulatedResults: accumulatedResults)))
+        StepHandlerResult(
+            outcome: .checkpointYield(
+                CheckpointYield(
+                    cursor: cursor, itemsProcessed: itemsProcessed, accumulatedResults: accumulatedResults)))
     }
 
     /// A handler-reported failure (`status:"failed"`).
@@ -45,8 +47,10 @@ public struct StepHandlerResult: Sendable, Equatable {
         message: String, errorType: String = StepFailure.defaultErrorType, errorCode: String? = nil,
         retryable: Bool = true, context: [String: JSONValue] = [:]
     ) -> StepHandlerResult {
-        .failure(StepFailure(message: message, errorType: errorType, errorCode: errorCode,
-                             retryable: retryable, context: context))
+        .failure(
+            StepFailure(
+                message: message, errorType: errorType, errorCode: errorCode,
+                retryable: retryable, context: context))
     }
 
     /// Maps a thrown error: a `StepFailure` (alias ``StepHandlerError``) keeps its fields;
@@ -80,17 +84,20 @@ public struct StepHandlerResult: Sendable, Equatable {
     ) -> StepExecutionResult {
         switch outcome {
         case .success(let result, let metadata):
-            return .success(stepUUID: stepUUID, result: result, startedAt: startedAt, completedAt: completedAt,
-                            workerID: workerID, hostname: hostname, custom: metadata,
-                            handlerVersion: handlerVersion)
+            return .success(
+                stepUUID: stepUUID, result: result, startedAt: startedAt, completedAt: completedAt,
+                workerID: workerID, hostname: hostname, custom: metadata,
+                handlerVersion: handlerVersion)
         case .failure(let failure):
-            return .failure(stepUUID: stepUUID, failure: failure, startedAt: startedAt, completedAt: completedAt,
-                            workerID: workerID, hostname: hostname, handlerVersion: handlerVersion)
+            return .failure(
+                stepUUID: stepUUID, failure: failure, startedAt: startedAt, completedAt: completedAt,
+                workerID: workerID, hostname: hostname, handlerVersion: handlerVersion)
         case .checkpointYield:
             // The dispatcher handles yields itself; a yield that reaches this point was not persisted.
-            return .dispatchError(stepUUID: stepUUID, kind: .checkpointError, callable: "", timeoutMs: nil,
-                                  taskUUID: nil, message: "checkpoint yield was not persisted",
-                                  startedAt: startedAt, completedAt: completedAt, workerID: workerID, hostname: hostname)
+            return .dispatchError(
+                stepUUID: stepUUID, kind: .checkpointError, callable: "", timeoutMs: nil,
+                taskUUID: nil, message: "checkpoint yield was not persisted",
+                startedAt: startedAt, completedAt: completedAt, workerID: workerID, hostname: hostname)
         }
     }
 }

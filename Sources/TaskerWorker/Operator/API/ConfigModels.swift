@@ -53,8 +53,10 @@ public struct SafeAuthConfig: Codable, Sendable, Equatable {
     public var strictValidation: Bool
     public var allowedAlgorithms: [String]
 
-    public init(enabled: Bool, verificationMethod: String, jwtIssuer: String, jwtAudience: String, apiKeyHeader: String,
-                apiKeyCount: Int, strictValidation: Bool, allowedAlgorithms: [String]) {
+    public init(
+        enabled: Bool, verificationMethod: String, jwtIssuer: String, jwtAudience: String, apiKeyHeader: String,
+        apiKeyCount: Int, strictValidation: Bool, allowedAlgorithms: [String]
+    ) {
         self.enabled = enabled
         self.verificationMethod = verificationMethod
         self.jwtIssuer = jwtIssuer

@@ -3,12 +3,20 @@ import Synchronization
 /// Runs `operation` and returns its result, or `.timedOut` once `timeout` has passed — without
 /// waiting for an operation that ignores cancellation (a probe must answer on time even when the
 /// database hangs). On timeout the operation's task is cancelled and left to finish on its own.
-func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T)
-    async -> DeadlineOutcome<T> {
-    await firstOutcome(onCancel: .timedOut, of: [
-        { do { return .value(try await operation()) } catch { return .failed(error) } },
-        { try? await Task.sleep(for: timeout); return Task.isCancelled ? nil : .timedOut },
-    ])
+func withDeadline<T: Sendable>(
+    _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
+)
+    async -> DeadlineOutcome<T>
+{
+    await firstOutcome(
+        onCancel: .timedOut,
+        of: [
+            { do { return .value(try await operation()) } catch { return .failed(error) } },
+            {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled ? nil : .timedOut
+            },
+        ])
 }
 
 /// What `withDeadline` ends with.

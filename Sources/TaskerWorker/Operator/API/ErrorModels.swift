@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// The error body the REST handlers send (upstream `ErrorResponse`):
 /// `{"error","message","timestamp","request_id"}`. Used for the readiness 503 and the template 404/500.

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 // The health bodies of the worker's REST API (upstream `schemas/generated/worker-openapi.json`),
 // shared with the gRPC `WorkerHealthService`. Encoded with `APIJSON.encoder`: snake_case keys as
@@ -134,8 +134,10 @@ public struct WorkerDetailedChecks: Codable, Sendable, Equatable {
     public var stepProcessing: HealthCheck
     public var circuitBreakers: HealthCheck
 
-    public init(database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck,
-                eventSystem: HealthCheck, stepProcessing: HealthCheck, circuitBreakers: HealthCheck) {
+    public init(
+        database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck,
+        eventSystem: HealthCheck, stepProcessing: HealthCheck, circuitBreakers: HealthCheck
+    ) {
         self.database = database
         self.commandProcessor = commandProcessor
         self.queueProcessing = queueProcessing
@@ -169,8 +171,10 @@ public struct DetailedHealthResponse: Codable, Sendable, Equatable {
     public var systemInfo: WorkerSystemInfo
     public var distributedCache: DistributedCacheInfo?
 
-    public init(status: String, timestamp: Date, workerID: String, checks: WorkerDetailedChecks,
-                systemInfo: WorkerSystemInfo, distributedCache: DistributedCacheInfo?) {
+    public init(
+        status: String, timestamp: Date, workerID: String, checks: WorkerDetailedChecks,
+        systemInfo: WorkerSystemInfo, distributedCache: DistributedCacheInfo?
+    ) {
         self.status = status
         self.timestamp = timestamp
         self.workerID = workerID
@@ -211,8 +215,10 @@ public struct WorkerSystemInfo: Codable, Sendable, Equatable {
     public var supportedNamespaces: [String]
     public var poolUtilization: PoolUtilizationInfo?
 
-    public init(version: String, environment: String, uptimeSeconds: Int, workerType: String, databasePoolSize: Int,
-                commandProcessorActive: Bool, supportedNamespaces: [String], poolUtilization: PoolUtilizationInfo?) {
+    public init(
+        version: String, environment: String, uptimeSeconds: Int, workerType: String, databasePoolSize: Int,
+        commandProcessorActive: Bool, supportedNamespaces: [String], poolUtilization: PoolUtilizationInfo?
+    ) {
         self.version = version
         self.environment = environment
         self.uptimeSeconds = uptimeSeconds

@@ -47,8 +47,10 @@ public struct TemplateCacheStats: Codable, Sendable, Equatable {
     public var averageAccessCount: Double
     public var supportedNamespaces: [String]
 
-    public init(totalCached: Int, cacheHits: Int, cacheMisses: Int, cacheEvictions: Int, oldestEntryAgeSeconds: Int,
-                averageAccessCount: Double, supportedNamespaces: [String]) {
+    public init(
+        totalCached: Int, cacheHits: Int, cacheMisses: Int, cacheEvictions: Int, oldestEntryAgeSeconds: Int,
+        averageAccessCount: Double, supportedNamespaces: [String]
+    ) {
         self.totalCached = totalCached
         self.cacheHits = cacheHits
         self.cacheMisses = cacheMisses
@@ -80,8 +82,10 @@ public struct TemplateResponse: Codable, Sendable, Equatable {
     /// Always null (as upstream).
     public var accessCount: Int?
 
-    public init(template: ResolvedTemplate, handlerMetadata: HandlerMetadata, cached: Bool,
-                cacheAgeSeconds: Int? = nil, accessCount: Int? = nil) {
+    public init(
+        template: ResolvedTemplate, handlerMetadata: HandlerMetadata, cached: Bool,
+        cacheAgeSeconds: Int? = nil, accessCount: Int? = nil
+    ) {
         self.template = template
         self.handlerMetadata = handlerMetadata
         self.cached = cached
@@ -140,8 +144,10 @@ public struct HandlerMetadata: Codable, Sendable, Equatable {
     /// When the template was last registered (`named_tasks.updated_at`).
     public var registeredAt: Date
 
-    public init(namespace: String, name: String, version: String, handlerClass: String, configSchema: JSONValue?,
-                defaultDependentSystem: String?, registeredAt: Date) {
+    public init(
+        namespace: String, name: String, version: String, handlerClass: String, configSchema: JSONValue?,
+        defaultDependentSystem: String?, registeredAt: Date
+    ) {
         self.namespace = namespace
         self.name = name
         self.version = version

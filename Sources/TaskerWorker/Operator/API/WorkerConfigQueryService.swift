@@ -21,8 +21,9 @@ public struct WorkerConfigQueryService: Sendable {
         let namespaces = await runtime.templates.supportedNamespaces
         let queues = namespaces.map(QueueNames.workerQueue(namespace:)) + [QueueNames.stepResults]
         return WorkerConfigResponse(
-            metadata: ConfigMetadata(timestamp: Date(), environment: configuration.common.execution.environment,
-                                     version: TaskerWorkerVersion.current),
+            metadata: ConfigMetadata(
+                timestamp: Date(), environment: configuration.common.execution.environment,
+                version: TaskerWorkerVersion.current),
             workerID: safe(worker.workerId), workerType: safe(worker.workerType),
             auth: SafeAuthConfig(
                 enabled: auth.enabled, verificationMethod: safe(auth.jwtVerificationMethod),

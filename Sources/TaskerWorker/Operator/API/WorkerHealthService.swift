@@ -43,8 +43,9 @@ public struct WorkerHealthService: Sendable {
     /// `GET /health/ready`: `status` is `ready` or `not_ready`; see `ReadinessResponse.isReady`.
     public func readiness() async -> ReadinessResponse {
         let probes = await probes()
-        let checks = WorkerReadinessChecks(database: probes.database, commandProcessor: probes.commandProcessor,
-                                           queueProcessing: probes.queueProcessing)
+        let checks = WorkerReadinessChecks(
+            database: probes.database, commandProcessor: probes.commandProcessor,
+            queueProcessing: probes.queueProcessing)
         return ReadinessResponse(
             status: checks.allHealthy ? "ready" : "not_ready", timestamp: Date(), workerID: runtime.identity.publicID,
             checks: checks, systemInfo: await systemInfo(status: probes.status))
@@ -82,8 +83,9 @@ public struct WorkerHealthService: Sendable {
         async let commandProcessor = checkCommandProcessor()
         async let queues = checkQueueProcessing()
         let (processor, status) = await commandProcessor
-        return HealthProbes(database: await database, commandProcessor: processor, queueProcessing: await queues,
-                            status: status)
+        return HealthProbes(
+            database: await database, commandProcessor: processor, queueProcessing: await queues,
+            status: status)
     }
 
     /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
@@ -93,7 +95,8 @@ public struct WorkerHealthService: Sendable {
         guard snapshot.overdue > 0 else {
             return HealthCheck(status: .healthy, message: "\(snapshot.pending) step results being stored", durationMs: 0)
         }
-        let message = "\(snapshot.overdue) step results unstored for more than \(monitor.alertAfter) "
+        let message =
+            "\(snapshot.overdue) step results unstored for more than \(monitor.alertAfter) "
             + "(oldest \(Int(snapshot.oldest.components.seconds)) s; last error: \(snapshot.lastError ?? "none"))"
         return HealthCheck(status: .unhealthy, message: message, durationMs: 0)
     }
@@ -101,9 +104,10 @@ public struct WorkerHealthService: Sendable {
     /// `check` judged with `extra` too: the worse verdict, and `extra`'s message when it is not healthy.
     static func adding(_ extra: HealthCheck, to check: HealthCheck) -> HealthCheck {
         guard extra.verdict != .healthy else { return check }
-        return HealthCheck(status: max(check.verdict, extra.verdict),
-                           message: [check.message, "result storage: " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
-                           durationMs: check.durationMs, lastChecked: check.lastChecked)
+        return HealthCheck(
+            status: max(check.verdict, extra.verdict),
+            message: [check.message, "result storage: " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
+            durationMs: check.durationMs, lastChecked: check.lastChecked)
     }
 
     // MARK: - Checks
@@ -116,10 +120,12 @@ public struct WorkerHealthService: Sendable {
         case .value:
             return HealthCheck(status: .healthy, message: "Database connection successful", durationMs: clock.elapsedMs)
         case .failed(let error):
-            return HealthCheck(status: .unhealthy, message: "Database connection failed: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
+            return HealthCheck(
+                status: .unhealthy, message: "Database connection failed: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
         case .timedOut:
-            return HealthCheck(status: .unhealthy, message: "Database did not answer SELECT 1 within \(thresholds.databaseTimeout)",
-                               durationMs: clock.elapsedMs)
+            return HealthCheck(
+                status: .unhealthy, message: "Database did not answer SELECT 1 within \(thresholds.databaseTimeout)",
+                durationMs: clock.elapsedMs)
         }
     }
 
@@ -142,7 +148,8 @@ public struct WorkerHealthService: Sendable {
         } else {
             verdict = .healthy
         }
-        let message = "Command processor answered; accepting steps: \(status.acceptingSteps) "
+        let message =
+            "Command processor answered; accepting steps: \(status.acceptingSteps) "
             + "(\(status.handlerPermitsInUse)/\(status.handlerPermits) handler permits in use); event system: "
             + Self.describe(events)
         return (HealthCheck(status: verdict, message: message, durationMs: clock.elapsedMs), status)
@@ -164,13 +171,16 @@ public struct WorkerHealthService: Sendable {
         case .value(let depths):
             let total = depths.reduce(0) { $0 + Int($1.depth) }
             let detail = depths.map { "\($0.queue)=\($0.depth)" }.joined(separator: ", ")
-            return HealthCheck(status: thresholds.queueDepthStatus(total),
-                               message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
+            return HealthCheck(
+                status: thresholds.queueDepthStatus(total),
+                message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
         case .failed(let error):
-            return HealthCheck(status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
+            return HealthCheck(
+                status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
         case .timedOut:
-            return HealthCheck(status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
-                               durationMs: clock.elapsedMs)
+            return HealthCheck(
+                status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
+                durationMs: clock.elapsedMs)
         }
     }
 
@@ -187,7 +197,8 @@ public struct WorkerHealthService: Sendable {
         let clock = Timing()
         let stats = runtime.statistics.snapshot
         let rate = stats.failureRate
-        let message = "\(stats.totalExecuted) steps executed, \(stats.totalSucceeded) succeeded, \(stats.totalFailed) failed ("
+        let message =
+            "\(stats.totalExecuted) steps executed, \(stats.totalSucceeded) succeeded, \(stats.totalFailed) failed ("
             + String(format: "%.1f", rate * 100) + " % failure rate)"
         return HealthCheck(status: thresholds.failureRateStatus(rate), message: message, durationMs: clock.elapsedMs)
     }

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Why a template query has no answer; each maps to an `ErrorResponse` kind (REST) or a status (gRPC).
 public enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -72,8 +72,9 @@ public struct WorkerTemplateQueryService: Sendable {
                 cacheEvictions: cache.evictions, oldestEntryAgeSeconds: Int(cache.oldestEntryAge.components.seconds),
                 averageAccessCount: cache.averageAccessCount, supportedNamespaces: namespaces)
         }
-        return TemplateListResponse(supportedNamespaces: namespaces, templateCount: count, cacheStats: stats,
-                                    workerCapabilities: Self.workerCapabilities)
+        return TemplateListResponse(
+            supportedNamespaces: namespaces, templateCount: count, cacheStats: stats,
+            workerCapabilities: Self.workerCapabilities)
     }
 
     /// One template with its registration metadata.
@@ -81,12 +82,14 @@ public struct WorkerTemplateQueryService: Sendable {
         let template = try await lookup(namespace: namespace, name: name, version: version)
         let row: PostgresRow?
         do {
-            row = try await runtime.pool.query("""
+            row = try await runtime.pool.query(
+                """
                 SELECT nt.updated_at
                   FROM tasker.named_tasks nt
                   JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
                  WHERE tn.name = $1 AND nt.name = $2 AND nt.version = $3
-                """, [namespace, name, version], lane: .operator).first
+                """, [namespace, name, version], lane: .operator
+            ).first
         } catch {
             throw .failure(error)
         }
@@ -97,15 +100,19 @@ public struct WorkerTemplateQueryService: Sendable {
             namespace: namespace, name: name, version: version, handlerClass: template.name,
             configSchema: try? JSONValue(encoding: template),
             defaultDependentSystem: template.systemDependencies.primary, registeredAt: registeredAt)
-        let resolved = ResolvedTemplate(template: template, environment: runtime.configuration.common.execution.environment,
-                                        resolvedAt: Date())
+        let resolved = ResolvedTemplate(
+            template: template, environment: runtime.configuration.common.execution.environment,
+            resolvedAt: Date())
         return TemplateResponse(template: resolved, handlerMetadata: metadata, cached: true)
     }
 
     /// Whether this worker can run the template: the template's own rules (`TaskTemplateValidator`)
     /// and a registered handler for every step's callable.
-    public func validate(namespace: String, name: String, version: String) async throws(TemplateQueryError)
-        -> TemplateValidationResponse {
+    public func validate(
+        namespace: String, name: String, version: String
+    ) async throws(TemplateQueryError)
+        -> TemplateValidationResponse
+    {
         let template = try await lookup(namespace: namespace, name: name, version: version)
         var errors = TaskTemplateValidator.validate(template).map { finding in
             finding.step.map { "step \"\($0)\": \(finding.message)" } ?? finding.message
@@ -139,8 +146,11 @@ public struct WorkerTemplateQueryService: Sendable {
         let notFound = TemplateQueryError.templateNotFound(namespace: namespace, name: name, version: version)
         guard await runtime.templates.supportedNamespaces.contains(namespace) else { throw notFound }
         do {
-            guard let template = try await runtime.templates.template(namespace: namespace, name: name, version: version,
-                                                                          lane: .operator) else {
+            guard
+                let template = try await runtime.templates.template(
+                    namespace: namespace, name: name, version: version,
+                    lane: .operator)
+            else {
                 throw notFound
             }
             return template
@@ -156,7 +166,8 @@ public struct WorkerTemplateQueryService: Sendable {
     private func templateCount(namespaces: [String]) async throws(TemplateQueryError) -> Int {
         guard !namespaces.isEmpty else { return 0 }
         do {
-            let rows = try await runtime.pool.query("""
+            let rows = try await runtime.pool.query(
+                """
                 SELECT count(*) AS n
                   FROM tasker.named_tasks nt
                   JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid

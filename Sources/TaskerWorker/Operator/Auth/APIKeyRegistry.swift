@@ -1,4 +1,5 @@
 import TaskerModel
+
 /// The configured API keys, checked in constant time.
 ///
 /// Sources (in this order; the first match wins, but every key is always compared):
@@ -42,8 +43,9 @@ struct APIKeyRegistry: Sendable, CustomStringConvertible {
         }
         if !auth.apiKey.isEmpty {
             entries.append(
-                Entry(key: Array(auth.apiKey.utf8), name: "api_key",
-                      permissions: WorkerPermission.allCases.map(\.rawValue)))
+                Entry(
+                    key: Array(auth.apiKey.utf8), name: "api_key",
+                    permissions: WorkerPermission.allCases.map(\.rawValue)))
         }
         self.entries = entries
     }
@@ -62,8 +64,9 @@ struct APIKeyRegistry: Sendable, CustomStringConvertible {
         }
         guard matched >= 0 else { return nil }
         let entry = entries[matched]
-        return AuthPrincipal(subject: "api-key:\(entry.name)", permissions: entry.permissions,
-                             method: .apiKey(name: entry.name))
+        return AuthPrincipal(
+            subject: "api-key:\(entry.name)", permissions: entry.permissions,
+            method: .apiKey(name: entry.name))
     }
 
     /// Compares `candidate` with `expected` (non-empty) in time that depends only on `candidate.count`.

@@ -1,4 +1,5 @@
 import TaskerModel
+
 // Redacted descriptions of the auth configuration, so that `"\(auth)"` in a log line or an error message
 // never shows key material. `Mirror`-based output (`dump`, `debugPrint` of containers) is redacted too.
 
@@ -30,14 +31,16 @@ extension WorkerConfiguration.Auth: CustomStringConvertible, CustomDebugStringCo
 
     /// A mirror with the secrets replaced by `***`.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "enabled": enabled, "jwtIssuer": jwtIssuer, "jwtAudience": jwtAudience,
-            "jwtPublicKey": Self.mask(jwtPublicKey), "jwtPublicKeyPath": jwtPublicKeyPath,
-            "jwtPrivateKey": Self.mask(jwtPrivateKey), "jwtVerificationMethod": jwtVerificationMethod,
-            "jwtAllowedAlgorithms": jwtAllowedAlgorithms, "permissionsClaim": permissionsClaim,
-            "strictValidation": strictValidation, "apiKey": Self.mask(apiKey), "apiKeyHeader": apiKeyHeader,
-            "apiKeysEnabled": apiKeysEnabled, "apiKeys": apiKeys,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "enabled": enabled, "jwtIssuer": jwtIssuer, "jwtAudience": jwtAudience,
+                "jwtPublicKey": Self.mask(jwtPublicKey), "jwtPublicKeyPath": jwtPublicKeyPath,
+                "jwtPrivateKey": Self.mask(jwtPrivateKey), "jwtVerificationMethod": jwtVerificationMethod,
+                "jwtAllowedAlgorithms": jwtAllowedAlgorithms, "permissionsClaim": permissionsClaim,
+                "strictValidation": strictValidation, "apiKey": Self.mask(apiKey), "apiKeyHeader": apiKeyHeader,
+                "apiKeysEnabled": apiKeysEnabled, "apiKeys": apiKeys,
+            ], displayStyle: .struct)
     }
 
     static func mask(_ secret: String) -> String { secret.isEmpty ? "\"\"" : "***" }
@@ -53,7 +56,11 @@ extension WorkerConfiguration.APIKey: CustomDebugStringConvertible, CustomReflec
 
     /// A mirror with the key replaced by `***`.
     public var customMirror: Mirror {
-        Mirror(self, children: ["key": WorkerConfiguration.Auth.mask(key), "permissions": permissions,
-                                "description": description], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "key": WorkerConfiguration.Auth.mask(key), "permissions": permissions,
+                "description": description,
+            ], displayStyle: .struct)
     }
 }

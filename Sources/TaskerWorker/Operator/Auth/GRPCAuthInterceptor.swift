@@ -30,8 +30,10 @@ public struct GRPCAuthInterceptor: ServerInterceptor {
     ///   - authenticator: The shared authenticator.
     ///   - requirements: Required permission by fully qualified method (`package.Service/Method`), or by
     ///     service with `package.Service/*` (an exact method entry wins over its service's `*`).
-    public init(authenticator: WorkerAuthenticator,
-                requirements: [String: WorkerPermission] = GRPCAuthInterceptor.defaultRequirements) {
+    public init(
+        authenticator: WorkerAuthenticator,
+        requirements: [String: WorkerPermission] = GRPCAuthInterceptor.defaultRequirements
+    ) {
         self.authenticator = authenticator
         self.requirements = requirements
         self.apiKeyMetadataKey = authenticator.apiKeyHeader.lowercased()

@@ -149,7 +149,7 @@ struct JWTVerifier: Sendable {
     static func headerAlgorithm(of token: String) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = base64URLDecode(parts[0]),
-              case .object(let fields)? = try? JSONDecoder().decode(JSONValue.self, from: header)
+            case .object(let fields)? = try? JSONDecoder().decode(JSONValue.self, from: header)
         else { return nil }
         return fields["alg"]?.stringValue
     }

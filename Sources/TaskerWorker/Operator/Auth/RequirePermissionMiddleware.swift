@@ -27,8 +27,10 @@ public struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddle
     }
 
     /// Checks the request; calls `next` or returns the 401/403 response.
-    public func handle(_ request: Request, context: Context,
-                       next: (Request, Context) async throws -> Response) async throws -> Response {
+    public func handle(
+        _ request: Request, context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let credentials = AuthCredentials(
             authorizationBytes: Self.firstValue(of: .authorization, in: request.headers),
             apiKeyBytes: Self.firstValue(of: apiKeyField, in: request.headers))

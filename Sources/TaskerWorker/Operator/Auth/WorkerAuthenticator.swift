@@ -76,8 +76,10 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     ///   work: no usable key material at all, an unreadable key file, a PEM that is not an RSA public key
     ///   of at least 2048 bits, an unsupported algorithm or verification method, an empty API key, an
     ///   invalid header name, or (under `strict_validation`) an unknown permission on an API key.
-    public init(configuration auth: WorkerConfiguration.Auth,
-                logger: Logger = Logger(label: "tasker.worker.auth")) async throws(AuthConfigurationError) {
+    public init(
+        configuration auth: WorkerConfiguration.Auth,
+        logger: Logger = Logger(label: "tasker.worker.auth")
+    ) async throws(AuthConfigurationError) {
         self.logger = logger
         self.isEnabled = auth.enabled
         self.apiKeyHeader = auth.apiKeyHeader
@@ -100,10 +102,11 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
             guard !auth.permissionsClaim.isEmpty else {
                 throw AuthConfigurationError(key: "permissions_claim", reason: "is empty")
             }
-            let rules = JWTVerifier.Rules(issuer: auth.jwtIssuer, audience: auth.jwtAudience,
-                                          permissionsClaim: auth.permissionsClaim,
-                                          strictValidation: auth.strictValidation,
-                                          maxLifetimeSeconds: Double(auth.jwtMaxTokenLifetimeSeconds))
+            let rules = JWTVerifier.Rules(
+                issuer: auth.jwtIssuer, audience: auth.jwtAudience,
+                permissionsClaim: auth.permissionsClaim,
+                strictValidation: auth.strictValidation,
+                maxLifetimeSeconds: Double(auth.jwtMaxTokenLifetimeSeconds))
             jwt = await JWTVerifier(key: key, algorithms: algorithms, rules: rules)
         } else {
             jwt = nil
@@ -152,16 +155,20 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     }
 
     /// Authenticates the request, then checks that the principal has `permission`.
-    public func authorize(_ credentials: AuthCredentials,
-                          for permission: WorkerPermission) async -> Result<AuthPrincipal, AuthFailure> {
+    public func authorize(
+        _ credentials: AuthCredentials,
+        for permission: WorkerPermission
+    ) async -> Result<AuthPrincipal, AuthFailure> {
         switch await authenticate(credentials) {
         case .failure(let failure):
             return .failure(failure)
         case .success(let principal):
             guard principal.has(permission) else {
-                logger.debug("permission denied", metadata: [
-                    "subject": "\(principal.subject)", "required_permission": "\(permission.rawValue)",
-                ])
+                logger.debug(
+                    "permission denied",
+                    metadata: [
+                        "subject": "\(principal.subject)", "required_permission": "\(permission.rawValue)",
+                    ])
                 return .failure(.missingPermission(permission))
             }
             return .success(principal)
@@ -184,8 +191,9 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     static func bearerToken(_ value: String) -> String? {
         let scheme = "bearer"
         guard value.utf8.count > scheme.utf8.count,
-              value.prefix(scheme.count).lowercased() == scheme,
-              value.dropFirst(scheme.count).first == " " else { return nil }
+            value.prefix(scheme.count).lowercased() == scheme,
+            value.dropFirst(scheme.count).first == " "
+        else { return nil }
         let token = value.dropFirst(scheme.count).drop { $0 == " " }
         return token.isEmpty ? nil : String(token)
     }
@@ -201,10 +209,11 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
 
     static func isValidHeaderName(_ name: String) -> Bool {
         let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
-        return !name.isEmpty && name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || tokenSymbols.contains(byte)
-        }
+        return !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || tokenSymbols.contains(byte)
+            }
     }
 
     private static func validatedAlgorithms(_ names: [String]) throws(AuthConfigurationError) -> [String] {
@@ -255,8 +264,8 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     static func normalizePEM(_ text: String) -> String {
         let pem = text.replacingOccurrences(of: "\\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
         guard let begin = pem.range(of: "-----BEGIN "),
-              let headerEnd = pem.range(of: "-----", range: begin.upperBound..<pem.endIndex),
-              let footer = pem.range(of: "-----END ", range: headerEnd.upperBound..<pem.endIndex)
+            let headerEnd = pem.range(of: "-----", range: begin.upperBound..<pem.endIndex),
+            let footer = pem.range(of: "-----END ", range: headerEnd.upperBound..<pem.endIndex)
         else { return pem }
         let body = pem[headerEnd.upperBound..<footer.lowerBound].filter { !$0.isWhitespace }
         var lines = [String(pem[begin.lowerBound..<headerEnd.upperBound])]

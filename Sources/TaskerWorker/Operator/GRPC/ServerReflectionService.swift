@@ -78,16 +78,22 @@ package struct ServerReflectionService: Grpc_Reflection_V1_ServerReflection.Simp
         return reply
     }
 
-    private func files(_ descriptors: [Data]?, missing: String)
-        -> Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse {
+    private func files(
+        _ descriptors: [Data]?, missing: String
+    )
+        -> Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse
+    {
         guard let descriptors else { return error(.notFound, missing) }
         var files = Grpc_Reflection_V1_FileDescriptorResponse()
         files.fileDescriptorProto = descriptors
         return .fileDescriptorResponse(files)
     }
 
-    private func error(_ code: ErrorCode, _ message: String)
-        -> Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse {
+    private func error(
+        _ code: ErrorCode, _ message: String
+    )
+        -> Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse
+    {
         var error = Grpc_Reflection_V1_ErrorResponse()
         error.errorCode = code.rawValue
         error.errorMessage = message

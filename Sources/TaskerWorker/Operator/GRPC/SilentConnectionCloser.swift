@@ -69,9 +69,11 @@ final class SilentConnectionCloser: ChannelInboundHandler, RemovableChannelHandl
             guard let context = self.context else { return }
             let silentUntil = lastInput + limit
             guard silentUntil <= .now() else { return schedule(at: silentUntil) }
-            logger.debug("closing a silent gRPC connection", metadata: [
-                "remote": "\(context.channel.remoteAddress?.description ?? "?")", "silent_for": "\(limit)",
-            ])
+            logger.debug(
+                "closing a silent gRPC connection",
+                metadata: [
+                    "remote": "\(context.channel.remoteAddress?.description ?? "?")", "silent_for": "\(limit)",
+                ])
             context.close(promise: nil)
         }
     }

@@ -31,16 +31,20 @@ package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtoco
     ///   - shutdown: triggered when the server begins shutting down; ends every open `Watch`.
     ///   - isReady: the worker's readiness verdict (the worker's is shared with every other probe
     ///     and evaluated at most once a second: `HealthProbeCache`).
-    package init(pollInterval: Duration = .seconds(1), shutdown: ShutdownSignal,
-                isReady: @escaping @Sendable () async -> Bool) {
+    package init(
+        pollInterval: Duration = .seconds(1), shutdown: ShutdownSignal,
+        isReady: @escaping @Sendable () async -> Bool
+    ) {
         self.isReady = isReady
         self.pollInterval = pollInterval
         self.shutdown = shutdown
     }
 
     /// The current status of `request.service`; NOT_FOUND when it has none.
-    package func check(request: Grpc_Health_V1_HealthCheckRequest,
-                      context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse {
+    package func check(
+        request: Grpc_Health_V1_HealthCheckRequest,
+        context: ServerContext
+    ) async throws -> Grpc_Health_V1_HealthCheckResponse {
         guard Self.serviceNames.contains(request.service) else {
             throw RPCError(code: .notFound, message: "unknown service: \(request.service)")
         }
@@ -48,9 +52,11 @@ package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtoco
     }
 
     /// The current status, then each change, until the RPC is cancelled or the server shuts down.
-    package func watch(request: Grpc_Health_V1_HealthCheckRequest,
-                      response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
-                      context: ServerContext) async throws {
+    package func watch(
+        request: Grpc_Health_V1_HealthCheckRequest,
+        response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
+        context: ServerContext
+    ) async throws {
         let known = Self.serviceNames.contains(request.service)
         try await shutdown.run(until: context) {
             if known {

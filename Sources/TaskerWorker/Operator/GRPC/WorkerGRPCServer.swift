@@ -25,8 +25,10 @@ public struct WorkerGRPCServer: Service {
     ///   - runtime: the worker whose health, configuration and templates are served.
     ///   - interceptors: run on every RPC, in order (authentication, for instance).
     ///   - logger: the server's logger.
-    public init(runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [],
-                logger: Logger = Logger(label: "tasker.grpc")) {
+    public init(
+        runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [],
+        logger: Logger = Logger(label: "tasker.grpc")
+    ) {
         self.runtime = runtime
         self.interceptors = interceptors
         self.logger = logger
@@ -44,8 +46,9 @@ public struct WorkerGRPCServer: Service {
         let shutdown = ShutdownSignal()
         let (services, names) = try Self.services(runtime: runtime, shutdown: shutdown)
         let server = GRPCServer(
-            transport: .http2NIOPosix(address: address, transportSecurity: .plaintext,
-                                      config: Self.transportConfig(settings, logger: logger)),
+            transport: .http2NIOPosix(
+                address: address, transportSecurity: .plaintext,
+                config: Self.transportConfig(settings, logger: logger)),
             services: services, interceptors: interceptors)
         if settings.tlsEnabled {
             logger.warning("worker.grpc.tls_enabled is set but not applied: the gRPC server is plaintext")
@@ -59,15 +62,17 @@ public struct WorkerGRPCServer: Service {
             guard let listening = try? await server.listeningAddress else { return }
             let published = BindAddress.describe(listening)
             bound.setGRPC(published)
-            logger.info("gRPC server listening", metadata: [
-                "address": "\(published)", "services": "\(names.joined(separator: ","))",
-            ])
+            logger.info(
+                "gRPC server listening",
+                metadata: [
+                    "address": "\(published)", "services": "\(names.joined(separator: ","))",
+                ])
         }
         defer { publisher.cancel() }
         try await withGracefulShutdownHandler {
             do {
                 try await server.serve()
-            } catch where shutdown.isTriggered {
+            } catch  where shutdown.isTriggered {
                 // Shut down before it started serving: `serve()` refuses a stopped server. Not an error.
             }
         } onGracefulShutdown: {
@@ -79,8 +84,11 @@ public struct WorkerGRPCServer: Service {
 
     /// The services this server offers for `runtime`'s configuration, and their fully qualified
     /// names (what reflection lists). `shutdown` ends health watches and reflection streams.
-    package static func services(runtime: WorkerRuntime, shutdown: ShutdownSignal) throws
-        -> (services: [any RegistrableRPCService], names: [String]) {
+    package static func services(
+        runtime: WorkerRuntime, shutdown: ShutdownSignal
+    ) throws
+        -> (services: [any RegistrableRPCService], names: [String])
+    {
         let settings = runtime.configuration.worker.grpc
         let health = WorkerHealthService(runtime: runtime, shared: runtime.healthProbes)
         var services: [any RegistrableRPCService] = [
@@ -108,8 +116,10 @@ public struct WorkerGRPCServer: Service {
     /// wait in the listen backlog); and `SilentConnectionCloser` on every connection. The transport
     /// offers its per-connection hooks as "debugging callbacks"; they are the documented place to add
     /// handlers to the listener and to each accepted connection.
-    static func transportConfig(_ settings: WorkerConfiguration.GRPC,
-                                logger: Logger = Logger(label: "tasker.grpc")) -> HTTP2ServerTransport.Posix.Config {
+    static func transportConfig(
+        _ settings: WorkerConfiguration.GRPC,
+        logger: Logger = Logger(label: "tasker.grpc")
+    ) -> HTTP2ServerTransport.Posix.Config {
         .defaults { config in
             let keepaliveInterval = max(1, settings.keepaliveIntervalSeconds)
             let keepaliveTimeout = max(1, settings.keepaliveTimeoutSeconds)

@@ -15,18 +15,24 @@ package struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServ
         self.health = health
     }
 
-    package func checkHealth(request: Tasker_V1_WorkerHealthRequest,
-                            context: ServerContext) async throws -> Tasker_V1_WorkerBasicHealthResponse {
+    package func checkHealth(
+        request: Tasker_V1_WorkerHealthRequest,
+        context: ServerContext
+    ) async throws -> Tasker_V1_WorkerBasicHealthResponse {
         Tasker_V1_WorkerBasicHealthResponse(health.basic())
     }
 
-    package func checkLiveness(request: Tasker_V1_WorkerLivenessRequest,
-                              context: ServerContext) async throws -> Tasker_V1_WorkerBasicHealthResponse {
+    package func checkLiveness(
+        request: Tasker_V1_WorkerLivenessRequest,
+        context: ServerContext
+    ) async throws -> Tasker_V1_WorkerBasicHealthResponse {
         Tasker_V1_WorkerBasicHealthResponse(health.liveness())
     }
 
-    package func checkReadiness(request: Tasker_V1_WorkerReadinessRequest,
-                               context: ServerContext) async throws -> Tasker_V1_WorkerReadinessResponse {
+    package func checkReadiness(
+        request: Tasker_V1_WorkerReadinessRequest,
+        context: ServerContext
+    ) async throws -> Tasker_V1_WorkerReadinessResponse {
         let readiness = await health.readiness()
         guard readiness.isReady else {
             throw RPCError(code: .unavailable, message: "Worker is not ready")
@@ -34,8 +40,10 @@ package struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServ
         return Tasker_V1_WorkerReadinessResponse(readiness)
     }
 
-    package func checkDetailedHealth(request: Tasker_V1_WorkerDetailedHealthRequest,
-                                    context: ServerContext) async throws -> Tasker_V1_WorkerDetailedHealthResponse {
+    package func checkDetailedHealth(
+        request: Tasker_V1_WorkerDetailedHealthRequest,
+        context: ServerContext
+    ) async throws -> Tasker_V1_WorkerDetailedHealthResponse {
         Tasker_V1_WorkerDetailedHealthResponse(await health.detailed())
     }
 }

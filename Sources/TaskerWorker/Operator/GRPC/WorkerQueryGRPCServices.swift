@@ -19,8 +19,10 @@ package struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServ
         self.config = config
     }
 
-    package func getConfig(request: Tasker_V1_WorkerGetConfigRequest,
-                          context: ServerContext) async throws -> Tasker_V1_WorkerGetConfigResponse {
+    package func getConfig(
+        request: Tasker_V1_WorkerGetConfigRequest,
+        context: ServerContext
+    ) async throws -> Tasker_V1_WorkerGetConfigResponse {
         guard config.runtime.configuration.worker.web.configEndpointEnabled else {
             throw RPCError(code: .notFound, message: Self.disabledMessage)
         }
@@ -43,8 +45,10 @@ package struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.Simple
         self.templates = templates
     }
 
-    package func listTemplates(request: Tasker_V1_WorkerListTemplatesRequest,
-                              context: ServerContext) async throws -> Tasker_V1_WorkerTemplateListResponse {
+    package func listTemplates(
+        request: Tasker_V1_WorkerListTemplatesRequest,
+        context: ServerContext
+    ) async throws -> Tasker_V1_WorkerTemplateListResponse {
         do throws(TemplateQueryError) {
             return Tasker_V1_WorkerTemplateListResponse(try await templates.list(includeCacheStats: request.includeCacheStats))
         } catch {
@@ -52,8 +56,10 @@ package struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.Simple
         }
     }
 
-    package func getTemplate(request: Tasker_V1_WorkerGetTemplateRequest,
-                            context: ServerContext) async throws -> Tasker_V1_WorkerTemplateResponse {
+    package func getTemplate(
+        request: Tasker_V1_WorkerGetTemplateRequest,
+        context: ServerContext
+    ) async throws -> Tasker_V1_WorkerTemplateResponse {
         do throws(TemplateQueryError) {
             let body = try await templates.get(namespace: request.namespace, name: request.name, version: request.version)
             return Tasker_V1_WorkerTemplateResponse(body)

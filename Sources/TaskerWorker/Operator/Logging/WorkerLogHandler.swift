@@ -14,8 +14,10 @@ public struct WorkerLogHandler: LogHandler {
 
     /// A handler following `WorkerLogging`'s settings; `output`, `format` and `level` fix them for
     /// this handler only (tests).
-    public init(label: String, output: LogOutput? = nil, format: WorkerLogging.Format? = nil,
-                level: Logger.Level? = nil, metadataProvider: Logger.MetadataProvider? = nil) {
+    public init(
+        label: String, output: LogOutput? = nil, format: WorkerLogging.Format? = nil,
+        level: Logger.Level? = nil, metadataProvider: Logger.MetadataProvider? = nil
+    ) {
         self.label = label
         self.output = output
         self.format = format
@@ -44,10 +46,11 @@ public struct WorkerLogHandler: LogHandler {
         let record = LogRecord(
             timestamp: Date(), level: event.level, label: label, message: event.message.description, metadata: merged,
             source: settings.includeSourceLocation ? (event.source, event.file, event.function, event.line) : nil)
-        let line = switch format ?? override?.format ?? settings.format {
-        case .text: record.text()
-        case .json: record.json()
-        }
+        let line =
+            switch format ?? override?.format ?? settings.format {
+            case .text: record.text()
+            case .json: record.json()
+            }
         (output ?? override?.output ?? settings.output).write(line)
     }
 }
@@ -67,7 +70,8 @@ struct LogRecord {
     /// characters (C0 including `\n`, `\r`, `\t`; DEL; C1; U+2028/2029) in the label, message, keys and
     /// values are written as escapes (`\n`, `\r`, `\t`, `\u{85}`), so logged values cannot forge lines.
     func text() -> String {
-        var line = "\(Self.iso8601(timestamp)) \(level) \(StringEscaping.escapingControls(label)): "
+        var line =
+            "\(Self.iso8601(timestamp)) \(level) \(StringEscaping.escapingControls(label)): "
             + StringEscaping.escapingControls(message)
         for key in metadata.keys.sorted() {
             line += " \(StringEscaping.escapingControls(key))=\(Self.plain(metadata[key]!))"
@@ -86,8 +90,10 @@ struct LogRecord {
             ("label", StringEscaping.jsonQuoted(label)), ("message", StringEscaping.jsonQuoted(message)),
         ]
         if let source {
-            fields += [("source", StringEscaping.jsonQuoted(source.module)), ("file", StringEscaping.jsonQuoted(source.file)),
-                       ("function", StringEscaping.jsonQuoted(source.function)), ("line", "\(source.line)")]
+            fields += [
+                ("source", StringEscaping.jsonQuoted(source.module)), ("file", StringEscaping.jsonQuoted(source.file)),
+                ("function", StringEscaping.jsonQuoted(source.function)), ("line", "\(source.line)"),
+            ]
         }
         var flat: [(String, String)] = []
         Self.flatten(metadata, prefix: "", into: &flat)
@@ -112,7 +118,8 @@ struct LogRecord {
         case .stringConvertible(let convertible): return StringEscaping.jsonQuoted(convertible.description)
         case .array(let values): return "[" + values.map(jsonValue).joined(separator: ",") + "]"
         case .dictionary(let nested):
-            return "{" + nested.keys.sorted().map { "\(StringEscaping.jsonQuoted($0)):\(jsonValue(nested[$0]!))" }.joined(separator: ",") + "}"
+            return "{" + nested.keys.sorted().map { "\(StringEscaping.jsonQuoted($0)):\(jsonValue(nested[$0]!))" }.joined(separator: ",")
+                + "}"
         }
     }
 
@@ -125,7 +132,8 @@ struct LogRecord {
         case .stringConvertible(let convertible): return plain(.string(convertible.description))
         case .array(let values): return "[" + values.map(plain).joined(separator: ",") + "]"
         case .dictionary(let nested):
-            return "{" + nested.keys.sorted().map { "\(StringEscaping.escapingControls($0))=\(plain(nested[$0]!))" }.joined(separator: ",") + "}"
+            return "{" + nested.keys.sorted().map { "\(StringEscaping.escapingControls($0))=\(plain(nested[$0]!))" }.joined(separator: ",")
+                + "}"
         }
     }
 

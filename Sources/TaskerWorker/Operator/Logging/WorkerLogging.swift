@@ -57,8 +57,10 @@ public enum WorkerLogging {
     /// (e.g. `worker_id`), and `TASKER_LOG_SOURCE_LOCATION=true` to add file, function and line.
     /// Returns true if this call installed the handler.
     @discardableResult
-    public static func bootstrap(level: Logger.Level? = nil, format: Format? = nil, metadata: Logger.Metadata = [:],
-                                 environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    public static func bootstrap(
+        level: Logger.Level? = nil, format: Format? = nil, metadata: Logger.Metadata = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Bool {
         let resolvedLevel = level ?? environment["TASKER_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
         levelStorage.store(levelIndex(resolvedLevel), ordering: .relaxed)
         settings.withLock { settings in
@@ -91,8 +93,10 @@ public enum WorkerLogging {
 
     /// Runs `operation` with `override` for every line logged by its task and child tasks (metadata
     /// is merged over the enclosing override's).
-    public static func withOverride<T>(_ override: Override, isolation: isolated (any Actor)? = #isolation,
-                                       operation: () async throws -> T) async rethrows -> T {
+    public static func withOverride<T>(
+        _ override: Override, isolation: isolated (any Actor)? = #isolation,
+        operation: () async throws -> T
+    ) async rethrows -> T {
         var merged = override
         if let outer = taskOverride {
             merged.output = merged.output ?? outer.output
@@ -136,8 +140,10 @@ public enum StepLogMetadata {
     }
 
     /// For a step known by its ids.
-    public static func of(taskUUID: UUID, stepUUID: UUID, correlationID: UUID,
-                          _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+    public static func of(
+        taskUUID: UUID, stepUUID: UUID, correlationID: UUID,
+        _ extra: Logger.Metadata = [:]
+    ) -> Logger.Metadata {
         var metadata: Logger.Metadata = [
             "task_uuid": "\(taskUUID)", "step_uuid": "\(stepUUID)", "correlation_id": "\(correlationID)",
         ]

@@ -53,9 +53,13 @@ public final class DomainEventRoutingStatistics: Sendable {
         public var schemaViolations: UInt64
 
         enum CodingKeys: String, CodingKey {
-            case totalRouted = "total_routed", durableRouted = "durable_routed", fastRouted = "fast_routed"
-            case broadcastRouted = "broadcast_routed", fastDeliveryErrors = "fast_delivery_errors"
-            case routingErrors = "routing_errors", schemaViolations = "schema_violations"
+            case totalRouted = "total_routed"
+            case durableRouted = "durable_routed"
+            case fastRouted = "fast_routed"
+            case broadcastRouted = "broadcast_routed"
+            case fastDeliveryErrors = "fast_delivery_errors"
+            case routingErrors = "routing_errors"
+            case schemaViolations = "schema_violations"
         }
     }
 
@@ -72,27 +76,33 @@ public final class DomainEventRoutingStatistics: Sendable {
         public var ffiSubscriberCount: UInt64
 
         enum CodingKeys: String, CodingKey {
-            case totalEventsDispatched = "total_events_dispatched", rustHandlerDispatches = "rust_handler_dispatches"
-            case ffiChannelDispatches = "ffi_channel_dispatches", rustHandlerErrors = "rust_handler_errors"
-            case ffiChannelDrops = "ffi_channel_drops", rustSubscriberPatterns = "rust_subscriber_patterns"
-            case rustHandlerCount = "rust_handler_count", ffiSubscriberCount = "ffi_subscriber_count"
+            case totalEventsDispatched = "total_events_dispatched"
+            case rustHandlerDispatches = "rust_handler_dispatches"
+            case ffiChannelDispatches = "ffi_channel_dispatches"
+            case rustHandlerErrors = "rust_handler_errors"
+            case ffiChannelDrops = "ffi_channel_drops"
+            case rustSubscriberPatterns = "rust_subscriber_patterns"
+            case rustHandlerCount = "rust_handler_count"
+            case ffiSubscriberCount = "ffi_subscriber_count"
         }
     }
 
     /// The router counters now.
     public var router: Router {
         let (d, f, b) = (durable.load(ordering: .relaxed), fast.load(ordering: .relaxed), broadcast.load(ordering: .relaxed))
-        return Router(totalRouted: d + f + b, durableRouted: d, fastRouted: f, broadcastRouted: b,
-                      fastDeliveryErrors: fastErrors.load(ordering: .relaxed),
-                      routingErrors: routingErrors.load(ordering: .relaxed),
-                      schemaViolations: invalidEvents.load(ordering: .relaxed))
+        return Router(
+            totalRouted: d + f + b, durableRouted: d, fastRouted: f, broadcastRouted: b,
+            fastDeliveryErrors: fastErrors.load(ordering: .relaxed),
+            routingErrors: routingErrors.load(ordering: .relaxed),
+            schemaViolations: invalidEvents.load(ordering: .relaxed))
     }
 
     /// The in-process bus counters now, with the current number of subscribers.
     public func inProcessBus(subscribers: Int) -> InProcessBus {
-        InProcessBus(totalEventsDispatched: inProcessEvents.load(ordering: .relaxed),
-                     rustHandlerDispatches: subscriberDeliveries.load(ordering: .relaxed), ffiChannelDispatches: 0,
-                     rustHandlerErrors: 0, ffiChannelDrops: 0, rustSubscriberPatterns: UInt64(max(0, subscribers)),
-                     rustHandlerCount: UInt64(max(0, subscribers)), ffiSubscriberCount: 0)
+        InProcessBus(
+            totalEventsDispatched: inProcessEvents.load(ordering: .relaxed),
+            rustHandlerDispatches: subscriberDeliveries.load(ordering: .relaxed), ffiChannelDispatches: 0,
+            rustHandlerErrors: 0, ffiChannelDrops: 0, rustSubscriberPatterns: UInt64(max(0, subscribers)),
+            rustHandlerCount: UInt64(max(0, subscribers)), ffiSubscriberCount: 0)
     }
 }

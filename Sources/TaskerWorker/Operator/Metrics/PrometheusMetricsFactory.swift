@@ -1,6 +1,6 @@
 import Atomics
-import Metrics
 import Foundation
+import Metrics
 import Synchronization
 
 /// A swift-metrics backend that keeps every metric in memory and renders the Prometheus text
@@ -22,7 +22,9 @@ public final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     ]
 
     enum SeriesKind: String {
-        case counter, floatingPointCounter = "float_counter", gauge, meter, histogram, timer
+        case counter
+        case floatingPointCounter = "float_counter"
+        case gauge, meter, histogram, timer
 
         var prometheusKind: MetricFamily.Kind {
             switch self {
@@ -107,8 +109,10 @@ public final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     public func destroyMeter(_ handler: any MeterHandler) { destroy(handler) }
     public func destroyTimer(_ handler: any TimerHandler) { destroy(handler) }
 
-    private func make<Series: PrometheusSeries>(_ baseName: String, _ dimensions: [(String, String)], _ kind: SeriesKind,
-                                                 _ create: ([Double]) -> Series) -> Series {
+    private func make<Series: PrometheusSeries>(
+        _ baseName: String, _ dimensions: [(String, String)], _ kind: SeriesKind,
+        _ create: ([Double]) -> Series
+    ) -> Series {
         let labels = dimensions.map { MetricLabel($0.0, $0.1) }.sorted { $0.name < $1.name }
         return registry.withLock { registry in
             var name = baseName
@@ -241,8 +245,10 @@ final class HistogramSeries: RecorderHandler, TimerHandler, PrometheusSeries {
         var cumulative: UInt64 = 0
         for (bound, count) in zip(bounds, state.counts) {
             cumulative += count
-            samples.append(MetricSample(name: name + "_bucket", labels: labels + [MetricLabel("le", PrometheusText.format(bound))],
-                                        value: Double(cumulative)))
+            samples.append(
+                MetricSample(
+                    name: name + "_bucket", labels: labels + [MetricLabel("le", PrometheusText.format(bound))],
+                    value: Double(cumulative)))
         }
         samples.append(MetricSample(name: name + "_bucket", labels: labels + [MetricLabel("le", "+Inf")], value: Double(state.count)))
         samples.append(MetricSample(name: name + "_sum", labels: labels, value: state.sum))

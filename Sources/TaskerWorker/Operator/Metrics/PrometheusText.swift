@@ -127,8 +127,10 @@ public struct MetricFamily: Sendable, Equatable {
     }
 
     /// A family of one unlabelled or labelled value.
-    public static func single(_ name: String, _ kind: Kind, help: String, value: Double,
-                              labels: [MetricLabel] = []) -> MetricFamily {
+    public static func single(
+        _ name: String, _ kind: Kind, help: String, value: Double,
+        labels: [MetricLabel] = []
+    ) -> MetricFamily {
         var family = MetricFamily(name: name, kind: kind, help: help)
         family.add(value, labels: labels)
         return family

@@ -93,8 +93,10 @@ public enum StepMetrics {
     // MARK: - Executor
 
     /// A claim won: counts it and records the hydrate+claim latency.
-    public static func claimed(_ step: UUID, namespace: String, since start: ContinuousClock.Instant,
-                               in statistics: WorkerStatistics) {
+    public static func claimed(
+        _ step: UUID, namespace: String, since start: ContinuousClock.Instant,
+        in statistics: WorkerStatistics
+    ) {
         let now = ContinuousClock.now
         inFlight.withLock { $0.claimStarts[step] = start }
         statistics.counters.increment(Name.claimed, ["namespace": namespace])
@@ -120,7 +122,8 @@ public enum StepMetrics {
     static func namespaceLabel(ofQueue queue: String) -> String {
         let namespace = QueueNames.namespace(ofWorkerQueue: queue)
         guard queue == QueueNames.workerQueue(namespace: namespace),
-              servedNamespaces.withLock({ $0.contains(namespace) }) else { return unservedNamespaceLabel }
+            servedNamespaces.withLock({ $0.contains(namespace) })
+        else { return unservedNamespaceLabel }
         return namespace
     }
 
@@ -170,7 +173,8 @@ public enum StepMetrics {
     /// A handler produced `result` (it goes to the completion channel next).
     public static func handlerFinished(_ step: ClaimedStep, _ result: StepExecutionResult) {
         _ = inFlight.withLock { $0.awaitingCompletion.insert(step.message.stepUUID) }
-        let seconds = result.metadata.startedAt.map { result.metadata.completedAt.timeIntervalSince($0) }
+        let seconds =
+            result.metadata.startedAt.map { result.metadata.completedAt.timeIntervalSince($0) }
             ?? Double(result.metadata.executionTimeMs) / 1000
         let handler = step.definition?.handler.callable ?? "unknown"
         record(Name.executionDuration, seconds: max(0, seconds), ["namespace": step.hydrated.namespace, "handler": handler])
@@ -191,8 +195,10 @@ public enum StepMetrics {
 
     /// The completion transaction ran: counts the outcome; `stored` is false when the step was no
     /// longer in progress (result dropped).
-    public static func resultStored(_ completion: StepCompletion, stored: Bool, since start: ContinuousClock.Instant,
-                                    in statistics: WorkerStatistics) {
+    public static func resultStored(
+        _ completion: StepCompletion, stored: Bool, since start: ContinuousClock.Instant,
+        in statistics: WorkerStatistics
+    ) {
         let now = ContinuousClock.now
         let namespace = completion.step.hydrated.namespace
         let result = completion.result
@@ -202,8 +208,12 @@ public enum StepMetrics {
             counters.increment(Name.successes, ["namespace": namespace])
         } else {
             failure(namespace: namespace, .handlerExecutionFailed, in: statistics)
-            counters.increment(Name.handlerErrors, ["namespace": namespace, "error_type": result.error?.errorType ?? "unknown",
-                                                    "retryable": "\(result.isRetryable)"])
+            counters.increment(
+                Name.handlerErrors,
+                [
+                    "namespace": namespace, "error_type": result.error?.errorType ?? "unknown",
+                    "retryable": "\(result.isRetryable)",
+                ])
         }
         guard stored else { return }
         counters.increment(Name.resultsSubmitted, ["namespace": namespace])
@@ -216,8 +226,9 @@ public enum StepMetrics {
 
     /// A domain event outcome by delivery mode.
     public static func domainEvent(_ mode: DeliveryMode, published: Bool, in statistics: WorkerStatistics) {
-        statistics.counters.increment(published ? Name.domainEventsPublished : Name.domainEventsFailed,
-                                      ["delivery_mode": mode.rawValue])
+        statistics.counters.increment(
+            published ? Name.domainEventsPublished : Name.domainEventsFailed,
+            ["delivery_mode": mode.rawValue])
     }
 
     /// A domain event skipped because its payload violates the declared schema.
@@ -228,7 +239,7 @@ public enum StepMetrics {
     // MARK: - Helpers
 
     private static func time(_ label: String, _ duration: Duration, _ dimensions: KeyValuePairs<String, String>) {
-                Metrics.Timer(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory)
+        Metrics.Timer(label: label, dimensions: dimensions.map { ($0.key, $0.value) }, factory: factory)
             .recordNanoseconds(max(0, duration.inNanoseconds))
     }
 

@@ -46,8 +46,10 @@ public enum WorkerMetricsRoutes {
     /// The full `/metrics` text for `runtime`: scrape-time families, then the recorded ones sorted by
     /// name — the worker's step counters (`WorkerStatistics.counters`, the same counts as
     /// `/metrics/worker`) and what swift-metrics recorded (latency histograms, HTTP metrics).
-    public static func prometheusText(_ runtime: WorkerRuntime,
-                                      factory: PrometheusMetricsFactory = WorkerMetrics.shared) async -> String {
+    public static func prometheusText(
+        _ runtime: WorkerRuntime,
+        factory: PrometheusMetricsFactory = WorkerMetrics.shared
+    ) async -> String {
         let scraped = await WorkerScrape.collect(runtime).families
         let names = Set(scraped.map(\.name))
         let recorded = (factory.snapshot() + runtime.statistics.prometheusFamilies).sorted { $0.name < $1.name }
@@ -57,24 +59,27 @@ public enum WorkerMetricsRoutes {
     /// `/metrics/worker`'s body for `runtime`.
     public static func workerMetrics(_ runtime: WorkerRuntime) async -> WorkerMetricsResponse {
         let scrape = await WorkerScrape.collect(runtime)
-        return WorkerMetricsResponse(metrics: scrape.jsonMetrics, timestamp: RFC3339.string(Date()),
-                                     workerID: runtime.identity.workerID)
+        return WorkerMetricsResponse(
+            metrics: scrape.jsonMetrics, timestamp: RFC3339.string(Date()),
+            workerID: runtime.identity.workerID)
     }
 
     /// `/metrics/events`'s body for `runtime`.
     public static func domainEventStats(_ runtime: WorkerRuntime) async -> DomainEventStatsResponse {
         let routing = runtime.domainEvents.routing
         let subscribers = await runtime.domainEvents.subscriberCount
-        return DomainEventStatsResponse(router: routing.router, inProcessBus: routing.inProcessBus(subscribers: subscribers),
-                                        capturedAt: RFC3339.string(Date()), workerID: runtime.identity.workerID)
+        return DomainEventStatsResponse(
+            router: routing.router, inProcessBus: routing.inProcessBus(subscribers: subscribers),
+            capturedAt: RFC3339.string(Date()), workerID: runtime.identity.workerID)
     }
 
     static func json(_ value: some Encodable) -> Response {
         let encoder = APIJSON.makeEncoder()
         encoder.outputFormatting.insert(.sortedKeys)
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 
@@ -86,8 +91,9 @@ extension Router {
         WorkerMetrics.bootstrap()
         get("/metrics") { _, _ -> Response in
             let text = await WorkerMetricsRoutes.prometheusText(runtime)
-            return Response(status: .ok, headers: [.contentType: PrometheusText.contentType],
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            return Response(
+                status: .ok, headers: [.contentType: PrometheusText.contentType],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
         get("/metrics/worker") { _, _ -> Response in
             WorkerMetricsRoutes.json(await WorkerMetricsRoutes.workerMetrics(runtime))

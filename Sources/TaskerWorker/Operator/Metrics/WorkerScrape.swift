@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// The values `/metrics` and `/metrics/worker` compute when they are requested, read from a running
 /// worker: identity, uptime, pool statistics, PGMQ depth and oldest message age of the worker's own
@@ -53,14 +53,17 @@ public struct WorkerScrape: Sendable {
         let handlerDispatch = runtime.configuration.worker.mpscChannels.handlerDispatch
         let dispatch = runtime.dispatch
         let channels = [
-            Channel(name: "worker_dispatch_channel", component: "worker", used: dispatch.capacity.dispatchBacklog,
-                    capacity: handlerDispatch.dispatchBufferSize),
-            Channel(name: "worker_handler_permits", component: "worker", used: dispatch.capacity.handlerPermitsInUse,
-                    capacity: dispatch.capacity.handlerPermits),
+            Channel(
+                name: "worker_dispatch_channel", component: "worker", used: dispatch.capacity.dispatchBacklog,
+                capacity: handlerDispatch.dispatchBufferSize),
+            Channel(
+                name: "worker_handler_permits", component: "worker", used: dispatch.capacity.handlerPermitsInUse,
+                capacity: dispatch.capacity.handlerPermits),
             // Process-wide count (one worker per process in production).
-            Channel(name: "worker_completion_channel", component: "worker",
-                    used: StepMetrics.completionBacklog,
-                    capacity: handlerDispatch.completionBufferSize),
+            Channel(
+                name: "worker_completion_channel", component: "worker",
+                used: StepMetrics.completionBacklog,
+                capacity: handlerDispatch.completionBufferSize),
         ]
         return WorkerScrape(
             workerID: runtime.identity.workerID, version: TaskerWorkerVersion.current,
@@ -74,8 +77,9 @@ public struct WorkerScrape: Sendable {
         let queues = namespaces.map(QueueNames.workerQueue(namespace:))
         let metrics = try await pool.withConnection(lane: .operator) { c in try await PGMQ.queueMetrics(c, queues: queues) }
         return metrics.map { m in
-            QueueDepth(namespace: QueueNames.namespace(ofWorkerQueue: m.queue), queue: m.queue, depth: m.depth,
-                       oldestMessageAgeSeconds: Double(max(0, m.oldestMessageAgeSeconds ?? 0)))
+            QueueDepth(
+                namespace: QueueNames.namespace(ofWorkerQueue: m.queue), queue: m.queue, depth: m.depth,
+                oldestMessageAgeSeconds: Double(max(0, m.oldestMessageAgeSeconds ?? 0)))
         }
     }
 
@@ -84,56 +88,74 @@ public struct WorkerScrape: Sendable {
     /// The scrape-time metric families (upstream names where upstream has them).
     public var families: [MetricFamily] {
         var families: [MetricFamily] = [
-            .single("tasker_worker_info", .gauge, help: "Worker information", value: 1, labels: [
-                MetricLabel("version", version), MetricLabel("worker_id", workerID),
-                MetricLabel("worker_type", "command_processor"),
-            ]),
+            .single(
+                "tasker_worker_info", .gauge, help: "Worker information", value: 1,
+                labels: [
+                    MetricLabel("version", version), MetricLabel("worker_id", workerID),
+                    MetricLabel("worker_type", "command_processor"),
+                ]),
             .single("tasker_worker_uptime_seconds", .gauge, help: "Worker uptime in seconds", value: uptimeSeconds),
-            .single("tasker_worker_db_pool_size", .gauge, help: "Database connection pool size (open connections)",
-                    value: Double(pool.active + pool.idle)),
+            .single(
+                "tasker_worker_db_pool_size", .gauge, help: "Database connection pool size (open connections)",
+                value: Double(pool.active + pool.idle)),
             .single("tasker_worker_db_pool_active", .gauge, help: "Pool connections lent out", value: Double(pool.active)),
             .single("tasker_worker_db_pool_idle", .gauge, help: "Pool connections idle", value: Double(pool.idle)),
             .single("tasker_worker_db_pool_max_connections", .gauge, help: "Pool maximum size", value: Double(pool.max)),
             .single("tasker_worker_db_pool_min_connections", .gauge, help: "Pool minimum size", value: Double(pool.min)),
-            .single("tasker_worker_db_pool_waiting", .gauge, help: "Callers waiting for a pool connection",
-                    value: Double(pool.waiting)),
-            .single("tasker_worker_db_pool_acquires_total", .counter, help: "Pool connection acquires",
-                    value: Double(pool.totalAcquires)),
-            .single("tasker_worker_db_pool_slow_acquires_total", .counter, help: "Acquires slower than the threshold",
-                    value: Double(pool.slowAcquires)),
-            .single("tasker_worker_db_pool_acquire_errors_total", .counter, help: "Failed acquires",
-                    value: Double(pool.acquireErrors)),
-            .single("tasker_worker_db_pool_connections_opened_total", .counter, help: "Connections opened",
-                    value: Double(pool.connectionsOpened)),
-            .single("tasker_worker_db_pool_connections_replaced_total", .counter, help: "Dead or expired connections replaced",
-                    value: Double(pool.connectionsReplaced)),
-            .single("tasker_worker_db_pool_acquire_avg_seconds", .gauge, help: "Average acquire time in seconds",
-                    value: pool.averageAcquireMs / 1000),
-            .single("tasker_worker_db_pool_acquire_max_seconds", .gauge, help: "Longest acquire time in seconds",
-                    value: pool.maxAcquireMs / 1000),
+            .single(
+                "tasker_worker_db_pool_waiting", .gauge, help: "Callers waiting for a pool connection",
+                value: Double(pool.waiting)),
+            .single(
+                "tasker_worker_db_pool_acquires_total", .counter, help: "Pool connection acquires",
+                value: Double(pool.totalAcquires)),
+            .single(
+                "tasker_worker_db_pool_slow_acquires_total", .counter, help: "Acquires slower than the threshold",
+                value: Double(pool.slowAcquires)),
+            .single(
+                "tasker_worker_db_pool_acquire_errors_total", .counter, help: "Failed acquires",
+                value: Double(pool.acquireErrors)),
+            .single(
+                "tasker_worker_db_pool_connections_opened_total", .counter, help: "Connections opened",
+                value: Double(pool.connectionsOpened)),
+            .single(
+                "tasker_worker_db_pool_connections_replaced_total", .counter, help: "Dead or expired connections replaced",
+                value: Double(pool.connectionsReplaced)),
+            .single(
+                "tasker_worker_db_pool_acquire_avg_seconds", .gauge, help: "Average acquire time in seconds",
+                value: pool.averageAcquireMs / 1000),
+            .single(
+                "tasker_worker_db_pool_acquire_max_seconds", .gauge, help: "Longest acquire time in seconds",
+                value: pool.maxAcquireMs / 1000),
         ]
         var depth = MetricFamily(name: "tasker_worker_queue_depth", kind: .gauge, help: "Messages in the namespace's worker queue")
-        var age = MetricFamily(name: "tasker_worker_queue_oldest_message_age_seconds", kind: .gauge,
-                               help: "Age of the oldest message in the namespace's worker queue")
+        var age = MetricFamily(
+            name: "tasker_worker_queue_oldest_message_age_seconds", kind: .gauge,
+            help: "Age of the oldest message in the namespace's worker queue")
         for queue in queues {
             depth.add(Double(queue.depth), labels: [MetricLabel("namespace", queue.namespace)])
             age.add(queue.oldestMessageAgeSeconds, labels: [MetricLabel("namespace", queue.namespace)])
         }
         families += [depth, age]
-        var health = MetricFamily(name: "tasker_worker_channel_health", kind: .gauge,
-                                  help: "Channel health status (0=healthy, 1=degraded, 2=critical)")
-        var saturation = MetricFamily(name: "tasker_worker_channel_saturation_ratio", kind: .gauge,
-                                      help: "Channel saturation (used / capacity)")
+        var health = MetricFamily(
+            name: "tasker_worker_channel_health", kind: .gauge,
+            help: "Channel health status (0=healthy, 1=degraded, 2=critical)")
+        var saturation = MetricFamily(
+            name: "tasker_worker_channel_saturation_ratio", kind: .gauge,
+            help: "Channel saturation (used / capacity)")
         for channel in channels {
             let labels = [MetricLabel("channel_name", channel.name), MetricLabel("component", channel.component)]
             health.add(Double(channel.healthLevel), labels: labels)
             saturation.add(channel.saturation, labels: labels)
         }
         families += [health, saturation]
-        families.append(.single("tasker_worker_event_system_running", .gauge, help: "1 while the event system runs",
-                                value: eventSystem.running ? 1 : 0))
-        families.append(.single("tasker_worker_event_system_receiving", .gauge,
-                                help: "1 while the listener is connected or polling works", value: eventSystem.isReceiving ? 1 : 0))
+        families.append(
+            .single(
+                "tasker_worker_event_system_running", .gauge, help: "1 while the event system runs",
+                value: eventSystem.running ? 1 : 0))
+        families.append(
+            .single(
+                "tasker_worker_event_system_receiving", .gauge,
+                help: "1 while the listener is connected or polling works", value: eventSystem.isReceiving ? 1 : 0))
         return families
     }
 
@@ -159,22 +181,28 @@ public struct WorkerScrape: Sendable {
             "steps_stale_messages": .init(Double(steps.staleMessages), "counter", help: "Stale messages archived"),
             "steps_shed_claims": .init(Double(steps.shedClaims), "counter", help: "Deliveries left queued by load shedding"),
             "steps_completion_retries": .init(Double(steps.completionRetries), "counter", help: "Retried result stores"),
-            "steps_claims_recovered": .init(Double(steps.claimsRecovered), "counter",
-                                            help: "Claims found committed after their answer was lost"),
-            "steps_completions_recovered": .init(Double(steps.completionsRecovered), "counter",
-                                                 help: "Results found stored after their answer was lost"),
+            "steps_claims_recovered": .init(
+                Double(steps.claimsRecovered), "counter",
+                help: "Claims found committed after their answer was lost"),
+            "steps_completions_recovered": .init(
+                Double(steps.completionsRecovered), "counter",
+                help: "Results found stored after their answer was lost"),
             "steps_failure_rate": .init(steps.failureRate, help: "Failed / executed"),
-            "notifications_rejected": .init(Double(steps.notificationsRejected), "counter",
-                                            help: "Notifications ignored: malformed or naming a queue not served"),
-            "notifications_dropped": .init(Double(steps.notificationsDropped), "counter",
-                                           help: "Notifications lost to a full listener buffer (a catch-up read follows)"),
-            "deliveries_refused": .init(Double(steps.deliveriesRefused), "counter",
-                                        help: "Deliveries refused: their queue is not this worker's"),
+            "notifications_rejected": .init(
+                Double(steps.notificationsRejected), "counter",
+                help: "Notifications ignored: malformed or naming a queue not served"),
+            "notifications_dropped": .init(
+                Double(steps.notificationsDropped), "counter",
+                help: "Notifications lost to a full listener buffer (a catch-up read follows)"),
+            "deliveries_refused": .init(
+                Double(steps.deliveriesRefused), "counter",
+                help: "Deliveries refused: their queue is not this worker's"),
         ]
         for queue in queues {
             let labels = ["namespace": queue.namespace]
-            metrics["queue_depth_\(queue.namespace)"] = .init(Double(queue.depth), labels: labels,
-                                                              help: "Queue depth for \(queue.namespace) namespace")
+            metrics["queue_depth_\(queue.namespace)"] = .init(
+                Double(queue.depth), labels: labels,
+                help: "Queue depth for \(queue.namespace) namespace")
             metrics["queue_oldest_message_age_\(queue.namespace)"] = .init(
                 queue.oldestMessageAgeSeconds, labels: labels, help: "Age of oldest message in \(queue.namespace) queue")
         }

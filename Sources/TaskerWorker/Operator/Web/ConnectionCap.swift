@@ -31,9 +31,11 @@ struct ConnectionCap: AvailableConnectionsDelegate {
     mutating func connectionOpened() {
         open += 1
         if open == maximum, warningLog.allow() {
-            logger.warning("connection limit reached: new connections wait until one closes", metadata: [
-                "server": "\(server)", "max_connections": "\(maximum)",
-            ])
+            logger.warning(
+                "connection limit reached: new connections wait until one closes",
+                metadata: [
+                    "server": "\(server)", "max_connections": "\(maximum)",
+                ])
         }
     }
 

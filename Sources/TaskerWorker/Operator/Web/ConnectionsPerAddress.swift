@@ -33,9 +33,11 @@ final class ConnectionsPerAddress: Sendable {
             return true
         }
         if !admitted, refusalLog.allow() {
-            logger.warning("connection limit per client address reached: closing new connections from it", metadata: [
-                "server": "\(server)", "client": "\(address)", "max_connections_per_address": "\(maximum)",
-            ])
+            logger.warning(
+                "connection limit per client address reached: closing new connections from it",
+                metadata: [
+                    "server": "\(server)", "client": "\(address)", "max_connections_per_address": "\(maximum)",
+                ])
         }
         return admitted
     }

@@ -26,14 +26,17 @@ enum JSONResponses {
     static func apiError(_ code: APIErrorCode, message: String) -> Response {
         let encoder = APIJSON.makeEncoder()
         encoder.outputFormatting.insert(.sortedKeys)
-        let body = (try? encoder.encode(APIErrorBody(code: code, message: message)))
+        let body =
+            (try? encoder.encode(APIErrorBody(code: code, message: message)))
             ?? Data(#"{"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#.utf8)
         return raw(body, status: HTTPResponse.Status(code: code.statusCode))
     }
 
     /// An upstream `ErrorResponse` (`{"error","message","timestamp","request_id"}`) with `status`.
-    static func errorResponse(_ kind: ErrorResponse.Kind, message: String, status: HTTPResponse.Status,
-                              context: WorkerRequestContext) -> Response {
+    static func errorResponse(
+        _ kind: ErrorResponse.Kind, message: String, status: HTTPResponse.Status,
+        context: WorkerRequestContext
+    ) -> Response {
         make(ErrorResponse(kind, message: message, requestID: context.requestID), status: status)
     }
 
@@ -44,8 +47,10 @@ enum JSONResponses {
             return apiError(error.code, message: error.message)
         case let error as HTTPError:
             let code = APIErrorCode.forStatus(error.status.code)
-            let message = error.body ?? (code == .notFound
-                ? "No route for \(request.method.rawValue) \(request.uri.path)" : error.status.reasonPhrase)
+            let message =
+                error.body
+                ?? (code == .notFound
+                    ? "No route for \(request.method.rawValue) \(request.uri.path)" : error.status.reasonPhrase)
             return apiError(code, message: message)
         case let error as any HTTPResponseError:
             let code = APIErrorCode.forStatus(error.status.code)
@@ -65,8 +70,10 @@ struct WebRequestError: Error, Sendable {
 extension APIErrorCode {
     /// The code for an HTTP status (a status without a code of its own maps by class).
     static func forStatus(_ status: Int) -> APIErrorCode {
-        if let code = allCases.first(where: { $0.statusCode == status && $0 != .authenticationFailed
-            && $0 != .authorizationFailed && $0 != .databaseError }) {
+        if let code = allCases.first(where: {
+            $0.statusCode == status && $0 != .authenticationFailed
+                && $0 != .authorizationFailed && $0 != .databaseError
+        }) {
             return code
         }
         return status >= 500 ? .internalError : .badRequest

@@ -76,9 +76,11 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
         let logger = self.logger
         let timeout = self.timeout
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-            logger.debug("closing an HTTP connection: no complete request head", metadata: [
-                "remote": "\(context.channel.remoteAddress?.description ?? "?")", "timeout": "\(timeout)",
-            ])
+            logger.debug(
+                "closing an HTTP connection: no complete request head",
+                metadata: [
+                    "remote": "\(context.channel.remoteAddress?.description ?? "?")", "timeout": "\(timeout)",
+                ])
             context.close(promise: nil)
         }
     }

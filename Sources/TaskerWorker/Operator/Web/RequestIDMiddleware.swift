@@ -25,7 +25,8 @@ struct RequestIDMiddleware: RouterMiddleware {
 
     static func usable(_ value: String?) -> String? {
         guard let value, !value.isEmpty, value.utf8.count <= 128,
-              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return nil }
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
+        else { return nil }
         return value
     }
 }

@@ -1,4 +1,5 @@
 import TaskerModel
+
 /// The OpenAPI 3.1 document of this server's API, served at `/api-docs/openapi.json`. Paths,
 /// methods and bodies follow what the routes really return (tests check every route against it);
 /// `/config` and the metrics paths appear only when the server mounts them.
@@ -6,46 +7,75 @@ public enum WorkerOpenAPIDocument {
     /// The document for a server with the given optional routes.
     public static func make(configEndpoint: Bool, metricsEndpoints: Bool) -> JSONValue {
         var paths: [String: JSONValue] = [
-            "/health": ["get": operation("Basic health check (always 200 while the process answers)", tag: "health",
-                                         ok: json("BasicHealthResponse"))],
+            "/health": [
+                "get": operation(
+                    "Basic health check (always 200 while the process answers)", tag: "health",
+                    ok: json("BasicHealthResponse"))
+            ],
             "/health/live": ["get": operation("Liveness probe (always 200)", tag: "health", ok: json("BasicHealthResponse"))],
-            "/health/ready": ["get": operation(
-                "Readiness probe: database, command processor and event intake, own queue depth", tag: "health",
-                ok: json("ReadinessResponse"),
-                errors: ["503": response("Not ready", schema: "ErrorResponse")])],
-            "/health/detailed": ["get": operation("Detailed health (always 200: healthy or degraded)", tag: "health",
-                                                  ok: json("DetailedHealthResponse"))],
-            "/v1/templates": ["get": operation(
-                "Supported namespaces and templates", tag: "templates", ok: json("TemplateListResponse"),
-                permission: .templatesRead,
-                parameters: [
-                    query("namespace", "string", "Accepted and ignored (as upstream)"),
-                    query("include_cache_stats", "boolean", "Include template cache figures"),
-                ],
-                errors: ["400": response("Invalid query parameter", schema: "ApiError")])],
-            "/v1/templates/{namespace}/{name}/{version}": ["get": operation(
-                "One template with its registration metadata", tag: "templates", ok: json("TemplateResponse"),
-                permission: .templatesRead, parameters: templatePath,
-                errors: ["404": response("template_not_found or handler_metadata_not_found", schema: "ErrorResponse"),
-                         "500": response("internal_error", schema: "ErrorResponse")])],
-            "/v1/templates/{namespace}/{name}/{version}/validate": ["post": operation(
-                "Whether this worker can run the template (no request body)", tag: "templates",
-                ok: json("TemplateValidationResponse"), permission: .templatesValidate, parameters: templatePath,
-                errors: ["404": response("template_not_found", schema: "ErrorResponse"),
-                         "500": response("internal_error", schema: "ErrorResponse")])],
-            "/api-docs/openapi.json": ["get": operation("This document", tag: "docs",
-                                                        ok: ["description": "OpenAPI 3.1 document", "content": [
-                                                            "application/json": ["schema": ["type": "object"]]]])],
+            "/health/ready": [
+                "get": operation(
+                    "Readiness probe: database, command processor and event intake, own queue depth", tag: "health",
+                    ok: json("ReadinessResponse"),
+                    errors: ["503": response("Not ready", schema: "ErrorResponse")])
+            ],
+            "/health/detailed": [
+                "get": operation(
+                    "Detailed health (always 200: healthy or degraded)", tag: "health",
+                    ok: json("DetailedHealthResponse"))
+            ],
+            "/v1/templates": [
+                "get": operation(
+                    "Supported namespaces and templates", tag: "templates", ok: json("TemplateListResponse"),
+                    permission: .templatesRead,
+                    parameters: [
+                        query("namespace", "string", "Accepted and ignored (as upstream)"),
+                        query("include_cache_stats", "boolean", "Include template cache figures"),
+                    ],
+                    errors: ["400": response("Invalid query parameter", schema: "ApiError")])
+            ],
+            "/v1/templates/{namespace}/{name}/{version}": [
+                "get": operation(
+                    "One template with its registration metadata", tag: "templates", ok: json("TemplateResponse"),
+                    permission: .templatesRead, parameters: templatePath,
+                    errors: [
+                        "404": response("template_not_found or handler_metadata_not_found", schema: "ErrorResponse"),
+                        "500": response("internal_error", schema: "ErrorResponse"),
+                    ])
+            ],
+            "/v1/templates/{namespace}/{name}/{version}/validate": [
+                "post": operation(
+                    "Whether this worker can run the template (no request body)", tag: "templates",
+                    ok: json("TemplateValidationResponse"), permission: .templatesValidate, parameters: templatePath,
+                    errors: [
+                        "404": response("template_not_found", schema: "ErrorResponse"),
+                        "500": response("internal_error", schema: "ErrorResponse"),
+                    ])
+            ],
+            "/api-docs/openapi.json": [
+                "get": operation(
+                    "This document", tag: "docs",
+                    ok: [
+                        "description": "OpenAPI 3.1 document",
+                        "content": [
+                            "application/json": ["schema": ["type": "object"]]
+                        ],
+                    ])
+            ],
         ]
         if configEndpoint {
-            paths["/config"] = ["get": operation(
-                "The worker's configuration without secrets", tag: "config", ok: json("WorkerConfigResponse"),
-                permission: .configRead, errors: ["500": response("Internal server error", schema: "ApiError")])]
+            paths["/config"] = [
+                "get": operation(
+                    "The worker's configuration without secrets", tag: "config", ok: json("WorkerConfigResponse"),
+                    permission: .configRead, errors: ["500": response("Internal server error", schema: "ApiError")])
+            ]
         }
         if metricsEndpoints {
-            paths["/metrics"] = ["get": operation(
-                "Prometheus text exposition format 0.0.4", tag: "metrics",
-                ok: ["description": "Metrics", "content": ["text/plain; version=0.0.4": ["schema": ["type": "string"]]]])]
+            paths["/metrics"] = [
+                "get": operation(
+                    "Prometheus text exposition format 0.0.4", tag: "metrics",
+                    ok: ["description": "Metrics", "content": ["text/plain; version=0.0.4": ["schema": ["type": "string"]]]])
+            ]
             paths["/metrics/worker"] = ["get": operation("Worker metrics as JSON", tag: "metrics", ok: json("WorkerMetricsResponse"))]
             paths["/metrics/events"] = ["get": operation("Domain event statistics", tag: "metrics", ok: json("DomainEventStats"))]
         }
@@ -74,8 +104,10 @@ public enum WorkerOpenAPIDocument {
     }
 
     private static func query(_ name: String, _ type: String, _ description: String) -> JSONValue {
-        ["name": .string(name), "in": "query", "required": false, "description": .string(description),
-         "schema": ["type": .string(type)]]
+        [
+            "name": .string(name), "in": "query", "required": false, "description": .string(description),
+            "schema": ["type": .string(type)],
+        ]
     }
 
     private static func json(_ schema: String) -> JSONValue {
@@ -83,14 +115,18 @@ public enum WorkerOpenAPIDocument {
     }
 
     private static func response(_ description: String, schema: String) -> JSONValue {
-        ["description": .string(description),
-         "content": ["application/json": ["schema": WorkerOpenAPISchemas.ref(schema)]]]
+        [
+            "description": .string(description),
+            "content": ["application/json": ["schema": WorkerOpenAPISchemas.ref(schema)]],
+        ]
     }
 
     /// One operation. Every operation may also answer with an `ApiError` (`default`): 404 for an
     /// unknown path, 408 when it times out, 500 on an unexpected failure; protected ones 401/403.
-    private static func operation(_ summary: String, tag: String, ok: JSONValue, permission: WorkerPermission? = nil,
-                                  parameters: [JSONValue] = [], errors: [String: JSONValue] = [:]) -> JSONValue {
+    private static func operation(
+        _ summary: String, tag: String, ok: JSONValue, permission: WorkerPermission? = nil,
+        parameters: [JSONValue] = [], errors: [String: JSONValue] = [:]
+    ) -> JSONValue {
         var responses = errors
         responses["200"] = ok
         responses["default"] = response("Error (`{\"error\":{\"code\",\"message\"}}`)", schema: "ApiError")

@@ -1,4 +1,5 @@
 import TaskerModel
+
 /// The `components.schemas` of `WorkerOpenAPIDocument`: one schema per body the server sends,
 /// with the same field names, nesting and nullability as the API models in `API/`.
 enum WorkerOpenAPISchemas {
@@ -20,8 +21,10 @@ enum WorkerOpenAPISchemas {
     static func nullable(_ name: String) -> JSONValue { ["oneOf": [ref(name), ["type": "null"]]] }
 
     /// An object schema; every property is required unless listed in `optional`.
-    static func object(_ properties: KeyValuePairs<String, JSONValue>, optional: Set<String> = [],
-                       description: String? = nil) -> JSONValue {
+    static func object(
+        _ properties: KeyValuePairs<String, JSONValue>, optional: Set<String> = [],
+        description: String? = nil
+    ) -> JSONValue {
         var members: [String: JSONValue] = [
             "type": "object",
             "properties": .object(Dictionary(uniqueKeysWithValues: properties.map { ($0.key, $0.value) })),
@@ -39,26 +42,35 @@ enum WorkerOpenAPISchemas {
 
     static let health: [String: JSONValue] = [
         "BasicHealthResponse": object(["status": string, "timestamp": dateTime, "worker_id": string]),
-        "HealthCheck": object(["status": string, "message": nullableString, "duration_ms": uint64,
-                               "last_checked": dateTime], optional: ["message"]),
-        "WorkerReadinessChecks": object(["database": ref("HealthCheck"), "command_processor": ref("HealthCheck"),
-                                         "queue_processing": ref("HealthCheck")]),
-        "ReadinessResponse": object(["status": string, "timestamp": dateTime, "worker_id": string,
-                                     "checks": ref("WorkerReadinessChecks"), "system_info": ref("WorkerSystemInfo")]),
+        "HealthCheck": object(
+            [
+                "status": string, "message": nullableString, "duration_ms": uint64,
+                "last_checked": dateTime,
+            ], optional: ["message"]),
+        "WorkerReadinessChecks": object([
+            "database": ref("HealthCheck"), "command_processor": ref("HealthCheck"),
+            "queue_processing": ref("HealthCheck"),
+        ]),
+        "ReadinessResponse": object([
+            "status": string, "timestamp": dateTime, "worker_id": string,
+            "checks": ref("WorkerReadinessChecks"), "system_info": ref("WorkerSystemInfo"),
+        ]),
         "WorkerDetailedChecks": object([
             "database": ref("HealthCheck"), "command_processor": ref("HealthCheck"),
             "queue_processing": ref("HealthCheck"), "event_system": ref("HealthCheck"),
             "step_processing": ref("HealthCheck"), "circuit_breakers": ref("HealthCheck"),
         ]),
-        "DetailedHealthResponse": object([
-            "status": string, "timestamp": dateTime, "worker_id": string, "checks": ref("WorkerDetailedChecks"),
-            "system_info": ref("WorkerSystemInfo"), "distributed_cache": nullable("DistributedCacheInfo"),
-        ], optional: ["distributed_cache"]),
-        "WorkerSystemInfo": object([
-            "version": string, "environment": string, "uptime_seconds": uint64, "worker_type": string,
-            "database_pool_size": uint32, "command_processor_active": boolean, "supported_namespaces": strings,
-            "pool_utilization": nullable("PoolUtilizationInfo"),
-        ], optional: ["pool_utilization"]),
+        "DetailedHealthResponse": object(
+            [
+                "status": string, "timestamp": dateTime, "worker_id": string, "checks": ref("WorkerDetailedChecks"),
+                "system_info": ref("WorkerSystemInfo"), "distributed_cache": nullable("DistributedCacheInfo"),
+            ], optional: ["distributed_cache"]),
+        "WorkerSystemInfo": object(
+            [
+                "version": string, "environment": string, "uptime_seconds": uint64, "worker_type": string,
+                "database_pool_size": uint32, "command_processor_active": boolean, "supported_namespaces": strings,
+                "pool_utilization": nullable("PoolUtilizationInfo"),
+            ], optional: ["pool_utilization"]),
         "PoolUtilizationInfo": object(["tasker_pool": ref("PoolDetail"), "pgmq_pool": ref("PoolDetail")]),
         "PoolDetail": object([
             "active_connections": uint32, "idle_connections": uint32, "max_connections": uint32,
@@ -69,27 +81,30 @@ enum WorkerOpenAPISchemas {
     ]
 
     static let templates: [String: JSONValue] = [
-        "TemplateListResponse": object([
-            "supported_namespaces": strings, "template_count": ["type": "integer", "minimum": 0],
-            "cache_stats": nullable("CacheStats"), "worker_capabilities": strings,
-        ], optional: ["cache_stats"]),
+        "TemplateListResponse": object(
+            [
+                "supported_namespaces": strings, "template_count": ["type": "integer", "minimum": 0],
+                "cache_stats": nullable("CacheStats"), "worker_capabilities": strings,
+            ], optional: ["cache_stats"]),
         "CacheStats": object([
             "total_cached": ["type": "integer", "minimum": 0], "cache_hits": uint64, "cache_misses": uint64,
             "cache_evictions": uint64, "oldest_entry_age_seconds": uint64, "average_access_count": double,
             "supported_namespaces": strings,
         ]),
-        "TemplateResponse": object([
-            "template": ref("ResolvedTaskTemplate"), "handler_metadata": ref("HandlerMetadata"), "cached": boolean,
-            "cache_age_seconds": nullableUInt64, "access_count": nullableUInt64,
-        ], optional: ["cache_age_seconds", "access_count"]),
+        "TemplateResponse": object(
+            [
+                "template": ref("ResolvedTaskTemplate"), "handler_metadata": ref("HandlerMetadata"), "cached": boolean,
+                "cache_age_seconds": nullableUInt64, "access_count": nullableUInt64,
+            ], optional: ["cache_age_seconds", "access_count"]),
         "ResolvedTaskTemplate": object([
             "template": ["type": "object", "description": "The task template as registered (upstream TaskTemplate JSON)."],
             "environment": string, "resolved_at": dateTime,
         ]),
-        "HandlerMetadata": object([
-            "namespace": string, "name": string, "version": string, "handler_class": string,
-            "config_schema": anyValue, "default_dependent_system": nullableString, "registered_at": dateTime,
-        ], optional: ["config_schema", "default_dependent_system"]),
+        "HandlerMetadata": object(
+            [
+                "namespace": string, "name": string, "version": string, "handler_class": string,
+                "config_schema": anyValue, "default_dependent_system": nullableString, "registered_at": dateTime,
+            ], optional: ["config_schema", "default_dependent_system"]),
         "TemplateValidationResponse": object([
             "valid": boolean, "errors": strings, "required_capabilities": strings, "step_handlers": strings,
         ]),
@@ -107,11 +122,13 @@ enum WorkerOpenAPISchemas {
             "strict_validation": boolean, "allowed_algorithms": strings,
         ]),
         "SafeMessagingConfig": object(["backend": string, "queues": strings]),
-        "ErrorResponse": object([
-            "error": string, "message": string, "timestamp": dateTime, "request_id": nullableString,
-        ], optional: ["request_id"], description: "Sent by the health and template handlers."),
-        "ApiError": object(["error": ref("ApiErrorDetail")],
-                           description: "Sent for unknown paths, bad parameters, timeouts, auth failures and internal errors."),
+        "ErrorResponse": object(
+            [
+                "error": string, "message": string, "timestamp": dateTime, "request_id": nullableString,
+            ], optional: ["request_id"], description: "Sent by the health and template handlers."),
+        "ApiError": object(
+            ["error": ref("ApiErrorDetail")],
+            description: "Sent for unknown paths, bad parameters, timeouts, auth failures and internal errors."),
         "ApiErrorDetail": object(["code": string, "message": string]),
         "WorkerMetricsResponse": object([
             "metrics": ["type": "object", "additionalProperties": ref("MetricValue")],

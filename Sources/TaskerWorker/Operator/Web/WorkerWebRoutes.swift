@@ -14,8 +14,9 @@ enum WorkerWebRoutes {
         router.get("/health/ready") { _, context in
             let readiness = await health.readiness()
             guard readiness.isReady else {
-                return JSONResponses.errorResponse(.serviceUnavailable, message: "Worker is not ready to process steps",
-                                                   status: .serviceUnavailable, context: context)
+                return JSONResponses.errorResponse(
+                    .serviceUnavailable, message: "Worker is not ready to process steps",
+                    status: .serviceUnavailable, context: context)
             }
             return JSONResponses.make(readiness)
         }
@@ -62,8 +63,10 @@ enum WorkerWebRoutes {
 
     /// A group under `path` guarded by `authorizer`'s middleware for `permission` (if any).
     @discardableResult
-    static func protectedGroup(_ router: Router<WorkerRequestContext>, _ path: RouterPath, _ permission: WorkerPermission,
-                               _ authorizer: WebAuthorizer?) -> RouterGroup<WorkerRequestContext> {
+    static func protectedGroup(
+        _ router: Router<WorkerRequestContext>, _ path: RouterPath, _ permission: WorkerPermission,
+        _ authorizer: WebAuthorizer?
+    ) -> RouterGroup<WorkerRequestContext> {
         let group = router.group(path)
         if let middleware = authorizer?(permission) { group.add(middleware: middleware) }
         return group
@@ -76,20 +79,25 @@ enum WorkerWebRoutes {
         case "true": return true
         case "false": return false
         default:
-            throw WebRequestError(code: .badRequest,
-                                  message: "Invalid query parameter \(name): expected true or false, got \"\(value)\"")
+            throw WebRequestError(
+                code: .badRequest,
+                message: "Invalid query parameter \(name): expected true or false, got \"\(value)\"")
         }
     }
 
     static func templateKey(_ context: WorkerRequestContext) throws -> (String, String, String) {
-        (try context.parameters.require("namespace"), try context.parameters.require("name"),
-         try context.parameters.require("version"))
+        (
+            try context.parameters.require("namespace"), try context.parameters.require("name"),
+            try context.parameters.require("version")
+        )
     }
 
     /// The body of a template query, or its `ErrorResponse` (404 not found, 500 internal). A 500 body
     /// says only what class of failure it was and the request id; the detail is logged under that id.
-    static func respond<T: Encodable & Sendable>(context: WorkerRequestContext,
-                                                 _ query: () async throws(TemplateQueryError) -> T) async throws -> Response {
+    static func respond<T: Encodable & Sendable>(
+        context: WorkerRequestContext,
+        _ query: () async throws(TemplateQueryError) -> T
+    ) async throws -> Response {
         do {
             return JSONResponses.make(try await query())
         } catch {
@@ -100,8 +108,9 @@ enum WorkerWebRoutes {
                 context.logger.error("template query failed", metadata: ["request_id": "\(requestID)", "error": "\(error)"])
                 message += " (see the worker log for request \(requestID))"
             }
-            return JSONResponses.make(ErrorResponse(error.kind, message: message, requestID: context.requestID),
-                                      status: status)
+            return JSONResponses.make(
+                ErrorResponse(error.kind, message: message, requestID: context.requestID),
+                status: status)
         }
     }
 }

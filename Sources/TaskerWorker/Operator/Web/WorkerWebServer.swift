@@ -36,12 +36,15 @@ public struct WorkerWebServer: Service {
         let web = runtime.configuration.worker.web
         let router = Router(context: WorkerRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
-        router.add(middleware: CORSMiddleware(
-            allowOrigin: .all,
-            allowHeaders: [.accept, .authorization, .contentType, .origin,
-                           HTTPField.Name(web.auth.apiKeyHeader) ?? HTTPField.Name("x-api-key")!, RequestIDMiddleware.header],
-            allowMethods: [.get, .post, .head, .options],
-            exposedHeaders: [RequestIDMiddleware.header.canonicalName]))
+        router.add(
+            middleware: CORSMiddleware(
+                allowOrigin: .all,
+                allowHeaders: [
+                    .accept, .authorization, .contentType, .origin,
+                    HTTPField.Name(web.auth.apiKeyHeader) ?? HTTPField.Name("x-api-key")!, RequestIDMiddleware.header,
+                ],
+                allowMethods: [.get, .post, .head, .options],
+                exposedHeaders: [RequestIDMiddleware.header.canonicalName]))
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: RequestTimeoutMiddleware(timeout: .milliseconds(max(1, web.requestTimeoutMs))))
         WorkerWebRoutes.register(on: router, runtime: runtime, authorizer: authorizer)
@@ -82,9 +85,10 @@ public struct WorkerWebServer: Service {
     static func http1(_ web: WorkerConfiguration.Web, logger: Logger) -> HTTPServerBuilder {
         let headerTimeout = TimeAmount.seconds(Int64(max(1, web.headerReadTimeoutSeconds)))
         let perAddress = ConnectionsPerAddress(maximum: web.maxConnectionsPerAddress, server: "rest", logger: logger)
-        return .http1(configuration: HTTP1Channel.Configuration(
-            additionalChannelHandlers: [perAddress.makeHandler(), RequestHeadTimeoutHandler(timeout: headerTimeout, logger: logger)],
-            idleTimeout: .seconds(Int64(max(1, web.idleTimeoutSeconds)))))
+        return .http1(
+            configuration: HTTP1Channel.Configuration(
+                additionalChannelHandlers: [perAddress.makeHandler(), RequestHeadTimeoutHandler(timeout: headerTimeout, logger: logger)],
+                idleTimeout: .seconds(Int64(max(1, web.idleTimeoutSeconds)))))
     }
 
     /// `host:port` of a bound socket address.
