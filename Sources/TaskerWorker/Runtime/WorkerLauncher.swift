@@ -24,7 +24,12 @@ public enum WorkerLauncher {
         public let description: String
     }
 
+    /// Loads the configuration and runs the worker (and `services`) until SIGINT/SIGTERM.
+    ///
     /// - Parameters:
+    ///   - handlers: the handlers the worker runs, by callable.
+    ///   - configPath: a pre-merged TOML file; nil: `TASKER_CONFIG_PATH`, else `config/tasker` by `TASKER_ENV`.
+    ///   - loader: reads and validates the configuration (its environment is the process's by default).
     ///   - services: run in the worker's group, before it (shut down after it).
     ///   - logger: the worker's and the group's logger (`worker_id` is added to the worker's lines);
     ///     by default `tasker.worker`, made after logging is bootstrapped.
