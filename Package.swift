@@ -1,6 +1,13 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// The compiler settings of every target (as the model projects use them): existentials spelled `any`,
+/// and a module's members visible only where that module is imported.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "tasker-worker-swift",
     platforms: [.macOS(.v15)],
@@ -151,3 +158,7 @@ let package = Package(
         ),
     ]
 )
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import TaskerModel
 import TaskerOrchestration
 import TaskerWorker
+import UnixSignals
 
 /// `tasker-worker orchestrate`: run the companion orchestration until SIGINT/SIGTERM (graceful:
 /// the messages in hand are finished and archived, the rest stay queued).

@@ -2,7 +2,9 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import HTTPTypes
+import HummingbirdTesting
 import NIOCore
+import SwiftProtobuf
 import TaskerTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerModel
+import TaskerPostgres
 import TaskerTestSupport
 import TaskerWorker
 import Testing

@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import Foundation
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

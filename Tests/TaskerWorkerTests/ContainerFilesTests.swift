@@ -1,6 +1,8 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 import Yams
@@ -349,7 +351,7 @@ struct ContainerFilesTests {
             environment["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
 
             let logPath = prefix + "/worker.log"
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
             let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
             defer { try? log.close() }
             let process = Process()

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerOrchestration
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

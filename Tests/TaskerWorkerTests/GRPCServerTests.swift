@@ -51,8 +51,8 @@ struct GRPCServerTests {
             let bound = try BindAddress(parsing: try #require(address))
             let target: any ResolvableTarget =
                 bound.isIPv6
-                ? ResolvableTargets.IPv6.ipv6(host: bound.host, port: bound.port)
-                : ResolvableTargets.IPv4.ipv4(host: bound.host, port: bound.port)
+                ? ResolvableTargets.IPv6.ipv6(address: bound.host, port: bound.port)
+                : ResolvableTargets.IPv4.ipv4(address: bound.host, port: bound.port)
             try await withGRPCClient(transport: .http2NIOPosix(target: target, transportSecurity: .plaintext)) { client in
                 try await body(worker, client)
             }

@@ -1,4 +1,6 @@
 import Foundation
+import GRPCNIOTransportCore
+import GRPCNIOTransportHTTP2Posix
 import SwiftProtobuf
 import Testing
 

@@ -3,6 +3,7 @@ import GRPCCore
 import HTTPTypes
 import HummingbirdTesting
 import SwiftProtobuf
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

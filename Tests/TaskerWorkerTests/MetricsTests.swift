@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Metrics
+import NIOFoundationEssentialsCompat
 import TaskerTestSupport
 import Testing
 

@@ -1,6 +1,8 @@
 import Atomics
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

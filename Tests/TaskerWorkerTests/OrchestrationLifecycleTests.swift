@@ -1,6 +1,7 @@
 import Foundation
 import TaskerExamples
 import TaskerOrchestration
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

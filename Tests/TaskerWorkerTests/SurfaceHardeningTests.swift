@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import HTTPTypes
+import HummingbirdTesting
 import Logging
 import TaskerTestSupport
 import Testing

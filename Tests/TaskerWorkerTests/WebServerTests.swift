@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import SwiftProtobuf
 import TaskerTestSupport
 import Testing
 

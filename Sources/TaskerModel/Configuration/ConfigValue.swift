@@ -172,7 +172,7 @@ extension ConfigValue {
         return table
     }
 
-    private func tomlConvertible() -> TOMLValueConvertible? {
+    private func tomlConvertible() -> (any TOMLValueConvertible)? {
         switch self {
         case .string(let s): return s
         case .integer(let i): return TOMLInt(i)

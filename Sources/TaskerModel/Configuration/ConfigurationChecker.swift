@@ -1,3 +1,4 @@
+import Foundation
 import TaskerPostgres
 
 /// Schema conformance (per file) and rule validation (on the merged tree).

@@ -158,8 +158,8 @@ public struct ConfigurationLoader: Sendable {
     }
 
     /// Decoding only runs on a tree that passed every check, so this is a safety net.
-    static func issue(decoding error: Error, origin: [String: String]) -> ConfigurationIssue {
-        var path: [CodingKey] = []
+    static func issue(decoding error: any Error, origin: [String: String]) -> ConfigurationIssue {
+        var path: [any CodingKey] = []
         switch error as? DecodingError {
         case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .keyNotFound(_, let context)?,
             .dataCorrupted(let context)?:

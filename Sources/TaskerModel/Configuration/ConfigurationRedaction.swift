@@ -1,3 +1,4 @@
+import TOMLKit
 import TaskerPostgres
 
 /// Hiding secrets in rendered configuration and in error messages.

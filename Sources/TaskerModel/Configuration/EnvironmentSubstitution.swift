@@ -1,3 +1,4 @@
+import Foundation
 import TaskerPostgres
 
 /// `${VAR}` and `${VAR:-fallback}` expansion inside configuration strings.

@@ -49,7 +49,7 @@ public struct StepFailure: Sendable, Error, Equatable, CustomStringConvertible {
             self = failure
             return
         }
-        let text = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        let text = (error as? any LocalizedError)?.errorDescription ?? String(describing: error)
         self.init(message: text)
     }
 

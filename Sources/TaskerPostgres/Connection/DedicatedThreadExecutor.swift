@@ -2,6 +2,10 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+// On Linux the zero initializers of the pthread types come from the module map Dispatch ships.
+#if canImport(CDispatch)
+import CDispatch
+#endif
 #elseif canImport(Darwin)
 import Darwin
 #endif

@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import Synchronization
+import TaskerPostgres
 
 /// Load shedding (`handler_dispatch.load_shedding`): stop claiming at `capacity_threshold_percent`
 /// of the handler permits in use; warn at `warning_threshold_percent`. The counts it is applied to

@@ -1,4 +1,5 @@
 import AsyncAlgorithms
+import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle

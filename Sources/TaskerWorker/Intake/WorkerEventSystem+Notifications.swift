@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import TaskerModel
 import TaskerPostgres

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerModel
+import TaskerPostgres
 
 /// Computes the health bodies (`/health…` and gRPC `WorkerHealthService`) from the running worker.
 ///

@@ -1,4 +1,5 @@
 import Hummingbird
+import TaskerPostgres
 
 /// Answers 408 `{"error":{"code":"TIMEOUT",…}}` when a route takes longer than `timeout`
 /// (`worker.web.request_timeout_ms`). The route's task is cancelled; the 408 goes out as soon as

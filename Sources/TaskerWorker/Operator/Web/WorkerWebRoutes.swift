@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 
 /// The REST routes (paths, permissions and bodies as upstream, `worker-contract.md` Appendix B).
 /// Routes needing a permission sit in their own group, where the `WebAuthorizer`'s middleware goes.
