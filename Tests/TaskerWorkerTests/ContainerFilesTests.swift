@@ -350,20 +350,12 @@ struct ContainerFilesTests {
             environment["TASKER_WEB_BIND_ADDRESS"] = "127.0.0.1:\(port)"
             environment["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
 
-            let logPath = prefix + "/worker.log"
-            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-            defer { try? log.close() }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: prefix + entrypoint[0])
-            process.arguments = Array(entrypoint.dropFirst()) + cmd
-            process.currentDirectoryURL = URL(fileURLWithPath: prefix + workdir)
-            process.environment = environment
-            process.standardOutput = log
-            process.standardError = log
-            try process.run()
+            let child = try Subprocess.start(
+                prefix + entrypoint[0], Array(entrypoint.dropFirst()) + cmd, environment: environment,
+                directory: prefix + workdir, combinedOutput: true)
+            let process = child.process
             defer { if process.isRunning { Self.killWithChildren(process.processIdentifier) } }
-            let output = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+            let output = { child.output }
 
             // GET /health over a real socket.
             var health: TestClient.Response?

@@ -83,19 +83,8 @@ struct PipelineHarness {
         }
 
         private static func finished(_ task: Task<Void, any Error>, within timeout: Duration) async -> Bool {
-            await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    _ = await task.result
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
+            if case .value = await withDeadline(timeout, { _ = await task.result }) { return true }
+            return false
         }
     }
 

@@ -28,11 +28,15 @@ enum Subprocess {
 
     /// Starts `executable arguments…` as `run` does, for a caller that signals it (`process`) before
     /// collecting its output with `finish()`.
+    /// `combinedOutput`: stdout and stderr go to one file (`output`, in the order written), as a
+    /// daemon's log does.
     static func start(
         _ executable: String, _ arguments: [String], environment: [String: String],
-        directory: String? = nil, stdin: Data? = nil
+        directory: String? = nil, stdin: Data? = nil, combinedOutput: Bool = false
     ) throws -> Running {
-        try Running(executable, arguments, environment: environment, directory: directory, stdin: stdin)
+        try Running(
+            executable, arguments, environment: environment, directory: directory, stdin: stdin,
+            combinedOutput: combinedOutput)
     }
 
     /// As `run`, stopped once `timeout` has passed (SIGTERM, 2 s grace, SIGKILL; `timedOut` set).
@@ -64,19 +68,24 @@ enum Subprocess {
         private let scratch: URL
         private let handles: [FileHandle]
 
+        private let stdoutFile: URL
+        private let stderrFile: URL
+
         init(
             _ executable: String, _ arguments: [String], environment: [String: String], directory: String?,
-            stdin: Data?
+            stdin: Data?, combinedOutput: Bool = false
         ) throws {
             scratch = FileManager.default.temporaryDirectory.appendingPathComponent("subprocess-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            stdoutFile = scratch.appendingPathComponent(combinedOutput ? "output" : "stdout")
+            stderrFile = combinedOutput ? stdoutFile : scratch.appendingPathComponent("stderr")
             try (stdin ?? Data()).write(to: scratch.appendingPathComponent("stdin"))
-            try Data().write(to: scratch.appendingPathComponent("stdout"))
-            try Data().write(to: scratch.appendingPathComponent("stderr"))
+            try Data().write(to: stdoutFile)
+            try Data().write(to: stderrFile)
             let input = try FileHandle(forReadingFrom: scratch.appendingPathComponent("stdin"))
-            let output = try FileHandle(forWritingTo: scratch.appendingPathComponent("stdout"))
-            let errors = try FileHandle(forWritingTo: scratch.appendingPathComponent("stderr"))
-            handles = [input, output, errors]
+            let output = try FileHandle(forWritingTo: stdoutFile)
+            let errors = combinedOutput ? output : try FileHandle(forWritingTo: stderrFile)
+            handles = combinedOutput ? [input, output] : [input, output, errors]
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             process.currentDirectoryURL = URL(fileURLWithPath: directory ?? scratch.path)
@@ -92,14 +101,35 @@ enum Subprocess {
             }
         }
 
+        /// What the child has written to stdout so far (with stderr when the output is combined).
+        var output: String { (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? "" }
+
         /// Waits for the exit, then reads the output and removes the scratch directory.
         func finish() throws -> Outcome {
             process.waitUntilExit()
             defer { close() }
             return Outcome(
                 status: process.terminationStatus, exitedNormally: process.terminationReason == .exit,
-                stdoutData: try Data(contentsOf: scratch.appendingPathComponent("stdout")),
-                stderr: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("stderr")), as: UTF8.self))
+                stdoutData: try Data(contentsOf: stdoutFile),
+                stderr: String(decoding: try Data(contentsOf: stderrFile), as: UTF8.self))
+        }
+
+        /// SIGTERM, then waits up to `timeout` for the exit; true if it exited.
+        func terminate(within timeout: Duration) async -> Bool {
+            process.terminate()
+            try? await waitUntil(timeout: timeout) { !self.process.isRunning }
+            return !process.isRunning
+        }
+
+        /// SIGKILL if still running.
+        func kill() {
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        }
+
+        /// Kills a child still running and removes the scratch directory.
+        deinit {
+            kill()
+            close()
         }
 
         private func close() {

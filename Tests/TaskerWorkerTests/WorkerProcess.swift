@@ -7,10 +7,8 @@ import Testing
 /// (SIGKILL) by `kill()` if still running; callers `defer { child.kill() }` so that no child is
 /// ever left behind.
 final class WorkerProcess {
-    let process = Process()
-    private let directory: URL
-    private let logFile: URL
-    private let logHandle: FileHandle
+    private let child: Subprocess.Running
+    var process: Process { child.process }
 
     /// Starts `tasker-worker arguments…` in the repository root with `environment` added to the
     /// test environment (`DATABASE_URL` = `db`'s, `TASKER_TEMPLATE_PATH` = `templatePath`).
@@ -21,20 +19,6 @@ final class WorkerProcess {
         environment: [String: String] = [:], softFileLimit: Int? = nil,
         executable: String = CommandLineTests.binary
     ) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        logFile = directory.appendingPathComponent("worker.log")
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        logHandle = try FileHandle(forWritingTo: logFile)
-
-        if let softFileLimit {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "ulimit -Sn \(softFileLimit) && exec \"$0\" \"$@\"", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: TestEnvironment.repositoryRoot)
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TASKER_CONFIG_PATH")
         env["DATABASE_URL"] = db.url
@@ -45,33 +29,24 @@ final class WorkerProcess {
         env["TASKER_WORKER_GRPC_BIND_ADDRESS"] = "127.0.0.1:0"
         env["TASKER_TEMPLATE_PATH"] = templatePath
         env.merge(environment) { _, new in new }
-        process.environment = env
-        process.standardError = logHandle
-        process.standardOutput = logHandle
-        try process.run()
-    }
-
-    deinit {
-        kill()
-        try? logHandle.close()
-        try? FileManager.default.removeItem(at: directory)
+        if let softFileLimit {
+            child = try Subprocess.start(
+                "/bin/sh", ["-c", "ulimit -Sn \(softFileLimit) && exec \"$0\" \"$@\"", executable] + arguments,
+                environment: env, directory: TestEnvironment.repositoryRoot, combinedOutput: true)
+        } else {
+            child = try Subprocess.start(
+                executable, arguments, environment: env, directory: TestEnvironment.repositoryRoot, combinedOutput: true)
+        }
     }
 
     /// What the worker has logged so far.
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    var log: String { child.output }
 
     /// SIGKILL if still running.
-    func kill() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-    }
+    func kill() { child.kill() }
 
     /// SIGTERM, then waits up to `timeout` for the exit; true if it exited.
-    func terminate(within timeout: Duration) async throws -> Bool {
-        process.terminate()
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        return !process.isRunning
-    }
+    func terminate(within timeout: Duration) async throws -> Bool { await child.terminate(within: timeout) }
 
     /// The address of the "REST server listening" log line once logged (nil if the worker exited
     /// first or `timeout` passed).

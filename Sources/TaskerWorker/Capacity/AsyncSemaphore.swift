@@ -3,7 +3,7 @@ import Synchronization
 /// A counting semaphore for async code: `acquire()` suspends (never blocks a thread) while all
 /// permits are taken; waiters are served in FIFO order. The counting is `PermitQueue`'s (the same
 /// as the handler permits of `WorkerCapacity`); this class keeps the waiters' continuations.
-public final class AsyncSemaphore: Sendable {
+package final class AsyncSemaphore: Sendable {
     private struct State {
         var permits: PermitQueue
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -11,23 +11,23 @@ public final class AsyncSemaphore: Sendable {
     }
 
     /// The number of permits.
-    public let limit: Int
+    package let limit: Int
     private let state: Mutex<State>
 
-    public init(permits: Int) {
+    package init(permits: Int) {
         let queue = PermitQueue(limit: permits)
         limit = queue.limit
         state = Mutex(State(permits: queue))
     }
 
     /// Permits currently held.
-    public var inUse: Int { state.withLock { $0.permits.inUse } }
+    package var inUse: Int { state.withLock { $0.permits.inUse } }
 
     /// Callers waiting for a permit.
-    public var waiting: Int { state.withLock { $0.permits.waiters.count } }
+    package var waiting: Int { state.withLock { $0.permits.waiters.count } }
 
     /// Takes a permit, waiting for one if necessary.
-    public func acquire() async {
+    package func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
                 let id = state.nextID
@@ -41,12 +41,12 @@ public final class AsyncSemaphore: Sendable {
     }
 
     /// Takes a permit only if one is free.
-    public func tryAcquire() -> Bool {
+    package func tryAcquire() -> Bool {
         state.withLock { $0.permits.tryAcquire() }
     }
 
     /// Returns a permit (handing it straight to the first waiter, if any).
-    public func release() {
+    package func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.permits.release().flatMap { state.waiters.removeValue(forKey: $0) }
         }

@@ -6,16 +6,16 @@ import TaskerPostgres
 /// Load shedding (`handler_dispatch.load_shedding`): stop claiming at `capacity_threshold_percent`
 /// of the handler permits in use; warn at `warning_threshold_percent`. The counts it is applied to
 /// live in `WorkerCapacityState`.
-public struct LoadShedding: Sendable, Equatable {
-    public var enabled: Bool
-    public var capacityThresholdPercent: Double
-    public var warningThresholdPercent: Double
+package struct LoadShedding: Sendable, Equatable {
+    package var enabled: Bool
+    package var capacityThresholdPercent: Double
+    package var warningThresholdPercent: Double
     /// At most this many claimed steps without a stored result (nil: no such bound). Handlers give
     /// their permit back before their result is stored, so without it a fast handler and a slow
     /// database would pile finished steps up in memory (about 3 KB each).
-    public var unstoredLimit: Int?
+    package var unstoredLimit: Int?
 
-    public init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double, unstoredLimit: Int? = nil) {
+    package init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double, unstoredLimit: Int? = nil) {
         self.enabled = enabled
         self.capacityThresholdPercent = capacityThresholdPercent
         self.warningThresholdPercent = warningThresholdPercent
@@ -23,7 +23,7 @@ public struct LoadShedding: Sendable, Equatable {
     }
 
     /// No shedding (components run on their own, e.g. in tests).
-    public static let disabled = LoadShedding(enabled: false, capacityThresholdPercent: 100, warningThresholdPercent: 100)
+    package static let disabled = LoadShedding(enabled: false, capacityThresholdPercent: 100, warningThresholdPercent: 100)
 }
 
 /// Lets an action through at most once per `interval` (for warnings that would otherwise repeat

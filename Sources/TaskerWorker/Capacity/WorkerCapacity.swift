@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Shared by the executor (admission, claims), the dispatch service (permits), the completion
 /// processor (settled results) and the event system (re-read on `freed`).
-public final class WorkerCapacity: Sendable {
+package final class WorkerCapacity: Sendable {
     /// How a waiter for a permit is resumed: with its permit, or cancelled without one.
     private typealias Waiter = CheckedContinuation<Result<Void, CancellationError>, Never>
 
@@ -25,15 +25,15 @@ public final class WorkerCapacity: Sendable {
     /// Yields when capacity is released after a shed (coalesced: at most one pending element), so
     /// that the refused messages are read again at once instead of at the next catch-up or poll
     /// tick (with few permits, waiting for those made throughput collapse: see docs/benchmarks.md).
-    public let freed: AsyncStream<Void>
+    package let freed: AsyncStream<Void>
     /// The number of handler permits (`max_concurrent_handlers`, at least 1).
-    public let handlerPermits: Int
+    package let handlerPermits: Int
     /// The thresholds applied.
-    public let shedding: LoadShedding
+    package let shedding: LoadShedding
     private let warningThrottle = Throttle(interval: .seconds(10))
     private let logger: Logger
 
-    public init(permits: Int, shedding: LoadShedding = .disabled, logger: Logger = Logger(label: "tasker.load_shedding")) {
+    package init(permits: Int, shedding: LoadShedding = .disabled, logger: Logger = Logger(label: "tasker.load_shedding")) {
         let state = WorkerCapacityState(permits: permits, shedding: shedding)
         locked = Mutex(Locked(state: state))
         handlerPermits = state.permits.limit
@@ -45,30 +45,30 @@ public final class WorkerCapacity: Sendable {
     // MARK: Reading
 
     /// Handler permits held.
-    public var handlerPermitsInUse: Int { locked.withLock { $0.state.permits.inUse } }
+    package var handlerPermitsInUse: Int { locked.withLock { $0.state.permits.inUse } }
     /// Steps waiting for a handler permit (suspended in `acquireHandlerPermit`).
-    public var permitWaiters: Int { locked.withLock { $0.state.permits.waiters.count } }
+    package var permitWaiters: Int { locked.withLock { $0.state.permits.waiters.count } }
     /// Claimed steps not holding a permit yet (the dispatch channel's load).
-    public var dispatchBacklog: Int { locked.withLock { $0.state.dispatchBacklog } }
+    package var dispatchBacklog: Int { locked.withLock { $0.state.dispatchBacklog } }
     /// Claimed steps whose result is not settled yet.
-    public var unstoredResults: Int { locked.withLock { $0.state.unstored } }
+    package var unstoredResults: Int { locked.withLock { $0.state.unstored } }
     /// Claims under way.
-    public var claimsInFlight: Int { locked.withLock { $0.state.claimsInFlight.count } }
+    package var claimsInFlight: Int { locked.withLock { $0.state.claimsInFlight.count } }
     /// Running handlers plus the backlog, in percent of the permits.
-    public var usagePercent: Double { locked.withLock { $0.state.usagePercent } }
+    package var usagePercent: Double { locked.withLock { $0.state.usagePercent } }
     /// At or above the capacity threshold.
-    public var isShedding: Bool { locked.withLock { $0.state.isShedding } }
+    package var isShedding: Bool { locked.withLock { $0.state.isShedding } }
     /// Claims that fit before load shedding starts (nil: shedding is off).
-    public var remainingClaims: Int? { locked.withLock { $0.state.remainingClaims } }
+    package var remainingClaims: Int? { locked.withLock { $0.state.remainingClaims } }
 
     // MARK: Admission (executor, event system)
 
     /// Whether a notified message should be delivered now; when not, the shed is recorded and the
     /// next release of capacity yields `freed`.
-    public func admitNotification() -> Bool { locked.withLock { $0.state.admitNotification() } }
+    package func admitNotification() -> Bool { locked.withLock { $0.state.admitNotification() } }
 
     /// Work was refused or left unread for lack of capacity: the next release yields `freed`.
-    public func recordShed() { locked.withLock { $0.state.recordShed() } }
+    package func recordShed() { locked.withLock { $0.state.recordShed() } }
 
     /// Registers a claim of `step` by message `message`, or says why not (logs the capacity warning,
     /// at most every 10 s).
@@ -90,7 +90,7 @@ public final class WorkerCapacity: Sendable {
 
     /// Takes a handler permit for a step of the backlog, waiting (FIFO) while all are in use. A
     /// cancelled caller stops waiting, holds no permit, and its step leaves the backlog.
-    public func acquireHandlerPermit() async throws(CancellationError) {
+    package func acquireHandlerPermit() async throws(CancellationError) {
         let id = locked.withLock { locked in
             defer { locked.nextWaiter += 1 }
             return locked.nextWaiter
@@ -123,7 +123,7 @@ public final class WorkerCapacity: Sendable {
     }
 
     /// A handler gives its permit back (to the first waiter, if any); yields `freed` after a shed.
-    public func releaseHandlerPermit() {
+    package func releaseHandlerPermit() {
         let (waiter, reRead) = locked.withLock { locked -> (Waiter?, Bool) in
             let release = locked.state.releasePermit()
             return (release.handedTo.flatMap { locked.waiting.removeValue(forKey: $0) }, release.reRead)
@@ -135,10 +135,10 @@ public final class WorkerCapacity: Sendable {
     // MARK: Results (completion processor)
 
     /// A claimed step's result is settled (stored, refused, or given up); yields `freed` after a shed.
-    public func resultSettled() {
+    package func resultSettled() {
         if locked.withLock({ $0.state.resultSettled() }) { freedContinuation.yield() }
     }
 
     /// Ends `freed` (shutdown).
-    public func finish() { freedContinuation.finish() }
+    package func finish() { freedContinuation.finish() }
 }

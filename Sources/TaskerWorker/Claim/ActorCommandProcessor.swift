@@ -3,15 +3,15 @@ import TaskerPostgres
 
 /// The one entry for `WorkerCommand`s: routes each to the actor that owns it. It holds no business
 /// logic; a status is read from the components that keep the figures.
-public struct ActorCommandProcessor: Sendable {
-    public let actors: WorkerActorRegistry
+package struct ActorCommandProcessor: Sendable {
+    package let actors: WorkerActorRegistry
     private let identity: WorkerIdentity
     private let statistics: WorkerStatistics
     private let pool: PostgresConnectionPool
     private let dispatch: HandlerDispatchService
     private let templates: TaskTemplateRegistry
 
-    public init(
+    package init(
         actors: WorkerActorRegistry, identity: WorkerIdentity, statistics: WorkerStatistics,
         pool: PostgresConnectionPool, dispatch: HandlerDispatchService, templates: TaskTemplateRegistry
     ) {
@@ -24,7 +24,7 @@ public struct ActorCommandProcessor: Sendable {
     }
 
     @discardableResult
-    public func process(_ command: WorkerCommand) async -> WorkerCommandResponse {
+    package func process(_ command: WorkerCommand) async -> WorkerCommandResponse {
         switch command {
         case .executeStepFromMessage(let delivery):
             return .delivery(await actors.stepExecutor.execute(delivery))

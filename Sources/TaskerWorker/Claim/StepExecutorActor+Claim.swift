@@ -11,7 +11,7 @@ extension StepExecutorActor {
     /// messages costs one commit instead of k. If the batch fails (a lock timeout, a deadlock, a lost
     /// connection), nothing of it was committed and each message is claimed on its own instead.
     /// Outcomes come in `deliveries` order. Never throws.
-    public func execute(batch deliveries: [StepDelivery]) async -> [DeliveryOutcome] {
+    package func execute(batch deliveries: [StepDelivery]) async -> [DeliveryOutcome] {
         var outcomes = [DeliveryOutcome](repeating: .notAccepting, count: deliveries.count)
         guard accepting else { return outcomes }
         var accepted: [(index: Int, delivery: StepDelivery, message: StepMessage)] = []

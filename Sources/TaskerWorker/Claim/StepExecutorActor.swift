@@ -6,17 +6,17 @@ import TaskerModel
 import TaskerPostgres
 
 /// A message that arrived for a worker queue, by notification or by polling.
-public struct StepDelivery: Sendable {
-    public let queue: String
-    public let msgID: Int64
-    public let message: JSONValue
+package struct StepDelivery: Sendable {
+    package let queue: String
+    package let msgID: Int64
+    package let message: JSONValue
     /// True when this worker read the message (poll, read by id), which hid it for its visibility
     /// timeout; a delivery shed for load is then made visible again at once.
-    public let hiddenByRead: Bool
+    package let hiddenByRead: Bool
     /// Why the body read from the queue could not be decoded (`QueueMessage.bodyError`): poison.
-    public let bodyError: String?
+    package let bodyError: String?
 
-    public init(queue: String, msgID: Int64, message: JSONValue, hiddenByRead: Bool = false, bodyError: String? = nil) {
+    package init(queue: String, msgID: Int64, message: JSONValue, hiddenByRead: Bool = false, bodyError: String? = nil) {
         self.queue = queue
         self.msgID = msgID
         self.message = message
@@ -33,7 +33,7 @@ public struct StepDelivery: Sendable {
 }
 
 /// What became of a delivery.
-public enum DeliveryOutcome: Sendable, Equatable {
+package enum DeliveryOutcome: Sendable, Equatable {
     /// Claimed and dispatched, or settled for good (poison or stale archived, race lost, duplicate).
     case handled
     /// Left queued (database trouble, load shedding): the queue must be read again later.
@@ -58,8 +58,8 @@ public enum DeliveryOutcome: Sendable, Equatable {
 ///   for a step being claimed is left queued and read again (catch-up), so it is still settled.
 /// - With the handler permits at `capacity_threshold_percent`, nothing is claimed (load shedding):
 ///   messages stay queued for later.
-public actor StepExecutorActor: WorkerActor {
-    public nonisolated let actorName = "step_executor"
+package actor StepExecutorActor: WorkerActor {
+    package nonisolated let actorName = "step_executor"
     let pool: PostgresConnectionPool
     /// The registered templates (cached), where a claimed step's template step is looked up.
     let templates: TaskTemplateRegistry
@@ -83,7 +83,7 @@ public actor StepExecutorActor: WorkerActor {
     private let acceptingFlag = ManagedAtomic<Bool>(true)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
-    public init(
+    package init(
         pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
         statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
         identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")
@@ -100,16 +100,16 @@ public actor StepExecutorActor: WorkerActor {
     }
 
     /// Turns claiming on or off (off for shutdown); deliveries while off stay in their queues.
-    public func setAccepting(_ accepting: Bool) { self.accepting = accepting }
+    package func setAccepting(_ accepting: Bool) { self.accepting = accepting }
 
-    public func stopped() async { accepting = false }
+    package func stopped() async { accepting = false }
 
-    public var isAccepting: Bool { accepting }
+    package var isAccepting: Bool { accepting }
 
     /// How many more steps may be claimed before load shedding starts (nil: no limit, shedding is
     /// off; 0 while not accepting). The poller reads no more than this, so that it does not hide
     /// messages for their visibility timeout only to shed them.
-    public var readCapacity: Int? {
+    package var readCapacity: Int? {
         guard accepting else { return 0 }
         return capacity.remainingClaims
     }
@@ -120,7 +120,7 @@ public actor StepExecutorActor: WorkerActor {
     /// Nonisolated (a lock, no actor hop): the listener asks for every notification, and a hop to
     /// this actor each time would add to every step's latency. A stale answer is harmless: a
     /// delivery admitted at the threshold is shed by `execute` as before.
-    public nonisolated func admitsNotification(forQueue queue: String) -> Bool {
+    package nonisolated func admitsNotification(forQueue queue: String) -> Bool {
         guard acceptingFlag.load(ordering: .relaxed) else { return false }
         // Checked and recorded in one transition: a release after it triggers a read (no shed lost).
         guard !capacity.admitNotification() else { return true }
@@ -131,7 +131,7 @@ public actor StepExecutorActor: WorkerActor {
     /// Processes one delivery. Never throws: every failure is logged, and the message is either
     /// archived (poison, stale) or left for its visibility timeout (database trouble, lost race).
     @discardableResult
-    public func execute(_ delivery: StepDelivery) async -> DeliveryOutcome {
+    package func execute(_ delivery: StepDelivery) async -> DeliveryOutcome {
         await execute(batch: [delivery])[0]
     }
 

@@ -4,31 +4,31 @@ import TaskerPostgres
 
 /// Everything the worker reads about one step before claiming it, in one round trip
 /// (task identity, step row, current state, dependency results).
-public struct HydratedStep: Sendable, Equatable {
-    public var taskUUID: UUID
-    public var namedTaskUUID: UUID
-    public var correlationID: UUID
-    public var taskContext: JSONValue
-    public var taskName: String
-    public var taskVersion: String
-    public var namespace: String
-    public var stepUUID: UUID
-    public var stepName: String
+package struct HydratedStep: Sendable, Equatable {
+    package var taskUUID: UUID
+    package var namedTaskUUID: UUID
+    package var correlationID: UUID
+    package var taskContext: JSONValue
+    package var taskName: String
+    package var taskVersion: String
+    package var namespace: String
+    package var stepUUID: UUID
+    package var stepName: String
     /// The template step this instance runs (`inputs.__template_step_name` for dynamic steps).
-    public var templateStepName: String
-    public var retryable: Bool
-    public var maxAttempts: Int
-    public var attempts: Int
-    public var inputs: JSONValue
-    public var checkpoint: JSONValue
+    package var templateStepName: String
+    package var retryable: Bool
+    package var maxAttempts: Int
+    package var attempts: Int
+    package var inputs: JSONValue
+    package var checkpoint: JSONValue
     /// The `most_recent` transition's `to_state` (`pending` when there is none).
-    public var currentState: String
+    package var currentState: String
     /// Results of every processed ancestor with results, by step instance name (raw JSON).
-    public var dependencyResults: [String: JSONValue]
+    package var dependencyResults: [String: JSONValue]
 }
 
 /// What a claim attempt did.
-public enum ClaimOutcome: Sendable, Equatable {
+package enum ClaimOutcome: Sendable, Equatable {
     /// The step is ours: `in_progress`, `in_process = true`, attempts incremented, message archived.
     case claimed(attempts: Int)
     /// The step was not in a claimable state (another worker won, or it moved on); nothing changed.
@@ -36,13 +36,13 @@ public enum ClaimOutcome: Sendable, Equatable {
 }
 
 /// One step to claim: `StepRepository.hydrateAndClaim` (nil `taskUUID`: claim only, any task).
-public struct ClaimRequest: Sendable, Equatable {
-    public var taskUUID: UUID?
-    public var stepUUID: UUID
-    public var queue: String
-    public var msgID: Int64
+package struct ClaimRequest: Sendable, Equatable {
+    package var taskUUID: UUID?
+    package var stepUUID: UUID
+    package var queue: String
+    package var msgID: Int64
 
-    public init(taskUUID: UUID?, stepUUID: UUID, queue: String, msgID: Int64) {
+    package init(taskUUID: UUID?, stepUUID: UUID, queue: String, msgID: Int64) {
         self.taskUUID = taskUUID
         self.stepUUID = stepUUID
         self.queue = queue
@@ -54,18 +54,18 @@ public struct ClaimRequest: Sendable, Equatable {
 /// `{"event":"{\"type\":\"Start\"}","timestamp":…}` (microseconds), plus `worker_uuid` (the claiming
 /// worker; upstream records none, readers ignore unknown keys). The transition with exactly this
 /// metadata exists if and only if this attempt committed (`StepRepository.findClaims`).
-public struct ClaimStamp: Sendable, Equatable {
+package struct ClaimStamp: Sendable, Equatable {
     /// The claiming worker (nil: not recorded, for tools and tests).
-    public var worker: UUID?
-    public var time: Date
+    package var worker: UUID?
+    package var time: Date
 
-    public init(worker: UUID? = nil, time: Date = Date()) {
+    package init(worker: UUID? = nil, time: Date = Date()) {
         self.worker = worker
         self.time = time
     }
 
     /// The transition's metadata (JSON text).
-    public var metadata: String {
+    package var metadata: String {
         let start = #"{"event":"{\"type\":\"Start\"}","timestamp":"\#(RFC3339.string(time))""#
         guard let worker else { return start + "}" }
         return start + #","worker_uuid":"\#(worker.uuidString.lowercased())"}"#
@@ -73,20 +73,20 @@ public struct ClaimStamp: Sendable, Equatable {
 }
 
 /// What `hydrateAndClaim` found and did for one step.
-public struct ClaimAttempt: Sendable {
+package struct ClaimAttempt: Sendable {
     /// The step as read just before the claim (nil: no such step in that task; not read without a
     /// task uuid); a failure to decode it is returned here, since the claim may have happened.
-    public var hydrated: Result<HydratedStep?, PostgresError>
-    public var claim: ClaimOutcome
+    package var hydrated: Result<HydratedStep?, PostgresError>
+    package var claim: ClaimOutcome
 }
 
 /// The worker's SQL against the Tasker schema: hydrate, claim (one transaction), complete (one
 /// transaction). Upstream spreads claim and completion over several transactions; a crash between
 /// them leaves a step half-claimed or a result without its notification. Here each is atomic.
-public enum StepRepository {
+package enum StepRepository {
     /// Loads the step with its task, state and dependency results; nil when the step does not exist
     /// or belongs to another task.
-    public static func hydrate(_ c: isolated PostgresConnection, taskUUID: UUID, stepUUID: UUID) throws(PostgresError) -> HydratedStep? {
+    package static func hydrate(_ c: isolated PostgresConnection, taskUUID: UUID, stepUUID: UUID) throws(PostgresError) -> HydratedStep? {
         try c.query(StepStatements.hydrate, [stepUUID, taskUUID]).first.map(HydratedStep.init(row:))
     }
 
@@ -98,7 +98,7 @@ public enum StepRepository {
     ///
     /// The racing claimer blocks on the row lock of the current transition and then finds it no
     /// longer most recent, so it gets `.notClaimable` (a 23505 from the unique index means the same).
-    public static func claim(
+    package static func claim(
         _ c: isolated PostgresConnection, stepUUID: UUID, queue: String, msgID: Int64,
         timeout: Duration? = nil, stamp: ClaimStamp = ClaimStamp()
     ) throws(PostgresError) -> ClaimOutcome {
@@ -116,7 +116,7 @@ public enum StepRepository {
     /// is `.notClaimable`, the others are still claimed); a statement error rolls the whole batch
     /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
     /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `stamp` tells what happened.
-    public static func hydrateAndClaim(
+    package static func hydrateAndClaim(
         _ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
         stamp: ClaimStamp = ClaimStamp()
     ) throws(PostgresError) -> [ClaimAttempt] {

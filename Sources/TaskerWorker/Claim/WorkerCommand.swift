@@ -4,7 +4,7 @@ import TaskerPostgres
 
 /// Everything the worker can be asked to do (upstream `WorkerCommand`, without the cases nothing
 /// here sends). The `ActorCommandProcessor` routes each command to the actor that owns it.
-public enum WorkerCommand: Sendable {
+package enum WorkerCommand: Sendable {
     /// Claim and run a step from a raw queue message (decoded by the executor; poison is archived).
     case executeStepFromMessage(StepDelivery)
     /// Claim and run the steps of one poll read together (one transaction for their claims).
@@ -18,7 +18,7 @@ public enum WorkerCommand: Sendable {
 }
 
 /// What a command answers.
-public enum WorkerCommandResponse: Sendable {
+package enum WorkerCommandResponse: Sendable {
     case accepted
     /// The outcome of `executeStepFromMessage`.
     case delivery(DeliveryOutcome)
@@ -28,14 +28,14 @@ public enum WorkerCommandResponse: Sendable {
 }
 
 /// The worker's status (the statistics behind `/health/detailed` and `/metrics/worker`).
-public struct WorkerStatus: Sendable {
-    public var workerID: String
-    public var publicID: String
-    public var statistics: WorkerStatistics.Snapshot
-    public var pool: PostgresPoolStatistics
-    public var acceptingSteps: Bool
-    public var handlerPermitsInUse: Int
-    public var handlerPermits: Int
-    public var overdueHandlers: Int
-    public var namespaces: [String]
+package struct WorkerStatus: Sendable {
+    package var workerID: String
+    package var publicID: String
+    package var statistics: WorkerStatistics.Snapshot
+    package var pool: PostgresPoolStatistics
+    package var acceptingSteps: Bool
+    package var handlerPermitsInUse: Int
+    package var handlerPermits: Int
+    package var overdueHandlers: Int
+    package var namespaces: [String]
 }

@@ -14,7 +14,7 @@ import TaskerPostgres
 /// is — it does not encode as JSON (NaN, infinity), is larger than `maxResultBytes`, or the database
 /// refuses its data for good (`ResultWriter`) — is replaced by a non-retryable `result_not_storable`
 /// error result saying why (`ResultRefusal`). `monitor` sees every result being stored (readiness).
-public final class CompletionProcessorService: Service, Sendable {
+package final class CompletionProcessorService: Service, Sendable {
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
     private let pool: PostgresConnectionPool
@@ -28,10 +28,10 @@ public final class CompletionProcessorService: Service, Sendable {
     private let capacity: WorkerCapacity?
     private let maxResultBytes: Int
     /// Every result being stored, for readiness (`ResultStorageMonitor`).
-    public let monitor: ResultStorageMonitor
+    package let monitor: ResultStorageMonitor
     private let logger: Logger
 
-    public init(
+    package init(
         completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
         domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
         concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
@@ -62,7 +62,7 @@ public final class CompletionProcessorService: Service, Sendable {
     /// stored at once, alone (no added latency); results that pile up while all writers are busy
     /// are taken together by the next free writer and stored in one transaction (one commit for
     /// the batch instead of one per step). At most `bufferSize` results wait at once.
-    public func run() async {
+    package func run() async {
         let room = AsyncSemaphore(permits: bufferSize)
         let queue = CompletionQueue(writers: concurrency)
         await withDiscardingTaskGroup { group in

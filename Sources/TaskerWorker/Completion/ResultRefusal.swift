@@ -5,7 +5,7 @@ import TaskerPostgres
 /// Why a step's result cannot be stored as its handler made it. The step then gets, in its place, a
 /// non-retryable error result (`error_type` `result_not_storable`) whose message says why, and moves
 /// on (orchestration fails it for good, as for any non-retryable error).
-public enum ResultRefusal: Sendable, Equatable {
+package enum ResultRefusal: Sendable, Equatable {
     /// The result does not encode as JSON (a `Double` that is NaN or infinite).
     case unencodable(String)
     /// Its JSON is larger than `worker.result_storage.max_result_bytes`.
@@ -14,17 +14,17 @@ public enum ResultRefusal: Sendable, Equatable {
     case refusedByDatabase(sqlState: String, message: String)
 
     /// The `error_type` of the result stored instead.
-    public static let errorType = "result_not_storable"
+    package static let errorType = "result_not_storable"
 
     /// The refusal of `error`, when the database refused the data for good.
-    public init?(_ error: any Error) {
+    package init?(_ error: any Error) {
         guard let error = error as? PostgresError, error.isPermanentDataError, let state = error.sqlState else { return nil }
         // The server's message and detail only (never the SQL, which holds the whole result).
         self = .refusedByDatabase(sqlState: state, message: error.message + (error.detail.map { " (\($0))" } ?? ""))
     }
 
     /// The refusal of a result that did not encode.
-    public init(encoding error: any Error) {
+    package init(encoding error: any Error) {
         if let encoding = error as? EncodingError, case .invalidValue(let value, let context) = encoding {
             let path = context.codingPath.map(\.stringValue).joined(separator: ".")
             self = .unencodable(
@@ -36,7 +36,7 @@ public enum ResultRefusal: Sendable, Equatable {
     }
 
     /// The message of the error result stored instead (no control characters, at most ~500 characters).
-    public var message: String {
+    package var message: String {
         let why: String
         switch self {
         case .unencodable(let reason):
@@ -68,7 +68,7 @@ public enum ResultRefusal: Sendable, Equatable {
 
 extension StepExecutionResult {
     /// The non-retryable error result stored in place of a result that could not be stored.
-    public static func notStorable(
+    package static func notStorable(
         stepUUID: UUID, refusal: ResultRefusal, workerUUID: UUID,
         now: Date = Date()
     ) -> StepExecutionResult {

@@ -5,7 +5,7 @@ import TaskerPostgres
 /// The results being stored right now, with when their storing began and the last error: readiness
 /// fails while one has stayed unstored longer than `worker.result_storage.unstored_alert_seconds`
 /// (the database keeps failing), and `/health/detailed` shows it.
-public final class ResultStorageMonitor: Sendable {
+package final class ResultStorageMonitor: Sendable {
     private struct Pending {
         let since: ContinuousClock.Instant
         var failures = 0
@@ -18,27 +18,27 @@ public final class ResultStorageMonitor: Sendable {
     }
 
     /// A result this long unstored makes readiness fail.
-    public let alertAfter: Duration
+    package let alertAfter: Duration
     private let state = Mutex(State())
 
-    public init(alertAfter: Duration = .seconds(60)) {
+    package init(alertAfter: Duration = .seconds(60)) {
         self.alertAfter = alertAfter
     }
 
     /// What is unstored at one moment.
-    public struct Snapshot: Sendable, Equatable {
+    package struct Snapshot: Sendable, Equatable {
         /// Results being stored now.
-        public var pending: Int
+        package var pending: Int
         /// Of them, those unstored for longer than `alertAfter`.
-        public var overdue: Int
+        package var overdue: Int
         /// How long the oldest has been unstored.
-        public var oldest: Duration
+        package var oldest: Duration
         /// The last error storing the oldest overdue one (kind and SQLSTATE, no server text).
-        public var lastError: String?
+        package var lastError: String?
     }
 
     /// A result's storing begins; pass the token to `failed` and `stored`.
-    public func begin(now: ContinuousClock.Instant = .now) -> Int {
+    package func begin(now: ContinuousClock.Instant = .now) -> Int {
         state.withLock { state in
             let token = state.nextToken
             state.nextToken += 1
@@ -48,7 +48,7 @@ public final class ResultStorageMonitor: Sendable {
     }
 
     /// An attempt failed with `error` (and is retried).
-    public func failed(_ token: Int, _ error: any Error) {
+    package func failed(_ token: Int, _ error: any Error) {
         let summary = (error as? PostgresError)?.summary ?? String(describing: type(of: error))
         state.withLock { state in
             state.pending[token]?.failures += 1
@@ -57,12 +57,12 @@ public final class ResultStorageMonitor: Sendable {
     }
 
     /// The result is settled (stored, refused, or given up).
-    public func stored(_ token: Int) {
+    package func stored(_ token: Int) {
         _ = state.withLock { $0.pending.removeValue(forKey: token) }
     }
 
     /// The unstored results now.
-    public func snapshot(now: ContinuousClock.Instant = .now) -> Snapshot {
+    package func snapshot(now: ContinuousClock.Instant = .now) -> Snapshot {
         state.withLock { state in
             let oldest = state.pending.values.min(by: { $0.since < $1.since })
             let overdue = state.pending.values.filter { $0.since.duration(to: now) > alertAfter }

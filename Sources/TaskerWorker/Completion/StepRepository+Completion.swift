@@ -3,7 +3,7 @@ import TaskerModel
 import TaskerPostgres
 
 /// What a completion did.
-public enum CompletionOutcome: Sendable, Equatable {
+package enum CompletionOutcome: Sendable, Equatable {
     /// Result stored, transition written, orchestration notified (`msgID` on `orchestration_step_results`).
     case completed(msgID: Int64)
     /// The step was no longer `in_progress`; nothing was written or sent (as upstream).
@@ -21,7 +21,7 @@ extension StepRepository {
     /// under load the completion processor batches what has piled up). Each write is checked on its own: a step no longer
     /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
     /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
-    public static func completeBatch(
+    package static func completeBatch(
         _ c: isolated PostgresConnection,
         _ writes: [CompletionWrite]
     ) throws(PostgresError) -> [CompletionOutcome] {
@@ -44,17 +44,17 @@ extension StepRepository {
 
 /// One result ready to be written by `StepRepository.completeBatch`: the transition's metadata and
 /// the orchestration message, encoded up front (so an encoding problem never aborts a batch).
-public struct CompletionWrite: Sendable {
+package struct CompletionWrite: Sendable {
     /// The step's message (for the result stored instead when this one is refused).
-    public let message: StepMessage
-    public let workerUUID: UUID
-    public let stepUUID: UUID
-    public let toState: String
-    public let metadata: String
-    public let resultJSON: String
-    public let body: String
+    package let message: StepMessage
+    package let workerUUID: UUID
+    package let stepUUID: UUID
+    package let toState: String
+    package let metadata: String
+    package let resultJSON: String
+    package let body: String
 
-    public init(
+    package init(
         message: StepMessage, success: Bool, resultJSON: String, workerUUID: UUID,
         now: Date = Date()
     ) throws(PostgresError) {

@@ -2,19 +2,19 @@ import Foundation
 import TaskerModel
 
 /// A claimed step on its way to a handler (the dispatch channel's element).
-public struct ClaimedStep: Sendable {
-    public let message: StepMessage
-    public let hydrated: HydratedStep
+package struct ClaimedStep: Sendable {
+    package let message: StepMessage
+    package let hydrated: HydratedStep
     /// The template step that says which handler runs, with its timeout and events; nil when the
     /// template or the step is missing (the step then fails with `handler_not_found`).
-    public let definition: StepDefinition?
+    package let definition: StepDefinition?
     /// Dependency results decoded as `StepExecutionResult`s.
-    public let dependencyResults: [String: StepExecutionResult]
+    package let dependencyResults: [String: StepExecutionResult]
     /// `attempts` after the claim.
-    public let attempts: Int
-    public let claimedAt: ContinuousClock.Instant
+    package let attempts: Int
+    package let claimedAt: ContinuousClock.Instant
 
-    public init(
+    package init(
         message: StepMessage, hydrated: HydratedStep, definition: StepDefinition?,
         dependencyResults: [String: StepExecutionResult], attempts: Int, claimedAt: ContinuousClock.Instant = .now
     ) {
@@ -28,11 +28,11 @@ public struct ClaimedStep: Sendable {
 }
 
 /// A finished step on its way to the database (the completion channel's element).
-public struct StepCompletion: Sendable {
-    public let step: ClaimedStep
-    public let result: StepExecutionResult
+package struct StepCompletion: Sendable {
+    package let step: ClaimedStep
+    package let result: StepExecutionResult
 
-    public init(step: ClaimedStep, result: StepExecutionResult) {
+    package init(step: ClaimedStep, result: StepExecutionResult) {
         self.step = step
         self.result = result
     }

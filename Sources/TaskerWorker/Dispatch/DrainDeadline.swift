@@ -7,17 +7,17 @@ import Synchronization
 /// `HandlerDispatchService` owns it; the event system arms it when shutdown begins with
 /// `timing.processing_timeout_seconds`; a handler still running when it fires gets a retryable
 /// `handler_timeout` result, so no claimed step is left without a result by a drain that ends.
-public final class DrainDeadline: Sendable {
+package final class DrainDeadline: Sendable {
     private let signal = OneShotSignal()
     private let timer = Mutex<Task<Void, Never>?>(nil)
 
-    public init() {}
+    package init() {}
 
     /// True once the deadline has passed.
-    public var hasFired: Bool { signal.isTriggered }
+    package var hasFired: Bool { signal.isTriggered }
 
     /// Fires after `delay` unless fired earlier. Arming twice keeps the first timer.
-    public func arm(after delay: Duration) {
+    package func arm(after delay: Duration) {
         timer.withLock { timer in
             guard !signal.isTriggered, timer == nil else { return }
             timer = Task { [signal] in
@@ -28,7 +28,7 @@ public final class DrainDeadline: Sendable {
     }
 
     /// Stops a pending timer (the drain finished in time).
-    public func disarm() {
+    package func disarm() {
         timer.withLock { timer in
             timer?.cancel()
             timer = nil
@@ -36,8 +36,8 @@ public final class DrainDeadline: Sendable {
     }
 
     /// Fires now: every waiter resumes.
-    public func fire() { signal.trigger() }
+    package func fire() { signal.trigger() }
 
     /// Returns when the deadline fires, or when the calling task is cancelled.
-    public func wait() async { await signal.wait() }
+    package func wait() async { await signal.wait() }
 }

@@ -24,9 +24,9 @@ import TaskerPostgres
 ///   handler still running when it fires, or a claimed step whose handler has not started, gets a
 ///   retryable `handler_timeout` result naming the shutdown, and its permit is given back without
 ///   waiting for the abandoned code; so the drain ends and every claimed step has a result.
-public final class HandlerDispatchService: Service, Sendable {
+package final class HandlerDispatchService: Service, Sendable {
     /// The handler permits (and the claimed steps waiting for one), shared with load shedding.
-    public let capacity: WorkerCapacity
+    package let capacity: WorkerCapacity
     private let dispatch: AsyncChannel<ClaimedStep>
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
@@ -37,9 +37,9 @@ public final class HandlerDispatchService: Service, Sendable {
     private let logger: Logger
     private let overdue = ManagedAtomic<Int>(0)
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
-    public let drainDeadline: DrainDeadline
+    package let drainDeadline: DrainDeadline
 
-    public init(
+    package init(
         dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
         registry: HandlerRegistry, pool: PostgresConnectionPool, capacity: WorkerCapacity, defaultTimeout: Duration,
         identity: WorkerIdentity, drainDeadline: DrainDeadline = DrainDeadline(),
@@ -58,11 +58,11 @@ public final class HandlerDispatchService: Service, Sendable {
     }
 
     /// Handlers that passed their timeout and have not returned yet.
-    public var overdueHandlers: Int { overdue.load(ordering: .relaxed) }
+    package var overdueHandlers: Int { overdue.load(ordering: .relaxed) }
 
     /// Consumes the dispatch channel until it finishes (the worker finishes it on shutdown, after
     /// claiming has stopped), then waits for every running handler.
-    public func run() async {
+    package func run() async {
         await withDiscardingTaskGroup { group in
             for await step in dispatch.buffer(policy: .bounded(bufferSize)) {
                 do {

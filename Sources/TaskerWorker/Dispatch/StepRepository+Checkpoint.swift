@@ -6,7 +6,7 @@ extension StepRepository {
     /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,
     /// accumulated_results, history}` where `history` is the previous history plus
     /// `{cursor, timestamp}`. Returns the stored record.
-    public static func persistCheckpoint(
+    package static func persistCheckpoint(
         _ c: isolated PostgresConnection, stepUUID: UUID, yield: CheckpointYield,
         now: Date = Date()
     ) throws(PostgresError) -> JSONValue {

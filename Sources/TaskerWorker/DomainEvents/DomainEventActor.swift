@@ -5,6 +5,7 @@ import TaskerPostgres
 
 /// A domain event as upstream publishes it (`<ns>_domain_events`, and in-process subscribers).
 public struct DomainEvent: Sendable, Equatable {
+    /// The event's name as declared in the template (`publishes_events[].name`).
     public let name: String
     /// The full upstream `DomainEvent` JSON.
     public let json: JSONValue
@@ -18,18 +19,18 @@ public struct DomainEvent: Sendable, Equatable {
 /// it to in-process subscribers (`events`), `broadcast` does both. Fire-and-forget: a failure is
 /// logged and counted and never fails the step. An event whose payload (`result.result`) does not
 /// satisfy the declaration's JSON `schema` is skipped (logged, counted in `domainEventsInvalid`).
-public actor DomainEventActor: WorkerActor {
-    public nonisolated let actorName = "domain_events"
+package actor DomainEventActor: WorkerActor {
+    package nonisolated let actorName = "domain_events"
     private let pool: PostgresConnectionPool
     private let statistics: WorkerStatistics
     private let logger: Logger
     private var subscribers: [UUID: AsyncStream<DomainEvent>.Continuation] = [:]
     /// Routing counts for `/metrics/events` (they also feed the Prometheus counters).
-    public nonisolated let routing = DomainEventRoutingStatistics()
+    package nonisolated let routing = DomainEventRoutingStatistics()
     /// Set at shutdown: events not published by then are dropped (logged and counted).
     private var drainDeadline: ContinuousClock.Instant?
 
-    public init(
+    package init(
         pool: PostgresConnectionPool, statistics: WorkerStatistics,
         logger: Logger = Logger(label: "tasker.domain_events")
     ) {
@@ -39,7 +40,7 @@ public actor DomainEventActor: WorkerActor {
     }
 
     /// In-process delivery of `fast` and `broadcast` events to a new subscriber.
-    public func subscribe(bufferSize: Int = 1000) -> AsyncStream<DomainEvent> {
+    package func subscribe(bufferSize: Int = 1000) -> AsyncStream<DomainEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: DomainEvent.self, bufferingPolicy: .bufferingNewest(bufferSize))
         let id = UUID()
         subscribers[id] = continuation
@@ -50,12 +51,12 @@ public actor DomainEventActor: WorkerActor {
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 
     /// In-process subscribers now.
-    public var subscriberCount: Int { subscribers.count }
+    package var subscriberCount: Int { subscribers.count }
 
-    public func stopped() async { finish() }
+    package func stopped() async { finish() }
 
     /// Ends every subscriber's stream (shutdown, after the last publish).
-    public func finish() {
+    package func finish() {
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
     }
@@ -63,12 +64,12 @@ public actor DomainEventActor: WorkerActor {
     /// Starts the shutdown drain window (`mpsc_channels.domain_events.shutdown_drain_timeout_ms`):
     /// once it has passed, events still to publish are dropped with a warning and counted as
     /// failed; step results are not affected (they are stored before their events).
-    public func beginShutdownDrain(timeout: Duration) {
+    package func beginShutdownDrain(timeout: Duration) {
         if drainDeadline == nil { drainDeadline = .now.advanced(by: timeout) }
     }
 
     /// Publishes the events `completion`'s template step declares for its result.
-    public func publish(for completion: StepCompletion) async {
+    package func publish(for completion: StepCompletion) async {
         guard let declarations = completion.step.definition?.publishesEvents, !declarations.isEmpty else { return }
         let result = completion.result
         for declaration in declarations where Self.matches(declaration.condition, result) {

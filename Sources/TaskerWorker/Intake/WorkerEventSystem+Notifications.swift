@@ -15,7 +15,7 @@ import TaskerPostgres
 extension WorkerEventSystem {
     /// Most message ids read by id for one notification; a `batch_ready` naming more is answered
     /// with one queue read of up to `pollBatchSize` messages instead.
-    public static let maxMessageIDsPerNotification = 10
+    package static let maxMessageIDsPerNotification = 10
 
     func consumeListener(_ listener: PostgresListener, slots: AsyncSemaphore) async {
         await withDiscardingTaskGroup { deliveries in

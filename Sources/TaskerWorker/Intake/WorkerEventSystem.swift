@@ -10,47 +10,47 @@ import TaskerPostgres
 /// How the worker learns about step messages (upstream `DeploymentMode` names).
 /// `Hybrid`: LISTEN plus the fallback poller; `EventDrivenOnly`: LISTEN (plus one poll after every
 /// (re)connect); `PollingOnly`: the poller; `Disabled`: neither.
-public struct WorkerEventSystemSettings: Sendable {
-    public var mode: WorkerConfiguration.DeploymentMode
-    public var namespaces: [String]
+package struct WorkerEventSystemSettings: Sendable {
+    package var mode: WorkerConfiguration.DeploymentMode
+    package var namespaces: [String]
     /// Visibility timeout for messages read by id after a `message_ready` notification.
-    public var visibilityTimeoutSeconds: Int
-    public var pollInterval: Duration
-    public var pollBatchSize: Int
-    public var pollVisibilityTimeoutSeconds: Int
+    package var visibilityTimeoutSeconds: Int
+    package var pollInterval: Duration
+    package var pollBatchSize: Int
+    package var pollVisibilityTimeoutSeconds: Int
     /// In Hybrid mode the poller leaves messages younger than this to the listener.
-    public var pollAgeThresholdSeconds: Int
+    package var pollAgeThresholdSeconds: Int
     /// `fallback_poller.enabled`: false leaves Hybrid mode to the listener (plus catch-up reads).
-    public var pollerEnabled: Bool
+    package var pollerEnabled: Bool
     /// Deliveries processed at once.
-    public var maxConcurrentDeliveries: Int
+    package var maxConcurrentDeliveries: Int
     /// Listener reconnect backoff cap (`listener.retry_interval_seconds`); it never gives up.
-    public var listenerRetryInterval: Duration = .seconds(5)
+    package var listenerRetryInterval: Duration = .seconds(5)
     /// Listener connect timeout (`listener.connection_timeout_seconds`).
-    public var listenerConnectTimeout: Duration = .seconds(30)
+    package var listenerConnectTimeout: Duration = .seconds(30)
     /// Idle listener liveness check (`timing.health_check_interval_seconds`).
-    public var listenerKeepalive: Duration = .seconds(30)
+    package var listenerKeepalive: Duration = .seconds(30)
     /// `fallback_poller.max_age_hours` in seconds (0: no limit): regular poll ticks skip older
     /// messages (a message that old usually belongs to a task orchestration's staleness handling
     /// has taken over); catch-up reads — at start, after every listener (re)connect and after
     /// shedding — read every message, so none is left unread for good.
-    public var pollMaxAgeSeconds: Int = 0
+    package var pollMaxAgeSeconds: Int = 0
     /// `fallback_poller.supported_namespaces`: when not empty, the namespaces read by polling and
     /// catch-up (the listener still covers every namespace).
-    public var pollNamespaces: [String] = []
+    package var pollNamespaces: [String] = []
     /// `timing.fallback_polling_interval_seconds`: in EventDrivenOnly mode, how often the queues
     /// are read while the listener is disconnected (it is the only source of work then).
-    public var disconnectedPollInterval: Duration = .seconds(2)
+    package var disconnectedPollInterval: Duration = .seconds(2)
     /// `mpsc_channels.event_listeners.pgmq_event_buffer_size`: listener events buffered for the
     /// consumer; beyond it the oldest are dropped, counted and followed by a catch-up read.
-    public var listenerBufferSize: Int = 10_000
+    package var listenerBufferSize: Int = 10_000
 
     /// The namespaces the poller reads.
     var polledNamespaces: [String] {
         pollNamespaces.isEmpty ? namespaces : namespaces.filter(pollNamespaces.contains)
     }
 
-    public init(
+    package init(
         mode: WorkerConfiguration.DeploymentMode, namespaces: [String], visibilityTimeoutSeconds: Int = 30,
         pollInterval: Duration = .seconds(1), pollBatchSize: Int = 20, pollVisibilityTimeoutSeconds: Int = 30,
         pollAgeThresholdSeconds: Int = 5, pollerEnabled: Bool = true, maxConcurrentDeliveries: Int = 32
@@ -74,9 +74,9 @@ public struct WorkerEventSystemSettings: Sendable {
 /// deployment mode. On graceful shutdown it stops listening and polling, waits for the deliveries
 /// in progress, stops the executor and finishes the dispatch channel, which lets the rest of the
 /// pipeline drain.
-public final class WorkerEventSystem: Service, Sendable {
-    public let settings: WorkerEventSystemSettings
-    public let listener: PostgresListener?
+package final class WorkerEventSystem: Service, Sendable {
+    package let settings: WorkerEventSystemSettings
+    package let listener: PostgresListener?
     let pool: PostgresConnectionPool
     let commands: ActorCommandProcessor
     private let dispatch: AsyncChannel<ClaimedStep>
@@ -100,7 +100,7 @@ public final class WorkerEventSystem: Service, Sendable {
     let droppedSeen = ManagedAtomic<Int>(0)
     let logger: Logger
 
-    public init(
+    package init(
         settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
         commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
         capacityFreed: WorkerCapacity? = nil, onShutdownBegins: @escaping @Sendable () -> Void = {},
@@ -130,7 +130,7 @@ public final class WorkerEventSystem: Service, Sendable {
     /// Stops listening and polling without waiting for the group's graceful-shutdown signal
     /// (`WorkerDaemon.shutdown()` calls it too, so a stop requested during start-up is never lost).
     /// `run()` then drains and returns as on graceful shutdown.
-    public func stop() {
+    package func stop() {
         onShutdownBegins()
         capacityFreed?.finish()
         listener?.stop()
@@ -138,20 +138,20 @@ public final class WorkerEventSystem: Service, Sendable {
     }
 
     /// Reads the queues now (e.g. after claiming was switched back on).
-    public func catchUp() {
+    package func catchUp() {
         catchUpWanted.store(true, ordering: .sequentiallyConsistent)
         pollSignal.yield(.catchUp)
     }
 
     /// What the health checks read: whether the system runs and whether its sources work.
-    public var status: WorkerEventSystemStatus {
+    package var status: WorkerEventSystemStatus {
         WorkerEventSystemStatus(
             mode: settings.mode, running: running.load(ordering: .relaxed), listenerState: listener?.state,
             pollingActive: settings.usesPoller && running.load(ordering: .relaxed),
             lastPollSucceeded: lastPollSucceeded.load(ordering: .relaxed), namespaces: settings.namespaces)
     }
 
-    public func run() async {
+    package func run() async {
         running.store(true, ordering: .relaxed)
         defer { running.store(false, ordering: .relaxed) }
         let slots = AsyncSemaphore(permits: settings.maxConcurrentDeliveries)
@@ -305,20 +305,20 @@ public final class WorkerEventSystem: Service, Sendable {
 }
 
 /// A snapshot of the event system for health checks and status endpoints.
-public struct WorkerEventSystemStatus: Sendable, Equatable {
-    public var mode: WorkerConfiguration.DeploymentMode
+package struct WorkerEventSystemStatus: Sendable, Equatable {
+    package var mode: WorkerConfiguration.DeploymentMode
     /// True between the start of `run()` and the end of its drain.
-    public var running: Bool
+    package var running: Bool
     /// The listener's connection state; nil when the mode does not listen (PollingOnly, Disabled).
-    public var listenerState: ListenerConnectionState?
+    package var listenerState: ListenerConnectionState?
     /// True while the fallback poller runs (PollingOnly, or Hybrid with the poller enabled).
-    public var pollingActive: Bool
+    package var pollingActive: Bool
     /// False when the last queue read failed (e.g. the database is unreachable).
-    public var lastPollSucceeded: Bool
-    public var namespaces: [String]
+    package var lastPollSucceeded: Bool
+    package var namespaces: [String]
 
     /// The upstream readiness rule for the event system: running, with its listener connected or polling active.
-    public var isReceiving: Bool {
+    package var isReceiving: Bool {
         running && ((listenerState?.isConnected ?? false) || (pollingActive && lastPollSucceeded))
     }
 }

@@ -12,17 +12,17 @@ import Darwin
 /// hard limit; at boot the worker raises its soft limit to the hard one (as Go's runtime does), and
 /// warns when even that is below what its configuration allows, since running out of descriptors
 /// leaves clients unserved and database connects failing (retried, never fatal).
-public enum FileDescriptorLimit {
+package enum FileDescriptorLimit {
     /// Descriptors the configuration allows the worker to hold at once, plus a margin for the
     /// listeners, wake-up pipes, the LISTEN connection and files.
-    public static func needed(by configuration: TaskerConfiguration) -> Int {
+    package static func needed(by configuration: TaskerConfiguration) -> Int {
         let pool = configuration.common.database.pool.maxConnections
         // Each database connection holds its socket and a wake-up pipe (two descriptors).
         return configuration.worker.web.maxConnections + configuration.worker.grpc.maxConnections + 3 * (pool + 1) + 64
     }
 
     /// The soft limit now, raised to the hard limit first when it is lower (nil when unknown).
-    public static func raiseToHardLimit() -> Int? {
+    package static func raiseToHardLimit() -> Int? {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
         if limit.rlim_cur < limit.rlim_max {

@@ -33,13 +33,13 @@ enum OperatorServices {
 public final class BoundAddresses: Sendable {
     private let storage = Mutex<(web: String?, grpc: String?)>((nil, nil))
 
-    public init() {}
+    package init() {}
 
     /// `host:port` of the REST server once it listens.
     public var web: String? { storage.withLock { $0.web } }
     /// `host:port` of the gRPC server once it listens.
     public var grpc: String? { storage.withLock { $0.grpc } }
 
-    public func setWeb(_ address: String) { storage.withLock { $0.web = address } }
-    public func setGRPC(_ address: String) { storage.withLock { $0.grpc = address } }
+    package func setWeb(_ address: String) { storage.withLock { $0.web = address } }
+    package func setGRPC(_ address: String) { storage.withLock { $0.grpc = address } }
 }

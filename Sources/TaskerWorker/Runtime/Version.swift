@@ -1,1 +1,1 @@
-public enum TaskerWorkerVersion { public static let current = "0.1.0" }
+package enum TaskerWorkerVersion { public static let current = "0.1.0" }

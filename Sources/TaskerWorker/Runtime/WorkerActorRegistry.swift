@@ -4,7 +4,7 @@ import TaskerModel
 import TaskerPostgres
 
 /// An actor of the worker with lifecycle hooks, called by `WorkerActorRegistry`.
-public protocol WorkerActor: Actor {
+package protocol WorkerActor: Actor {
     var actorName: String { get }
     /// Called once before the worker processes anything.
     func started() async
@@ -13,18 +13,18 @@ public protocol WorkerActor: Actor {
 }
 
 extension WorkerActor {
-    public func started() async {}
-    public func stopped() async {}
+    package func started() async {}
+    package func stopped() async {}
 }
 
 /// The worker's actors that own state, built once with all their dependencies (no
 /// half-initialised state): the step executor (in-flight steps, claiming on/off) and the domain
 /// event publisher (subscribers).
-public struct WorkerActorRegistry: Sendable {
-    public let stepExecutor: StepExecutorActor
-    public let domainEvents: DomainEventActor
+package struct WorkerActorRegistry: Sendable {
+    package let stepExecutor: StepExecutorActor
+    package let domainEvents: DomainEventActor
 
-    public init(stepExecutor: StepExecutorActor, domainEvents: DomainEventActor) {
+    package init(stepExecutor: StepExecutorActor, domainEvents: DomainEventActor) {
         self.stepExecutor = stepExecutor
         self.domainEvents = domainEvents
     }
@@ -32,12 +32,12 @@ public struct WorkerActorRegistry: Sendable {
     private var all: [any WorkerActor] { [domainEvents, stepExecutor] }
 
     /// Runs every actor's `started()` hook, in dependency order.
-    public func startAll() async {
+    package func startAll() async {
         for actor in all { await actor.started() }
     }
 
     /// Runs every actor's `stopped()` hook, in reverse order.
-    public func stopAll() async {
+    package func stopAll() async {
         for actor in all.reversed() { await actor.stopped() }
     }
 }

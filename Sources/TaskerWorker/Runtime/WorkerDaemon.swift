@@ -37,7 +37,7 @@ public final class WorkerDaemon: Service, Sendable {
     /// Where the REST and gRPC servers listen, once they do.
     public let boundAddresses: BoundAddresses
     /// The worker's parts the operator surface reads (REST, gRPC, metrics, health).
-    public let runtime: WorkerRuntime
+    package let runtime: WorkerRuntime
     /// The task templates read at `init`, registered by `run()`.
     private let templateReport: TemplateLoadReport
     /// The namespaces of those templates: the queues this worker serves.
@@ -153,7 +153,7 @@ public final class WorkerDaemon: Service, Sendable {
     }
 
     /// Sends a command to the worker through its command processor.
-    public func process(_ command: WorkerCommand) async -> WorkerCommandResponse {
+    package func process(_ command: WorkerCommand) async -> WorkerCommandResponse {
         let response = await runtime.commands.process(command)
         // Messages that arrived while claiming was off are only found by reading the queues.
         if case .setEventIntegration(true) = command { runtime.eventSystem.catchUp() }

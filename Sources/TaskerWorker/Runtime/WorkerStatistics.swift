@@ -5,7 +5,7 @@ import Atomics
 /// `/metrics/worker` shows are atomics here; `snapshot` reads both.
 public final class WorkerStatistics: Sendable {
     /// The step pipeline's labelled counters, the one count behind both metrics endpoints.
-    public let counters = StepCounters()
+    package let counters = StepCounters()
     let executionTimeMs = ManagedAtomic<Int>(0)
     let completionsBatched = ManagedAtomic<Int>(0)
     let claimsBatched = ManagedAtomic<Int>(0)
@@ -14,7 +14,7 @@ public final class WorkerStatistics: Sendable {
     let notifiedReads = ManagedAtomic<Int>(0)
     let deliveriesRefused = ManagedAtomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// Adds a finished step's claim-to-stored time (its outcome is counted by `StepMetrics.resultStored`).
     func recordExecutionTime(ms: Int) {
@@ -22,8 +22,9 @@ public final class WorkerStatistics: Sendable {
     }
 
     /// The Prometheus counter families of `counters` (`/metrics`).
-    public var prometheusFamilies: [MetricFamily] { counters.families(help: StepMetrics.help) }
+    package var prometheusFamilies: [MetricFamily] { counters.families(help: StepMetrics.help) }
 
+    /// The counters now.
     public var snapshot: Snapshot {
         let counts = counters.current
         typealias Name = StepMetrics.Name

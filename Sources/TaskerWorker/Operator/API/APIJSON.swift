@@ -3,9 +3,9 @@ import TaskerModel
 
 /// JSON coding of the API bodies: timestamps as chrono writes a `DateTime<Utc>`
 /// (`2026-03-21T21:16:08.123456Z`); keys come from each model's `CodingKeys`.
-public enum APIJSON {
+package enum APIJSON {
     /// An encoder for API bodies (a new one per call: `JSONEncoder` is not `Sendable`).
-    public static func makeEncoder() -> JSONEncoder {
+    package static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
@@ -16,7 +16,7 @@ public enum APIJSON {
     }
 
     /// A decoder for API bodies (tests and clients).
-    public static func makeDecoder() -> JSONDecoder {
+    package static func makeDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
@@ -30,7 +30,7 @@ public enum APIJSON {
     }
 
     /// `value` as JSON bytes.
-    public static func encode(_ value: some Encodable) throws -> Data {
+    package static func encode(_ value: some Encodable) throws -> Data {
         try makeEncoder().encode(value)
     }
 }

@@ -4,15 +4,15 @@ import Foundation
 // secrets — only counts and names of credentials, never their values.
 
 /// `GET /config` (`WorkerConfigResponse`).
-public struct WorkerConfigResponse: Codable, Sendable, Equatable {
-    public var metadata: ConfigMetadata
+package struct WorkerConfigResponse: Codable, Sendable, Equatable {
+    package var metadata: ConfigMetadata
     /// `[worker].worker_id` from the configuration (not the runtime id).
-    public var workerID: String
-    public var workerType: String
-    public var auth: SafeAuthConfig
-    public var messaging: SafeMessagingConfig
+    package var workerID: String
+    package var workerType: String
+    package var auth: SafeAuthConfig
+    package var messaging: SafeMessagingConfig
 
-    public init(metadata: ConfigMetadata, workerID: String, workerType: String, auth: SafeAuthConfig, messaging: SafeMessagingConfig) {
+    package init(metadata: ConfigMetadata, workerID: String, workerType: String, auth: SafeAuthConfig, messaging: SafeMessagingConfig) {
         self.metadata = metadata
         self.workerID = workerID
         self.workerType = workerType
@@ -28,12 +28,12 @@ public struct WorkerConfigResponse: Codable, Sendable, Equatable {
 }
 
 /// When and for which environment and version the configuration was rendered (`ConfigMetadata`).
-public struct ConfigMetadata: Codable, Sendable, Equatable {
-    public var timestamp: Date
-    public var environment: String
-    public var version: String
+package struct ConfigMetadata: Codable, Sendable, Equatable {
+    package var timestamp: Date
+    package var environment: String
+    package var version: String
 
-    public init(timestamp: Date, environment: String, version: String) {
+    package init(timestamp: Date, environment: String, version: String) {
         self.timestamp = timestamp
         self.environment = environment
         self.version = version
@@ -41,19 +41,19 @@ public struct ConfigMetadata: Codable, Sendable, Equatable {
 }
 
 /// `worker.web.auth` without key material (`SafeAuthConfig`).
-public struct SafeAuthConfig: Codable, Sendable, Equatable {
-    public var enabled: Bool
+package struct SafeAuthConfig: Codable, Sendable, Equatable {
+    package var enabled: Bool
     /// `public_key` or `jwks` (`jwt_verification_method`).
-    public var verificationMethod: String
-    public var jwtIssuer: String
-    public var jwtAudience: String
-    public var apiKeyHeader: String
+    package var verificationMethod: String
+    package var jwtIssuer: String
+    package var jwtAudience: String
+    package var apiKeyHeader: String
     /// How many API keys are configured (`api_keys` entries plus a non-empty legacy `api_key`).
-    public var apiKeyCount: Int
-    public var strictValidation: Bool
-    public var allowedAlgorithms: [String]
+    package var apiKeyCount: Int
+    package var strictValidation: Bool
+    package var allowedAlgorithms: [String]
 
-    public init(
+    package init(
         enabled: Bool, verificationMethod: String, jwtIssuer: String, jwtAudience: String, apiKeyHeader: String,
         apiKeyCount: Int, strictValidation: Bool, allowedAlgorithms: [String]
     ) {
@@ -80,12 +80,12 @@ public struct SafeAuthConfig: Codable, Sendable, Equatable {
 }
 
 /// The messaging backend and the queues this worker uses (`SafeMessagingConfig`).
-public struct SafeMessagingConfig: Codable, Sendable, Equatable {
+package struct SafeMessagingConfig: Codable, Sendable, Equatable {
     /// `pgmq` or `rabbitmq`.
-    public var backend: String
-    public var queues: [String]
+    package var backend: String
+    package var queues: [String]
 
-    public init(backend: String, queues: [String]) {
+    package init(backend: String, queues: [String]) {
         self.backend = backend
         self.queues = queues
     }

@@ -4,22 +4,22 @@ import TaskerPostgres
 
 /// The error body the REST handlers send (upstream `ErrorResponse`):
 /// `{"error","message","timestamp","request_id"}`. Used for the readiness 503 and the template 404/500.
-public struct ErrorResponse: Codable, Sendable, Equatable {
+package struct ErrorResponse: Codable, Sendable, Equatable {
     /// The error kind, one of `ErrorResponse.Kind`'s raw values.
-    public var error: String
-    public var message: String
-    public var timestamp: Date
-    public var requestID: String?
+    package var error: String
+    package var message: String
+    package var timestamp: Date
+    package var requestID: String?
 
     /// The kinds upstream sends.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         case serviceUnavailable = "service_unavailable"
         case templateNotFound = "template_not_found"
         case handlerMetadataNotFound = "handler_metadata_not_found"
         case internalError = "internal_error"
     }
 
-    public init(_ kind: Kind, message: String, timestamp: Date = Date(), requestID: String?) {
+    package init(_ kind: Kind, message: String, timestamp: Date = Date(), requestID: String?) {
         self.error = kind.rawValue
         self.message = message
         self.timestamp = timestamp
@@ -31,7 +31,7 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
         case requestID = "request_id"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(error, forKey: .error)
         try c.encode(message, forKey: .message)
@@ -42,22 +42,22 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
 
 /// The error body of the API layer (upstream `ApiError` on the wire): `{"error":{"code","message"}}`,
 /// for unknown paths, bad parameters, timeouts, auth failures and unexpected errors.
-public struct APIErrorBody: Codable, Sendable, Equatable {
-    public var error: Detail
+package struct APIErrorBody: Codable, Sendable, Equatable {
+    package var error: Detail
 
     /// `code` is upstream's variant name in UPPER_SNAKE_CASE (`NOT_FOUND`, `BAD_REQUEST`, `TIMEOUT`, …).
-    public struct Detail: Codable, Sendable, Equatable {
-        public var code: String
-        public var message: String
+    package struct Detail: Codable, Sendable, Equatable {
+        package var code: String
+        package var message: String
     }
 
-    public init(code: APIErrorCode, message: String) {
+    package init(code: APIErrorCode, message: String) {
         error = Detail(code: code.rawValue, message: message)
     }
 }
 
 /// The `ApiError` codes and the HTTP status each is sent with.
-public enum APIErrorCode: String, Sendable, CaseIterable {
+package enum APIErrorCode: String, Sendable, CaseIterable {
     case badRequest = "BAD_REQUEST"
     case unauthorized = "UNAUTHORIZED"
     case authenticationFailed = "AUTHENTICATION_FAILED"
@@ -71,7 +71,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
     case serviceUnavailable = "SERVICE_UNAVAILABLE"
 
     /// The HTTP status code upstream sends with this code.
-    public var statusCode: Int {
+    package var statusCode: Int {
         switch self {
         case .badRequest: 400
         case .unauthorized, .authenticationFailed: 401
@@ -88,9 +88,9 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
 /// What the operator surface (REST and gRPC bodies, health messages) says about a failure: its class
 /// only, never the database's own text, the SQL or a connection string. The detail goes to the
 /// worker's log, under the request id the body names.
-public enum OperatorErrorText {
+package enum OperatorErrorText {
     /// `database unavailable`, `database busy`, `database error (SQLSTATE 42P01)` or `internal error`.
-    public static func summary(_ error: any Error) -> String {
+    package static func summary(_ error: any Error) -> String {
         guard let error = error as? PostgresError else { return "internal error" }
         switch error.kind {
         case .connectionFailed, .connectionClosed, .shutdown, .cancelled: return "database unavailable"
@@ -103,7 +103,7 @@ public enum OperatorErrorText {
     }
 
     /// The text a log line may carry for `error`: its full description with credentials hidden.
-    public static func logDetail(_ error: any Error) -> String {
+    package static func logDetail(_ error: any Error) -> String {
         Redaction.redactCredentials("\(error)")
     }
 }

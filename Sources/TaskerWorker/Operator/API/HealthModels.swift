@@ -7,11 +7,11 @@ import TaskerPostgres
 // upstream, timestamps as chrono writes them, and explicit `null` for absent optionals.
 
 /// The verdict of one check: `healthy`, `degraded` or `unhealthy`.
-public enum HealthStatus: String, Codable, Sendable, Equatable, Comparable {
+package enum HealthStatus: String, Codable, Sendable, Equatable, Comparable {
     case healthy, degraded, unhealthy
 
     /// Ordered from best to worst, so that `max` of several verdicts is the worst.
-    public static func < (lhs: HealthStatus, rhs: HealthStatus) -> Bool { lhs.rank < rhs.rank }
+    package static func < (lhs: HealthStatus, rhs: HealthStatus) -> Bool { lhs.rank < rhs.rank }
 
     private var rank: Int {
         switch self {
@@ -23,15 +23,15 @@ public enum HealthStatus: String, Codable, Sendable, Equatable, Comparable {
 }
 
 /// One check (`HealthCheck`): its verdict, why, how long it took and when it ran.
-public struct HealthCheck: Codable, Sendable, Equatable {
+package struct HealthCheck: Codable, Sendable, Equatable {
     /// `healthy`, `degraded` or `unhealthy`.
-    public var status: String
-    public var message: String?
+    package var status: String
+    package var message: String?
     /// How long the check took.
-    public var durationMs: Int
-    public var lastChecked: Date
+    package var durationMs: Int
+    package var lastChecked: Date
 
-    public init(status: HealthStatus, message: String?, durationMs: Int, lastChecked: Date = Date()) {
+    package init(status: HealthStatus, message: String?, durationMs: Int, lastChecked: Date = Date()) {
         self.status = status.rawValue
         self.message = message
         self.durationMs = durationMs
@@ -39,7 +39,7 @@ public struct HealthCheck: Codable, Sendable, Equatable {
     }
 
     /// The verdict as an enum (an unknown string counts as `unhealthy`).
-    public var verdict: HealthStatus { HealthStatus(rawValue: status) ?? .unhealthy }
+    package var verdict: HealthStatus { HealthStatus(rawValue: status) ?? .unhealthy }
 
     enum CodingKeys: String, CodingKey {
         case status, message
@@ -47,7 +47,7 @@ public struct HealthCheck: Codable, Sendable, Equatable {
         case lastChecked = "last_checked"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(status, forKey: .status)
         try c.encode(message, forKey: .message)
@@ -57,14 +57,14 @@ public struct HealthCheck: Codable, Sendable, Equatable {
 }
 
 /// `GET /health` and `GET /health/live` (`BasicHealthResponse`).
-public struct BasicHealthResponse: Codable, Sendable, Equatable {
+package struct BasicHealthResponse: Codable, Sendable, Equatable {
     /// `healthy` (`/health`) or `alive` (`/health/live`).
-    public var status: String
-    public var timestamp: Date
+    package var status: String
+    package var timestamp: Date
     /// The public id, `worker-<uuid>`.
-    public var workerID: String
+    package var workerID: String
 
-    public init(status: String, timestamp: Date = Date(), workerID: String) {
+    package init(status: String, timestamp: Date = Date(), workerID: String) {
         self.status = status
         self.timestamp = timestamp
         self.workerID = workerID
@@ -77,19 +77,19 @@ public struct BasicHealthResponse: Codable, Sendable, Equatable {
 }
 
 /// The checks of `GET /health/ready` (`WorkerReadinessChecks`).
-public struct WorkerReadinessChecks: Codable, Sendable, Equatable {
-    public var database: HealthCheck
-    public var commandProcessor: HealthCheck
-    public var queueProcessing: HealthCheck
+package struct WorkerReadinessChecks: Codable, Sendable, Equatable {
+    package var database: HealthCheck
+    package var commandProcessor: HealthCheck
+    package var queueProcessing: HealthCheck
 
-    public init(database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck) {
+    package init(database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck) {
         self.database = database
         self.commandProcessor = commandProcessor
         self.queueProcessing = queueProcessing
     }
 
     /// Ready iff every check is exactly `healthy`.
-    public var allHealthy: Bool { [database, commandProcessor, queueProcessing].allSatisfy { $0.verdict == .healthy } }
+    package var allHealthy: Bool { [database, commandProcessor, queueProcessing].allSatisfy { $0.verdict == .healthy } }
 
     enum CodingKeys: String, CodingKey {
         case database
@@ -99,15 +99,15 @@ public struct WorkerReadinessChecks: Codable, Sendable, Equatable {
 }
 
 /// `GET /health/ready` (`ReadinessResponse`); served with 200 when ready, else 503 with an `ErrorResponse`.
-public struct ReadinessResponse: Codable, Sendable, Equatable {
+package struct ReadinessResponse: Codable, Sendable, Equatable {
     /// `ready` or `not_ready`.
-    public var status: String
-    public var timestamp: Date
-    public var workerID: String
-    public var checks: WorkerReadinessChecks
-    public var systemInfo: WorkerSystemInfo
+    package var status: String
+    package var timestamp: Date
+    package var workerID: String
+    package var checks: WorkerReadinessChecks
+    package var systemInfo: WorkerSystemInfo
 
-    public init(status: String, timestamp: Date, workerID: String, checks: WorkerReadinessChecks, systemInfo: WorkerSystemInfo) {
+    package init(status: String, timestamp: Date, workerID: String, checks: WorkerReadinessChecks, systemInfo: WorkerSystemInfo) {
         self.status = status
         self.timestamp = timestamp
         self.workerID = workerID
@@ -116,7 +116,7 @@ public struct ReadinessResponse: Codable, Sendable, Equatable {
     }
 
     /// Whether the worker is ready to process steps (every readiness check healthy).
-    public var isReady: Bool { checks.allHealthy }
+    package var isReady: Bool { checks.allHealthy }
 
     enum CodingKeys: String, CodingKey {
         case status, timestamp, checks
@@ -126,15 +126,15 @@ public struct ReadinessResponse: Codable, Sendable, Equatable {
 }
 
 /// The checks of `GET /health/detailed` (`WorkerDetailedChecks`).
-public struct WorkerDetailedChecks: Codable, Sendable, Equatable {
-    public var database: HealthCheck
-    public var commandProcessor: HealthCheck
-    public var queueProcessing: HealthCheck
-    public var eventSystem: HealthCheck
-    public var stepProcessing: HealthCheck
-    public var circuitBreakers: HealthCheck
+package struct WorkerDetailedChecks: Codable, Sendable, Equatable {
+    package var database: HealthCheck
+    package var commandProcessor: HealthCheck
+    package var queueProcessing: HealthCheck
+    package var eventSystem: HealthCheck
+    package var stepProcessing: HealthCheck
+    package var circuitBreakers: HealthCheck
 
-    public init(
+    package init(
         database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck,
         eventSystem: HealthCheck, stepProcessing: HealthCheck, circuitBreakers: HealthCheck
     ) {
@@ -147,7 +147,7 @@ public struct WorkerDetailedChecks: Codable, Sendable, Equatable {
     }
 
     /// Every check in schema order.
-    public var all: [HealthCheck] {
+    package var all: [HealthCheck] {
         [database, commandProcessor, queueProcessing, eventSystem, stepProcessing, circuitBreakers]
     }
 
@@ -162,16 +162,16 @@ public struct WorkerDetailedChecks: Codable, Sendable, Equatable {
 }
 
 /// `GET /health/detailed` (`DetailedHealthResponse`); always 200.
-public struct DetailedHealthResponse: Codable, Sendable, Equatable {
+package struct DetailedHealthResponse: Codable, Sendable, Equatable {
     /// `healthy` when all six checks are, else `degraded`.
-    public var status: String
-    public var timestamp: Date
-    public var workerID: String
-    public var checks: WorkerDetailedChecks
-    public var systemInfo: WorkerSystemInfo
-    public var distributedCache: DistributedCacheInfo?
+    package var status: String
+    package var timestamp: Date
+    package var workerID: String
+    package var checks: WorkerDetailedChecks
+    package var systemInfo: WorkerSystemInfo
+    package var distributedCache: DistributedCacheInfo?
 
-    public init(
+    package init(
         status: String, timestamp: Date, workerID: String, checks: WorkerDetailedChecks,
         systemInfo: WorkerSystemInfo, distributedCache: DistributedCacheInfo?
     ) {
@@ -190,7 +190,7 @@ public struct DetailedHealthResponse: Codable, Sendable, Equatable {
         case distributedCache = "distributed_cache"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(status, forKey: .status)
         try c.encode(timestamp, forKey: .timestamp)
@@ -202,20 +202,20 @@ public struct DetailedHealthResponse: Codable, Sendable, Equatable {
 }
 
 /// `system_info` of the readiness and detailed bodies (`WorkerSystemInfo`).
-public struct WorkerSystemInfo: Codable, Sendable, Equatable {
-    public var version: String
-    public var environment: String
-    public var uptimeSeconds: Int
+package struct WorkerSystemInfo: Codable, Sendable, Equatable {
+    package var version: String
+    package var environment: String
+    package var uptimeSeconds: Int
     /// `command_processor`, as upstream.
-    public var workerType: String
+    package var workerType: String
     /// Open connections of the pool (lent plus idle).
-    public var databasePoolSize: Int
+    package var databasePoolSize: Int
     /// The pipeline runs and takes steps.
-    public var commandProcessorActive: Bool
-    public var supportedNamespaces: [String]
-    public var poolUtilization: PoolUtilizationInfo?
+    package var commandProcessorActive: Bool
+    package var supportedNamespaces: [String]
+    package var poolUtilization: PoolUtilizationInfo?
 
-    public init(
+    package init(
         version: String, environment: String, uptimeSeconds: Int, workerType: String, databasePoolSize: Int,
         commandProcessorActive: Bool, supportedNamespaces: [String], poolUtilization: PoolUtilizationInfo?
     ) {
@@ -239,7 +239,7 @@ public struct WorkerSystemInfo: Codable, Sendable, Equatable {
         case poolUtilization = "pool_utilization"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(version, forKey: .version)
         try c.encode(environment, forKey: .environment)
@@ -254,11 +254,11 @@ public struct WorkerSystemInfo: Codable, Sendable, Equatable {
 
 /// Connection pool figures (`PoolUtilizationInfo`). This worker reaches the Tasker tables and PGMQ
 /// through one pool, so both entries describe the same pool.
-public struct PoolUtilizationInfo: Codable, Sendable, Equatable {
-    public var taskerPool: PoolDetail
-    public var pgmqPool: PoolDetail
+package struct PoolUtilizationInfo: Codable, Sendable, Equatable {
+    package var taskerPool: PoolDetail
+    package var pgmqPool: PoolDetail
 
-    public init(taskerPool: PoolDetail, pgmqPool: PoolDetail) {
+    package init(taskerPool: PoolDetail, pgmqPool: PoolDetail) {
         self.taskerPool = taskerPool
         self.pgmqPool = pgmqPool
     }
@@ -270,20 +270,20 @@ public struct PoolUtilizationInfo: Codable, Sendable, Equatable {
 }
 
 /// One pool's figures (`PoolDetail`).
-public struct PoolDetail: Codable, Sendable, Equatable {
-    public var activeConnections: Int
-    public var idleConnections: Int
-    public var maxConnections: Int
+package struct PoolDetail: Codable, Sendable, Equatable {
+    package var activeConnections: Int
+    package var idleConnections: Int
+    package var maxConnections: Int
     /// Lent connections as a percentage of the maximum.
-    public var utilizationPercent: Double
-    public var totalAcquires: Int
-    public var slowAcquires: Int
-    public var acquireErrors: Int
-    public var averageAcquireTimeMs: Double
-    public var maxAcquireTimeMs: Double
+    package var utilizationPercent: Double
+    package var totalAcquires: Int
+    package var slowAcquires: Int
+    package var acquireErrors: Int
+    package var averageAcquireTimeMs: Double
+    package var maxAcquireTimeMs: Double
 
     /// The figures of `PostgresConnectionPool.statistics`.
-    public init(_ statistics: PostgresPoolStatistics) {
+    package init(_ statistics: PostgresPoolStatistics) {
         activeConnections = statistics.active
         idleConnections = statistics.idle
         maxConnections = statistics.max
@@ -310,18 +310,18 @@ public struct PoolDetail: Codable, Sendable, Equatable {
 
 /// The distributed template cache (`DistributedCacheInfo`). This worker has none: it reports
 /// `enabled: false`, provider `noop`, healthy (not applicable), as upstream does without one.
-public struct DistributedCacheInfo: Codable, Sendable, Equatable {
-    public var enabled: Bool
+package struct DistributedCacheInfo: Codable, Sendable, Equatable {
+    package var enabled: Bool
     /// `redis` or `noop`.
-    public var provider: String
-    public var healthy: Bool
+    package var provider: String
+    package var healthy: Bool
 
-    public init(enabled: Bool, provider: String, healthy: Bool) {
+    package init(enabled: Bool, provider: String, healthy: Bool) {
         self.enabled = enabled
         self.provider = provider
         self.healthy = healthy
     }
 
     /// No distributed cache.
-    public static let none = DistributedCacheInfo(enabled: false, provider: "noop", healthy: true)
+    package static let none = DistributedCacheInfo(enabled: false, provider: "noop", healthy: true)
 }

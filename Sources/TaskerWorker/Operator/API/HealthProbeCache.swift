@@ -3,11 +3,11 @@ import Synchronization
 /// The checks of one health evaluation that cost a database round trip or a command-processor
 /// hop (`database`, `command_processor`, `queue_processing`), with the status the command processor
 /// answered.
-public struct HealthProbes: Sendable {
-    public var database: HealthCheck
-    public var commandProcessor: HealthCheck
-    public var queueProcessing: HealthCheck
-    public var status: WorkerStatus?
+package struct HealthProbes: Sendable {
+    package var database: HealthCheck
+    package var commandProcessor: HealthCheck
+    package var queueProcessing: HealthCheck
+    package var status: WorkerStatus?
 }
 
 /// One evaluation of `HealthProbes` shared by every probe of the operator surface (REST `/health/ready`,
@@ -15,7 +15,7 @@ public struct HealthProbes: Sendable {
 /// single-flight — callers arriving while an evaluation runs wait for that one instead of starting
 /// their own. A flood of probes thus costs at most one evaluation (two connections of the operator
 /// lane) per `maxAge`, and the evaluation is not cancelled when the request that started it goes away.
-public final class HealthProbeCache: Sendable {
+package final class HealthProbeCache: Sendable {
     private enum State {
         case empty
         case running(Task<HealthProbes, Never>)
@@ -23,15 +23,15 @@ public final class HealthProbeCache: Sendable {
     }
 
     /// How long an evaluation is reused (the gRPC health watch interval).
-    public let maxAge: Duration
+    package let maxAge: Duration
     private let state = Mutex<State>(.empty)
 
-    public init(maxAge: Duration = .seconds(1)) {
+    package init(maxAge: Duration = .seconds(1)) {
         self.maxAge = maxAge
     }
 
     /// The latest evaluation younger than `maxAge`, the one running, or a new one by `evaluate`.
-    public func value(_ evaluate: @escaping @Sendable () async -> HealthProbes) async -> HealthProbes {
+    package func value(_ evaluate: @escaping @Sendable () async -> HealthProbes) async -> HealthProbes {
         let now = ContinuousClock.now
         let lookup: Lookup = state.withLock { state in
             switch state {

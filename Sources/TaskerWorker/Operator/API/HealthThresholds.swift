@@ -1,35 +1,35 @@
 /// Every number the health checks judge by, in one place. The defaults are upstream's
 /// (`crates/tasker-worker/src/worker/services/health/service.rs`) except where noted.
-public struct HealthThresholds: Sendable, Equatable {
+package struct HealthThresholds: Sendable, Equatable {
     /// Queue depth (messages in this worker's own `worker_<ns>_queue`s, summed) below which
     /// `queue_processing` is healthy. Upstream sums every queue in the database; we count only ours.
-    public var queueDepthHealthyBelow: Int = 10_000
+    package var queueDepthHealthyBelow: Int = 10_000
     /// Queue depth below which `queue_processing` is degraded; at or above it, unhealthy.
-    public var queueDepthDegradedBelow: Int = 50_000
+    package var queueDepthDegradedBelow: Int = 50_000
     /// Step failure rate (failed / executed) below which `step_processing` is healthy.
-    public var failureRateHealthyBelow: Double = 0.05
+    package var failureRateHealthyBelow: Double = 0.05
     /// Failure rate below which `step_processing` is degraded; at or above it, unhealthy.
-    public var failureRateDegradedBelow: Double = 0.15
+    package var failureRateDegradedBelow: Double = 0.15
     /// How long `SELECT 1` through the pool may take before `database` is unhealthy (ours: upstream
     /// waits for the pool's own acquire timeout, which keeps a probe hanging for seconds).
-    public var databaseTimeout: Duration = .seconds(2)
+    package var databaseTimeout: Duration = .seconds(2)
     /// How long the command processor may take to answer a status command before it counts as not alive.
-    public var commandProcessorTimeout: Duration = .seconds(2)
+    package var commandProcessorTimeout: Duration = .seconds(2)
     /// How long reading the queue metrics may take before `queue_processing` is unhealthy.
-    public var queueMetricsTimeout: Duration = .seconds(2)
+    package var queueMetricsTimeout: Duration = .seconds(2)
 
-    public init() {}
+    package init() {}
 
     /// Upstream's thresholds.
-    public static let `default` = HealthThresholds()
+    package static let `default` = HealthThresholds()
 
     /// The verdict for a total queue depth.
-    public func queueDepthStatus(_ depth: Int) -> HealthStatus {
+    package func queueDepthStatus(_ depth: Int) -> HealthStatus {
         depth < queueDepthHealthyBelow ? .healthy : depth < queueDepthDegradedBelow ? .degraded : .unhealthy
     }
 
     /// The verdict for a failure rate (0…1).
-    public func failureRateStatus(_ rate: Double) -> HealthStatus {
+    package func failureRateStatus(_ rate: Double) -> HealthStatus {
         rate < failureRateHealthyBelow ? .healthy : rate < failureRateDegradedBelow ? .degraded : .unhealthy
     }
 }

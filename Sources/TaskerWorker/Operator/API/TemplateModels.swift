@@ -5,16 +5,16 @@ import TaskerModel
 // `WorkerTemplateService`. Field names and nesting as upstream's `worker-openapi.json`.
 
 /// `GET /v1/templates` (`TemplateListResponse`).
-public struct TemplateListResponse: Codable, Sendable, Equatable {
-    public var supportedNamespaces: [String]
+package struct TemplateListResponse: Codable, Sendable, Equatable {
+    package var supportedNamespaces: [String]
     /// Templates this worker serves (registered in its namespaces).
-    public var templateCount: Int
+    package var templateCount: Int
     /// Only with `include_cache_stats=true`; else null.
-    public var cacheStats: TemplateCacheStats?
+    package var cacheStats: TemplateCacheStats?
     /// Upstream's fixed list: command_processing, database_access, message_queues, ffi_integration.
-    public var workerCapabilities: [String]
+    package var workerCapabilities: [String]
 
-    public init(supportedNamespaces: [String], templateCount: Int, cacheStats: TemplateCacheStats?, workerCapabilities: [String]) {
+    package init(supportedNamespaces: [String], templateCount: Int, cacheStats: TemplateCacheStats?, workerCapabilities: [String]) {
         self.supportedNamespaces = supportedNamespaces
         self.templateCount = templateCount
         self.cacheStats = cacheStats
@@ -28,7 +28,7 @@ public struct TemplateListResponse: Codable, Sendable, Equatable {
         case workerCapabilities = "worker_capabilities"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(supportedNamespaces, forKey: .supportedNamespaces)
         try c.encode(templateCount, forKey: .templateCount)
@@ -38,16 +38,16 @@ public struct TemplateListResponse: Codable, Sendable, Equatable {
 }
 
 /// The template cache's figures (`CacheStats`).
-public struct TemplateCacheStats: Codable, Sendable, Equatable {
-    public var totalCached: Int
-    public var cacheHits: Int
-    public var cacheMisses: Int
-    public var cacheEvictions: Int
-    public var oldestEntryAgeSeconds: Int
-    public var averageAccessCount: Double
-    public var supportedNamespaces: [String]
+package struct TemplateCacheStats: Codable, Sendable, Equatable {
+    package var totalCached: Int
+    package var cacheHits: Int
+    package var cacheMisses: Int
+    package var cacheEvictions: Int
+    package var oldestEntryAgeSeconds: Int
+    package var averageAccessCount: Double
+    package var supportedNamespaces: [String]
 
-    public init(
+    package init(
         totalCached: Int, cacheHits: Int, cacheMisses: Int, cacheEvictions: Int, oldestEntryAgeSeconds: Int,
         averageAccessCount: Double, supportedNamespaces: [String]
     ) {
@@ -72,17 +72,17 @@ public struct TemplateCacheStats: Codable, Sendable, Equatable {
 }
 
 /// `GET /v1/templates/{namespace}/{name}/{version}` (`TemplateResponse`).
-public struct TemplateResponse: Codable, Sendable, Equatable {
-    public var template: ResolvedTemplate
-    public var handlerMetadata: HandlerMetadata
+package struct TemplateResponse: Codable, Sendable, Equatable {
+    package var template: ResolvedTemplate
+    package var handlerMetadata: HandlerMetadata
     /// The template is held in the worker's template cache (it is after every successful lookup).
-    public var cached: Bool
+    package var cached: Bool
     /// Always null (as upstream).
-    public var cacheAgeSeconds: Int?
+    package var cacheAgeSeconds: Int?
     /// Always null (as upstream).
-    public var accessCount: Int?
+    package var accessCount: Int?
 
-    public init(
+    package init(
         template: ResolvedTemplate, handlerMetadata: HandlerMetadata, cached: Bool,
         cacheAgeSeconds: Int? = nil, accessCount: Int? = nil
     ) {
@@ -100,7 +100,7 @@ public struct TemplateResponse: Codable, Sendable, Equatable {
         case accessCount = "access_count"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(template, forKey: .template)
         try c.encode(handlerMetadata, forKey: .handlerMetadata)
@@ -112,13 +112,13 @@ public struct TemplateResponse: Codable, Sendable, Equatable {
 
 /// The `template` member of `TemplateResponse`: `{template, environment, resolved_at}`.
 /// Templates are served as registered (environment overrides are not applied by this worker).
-public struct ResolvedTemplate: Codable, Sendable, Equatable {
-    public var template: TaskTemplate
+package struct ResolvedTemplate: Codable, Sendable, Equatable {
+    package var template: TaskTemplate
     /// The environment the worker runs in (`common.execution.environment`).
-    public var environment: String
-    public var resolvedAt: Date
+    package var environment: String
+    package var resolvedAt: Date
 
-    public init(template: TaskTemplate, environment: String, resolvedAt: Date) {
+    package init(template: TaskTemplate, environment: String, resolvedAt: Date) {
         self.template = template
         self.environment = environment
         self.resolvedAt = resolvedAt
@@ -131,20 +131,20 @@ public struct ResolvedTemplate: Codable, Sendable, Equatable {
 }
 
 /// How the task is registered (`HandlerMetadata`), from `tasker.named_tasks`.
-public struct HandlerMetadata: Codable, Sendable, Equatable {
-    public var namespace: String
-    public var name: String
-    public var version: String
+package struct HandlerMetadata: Codable, Sendable, Equatable {
+    package var namespace: String
+    package var name: String
+    package var version: String
     /// Tasker templates have no task-level handler class; this is the task's name.
-    public var handlerClass: String
+    package var handlerClass: String
     /// The registered template (`named_tasks.configuration`).
-    public var configSchema: JSONValue?
+    package var configSchema: JSONValue?
     /// The template's primary system dependency.
-    public var defaultDependentSystem: String?
+    package var defaultDependentSystem: String?
     /// When the template was last registered (`named_tasks.updated_at`).
-    public var registeredAt: Date
+    package var registeredAt: Date
 
-    public init(
+    package init(
         namespace: String, name: String, version: String, handlerClass: String, configSchema: JSONValue?,
         defaultDependentSystem: String?, registeredAt: Date
     ) {
@@ -165,7 +165,7 @@ public struct HandlerMetadata: Codable, Sendable, Equatable {
         case registeredAt = "registered_at"
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(namespace, forKey: .namespace)
         try c.encode(name, forKey: .name)
@@ -178,14 +178,14 @@ public struct HandlerMetadata: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/templates/{namespace}/{name}/{version}/validate` (`TemplateValidationResponse`).
-public struct TemplateValidationResponse: Codable, Sendable, Equatable {
-    public var valid: Bool
-    public var errors: [String]
-    public var requiredCapabilities: [String]
+package struct TemplateValidationResponse: Codable, Sendable, Equatable {
+    package var valid: Bool
+    package var errors: [String]
+    package var requiredCapabilities: [String]
     /// The steps' handler callables, in step order.
-    public var stepHandlers: [String]
+    package var stepHandlers: [String]
 
-    public init(valid: Bool, errors: [String], requiredCapabilities: [String], stepHandlers: [String]) {
+    package init(valid: Bool, errors: [String], requiredCapabilities: [String], stepHandlers: [String]) {
         self.valid = valid
         self.errors = errors
         self.requiredCapabilities = requiredCapabilities

@@ -5,15 +5,15 @@ import TaskerPostgres
 /// Answers `GET /config` (and gRPC `GetConfig`) from the loaded configuration. The body holds no
 /// key material by construction (only the number of API keys); every string taken from the
 /// configuration also passes `Redaction`, so a credential embedded in a URL-like value is masked.
-public struct WorkerConfigQueryService: Sendable {
-    public let runtime: WorkerRuntime
+package struct WorkerConfigQueryService: Sendable {
+    package let runtime: WorkerRuntime
 
-    public init(runtime: WorkerRuntime) {
+    package init(runtime: WorkerRuntime) {
         self.runtime = runtime
     }
 
     /// The worker's identity, auth settings (without secrets) and messaging.
-    public func config() async -> WorkerConfigResponse {
+    package func config() async -> WorkerConfigResponse {
         let configuration = runtime.configuration
         let worker = configuration.worker
         let auth = worker.web.auth

@@ -19,30 +19,30 @@ import TaskerPostgres
 /// `circuit_breakers` (none are built in: reported as such, healthy).
 /// Messages name a failure's class only (`OperatorErrorText`), never the database's text or a URL: the
 /// pool and the listener log the detail.
-public struct WorkerHealthService: Sendable {
-    public let runtime: WorkerRuntime
-    public let thresholds: HealthThresholds
+package struct WorkerHealthService: Sendable {
+    package let runtime: WorkerRuntime
+    package let thresholds: HealthThresholds
     /// The evaluation shared between probes; nil: each call evaluates afresh.
-    public let shared: HealthProbeCache?
+    package let shared: HealthProbeCache?
 
-    public init(runtime: WorkerRuntime, thresholds: HealthThresholds = .default, shared: HealthProbeCache? = nil) {
+    package init(runtime: WorkerRuntime, thresholds: HealthThresholds = .default, shared: HealthProbeCache? = nil) {
         self.runtime = runtime
         self.thresholds = thresholds
         self.shared = shared
     }
 
     /// `GET /health`: always `healthy` while the process answers.
-    public func basic() -> BasicHealthResponse {
+    package func basic() -> BasicHealthResponse {
         BasicHealthResponse(status: "healthy", workerID: runtime.identity.publicID)
     }
 
     /// `GET /health/live`: always `alive` while the process answers.
-    public func liveness() -> BasicHealthResponse {
+    package func liveness() -> BasicHealthResponse {
         BasicHealthResponse(status: "alive", workerID: runtime.identity.publicID)
     }
 
     /// `GET /health/ready`: `status` is `ready` or `not_ready`; see `ReadinessResponse.isReady`.
-    public func readiness() async -> ReadinessResponse {
+    package func readiness() async -> ReadinessResponse {
         let probes = await probes()
         let checks = WorkerReadinessChecks(
             database: probes.database, commandProcessor: probes.commandProcessor,
@@ -53,7 +53,7 @@ public struct WorkerHealthService: Sendable {
     }
 
     /// `GET /health/detailed`: `healthy` when all six checks are, else `degraded`.
-    public func detailed() async -> DetailedHealthResponse {
+    package func detailed() async -> DetailedHealthResponse {
         let probes = await probes()
         let checks = WorkerDetailedChecks(
             database: probes.database, commandProcessor: probes.commandProcessor, queueProcessing: probes.queueProcessing,
@@ -66,7 +66,7 @@ public struct WorkerHealthService: Sendable {
 
     /// The checks that cost a round trip (shared when `shared` is set), with result storage folded
     /// into `command_processor` (read fresh: it costs nothing).
-    public func probes() async -> HealthProbes {
+    package func probes() async -> HealthProbes {
         var probes: HealthProbes
         if let shared {
             let service = self
@@ -79,7 +79,7 @@ public struct WorkerHealthService: Sendable {
     }
 
     /// Evaluates `database`, `command_processor` and `queue_processing` now, concurrently.
-    public func evaluateProbes() async -> HealthProbes {
+    package func evaluateProbes() async -> HealthProbes {
         async let database = checkDatabase()
         async let commandProcessor = checkCommandProcessor()
         async let queues = checkQueueProcessing()
@@ -90,7 +90,7 @@ public struct WorkerHealthService: Sendable {
     }
 
     /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
-    public func checkResultStorage() -> HealthCheck {
+    package func checkResultStorage() -> HealthCheck {
         let monitor = runtime.resultStorage
         let snapshot = monitor.snapshot()
         guard snapshot.overdue > 0 else {
@@ -114,7 +114,7 @@ public struct WorkerHealthService: Sendable {
     // MARK: - Checks
 
     /// `SELECT 1` through the pool, bounded by `thresholds.databaseTimeout`.
-    public func checkDatabase() async -> HealthCheck {
+    package func checkDatabase() async -> HealthCheck {
         let clock = Timing()
         let pool = runtime.pool
         switch await withDeadline(thresholds.databaseTimeout, { _ = try await pool.query("SELECT 1", lane: .operator) }) {
@@ -132,7 +132,7 @@ public struct WorkerHealthService: Sendable {
 
     /// Asks the command processor for the worker's status (bounded) and judges the intake with it.
     /// Also returns the status, for `system_info`.
-    public func checkCommandProcessor() async -> (HealthCheck, WorkerStatus?) {
+    package func checkCommandProcessor() async -> (HealthCheck, WorkerStatus?) {
         let clock = Timing()
         let commands = runtime.commands
         let answer = await withDeadline(thresholds.commandProcessorTimeout) { await commands.process(.getWorkerStatus) }
@@ -158,7 +158,7 @@ public struct WorkerHealthService: Sendable {
 
     /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`; a queue
     /// that does not exist is left out).
-    public func checkQueueProcessing() async -> HealthCheck {
+    package func checkQueueProcessing() async -> HealthCheck {
         let clock = Timing()
         let queues = runtime.eventSystem.settings.namespaces.map(QueueNames.workerQueue(namespace:))
         guard !queues.isEmpty else {
@@ -186,7 +186,7 @@ public struct WorkerHealthService: Sendable {
     }
 
     /// Healthy while the event system runs and receives (listener connected or polling succeeding).
-    public func checkEventSystem() -> HealthCheck {
+    package func checkEventSystem() -> HealthCheck {
         let clock = Timing()
         let events = runtime.eventSystem.status
         let verdict: HealthStatus = !events.running ? .unhealthy : events.isReceiving ? .healthy : .degraded
@@ -194,7 +194,7 @@ public struct WorkerHealthService: Sendable {
     }
 
     /// The failure rate of the steps this worker has run (`WorkerStatistics`).
-    public func checkStepProcessing() -> HealthCheck {
+    package func checkStepProcessing() -> HealthCheck {
         let clock = Timing()
         let stats = runtime.statistics.snapshot
         let rate = stats.failureRate
@@ -205,12 +205,12 @@ public struct WorkerHealthService: Sendable {
     }
 
     /// This worker has no circuit breakers: an empty set, which is healthy.
-    public func checkCircuitBreakers() -> HealthCheck {
+    package func checkCircuitBreakers() -> HealthCheck {
         HealthCheck(status: .healthy, message: "No circuit breakers configured", durationMs: 0)
     }
 
     /// `system_info`; `status` is the command processor's answer (nil when it did not answer).
-    public func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
+    package func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
         let pool = await runtime.pool.statistics
         let detail = PoolDetail(pool)
         return WorkerSystemInfo(

@@ -3,7 +3,7 @@ import TaskerModel
 import TaskerPostgres
 
 /// Why a template query has no answer; each maps to an `ErrorResponse` kind (REST) or a status (gRPC).
-public enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Unknown template, or one outside this worker's namespaces (404 `template_not_found`).
     case templateNotFound(namespace: String, name: String, version: String)
     /// The template is known but its `named_tasks` row is gone (404 `handler_metadata_not_found`).
@@ -18,7 +18,7 @@ public enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// The full text, for logs (an internal error's detail included).
-    public var description: String {
+    package var description: String {
         switch self {
         case .internalError(let summary, let detail): "Internal error: \(summary): \(detail)"
         default: clientMessage
@@ -26,7 +26,7 @@ public enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// The text a client is sent: never the database's own message or SQL.
-    public var clientMessage: String {
+    package var clientMessage: String {
         switch self {
         case .templateNotFound(let ns, let name, let version): "Template not found: \(ns)/\(name)/\(version)"
         case .handlerMetadataNotFound(let ns, let name, let version): "Handler metadata not found: \(ns)/\(name)/\(version)"
@@ -35,7 +35,7 @@ public enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// The `ErrorResponse.error` value for this error.
-    public var kind: ErrorResponse.Kind {
+    package var kind: ErrorResponse.Kind {
         switch self {
         case .templateNotFound: .templateNotFound
         case .handlerMetadataNotFound: .handlerMetadataNotFound
@@ -46,13 +46,13 @@ public enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConverti
 
 /// Answers the template queries (`/v1/templates…`, gRPC `WorkerTemplateService`) from the worker's
 /// template registry and `tasker.named_tasks`.
-public struct WorkerTemplateQueryService: Sendable {
-    public let runtime: WorkerRuntime
+package struct WorkerTemplateQueryService: Sendable {
+    package let runtime: WorkerRuntime
 
     /// Upstream's fixed capability list.
-    public static let workerCapabilities = ["command_processing", "database_access", "message_queues", "ffi_integration"]
+    package static let workerCapabilities = ["command_processing", "database_access", "message_queues", "ffi_integration"]
 
-    public init(runtime: WorkerRuntime) {
+    package init(runtime: WorkerRuntime) {
         self.runtime = runtime
     }
 
@@ -61,7 +61,7 @@ public struct WorkerTemplateQueryService: Sendable {
     /// The cache figures are the template registry's own (`TaskTemplateRegistry.cacheStatistics`):
     /// entries, hits (lookups from memory: every step hydration asks), misses (database reads),
     /// evictions, the oldest entry's age and the average number of lookups per entry.
-    public func list(includeCacheStats: Bool) async throws(TemplateQueryError) -> TemplateListResponse {
+    package func list(includeCacheStats: Bool) async throws(TemplateQueryError) -> TemplateListResponse {
         let namespaces = await runtime.templates.supportedNamespaces
         let count = try await templateCount(namespaces: namespaces)
         var stats: TemplateCacheStats?
@@ -78,7 +78,7 @@ public struct WorkerTemplateQueryService: Sendable {
     }
 
     /// One template with its registration metadata.
-    public func get(namespace: String, name: String, version: String) async throws(TemplateQueryError) -> TemplateResponse {
+    package func get(namespace: String, name: String, version: String) async throws(TemplateQueryError) -> TemplateResponse {
         let template = try await lookup(namespace: namespace, name: name, version: version)
         let row: PostgresRow?
         do {
@@ -108,7 +108,7 @@ public struct WorkerTemplateQueryService: Sendable {
 
     /// Whether this worker can run the template: the template's own rules (`TaskTemplateValidator`)
     /// and a registered handler for every step's callable.
-    public func validate(
+    package func validate(
         namespace: String, name: String, version: String
     ) async throws(TemplateQueryError)
         -> TemplateValidationResponse
@@ -128,7 +128,7 @@ public struct WorkerTemplateQueryService: Sendable {
 
     /// Upstream's capability inference from callable names: `FFI` → `ffi`, `External` →
     /// `external_api`, `Database` → `database_access`; sorted, without duplicates.
-    public static func requiredCapabilities(_ template: TaskTemplate) -> [String] {
+    package static func requiredCapabilities(_ template: TaskTemplate) -> [String] {
         var capabilities = Set<String>()
         for step in template.steps {
             let callable = step.handler.callable

@@ -1,7 +1,7 @@
 /// Who made a request, how they proved it, and what they may do. Never holds the credential itself.
-public struct AuthPrincipal: Sendable, Equatable, CustomStringConvertible {
+package struct AuthPrincipal: Sendable, Equatable, CustomStringConvertible {
     /// How the principal authenticated.
-    public enum Method: Sendable, Equatable, CustomStringConvertible {
+    package enum Method: Sendable, Equatable, CustomStringConvertible {
         /// A verified JWT (`Authorization: Bearer …`).
         case jwt
         /// A configured API key; `name` is the key's `description`, or `api_keys[<index>]`, or `api_key`
@@ -11,7 +11,7 @@ public struct AuthPrincipal: Sendable, Equatable, CustomStringConvertible {
         case disabled
 
         /// `jwt`, `api_key(<name>)` or `disabled`.
-        public var description: String {
+        package var description: String {
             switch self {
             case .jwt: "jwt"
             case .apiKey(let name): "api_key(\(name))"
@@ -21,38 +21,38 @@ public struct AuthPrincipal: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The JWT `sub`, `api-key:<name>` for API keys, or `anonymous` when auth is disabled.
-    public var subject: String
+    package var subject: String
     /// The granted permissions (exact names or `resource:*` wildcards), sorted.
-    public var permissions: [String]
+    package var permissions: [String]
     /// How the principal authenticated.
-    public var method: Method
+    package var method: Method
 
     /// Creates a principal.
-    public init(subject: String, permissions: [String], method: Method) {
+    package init(subject: String, permissions: [String], method: Method) {
         self.subject = subject
         self.permissions = permissions.sorted()
         self.method = method
     }
 
     /// The principal used when auth is disabled.
-    public static let anonymous = AuthPrincipal(subject: "anonymous", permissions: [], method: .disabled)
+    package static let anonymous = AuthPrincipal(subject: "anonymous", permissions: [], method: .disabled)
 
     /// Whether the principal may do what `permission` guards. Always true when auth is disabled.
-    public func has(_ permission: WorkerPermission) -> Bool {
+    package func has(_ permission: WorkerPermission) -> Bool {
         if method == .disabled { return true }
         return permissions.contains { PermissionVocabulary.grant($0, satisfies: permission.rawValue) }
     }
 
     /// `subject via method [permissions]`; contains no credential.
-    public var description: String {
+    package var description: String {
         "\(subject) via \(method) [\(permissions.joined(separator: ", "))]"
     }
 }
 
 /// Why a request was refused, in the upstream shape (`x-auth-failure-reason` / `-severity`).
-public struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The `x-auth-failure-reason` value.
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         /// No credentials were sent (401).
         case missing
         /// A credential header is not visible ASCII (401).
@@ -64,7 +64,7 @@ public struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The `x-auth-failure-severity` value; `medium` and `high` add a `Retry-After`.
-    public enum Severity: String, Sendable, Equatable {
+    package enum Severity: String, Sendable, Equatable {
         /// Missing credentials: no `Retry-After`.
         case low
         /// Missing permission: `Retry-After: 5`.
@@ -73,7 +73,7 @@ public struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case high
 
         /// `Retry-After` seconds: 5 for `medium`, 60 for `high`, none for `low`.
-        public var retryAfterSeconds: Int? {
+        package var retryAfterSeconds: Int? {
             switch self {
             case .low: nil
             case .medium: 5
@@ -83,59 +83,59 @@ public struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The failure reason.
-    public var kind: Kind
+    package var kind: Kind
     /// The client-facing message (the upstream wording; never contains a credential).
-    public var message: String
+    package var message: String
     /// The failure severity.
-    public var severity: Severity
+    package var severity: Severity
 
     /// Creates a failure.
-    public init(kind: Kind, message: String, severity: Severity) {
+    package init(kind: Kind, message: String, severity: Severity) {
         self.kind = kind
         self.message = message
         self.severity = severity
     }
 
     /// Whether this is an authorization (403) rather than an authentication (401) failure.
-    public var isForbidden: Bool { kind == .forbidden }
+    package var isForbidden: Bool { kind == .forbidden }
 
     /// No credentials: `missing`/`low`, "Missing authentication credentials".
-    public static let missingCredentials = AuthFailure(
+    package static let missingCredentials = AuthFailure(
         kind: .missing, message: "Missing authentication credentials", severity: .low)
     /// `Authorization` header is not visible ASCII: `malformed`/`high`.
-    public static let malformedAuthorizationHeader = AuthFailure(
+    package static let malformedAuthorizationHeader = AuthFailure(
         kind: .malformed, message: "Malformed Authorization header", severity: .high)
     /// API key header is not visible ASCII: `malformed`/`high`.
-    public static let malformedAPIKeyHeader = AuthFailure(
+    package static let malformedAPIKeyHeader = AuthFailure(
         kind: .malformed, message: "Malformed API key header", severity: .high)
     /// The bearer token did not verify: `invalid`/`high`, "Invalid or expired token".
-    public static let invalidToken = AuthFailure(
+    package static let invalidToken = AuthFailure(
         kind: .invalid, message: "Invalid or expired token", severity: .high)
     /// The API key matched no configured key: `invalid`/`high`, "Invalid API key".
-    public static let invalidAPIKey = AuthFailure(kind: .invalid, message: "Invalid API key", severity: .high)
+    package static let invalidAPIKey = AuthFailure(kind: .invalid, message: "Invalid API key", severity: .high)
 
     /// The principal lacks `permission`: `forbidden`/`medium`, "Missing required permission: <perm>".
-    public static func missingPermission(_ permission: WorkerPermission) -> AuthFailure {
+    package static func missingPermission(_ permission: WorkerPermission) -> AuthFailure {
         AuthFailure(kind: .forbidden, message: "Missing required permission: \(permission.rawValue)", severity: .medium)
     }
 
     /// `<kind>/<severity>: <message>`.
-    public var description: String { "\(kind.rawValue)/\(severity.rawValue): \(message)" }
+    package var description: String { "\(kind.rawValue)/\(severity.rawValue): \(message)" }
 }
 
 /// `web.auth` cannot be turned into a working authenticator. Names the offending key; never shows its value.
-public struct AuthConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct AuthConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The configuration key, e.g. `worker.web.auth.jwt_public_key_path`.
-    public var keyPath: String
+    package var keyPath: String
     /// What is wrong with it.
-    public var reason: String
+    package var reason: String
 
     /// Creates an error about `worker.web.auth.<key>`.
-    public init(key: String, reason: String) {
+    package init(key: String, reason: String) {
         self.keyPath = key.isEmpty ? "worker.web.auth" : "worker.web.auth.\(key)"
         self.reason = reason
     }
 
     /// `invalid worker.web.auth.<key>: <reason>`.
-    public var description: String { "invalid \(keyPath): \(reason)" }
+    package var description: String { "invalid \(keyPath): \(reason)" }
 }

@@ -7,18 +7,18 @@ import GRPCCore
 /// `UNAUTHENTICATED` "Invalid or expired credentials" (missing, malformed or invalid credentials) and
 /// `PERMISSION_DENIED` "Insufficient permissions for this operation". Methods with no requirement
 /// (`WorkerHealthService`, `grpc.health.v1.Health`, reflection, anything not listed) pass untouched.
-public struct GRPCAuthInterceptor: ServerInterceptor {
+package struct GRPCAuthInterceptor: ServerInterceptor {
     /// The upstream requirements: `WorkerConfigService/GetConfig` → `worker:config_read`, every method of
     /// `WorkerTemplateService` → `worker:templates_read`.
-    public static let defaultRequirements: [String: WorkerPermission] = [
+    package static let defaultRequirements: [String: WorkerPermission] = [
         "tasker.v1.WorkerConfigService/GetConfig": .configRead,
         "tasker.v1.WorkerTemplateService/*": .templatesRead,
     ]
 
     /// The `UNAUTHENTICATED` message.
-    public static let unauthenticatedMessage = "Invalid or expired credentials"
+    package static let unauthenticatedMessage = "Invalid or expired credentials"
     /// The `PERMISSION_DENIED` message.
-    public static let permissionDeniedMessage = "Insufficient permissions for this operation"
+    package static let permissionDeniedMessage = "Insufficient permissions for this operation"
 
     private let authenticator: WorkerAuthenticator
     private let requirements: [String: WorkerPermission]
@@ -30,7 +30,7 @@ public struct GRPCAuthInterceptor: ServerInterceptor {
     ///   - authenticator: The shared authenticator.
     ///   - requirements: Required permission by fully qualified method (`package.Service/Method`), or by
     ///     service with `package.Service/*` (an exact method entry wins over its service's `*`).
-    public init(
+    package init(
         authenticator: WorkerAuthenticator,
         requirements: [String: WorkerPermission] = GRPCAuthInterceptor.defaultRequirements
     ) {
@@ -40,19 +40,19 @@ public struct GRPCAuthInterceptor: ServerInterceptor {
     }
 
     /// Creates the interceptor from method descriptors (e.g. the generated `Method.X.descriptor`s).
-    public init(authenticator: WorkerAuthenticator, methodRequirements: [MethodDescriptor: WorkerPermission]) {
+    package init(authenticator: WorkerAuthenticator, methodRequirements: [MethodDescriptor: WorkerPermission]) {
         var requirements: [String: WorkerPermission] = [:]
         for (method, permission) in methodRequirements { requirements[method.fullyQualifiedMethod] = permission }
         self.init(authenticator: authenticator, requirements: requirements)
     }
 
     /// The permission `method` requires, or nil if it is open.
-    public func requiredPermission(for method: MethodDescriptor) -> WorkerPermission? {
+    package func requiredPermission(for method: MethodDescriptor) -> WorkerPermission? {
         requirements[method.fullyQualifiedMethod] ?? requirements["\(method.service.fullyQualifiedService)/*"]
     }
 
     /// Authenticates and authorizes protected methods; answers with an error response when refused.
-    public func intercept<Input: Sendable, Output: Sendable>(
+    package func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>,
         context: ServerContext,
         next: @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -72,7 +72,7 @@ public struct GRPCAuthInterceptor: ServerInterceptor {
     }
 
     /// The gRPC status for a failure: `PERMISSION_DENIED` for `forbidden`, else `UNAUTHENTICATED`.
-    public static func rpcError(for failure: AuthFailure) -> RPCError {
+    package static func rpcError(for failure: AuthFailure) -> RPCError {
         failure.isForbidden
             ? RPCError(code: .permissionDenied, message: permissionDeniedMessage)
             : RPCError(code: .unauthenticated, message: unauthenticatedMessage)

@@ -13,13 +13,13 @@ import Hummingbird
 /// Refusals use the upstream shapes: 401 `{"error":{"code":"AUTHENTICATION_FAILED","message":…}}` and
 /// 403 `{"error":{"code":"AUTHORIZATION_FAILED","message":"Missing required permission: <perm>"}}`, with
 /// `x-auth-failure-reason`, `x-auth-failure-severity` and, for medium/high severity, `Retry-After`.
-public struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddleware {
+package struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddleware {
     private let authenticator: WorkerAuthenticator
     private let permission: WorkerPermission
     private let apiKeyField: HTTPField.Name
 
     /// Guards the routes behind this middleware with `permission`.
-    public init(authenticator: WorkerAuthenticator, permission: WorkerPermission) {
+    package init(authenticator: WorkerAuthenticator, permission: WorkerPermission) {
         self.authenticator = authenticator
         self.permission = permission
         // The header name was validated when the authenticator was built; the fallback is unreachable.
@@ -27,7 +27,7 @@ public struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddle
     }
 
     /// Checks the request; calls `next` or returns the 401/403 response.
-    public func handle(
+    package func handle(
         _ request: Request, context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
@@ -50,16 +50,16 @@ public struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddle
 
 extension AuthFailure {
     /// The HTTP status: 403 for `forbidden`, else 401.
-    public var httpStatus: HTTPResponse.Status { isForbidden ? .forbidden : .unauthorized }
+    package var httpStatus: HTTPResponse.Status { isForbidden ? .forbidden : .unauthorized }
 
     /// The upstream `error.code`: `AUTHORIZATION_FAILED` for `forbidden`, else `AUTHENTICATION_FAILED`.
-    public var errorCode: String { apiErrorCode.rawValue }
+    package var errorCode: String { apiErrorCode.rawValue }
 
     var apiErrorCode: APIErrorCode { isForbidden ? .authorizationFailed : .authenticationFailed }
 
     /// The upstream response: status, `{"error":{"code","message"}}` (application/json), and the
     /// `x-auth-failure-reason`, `x-auth-failure-severity` and `Retry-After` headers.
-    public func response() -> Response {
+    package func response() -> Response {
         var response = JSONResponses.apiError(apiErrorCode, message: message)
         response.headers[Self.reasonField] = kind.rawValue
         response.headers[Self.severityField] = severity.rawValue

@@ -6,25 +6,25 @@ import TaskerModel
 /// The credentials of one request, as raw header bytes (REST headers or gRPC metadata).
 ///
 /// Its `description` shows only which credentials are present, never their values.
-public struct AuthCredentials: Sendable, CustomStringConvertible {
+package struct AuthCredentials: Sendable, CustomStringConvertible {
     /// The `Authorization` header value, if sent.
-    public var authorization: [UInt8]?
+    package var authorization: [UInt8]?
     /// The API key header value (`api_key_header`, default `X-API-Key`), if sent.
-    public var apiKey: [UInt8]?
+    package var apiKey: [UInt8]?
 
     /// Creates credentials from raw header bytes (non-ASCII bytes make the request `malformed`).
-    public init(authorizationBytes: [UInt8]?, apiKeyBytes: [UInt8]?) {
+    package init(authorizationBytes: [UInt8]?, apiKeyBytes: [UInt8]?) {
         self.authorization = authorizationBytes
         self.apiKey = apiKeyBytes
     }
 
     /// Creates credentials from header strings.
-    public init(authorization: String?, apiKey: String?) {
+    package init(authorization: String?, apiKey: String?) {
         self.init(authorizationBytes: authorization.map { Array($0.utf8) }, apiKeyBytes: apiKey.map { Array($0.utf8) })
     }
 
     /// `AuthCredentials(authorization: present|absent, apiKey: present|absent)`.
-    public var description: String {
+    package var description: String {
         "AuthCredentials(authorization: \(authorization == nil ? "absent" : "present"), "
             + "apiKey: \(apiKey == nil ? "absent" : "present"))"
     }
@@ -46,20 +46,20 @@ public struct AuthCredentials: Sendable, CustomStringConvertible {
 /// `jwt_allowed_algorithms` (RS256/384/512, PS256/384/512). API keys: see `APIKeyRegistry` — entries of
 /// `api_keys` only when `api_keys_enabled = true`, and the legacy `api_key`, which grants all three worker
 /// permissions. An empty `jwt_issuer` / `jwt_audience` disables that check. `jwks` is not supported.
-public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
+package struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     /// Whether `web.auth.enabled` is true.
-    public let isEnabled: Bool
+    package let isEnabled: Bool
     /// The API key header name as configured (e.g. `X-API-Key`).
-    public let apiKeyHeader: String
+    package let apiKeyHeader: String
     /// Non-fatal configuration notes worth logging at boot (no secrets), e.g. ignored `api_keys`.
-    public let warnings: [String]
+    package let warnings: [String]
 
     private let jwt: JWTVerifier?
     private let apiKeys: APIKeyRegistry
     private let logger: Logger
 
     /// An authenticator that allows everything (auth disabled).
-    public static let disabled = WorkerAuthenticator()
+    package static let disabled = WorkerAuthenticator()
 
     private init() {
         isEnabled = false
@@ -76,7 +76,7 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     ///   work: no usable key material at all, an unreadable key file, a PEM that is not an RSA public key
     ///   of at least 2048 bits, an unsupported algorithm or verification method, an empty API key, an
     ///   invalid header name, or (under `strict_validation`) an unknown permission on an API key.
-    public init(
+    package init(
         configuration auth: WorkerConfiguration.Auth,
         logger: Logger = Logger(label: "tasker.worker.auth")
     ) async throws(AuthConfigurationError) {
@@ -122,7 +122,7 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     }
 
     /// Authenticates a request. Auth disabled → ``AuthPrincipal/anonymous``.
-    public func authenticate(_ credentials: AuthCredentials) async -> Result<AuthPrincipal, AuthFailure> {
+    package func authenticate(_ credentials: AuthCredentials) async -> Result<AuthPrincipal, AuthFailure> {
         guard isEnabled else { return .success(.anonymous) }
         var bearer: String?
         if let raw = credentials.authorization {
@@ -155,7 +155,7 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     }
 
     /// Authenticates the request, then checks that the principal has `permission`.
-    public func authorize(
+    package func authorize(
         _ credentials: AuthCredentials,
         for permission: WorkerPermission
     ) async -> Result<AuthPrincipal, AuthFailure> {
@@ -176,7 +176,7 @@ public struct WorkerAuthenticator: Sendable, CustomStringConvertible {
     }
 
     /// `WorkerAuthenticator(enabled, jwt: yes|no, api keys: <names>)`; never shows key material.
-    public var description: String {
+    package var description: String {
         guard isEnabled else { return "WorkerAuthenticator(disabled)" }
         return "WorkerAuthenticator(enabled, jwt: \(jwt == nil ? "no" : "yes"), header: \(apiKeyHeader), \(apiKeys))"
     }

@@ -5,7 +5,7 @@
 /// | `worker:templates_read` | `GET /v1/templates`, `GET /v1/templates/{ns}/{name}/{version}` | `WorkerTemplateService.*` |
 /// | `worker:config_read` | `GET /config` | `WorkerConfigService.GetConfig` |
 /// | `templates:validate` | `POST /v1/templates/{ns}/{name}/{version}/validate` | – |
-public enum WorkerPermission: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum WorkerPermission: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// `worker:templates_read`: list and read the worker's templates.
     case templatesRead = "worker:templates_read"
     /// `worker:config_read`: read the worker's (redacted) configuration.
@@ -14,7 +14,7 @@ public enum WorkerPermission: String, Sendable, Hashable, CaseIterable, CustomSt
     case templatesValidate = "templates:validate"
 
     /// The upstream wire name, e.g. `worker:config_read`.
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// The upstream permission vocabulary and its matching rules.
@@ -24,9 +24,9 @@ public enum WorkerPermission: String, Sendable, Hashable, CaseIterable, CustomSt
 /// outside it is rejected. A grant is either an exact permission or a resource wildcard `resource:*`
 /// (`worker:*` grants `worker:config_read` and `worker:templates_read`, but not `templates:validate`).
 /// As upstream, there is no global `*` grant.
-public enum PermissionVocabulary {
+package enum PermissionVocabulary {
     /// The 17 upstream permissions.
-    public static let permissions: Set<String> = [
+    package static let permissions: Set<String> = [
         "tasks:create", "tasks:read", "tasks:list", "tasks:cancel", "tasks:context_read",
         "steps:read", "steps:resolve",
         "dlq:read", "dlq:update", "dlq:stats",
@@ -36,17 +36,17 @@ public enum PermissionVocabulary {
     ]
 
     /// The resources that accept a `resource:*` wildcard.
-    public static let resources: Set<String> = ["tasks", "steps", "dlq", "templates", "system", "worker"]
+    package static let resources: Set<String> = ["tasks", "steps", "dlq", "templates", "system", "worker"]
 
     /// Whether `grant` is a known permission or a wildcard over a known resource.
-    public static func isKnown(_ grant: String) -> Bool {
+    package static func isKnown(_ grant: String) -> Bool {
         if permissions.contains(grant) { return true }
         if grant.hasSuffix(":*") { return resources.contains(String(grant.dropLast(2))) }
         return false
     }
 
     /// Whether `grant` satisfies `required` (exact match, or `resource:*` over the same resource).
-    public static func grant(_ grant: String, satisfies required: String) -> Bool {
+    package static func grant(_ grant: String, satisfies required: String) -> Bool {
         if grant == required { return true }
         guard grant.hasSuffix(":*") else { return false }
         let resource = grant.dropLast(1)  // keeps the ':'
@@ -54,7 +54,7 @@ public enum PermissionVocabulary {
     }
 
     /// The grants in `grants` that are not known (see ``isKnown(_:)``), in their original order.
-    public static func unknown(in grants: [String]) -> [String] {
+    package static func unknown(in grants: [String]) -> [String] {
         grants.filter { !isKnown($0) }
     }
 }

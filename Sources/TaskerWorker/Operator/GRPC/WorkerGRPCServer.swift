@@ -16,7 +16,7 @@ import TaskerModel
 ///
 /// On graceful shutdown the server stops accepting RPCs, ends open health watches and reflection
 /// streams, and returns once the RPCs in flight have finished.
-public struct WorkerGRPCServer: Service {
+package struct WorkerGRPCServer: Service {
     private let runtime: WorkerRuntime
     private let interceptors: [any ServerInterceptor]
     private let logger: Logger
@@ -25,7 +25,7 @@ public struct WorkerGRPCServer: Service {
     ///   - runtime: the worker whose health, configuration and templates are served.
     ///   - interceptors: run on every RPC, in order (authentication, for instance).
     ///   - logger: the server's logger.
-    public init(
+    package init(
         runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [],
         logger: Logger = Logger(label: "tasker.grpc")
     ) {
@@ -35,7 +35,7 @@ public struct WorkerGRPCServer: Service {
     }
 
     /// Binds, serves until graceful shutdown, then drains the RPCs in flight.
-    public func run() async throws {
+    package func run() async throws {
         let settings = runtime.configuration.worker.grpc
         let address: GRPCNIOTransportCore.SocketAddress
         do {
@@ -180,7 +180,7 @@ extension BindAddress {
 }
 
 /// The gRPC server could not start (invalid or unresolvable `worker.grpc.bind_address`).
-public struct WorkerGRPCServerError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public var description: String { message }
+package struct WorkerGRPCServerError: Error, CustomStringConvertible, Sendable {
+    package let message: String
+    package var description: String { message }
 }

@@ -4,17 +4,17 @@ import TaskerModel
 
 /// The worker's swift-log handler (see `WorkerLogging`): text or JSON lines, with the global and
 /// per-task metadata of `WorkerLogging` under the logger's own and the call's metadata.
-public struct WorkerLogHandler: LogHandler {
-    public let label: String
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct WorkerLogHandler: LogHandler {
+    package let label: String
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     private var levelOverride: Logger.Level?
     private let output: LogOutput?
     private let format: WorkerLogging.Format?
 
     /// A handler following `WorkerLogging`'s settings; `output`, `format` and `level` fix them for
     /// this handler only (tests).
-    public init(
+    package init(
         label: String, output: LogOutput? = nil, format: WorkerLogging.Format? = nil,
         level: Logger.Level? = nil, metadataProvider: Logger.MetadataProvider? = nil
     ) {
@@ -25,17 +25,17 @@ public struct WorkerLogHandler: LogHandler {
         self.metadataProvider = metadataProvider
     }
 
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { levelOverride ?? WorkerLogging.effectiveLevel }
         set { levelOverride = newValue }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let (settings, override) = WorkerLogging.current
         var merged = settings.metadata
         if let override { merged.merge(override.metadata) { _, new in new } }

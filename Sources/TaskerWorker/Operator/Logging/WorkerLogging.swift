@@ -14,9 +14,9 @@ import TaskerModel
 ///
 /// A task may override the output, format, level and metadata for everything logged inside it
 /// (`withOverride`), which lets several workers in one process (tests) tag and capture their lines.
-public enum WorkerLogging {
+package enum WorkerLogging {
     /// Line format.
-    public enum Format: String, Sendable, CaseIterable {
+    package enum Format: String, Sendable, CaseIterable {
         /// `2026-03-21T21:16:08.123Z info tasker.completion: step failed error_type=x step_uuid=…`
         case text
         /// `{"timestamp":…,"level":…,"label":…,"message":…,<metadata flattened>}`
@@ -24,13 +24,13 @@ public enum WorkerLogging {
     }
 
     /// Per-task settings (see `withOverride`); nil fields fall back to the global ones.
-    public struct Override: Sendable {
-        public var output: LogOutput?
-        public var format: Format?
-        public var level: Logger.Level?
-        public var metadata: Logger.Metadata
+    package struct Override: Sendable {
+        package var output: LogOutput?
+        package var format: Format?
+        package var level: Logger.Level?
+        package var metadata: Logger.Metadata
 
-        public init(output: LogOutput? = nil, format: Format? = nil, level: Logger.Level? = nil, metadata: Logger.Metadata = [:]) {
+        package init(output: LogOutput? = nil, format: Format? = nil, level: Logger.Level? = nil, metadata: Logger.Metadata = [:]) {
             self.output = output
             self.format = format
             self.level = level
@@ -57,7 +57,7 @@ public enum WorkerLogging {
     /// (e.g. `worker_id`), and `TASKER_LOG_SOURCE_LOCATION=true` to add file, function and line.
     /// Returns true if this call installed the handler.
     @discardableResult
-    public static func bootstrap(
+    package static func bootstrap(
         level: Logger.Level? = nil, format: Format? = nil, metadata: Logger.Metadata = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Bool {
@@ -78,22 +78,22 @@ public enum WorkerLogging {
     }
 
     /// Sets (or removes, with nil) one global metadata value carried by every line.
-    public static func setMetadata(_ key: String, _ value: Logger.Metadata.Value?) {
+    package static func setMetadata(_ key: String, _ value: Logger.Metadata.Value?) {
         settings.withLock { $0.metadata[key] = value }
     }
 
     /// The global level now.
-    public static var level: Logger.Level {
+    package static var level: Logger.Level {
         get { Logger.Level.allCases[Int(levelStorage.load(ordering: .relaxed))] }
         set { levelStorage.store(levelIndex(newValue), ordering: .relaxed) }
     }
 
     /// The global format now.
-    public static var format: Format { settings.withLock { $0.format } }
+    package static var format: Format { settings.withLock { $0.format } }
 
     /// Runs `operation` with `override` for every line logged by its task and child tasks (metadata
     /// is merged over the enclosing override's).
-    public static func withOverride<T>(
+    package static func withOverride<T>(
         _ override: Override, isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> T
     ) async rethrows -> T {
@@ -117,30 +117,30 @@ public enum WorkerLogging {
 }
 
 /// Where log lines go: a function receiving each complete line (with its trailing newline).
-public struct LogOutput: Sendable {
-    public let write: @Sendable (String) -> Void
+package struct LogOutput: Sendable {
+    package let write: @Sendable (String) -> Void
 
-    public init(write: @escaping @Sendable (String) -> Void) {
+    package init(write: @escaping @Sendable (String) -> Void) {
         self.write = write
     }
 
     /// Standard error, one `write` per line (lines from concurrent tasks do not interleave). A closed
     /// or broken stderr drops the line instead of trapping.
-    public static let standardError = LogOutput { line in
+    package static let standardError = LogOutput { line in
         try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
     }
 }
 
 /// Metadata for log lines on the step path: `task_uuid`, `step_uuid`, `correlation_id`, and with a
 /// claimed step also `step_name`, `namespace` and `handler` (the callable).
-public enum StepLogMetadata {
+package enum StepLogMetadata {
     /// For a step message (before the template step is known).
-    public static func of(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+    package static func of(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         of(taskUUID: message.taskUUID, stepUUID: message.stepUUID, correlationID: message.correlationID, extra)
     }
 
     /// For a step known by its ids.
-    public static func of(
+    package static func of(
         taskUUID: UUID, stepUUID: UUID, correlationID: UUID,
         _ extra: Logger.Metadata = [:]
     ) -> Logger.Metadata {
@@ -152,14 +152,14 @@ public enum StepLogMetadata {
     }
 
     /// `logger` with `metadata` added (the logger a handler gets in ``StepContext/logger``).
-    public static func logger(_ logger: Logger, _ metadata: Logger.Metadata) -> Logger {
+    package static func logger(_ logger: Logger, _ metadata: Logger.Metadata) -> Logger {
         var logger = logger
         for (key, value) in metadata { logger[metadataKey: key] = value }
         return logger
     }
 
     /// For a claimed step.
-    public static func of(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+    package static func of(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         var metadata = of(step.message)
         metadata["step_name"] = "\(step.hydrated.stepName)"
         metadata["namespace"] = "\(step.hydrated.namespace)"

@@ -5,7 +5,7 @@ import TaskerModel
 /// Per-publisher counts of domain event routing, for `GET /metrics/events` (upstream
 /// `EventRouterStats` and `InProcessEventBusStats` shapes). The Prometheus counters of the same
 /// events are the worker's step counters (`StepMetrics.domainEvent`, called beside these).
-public final class DomainEventRoutingStatistics: Sendable {
+package final class DomainEventRoutingStatistics: Sendable {
     private let durable = ManagedAtomic<UInt64>(0)
     private let fast = ManagedAtomic<UInt64>(0)
     private let broadcast = ManagedAtomic<UInt64>(0)
@@ -15,10 +15,10 @@ public final class DomainEventRoutingStatistics: Sendable {
     private let inProcessEvents = ManagedAtomic<UInt64>(0)
     private let subscriberDeliveries = ManagedAtomic<UInt64>(0)
 
-    public init() {}
+    package init() {}
 
     /// An event published with `mode`; `subscribers` in-process subscribers got it (fast, broadcast).
-    public func routed(_ mode: DeliveryMode, subscribers: Int) {
+    package func routed(_ mode: DeliveryMode, subscribers: Int) {
         switch mode {
         case .durable: durable.wrappingIncrement(ordering: .relaxed)
         case .fast: fast.wrappingIncrement(ordering: .relaxed)
@@ -31,26 +31,26 @@ public final class DomainEventRoutingStatistics: Sendable {
     }
 
     /// An event that could not be published.
-    public func failed(_ mode: DeliveryMode) {
+    package func failed(_ mode: DeliveryMode) {
         routingErrors.wrappingIncrement(ordering: .relaxed)
         if mode == .fast { fastErrors.wrappingIncrement(ordering: .relaxed) }
     }
 
     /// An event skipped because its payload violates the declared schema.
-    public func invalid(_ mode: DeliveryMode) {
+    package func invalid(_ mode: DeliveryMode) {
         invalidEvents.wrappingIncrement(ordering: .relaxed)
     }
 
     /// The router's counters (upstream `EventRouterStats` keys).
-    public struct Router: Codable, Sendable, Equatable {
-        public var totalRouted: UInt64
-        public var durableRouted: UInt64
-        public var fastRouted: UInt64
-        public var broadcastRouted: UInt64
-        public var fastDeliveryErrors: UInt64
-        public var routingErrors: UInt64
+    package struct Router: Codable, Sendable, Equatable {
+        package var totalRouted: UInt64
+        package var durableRouted: UInt64
+        package var fastRouted: UInt64
+        package var broadcastRouted: UInt64
+        package var fastDeliveryErrors: UInt64
+        package var routingErrors: UInt64
         /// Not upstream: events skipped by schema validation.
-        public var schemaViolations: UInt64
+        package var schemaViolations: UInt64
 
         enum CodingKeys: String, CodingKey {
             case totalRouted = "total_routed"
@@ -65,15 +65,15 @@ public final class DomainEventRoutingStatistics: Sendable {
 
     /// The in-process bus's counters (upstream `InProcessEventBusStats` keys; the `rust_handler_*`
     /// fields count this worker's in-process subscribers, the `ffi_*` fields stay 0).
-    public struct InProcessBus: Codable, Sendable, Equatable {
-        public var totalEventsDispatched: UInt64
-        public var rustHandlerDispatches: UInt64
-        public var ffiChannelDispatches: UInt64
-        public var rustHandlerErrors: UInt64
-        public var ffiChannelDrops: UInt64
-        public var rustSubscriberPatterns: UInt64
-        public var rustHandlerCount: UInt64
-        public var ffiSubscriberCount: UInt64
+    package struct InProcessBus: Codable, Sendable, Equatable {
+        package var totalEventsDispatched: UInt64
+        package var rustHandlerDispatches: UInt64
+        package var ffiChannelDispatches: UInt64
+        package var rustHandlerErrors: UInt64
+        package var ffiChannelDrops: UInt64
+        package var rustSubscriberPatterns: UInt64
+        package var rustHandlerCount: UInt64
+        package var ffiSubscriberCount: UInt64
 
         enum CodingKeys: String, CodingKey {
             case totalEventsDispatched = "total_events_dispatched"
@@ -88,7 +88,7 @@ public final class DomainEventRoutingStatistics: Sendable {
     }
 
     /// The router counters now.
-    public var router: Router {
+    package var router: Router {
         let (d, f, b) = (durable.load(ordering: .relaxed), fast.load(ordering: .relaxed), broadcast.load(ordering: .relaxed))
         return Router(
             totalRouted: d + f + b, durableRouted: d, fastRouted: f, broadcastRouted: b,
@@ -98,7 +98,7 @@ public final class DomainEventRoutingStatistics: Sendable {
     }
 
     /// The in-process bus counters now, with the current number of subscribers.
-    public func inProcessBus(subscribers: Int) -> InProcessBus {
+    package func inProcessBus(subscribers: Int) -> InProcessBus {
         InProcessBus(
             totalEventsDispatched: inProcessEvents.load(ordering: .relaxed),
             rustHandlerDispatches: subscriberDeliveries.load(ordering: .relaxed), ffiChannelDispatches: 0,

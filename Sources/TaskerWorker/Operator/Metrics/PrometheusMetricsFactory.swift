@@ -15,9 +15,9 @@ import Synchronization
 ///   `Counter(label:)` may be created at each use; `destroy` removes the series.
 /// - A name used for two different kinds keeps the first; the later kind gets its kind appended
 ///   (`name_gauge`), because a Prometheus family has exactly one type.
-public final class PrometheusMetricsFactory: MetricsFactory, Sendable {
+package final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     /// Latency buckets in seconds (1 ms … 60 s), the default for recorders and timers.
-    public static let defaultLatencyBuckets: [Double] = [
+    package static let defaultLatencyBuckets: [Double] = [
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
     ]
 
@@ -51,17 +51,17 @@ public final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     private let defaultBuckets: [Double]
 
     /// - Parameter defaultBuckets: upper bounds for histograms without their own (`setBuckets`).
-    public init(defaultBuckets: [Double] = PrometheusMetricsFactory.defaultLatencyBuckets) {
+    package init(defaultBuckets: [Double] = PrometheusMetricsFactory.defaultLatencyBuckets) {
         self.defaultBuckets = Self.normalized(defaultBuckets)
     }
 
     /// HELP text for the metric made from `label` (by default the label itself).
-    public func setHelp(_ help: String, for label: String) {
+    package func setHelp(_ help: String, for label: String) {
         registry.withLock { $0.help[PrometheusText.metricName(label)] = help }
     }
 
     /// Bucket upper bounds for histograms made from `label` after this call (timers: seconds).
-    public func setBuckets(_ buckets: [Double], for label: String) {
+    package func setBuckets(_ buckets: [Double], for label: String) {
         let normalized = Self.normalized(buckets)
         registry.withLock {
             $0.buckets[PrometheusText.metricName(label)] = normalized
@@ -80,34 +80,34 @@ public final class PrometheusMetricsFactory: MetricsFactory, Sendable {
 
     // MARK: - MetricsFactory
 
-    public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+    package func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         make(PrometheusText.metricName(label), dimensions, .counter) { _ in CounterSeries() }
     }
 
-    public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    package func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
         make(PrometheusText.metricName(label), dimensions, .floatingPointCounter) { _ in FloatingPointCounterSeries() }
     }
 
-    public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+    package func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         if aggregate {
             return make(PrometheusText.metricName(label), dimensions, .histogram) { HistogramSeries(buckets: $0, scale: 1) }
         }
         return make(PrometheusText.metricName(label), dimensions, .gauge) { _ in GaugeSeries() }
     }
 
-    public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+    package func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
         make(PrometheusText.metricName(label), dimensions, .meter) { _ in GaugeSeries() }
     }
 
-    public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+    package func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         make(Self.timerName(label), dimensions, .timer) { HistogramSeries(buckets: $0, scale: 1e-9) }
     }
 
-    public func destroyCounter(_ handler: any CounterHandler) { destroy(handler) }
-    public func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { destroy(handler) }
-    public func destroyRecorder(_ handler: any RecorderHandler) { destroy(handler) }
-    public func destroyMeter(_ handler: any MeterHandler) { destroy(handler) }
-    public func destroyTimer(_ handler: any TimerHandler) { destroy(handler) }
+    package func destroyCounter(_ handler: any CounterHandler) { destroy(handler) }
+    package func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { destroy(handler) }
+    package func destroyRecorder(_ handler: any RecorderHandler) { destroy(handler) }
+    package func destroyMeter(_ handler: any MeterHandler) { destroy(handler) }
+    package func destroyTimer(_ handler: any TimerHandler) { destroy(handler) }
 
     private func make<Series: PrometheusSeries>(
         _ baseName: String, _ dimensions: [(String, String)], _ kind: SeriesKind,
@@ -138,7 +138,7 @@ public final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     // MARK: - Output
 
     /// Every family, sorted by name, its series sorted by labels.
-    public func snapshot() -> [MetricFamily] {
+    package func snapshot() -> [MetricFamily] {
         let (families, help) = registry.withLock { ($0.families, $0.help) }
         return families.keys.sorted().compactMap { name in
             guard let family = families[name] else { return nil }
@@ -152,7 +152,7 @@ public final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     }
 
     /// The Prometheus text of every metric.
-    public func render() -> String { PrometheusText.render(snapshot()) }
+    package func render() -> String { PrometheusText.render(snapshot()) }
 }
 
 /// A series the factory can render.

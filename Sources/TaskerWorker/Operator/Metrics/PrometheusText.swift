@@ -1,19 +1,19 @@
 import Foundation
 
 /// The Prometheus text exposition format 0.0.4: names, escaping, numbers and rendering.
-public enum PrometheusText {
+package enum PrometheusText {
     /// The content type of a scrape response (format 0.0.4).
-    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+    package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
     /// A metric name made valid (`[a-zA-Z_:][a-zA-Z0-9_:]*`): dots, dashes and every other
     /// character become `_`, and a leading digit gets a `_` in front.
-    public static func metricName(_ label: String) -> String {
+    package static func metricName(_ label: String) -> String {
         sanitize(label, allowColon: true)
     }
 
     /// A label name made valid (`[a-zA-Z_][a-zA-Z0-9_]*`); OTel-style `http.request.method`
     /// becomes `http_request_method`.
-    public static func labelName(_ name: String) -> String {
+    package static func labelName(_ name: String) -> String {
         sanitize(name, allowColon: false)
     }
 
@@ -33,7 +33,7 @@ public enum PrometheusText {
     }
 
     /// A label value escaped for the inside of double quotes: `\` → `\\`, `"` → `\"`, newline → `\n`.
-    public static func escapeLabelValue(_ value: String) -> String {
+    package static func escapeLabelValue(_ value: String) -> String {
         guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
         var result = ""
         for character in value {
@@ -48,13 +48,13 @@ public enum PrometheusText {
     }
 
     /// HELP text escaped: `\` → `\\`, newline → `\n`.
-    public static func escapeHelp(_ text: String) -> String {
+    package static func escapeHelp(_ text: String) -> String {
         text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// A sample value: integers without a fraction, `+Inf`, `-Inf`, `NaN`, else the shortest
     /// round-tripping decimal.
-    public static func format(_ value: Double) -> String {
+    package static func format(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
@@ -68,7 +68,7 @@ public enum PrometheusText {
     }
 
     /// The exposition text of `families`, each with its HELP and TYPE lines, in the given order.
-    public static func render(_ families: [MetricFamily]) -> String {
+    package static func render(_ families: [MetricFamily]) -> String {
         var out = ""
         for family in families where !family.samples.isEmpty {
             out += "# HELP \(family.name) \(escapeHelp(family.help))\n"
@@ -82,11 +82,11 @@ public enum PrometheusText {
 }
 
 /// One label of a sample; names are already valid Prometheus label names.
-public struct MetricLabel: Sendable, Hashable, Codable {
-    public var name: String
-    public var value: String
+package struct MetricLabel: Sendable, Hashable, Codable {
+    package var name: String
+    package var value: String
 
-    public init(_ name: String, _ value: String) {
+    package init(_ name: String, _ value: String) {
         self.name = PrometheusText.labelName(name)
         self.value = value
     }
@@ -94,12 +94,12 @@ public struct MetricLabel: Sendable, Hashable, Codable {
 
 /// One line of exposition: `name{labels} value` (a histogram family has `_bucket`, `_sum` and
 /// `_count` samples).
-public struct MetricSample: Sendable, Equatable {
-    public var name: String
-    public var labels: [MetricLabel]
-    public var value: Double
+package struct MetricSample: Sendable, Equatable {
+    package var name: String
+    package var labels: [MetricLabel]
+    package var value: Double
 
-    public init(name: String, labels: [MetricLabel] = [], value: Double) {
+    package init(name: String, labels: [MetricLabel] = [], value: Double) {
         self.name = name
         self.labels = labels
         self.value = value
@@ -107,19 +107,19 @@ public struct MetricSample: Sendable, Equatable {
 }
 
 /// A metric family: one name, one type, one HELP text, its samples.
-public struct MetricFamily: Sendable, Equatable {
+package struct MetricFamily: Sendable, Equatable {
     /// The Prometheus metric type.
-    public enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable {
         case counter, gauge, histogram, untyped
     }
 
-    public var name: String
-    public var kind: Kind
-    public var help: String
-    public var samples: [MetricSample]
+    package var name: String
+    package var kind: Kind
+    package var help: String
+    package var samples: [MetricSample]
 
     /// `name` is sanitised (`tasker.steps.claimed.total` → `tasker_steps_claimed_total`).
-    public init(name: String, kind: Kind, help: String, samples: [MetricSample] = []) {
+    package init(name: String, kind: Kind, help: String, samples: [MetricSample] = []) {
         self.name = PrometheusText.metricName(name)
         self.kind = kind
         self.help = help
@@ -127,7 +127,7 @@ public struct MetricFamily: Sendable, Equatable {
     }
 
     /// A family of one unlabelled or labelled value.
-    public static func single(
+    package static func single(
         _ name: String, _ kind: Kind, help: String, value: Double,
         labels: [MetricLabel] = []
     ) -> MetricFamily {
@@ -137,7 +137,7 @@ public struct MetricFamily: Sendable, Equatable {
     }
 
     /// Adds a sample named like the family.
-    public mutating func add(_ value: Double, labels: [MetricLabel] = []) {
+    package mutating func add(_ value: Double, labels: [MetricLabel] = []) {
         samples.append(MetricSample(name: name, labels: labels, value: value))
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 /// Prometheus counter families (`families(help:)`, names and labels of `StepMetrics.Name`) and
 /// `/metrics/worker` sums them (`WorkerStatistics.snapshot`). A series is a counter name (a
 /// swift-metrics style label, sanitised on output) and its labels, sorted by name.
-public final class StepCounters: Sendable {
+package final class StepCounters: Sendable {
     /// One counter series.
     struct Series: Hashable, Sendable {
         var name: String
@@ -27,7 +27,7 @@ public final class StepCounters: Sendable {
 
     private let values = Mutex<[Series: Int]>([:])
 
-    public init() {}
+    package init() {}
 
     /// Adds `amount` to the series `name{labels}`.
     func increment(_ name: String, by amount: Int = 1, _ labels: KeyValuePairs<String, String> = [:]) {

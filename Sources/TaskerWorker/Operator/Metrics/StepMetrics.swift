@@ -13,9 +13,9 @@ import TaskerPostgres
 /// `tasker_steps_failures_total{error_type}` uses upstream's categories (`step_not_found`,
 /// `database_error`, `claim_failed`, `handler_execution_failed`); the handler's own error type is on
 /// `tasker_steps_handler_errors_total{error_type,retryable}`. Latencies are histograms in seconds.
-public enum StepMetrics {
+package enum StepMetrics {
     /// Upstream's failure categories (`error_type` on `tasker_steps_failures_total`).
-    public enum FailureType: String, Sendable, CaseIterable {
+    package enum FailureType: String, Sendable, CaseIterable {
         case stepNotFound = "step_not_found"
         case databaseError = "database_error"
         case claimFailed = "claim_failed"
@@ -24,27 +24,27 @@ public enum StepMetrics {
     }
 
     /// Metric labels (swift-metrics names, sanitised on output) and their HELP texts.
-    public enum Name {
-        public static let claimed = "tasker.steps.claimed.total"
-        public static let executions = "tasker.steps.executions.total"
-        public static let successes = "tasker.steps.successes.total"
-        public static let failures = "tasker.steps.failures.total"
-        public static let handlerErrors = "tasker.steps.handler_errors.total"
-        public static let resultsSubmitted = "tasker.steps.results_submitted.total"
-        public static let poisonMessages = "tasker.steps.poison_messages.total"
-        public static let staleMessages = "tasker.steps.stale_messages.total"
-        public static let claimsShed = "tasker.steps.claims_shed.total"
-        public static let completionRetries = "tasker.steps.completion_retries.total"
-        public static let pollFailures = "tasker.worker.poll_failures.total"
-        public static let notificationsRejected = "tasker.worker.notifications_rejected.total"
-        public static let notificationsDropped = "tasker.worker.notifications_dropped.total"
-        public static let claimDuration = "tasker.step.claim.duration"
-        public static let executionDuration = "tasker.step.execution.duration"
-        public static let submissionDuration = "tasker.step_result.submission.duration"
-        public static let endToEndDuration = "tasker.step.end_to_end.duration"
-        public static let domainEventsPublished = "tasker.domain_events.published.total"
-        public static let domainEventsFailed = "tasker.domain_events.failed.total"
-        public static let domainEventsInvalid = "tasker.domain_events.invalid.total"
+    package enum Name {
+        package static let claimed = "tasker.steps.claimed.total"
+        package static let executions = "tasker.steps.executions.total"
+        package static let successes = "tasker.steps.successes.total"
+        package static let failures = "tasker.steps.failures.total"
+        package static let handlerErrors = "tasker.steps.handler_errors.total"
+        package static let resultsSubmitted = "tasker.steps.results_submitted.total"
+        package static let poisonMessages = "tasker.steps.poison_messages.total"
+        package static let staleMessages = "tasker.steps.stale_messages.total"
+        package static let claimsShed = "tasker.steps.claims_shed.total"
+        package static let completionRetries = "tasker.steps.completion_retries.total"
+        package static let pollFailures = "tasker.worker.poll_failures.total"
+        package static let notificationsRejected = "tasker.worker.notifications_rejected.total"
+        package static let notificationsDropped = "tasker.worker.notifications_dropped.total"
+        package static let claimDuration = "tasker.step.claim.duration"
+        package static let executionDuration = "tasker.step.execution.duration"
+        package static let submissionDuration = "tasker.step_result.submission.duration"
+        package static let endToEndDuration = "tasker.step.end_to_end.duration"
+        package static let domainEventsPublished = "tasker.domain_events.published.total"
+        package static let domainEventsFailed = "tasker.domain_events.failed.total"
+        package static let domainEventsInvalid = "tasker.domain_events.invalid.total"
     }
 
     static let help: [String: String] = [
@@ -94,7 +94,7 @@ public enum StepMetrics {
     // MARK: - Executor
 
     /// A claim won: counts it and records the hydrate+claim latency.
-    public static func claimed(
+    package static func claimed(
         _ step: UUID, namespace: String, since start: ContinuousClock.Instant,
         in statistics: WorkerStatistics
     ) {
@@ -112,10 +112,10 @@ public enum StepMetrics {
     private static let servedNamespaces = Mutex<Set<String>>([])
 
     /// The label value of queues that are not a served namespace's `worker_<ns>_queue`.
-    public static let unservedNamespaceLabel = "unserved"
+    package static let unservedNamespaceLabel = "unserved"
 
     /// Records the namespaces a worker of this process serves (a union: tests run several).
-    public static func serve(namespaces: [String]) {
+    package static func serve(namespaces: [String]) {
         servedNamespaces.withLock { $0.formUnion(namespaces) }
     }
 
@@ -129,50 +129,50 @@ public enum StepMetrics {
     }
 
     /// A delivery that failed before a handler ran (`queue` is `worker_<ns>_queue`).
-    public static func failure(queue: String, _ type: FailureType, in statistics: WorkerStatistics) {
+    package static func failure(queue: String, _ type: FailureType, in statistics: WorkerStatistics) {
         failure(namespace: namespaceLabel(ofQueue: queue), type, in: statistics)
     }
 
     /// A step processing failure of upstream's `type`.
-    public static func failure(namespace: String, _ type: FailureType, in statistics: WorkerStatistics) {
+    package static func failure(namespace: String, _ type: FailureType, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.failures, ["namespace": namespace, "error_type": type.rawValue])
     }
 
     /// A poison message archived from `queue`.
-    public static func poison(queue: String, in statistics: WorkerStatistics) {
+    package static func poison(queue: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.poisonMessages, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
     /// A stale message archived.
-    public static func stale(namespace: String, in statistics: WorkerStatistics) {
+    package static func stale(namespace: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.staleMessages, ["namespace": namespace])
     }
 
     /// A delivery left queued by load shedding.
-    public static func shed(queue: String, in statistics: WorkerStatistics) {
+    package static func shed(queue: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.claimsShed, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
     /// A failed poll of `queue`.
-    public static func pollFailed(queue: String, in statistics: WorkerStatistics) {
+    package static func pollFailed(queue: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.pollFailures, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
     /// A notification ignored on the channel of `queue` (a served queue: the listener only
     /// listens on served namespaces' channels).
-    public static func notificationRejected(queue: String, in statistics: WorkerStatistics) {
+    package static func notificationRejected(queue: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.notificationsRejected, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
     /// `count` notifications lost to a full listener buffer.
-    public static func notificationsDropped(_ count: Int, in statistics: WorkerStatistics) {
+    package static func notificationsDropped(_ count: Int, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.notificationsDropped, by: count)
     }
 
     // MARK: - Dispatch and completion
 
     /// A handler produced `result` (it goes to the completion channel next).
-    public static func handlerFinished(_ step: ClaimedStep, _ result: StepExecutionResult) {
+    package static func handlerFinished(_ step: ClaimedStep, _ result: StepExecutionResult) {
         _ = inFlight.withLock { $0.awaitingCompletion.insert(step.message.stepUUID) }
         let seconds =
             result.metadata.startedAt.map { result.metadata.completedAt.timeIntervalSince($0) }
@@ -182,7 +182,7 @@ public enum StepMetrics {
     }
 
     /// The completion service is done with `completion` (stored, or given up); call once per result.
-    public static func completionFinished(_ completion: StepCompletion) {
+    package static func completionFinished(_ completion: StepCompletion) {
         inFlight.withLock {
             $0.awaitingCompletion.remove(completion.step.message.stepUUID)
             $0.claimStarts.removeValue(forKey: completion.step.message.stepUUID)
@@ -190,13 +190,13 @@ public enum StepMetrics {
     }
 
     /// A storing attempt failed and will be retried.
-    public static func completionRetry(_ completion: StepCompletion, in statistics: WorkerStatistics) {
+    package static func completionRetry(_ completion: StepCompletion, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.completionRetries, ["namespace": completion.step.hydrated.namespace])
     }
 
     /// The completion transaction ran: counts the outcome; `stored` is false when the step was no
     /// longer in progress (result dropped).
-    public static func resultStored(
+    package static func resultStored(
         _ completion: StepCompletion, stored: Bool, since start: ContinuousClock.Instant,
         in statistics: WorkerStatistics
     ) {
@@ -226,14 +226,14 @@ public enum StepMetrics {
     // MARK: - Domain events
 
     /// A domain event outcome by delivery mode.
-    public static func domainEvent(_ mode: DeliveryMode, published: Bool, in statistics: WorkerStatistics) {
+    package static func domainEvent(_ mode: DeliveryMode, published: Bool, in statistics: WorkerStatistics) {
         statistics.counters.increment(
             published ? Name.domainEventsPublished : Name.domainEventsFailed,
             ["delivery_mode": mode.rawValue])
     }
 
     /// A domain event skipped because its payload violates the declared schema.
-    public static func domainEventInvalid(_ mode: DeliveryMode, in statistics: WorkerStatistics) {
+    package static func domainEventInvalid(_ mode: DeliveryMode, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.domainEventsInvalid, ["delivery_mode": mode.rawValue])
     }
 

@@ -9,9 +9,9 @@ import Synchronization
 /// return it. The worker's own instrumentation (`StepMetrics`) records into `shared` directly, so
 /// it works even where nobody bootstrapped (libraries such as Hummingbird's `MetricsMiddleware`
 /// need the bootstrap, because they use the global `MetricsSystem`).
-public enum WorkerMetrics {
+package enum WorkerMetrics {
     /// The factory every worker component in this process records into.
-    public static let shared = PrometheusMetricsFactory()
+    package static let shared = PrometheusMetricsFactory()
 
     private static let installed = Mutex(false)
 
@@ -20,7 +20,7 @@ public enum WorkerMetrics {
     /// before (not by this function), it is left in place and `shared` still collects the
     /// worker's own metrics.
     @discardableResult
-    public static func bootstrap() -> PrometheusMetricsFactory {
+    package static func bootstrap() -> PrometheusMetricsFactory {
         installed.withLock { installed in
             guard !installed else { return }
             installed = true
@@ -32,5 +32,5 @@ public enum WorkerMetrics {
     }
 
     /// Whether `bootstrap()` has run in this process.
-    public static var isBootstrapped: Bool { installed.withLock { $0 } }
+    package static var isBootstrapped: Bool { installed.withLock { $0 } }
 }

@@ -15,12 +15,12 @@ import TaskerModel
 /// - `GET /metrics/events`: JSON `{router{…},in_process_bus{…},captured_at,worker_id}`.
 ///
 /// Metrics need no authentication (as upstream).
-public enum WorkerMetricsRoutes {
+package enum WorkerMetricsRoutes {
     /// `/metrics/worker`'s body.
-    public struct WorkerMetricsResponse: Codable, Sendable {
-        public var metrics: [String: WorkerMetricValue]
-        public var timestamp: String
-        public var workerID: String
+    package struct WorkerMetricsResponse: Codable, Sendable {
+        package var metrics: [String: WorkerMetricValue]
+        package var timestamp: String
+        package var workerID: String
 
         enum CodingKeys: String, CodingKey {
             case metrics, timestamp
@@ -29,11 +29,11 @@ public enum WorkerMetricsRoutes {
     }
 
     /// `/metrics/events`'s body (upstream `DomainEventStats`).
-    public struct DomainEventStatsResponse: Codable, Sendable {
-        public var router: DomainEventRoutingStatistics.Router
-        public var inProcessBus: DomainEventRoutingStatistics.InProcessBus
-        public var capturedAt: String
-        public var workerID: String
+    package struct DomainEventStatsResponse: Codable, Sendable {
+        package var router: DomainEventRoutingStatistics.Router
+        package var inProcessBus: DomainEventRoutingStatistics.InProcessBus
+        package var capturedAt: String
+        package var workerID: String
 
         enum CodingKeys: String, CodingKey {
             case router
@@ -46,7 +46,7 @@ public enum WorkerMetricsRoutes {
     /// The full `/metrics` text for `runtime`: scrape-time families, then the recorded ones sorted by
     /// name — the worker's step counters (`WorkerStatistics.counters`, the same counts as
     /// `/metrics/worker`) and what swift-metrics recorded (latency histograms, HTTP metrics).
-    public static func prometheusText(
+    package static func prometheusText(
         _ runtime: WorkerRuntime,
         factory: PrometheusMetricsFactory = WorkerMetrics.shared
     ) async -> String {
@@ -57,7 +57,7 @@ public enum WorkerMetricsRoutes {
     }
 
     /// `/metrics/worker`'s body for `runtime`.
-    public static func workerMetrics(_ runtime: WorkerRuntime) async -> WorkerMetricsResponse {
+    package static func workerMetrics(_ runtime: WorkerRuntime) async -> WorkerMetricsResponse {
         let scrape = await WorkerScrape.collect(runtime)
         return WorkerMetricsResponse(
             metrics: scrape.jsonMetrics, timestamp: RFC3339.string(Date()),
@@ -65,7 +65,7 @@ public enum WorkerMetricsRoutes {
     }
 
     /// `/metrics/events`'s body for `runtime`.
-    public static func domainEventStats(_ runtime: WorkerRuntime) async -> DomainEventStatsResponse {
+    package static func domainEventStats(_ runtime: WorkerRuntime) async -> DomainEventStatsResponse {
         let routing = runtime.domainEvents.routing
         let subscribers = await runtime.domainEvents.subscriberCount
         return DomainEventStatsResponse(
@@ -87,7 +87,7 @@ extension Router {
     /// Mounts `GET /metrics`, `/metrics/worker` and `/metrics/events` for `runtime` (see
     /// `WorkerMetricsRoutes`), and bootstraps the process-wide metrics backend (idempotent) so
     /// that middleware using the global `MetricsSystem` lands in the same `/metrics` output.
-    public func addWorkerMetricsRoutes(runtime: WorkerRuntime) {
+    package func addWorkerMetricsRoutes(runtime: WorkerRuntime) {
         WorkerMetrics.bootstrap()
         get("/metrics") { _, _ -> Response in
             let text = await WorkerMetricsRoutes.prometheusText(runtime)

@@ -7,41 +7,41 @@ import TaskerPostgres
 /// The values `/metrics` and `/metrics/worker` compute when they are requested, read from a running
 /// worker: identity, uptime, pool statistics, PGMQ depth and oldest message age of the worker's own
 /// `worker_<ns>_queue`s, channel saturation, event system state and the step statistics.
-public struct WorkerScrape: Sendable {
+package struct WorkerScrape: Sendable {
     /// One namespace queue's PGMQ metrics.
-    public struct QueueDepth: Sendable, Equatable {
-        public var namespace: String
-        public var queue: String
-        public var depth: Int64
+    package struct QueueDepth: Sendable, Equatable {
+        package var namespace: String
+        package var queue: String
+        package var depth: Int64
         /// 0 for an empty queue.
-        public var oldestMessageAgeSeconds: Double
+        package var oldestMessageAgeSeconds: Double
     }
 
     /// One channel's saturation (0…1) and its upstream health level (0 healthy <80 %, 1 degraded
     /// 80–95 %, 2 critical ≥95 %).
-    public struct Channel: Sendable, Equatable {
-        public var name: String
-        public var component: String
-        public var used: Int
-        public var capacity: Int
-        public var saturation: Double { capacity <= 0 ? 0 : Double(used) / Double(capacity) }
-        public var healthLevel: Int { saturation >= 0.95 ? 2 : saturation >= 0.8 ? 1 : 0 }
+    package struct Channel: Sendable, Equatable {
+        package var name: String
+        package var component: String
+        package var used: Int
+        package var capacity: Int
+        package var saturation: Double { capacity <= 0 ? 0 : Double(used) / Double(capacity) }
+        package var healthLevel: Int { saturation >= 0.95 ? 2 : saturation >= 0.8 ? 1 : 0 }
     }
 
-    public var workerID: String
-    public var version: String
-    public var uptimeSeconds: Double
-    public var pool: PostgresPoolStatistics
-    public var queues: [QueueDepth]
+    package var workerID: String
+    package var version: String
+    package var uptimeSeconds: Double
+    package var pool: PostgresPoolStatistics
+    package var queues: [QueueDepth]
     /// False when the queue metrics could not be read (database down or slow).
-    public var queuesRead: Bool
-    public var channels: [Channel]
-    public var eventSystem: WorkerEventSystemStatus
-    public var steps: WorkerStatistics.Snapshot
+    package var queuesRead: Bool
+    package var channels: [Channel]
+    package var eventSystem: WorkerEventSystemStatus
+    package var steps: WorkerStatistics.Snapshot
 
     /// Reads everything from `runtime`; the queue query gives up after `queueTimeout`, so a scrape
     /// answers even while the database is unreachable.
-    public static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
+    package static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
         let namespaces = runtime.eventSystem.settings.namespaces
         let pool = runtime.pool
         let queues: [QueueDepth]?
@@ -86,7 +86,7 @@ public struct WorkerScrape: Sendable {
     // MARK: - Prometheus
 
     /// The scrape-time metric families (upstream names where upstream has them).
-    public var families: [MetricFamily] {
+    package var families: [MetricFamily] {
         var families: [MetricFamily] = [
             .single(
                 "tasker_worker_info", .gauge, help: "Worker information", value: 1,
@@ -163,7 +163,7 @@ public struct WorkerScrape: Sendable {
 
     /// `/metrics/worker`'s `metrics` object: upstream keys (`uptime_seconds`, `database_pool_size`,
     /// `queue_depth_<ns>`, `queue_oldest_message_age_<ns>`) plus pool, channel and step figures.
-    public var jsonMetrics: [String: WorkerMetricValue] {
+    package var jsonMetrics: [String: WorkerMetricValue] {
         var metrics: [String: WorkerMetricValue] = [
             "uptime_seconds": .init(uptimeSeconds, "counter", help: "Worker uptime in seconds"),
             "database_pool_size": .init(Double(pool.active + pool.idle), help: "Database connection pool size"),
@@ -216,13 +216,13 @@ public struct WorkerScrape: Sendable {
 }
 
 /// One entry of `/metrics/worker` (upstream `MetricValue`).
-public struct WorkerMetricValue: Codable, Sendable, Equatable {
-    public var value: Double
-    public var metricType: String
-    public var labels: [String: String]
-    public var help: String
+package struct WorkerMetricValue: Codable, Sendable, Equatable {
+    package var value: Double
+    package var metricType: String
+    package var labels: [String: String]
+    package var help: String
 
-    public init(_ value: Double, _ metricType: String = "gauge", labels: [String: String] = [:], help: String) {
+    package init(_ value: Double, _ metricType: String = "gauge", labels: [String: String] = [:], help: String) {
         self.value = value
         self.metricType = metricType
         self.labels = labels

@@ -2,12 +2,12 @@ import Hummingbird
 
 /// The request context of the worker's REST server: Hummingbird's core storage plus the request id
 /// `RequestIDMiddleware` settles on (echoed from `x-request-id` or generated).
-public struct WorkerRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct WorkerRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// The id sent back in `x-request-id` and in `ErrorResponse.request_id`.
-    public var requestID: String?
+    package var requestID: String?
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         requestID = nil
     }
@@ -15,4 +15,4 @@ public struct WorkerRequestContext: RequestContext {
 
 /// Supplies the middleware that guards the routes needing `permission` (nil leaves them open).
 /// Each protected route sits in its own group, so this is the one place auth plugs in.
-public typealias WebAuthorizer = @Sendable (WorkerPermission) -> (any MiddlewareProtocol<Request, Response, WorkerRequestContext>)?
+package typealias WebAuthorizer = @Sendable (WorkerPermission) -> (any MiddlewareProtocol<Request, Response, WorkerRequestContext>)?

@@ -19,20 +19,20 @@ import TaskerModel
 /// Connection limits: at most `max_connections` open connections (`ConnectionCap`; more wait in the
 /// listen backlog), a request head must arrive within `header_read_timeout_seconds`, and a
 /// connection without a request in progress is closed after `idle_timeout_seconds`.
-public struct WorkerWebServer: Service {
-    public let runtime: WorkerRuntime
+package struct WorkerWebServer: Service {
+    package let runtime: WorkerRuntime
     /// Guards the permission-protected route groups (nil: no auth).
-    public let authorizer: WebAuthorizer?
+    package let authorizer: WebAuthorizer?
     private let logger: Logger
 
-    public init(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, logger: Logger = Logger(label: "tasker.web")) {
+    package init(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, logger: Logger = Logger(label: "tasker.web")) {
         self.runtime = runtime
         self.authorizer = authorizer
         self.logger = logger
     }
 
     /// The router with every middleware and route of the server (tests can drive it without sockets).
-    public static func makeRouter(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil) -> Router<WorkerRequestContext> {
+    package static func makeRouter(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil) -> Router<WorkerRequestContext> {
         let web = runtime.configuration.worker.web
         let router = Router(context: WorkerRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
@@ -54,7 +54,7 @@ public struct WorkerWebServer: Service {
     }
 
     /// Serves until graceful shutdown; throws when the bind address is invalid or cannot be bound.
-    public func run() async throws {
+    package func run() async throws {
         let bind = runtime.configuration.worker.web.bindAddress
         let address: TaskerModel.BindAddress
         do {
@@ -100,7 +100,7 @@ public struct WorkerWebServer: Service {
 }
 
 /// The REST server could not start.
-public struct WebServerError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public var description: String { message }
+package struct WebServerError: Error, CustomStringConvertible, Sendable {
+    package let message: String
+    package var description: String { message }
 }

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A one-way signal: `trigger()` once, and every current and future `wait()` returns. Used for
 /// shutdown (the gRPC streams) and for the drain deadline.
-public final class OneShotSignal: Sendable {
+package final class OneShotSignal: Sendable {
     private struct State {
         var triggered = false
         var nextID = 0
@@ -11,13 +11,13 @@ public final class OneShotSignal: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Whether `trigger()` was called.
-    public var isTriggered: Bool { state.withLock { $0.triggered } }
+    package var isTriggered: Bool { state.withLock { $0.triggered } }
 
     /// Releases every waiter, now and later. Idempotent.
-    public func trigger() {
+    package func trigger() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.triggered = true
             defer { state.waiters = [:] }
@@ -27,7 +27,7 @@ public final class OneShotSignal: Sendable {
     }
 
     /// Returns once the signal is triggered, or when the calling task is cancelled.
-    public func wait() async {
+    package func wait() async {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID

@@ -1,5 +1,13 @@
 import Synchronization
 
+// The deadline races of the worker. `firstOutcome` is the one race whose caller must not wait for a
+// contender that ignores cancellation (health probes, handler timeouts): its contenders run in tasks
+// of their own and the losers are cancelled, never awaited. Two races stay structured task groups on
+// purpose, because their body must be finished before they return: `RequestTimeoutMiddleware` (the
+// route borrows Hummingbird's non-escaping responder) and `OneShotSignal.run(until:)` (a gRPC stream
+// must not write after its handler returned). Timers that fire an action later (`DrainDeadline`, the
+// pool's acquire timeout) are a sleeping task each, not races.
+
 /// Runs `operation` and returns its result, or `.timedOut` once `timeout` has passed — without
 /// waiting for an operation that ignores cancellation (a probe must answer on time even when the
 /// database hangs). On timeout the operation's task is cancelled and left to finish on its own.
