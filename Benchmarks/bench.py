@@ -12,6 +12,8 @@ Phases (all against the same server and database, in one run):
   latency   open-loop pgmq_send_with_notify, Poisson arrivals, Hybrid / EventDrivenOnly / PollingOnly
   memory    worker RSS (anon/file split, threads) idle and at peak during the largest drain
   e2e       tasker-dev orchestrate + run, 4-step linear task, request → task `complete`
+  ffi       no-op drain: Swift handler, Python handler on our FFI channel (bindings/python), Python
+            handler on upstream's worker (PyPI tasker-py 0.1.8), same c, same run
 """
 import argparse
 import json
@@ -22,7 +24,7 @@ import time
 sys.dont_write_bytecode = True   # no __pycache__ in the repository
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import drain, report  # noqa: E402
+from benchlib import drain, ffi, report  # noqa: E402
 from benchlib.common import LATENCY_C, LATENCY_SEED, POLL_MS, log  # noqa: E402
 from benchlib.context import Bench  # noqa: E402
 from benchlib.e2e import e2e  # noqa: E402
@@ -40,7 +42,7 @@ def run(b):
     if {"floor", "drain", "pgqueuer"} & set(phases):
         drain.throughput(b, phases)
         log(f"throughput: {time.time() - p0:.1f} s")
-    for name, phase in (("latency", latency), ("e2e", e2e)):
+    for name, phase in (("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi)):
         if name in phases:
             p0 = time.time()
             phase(b)
@@ -70,7 +72,7 @@ def main():
     p.add_argument("--pgbench", required=True)
     p.add_argument("--repo", required=True)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--phases", default="floor,drain,pgqueuer,latency,e2e")
+    p.add_argument("--phases", default="floor,drain,pgqueuer,latency,e2e,ffi")
     p.add_argument("--out", default="bench-results.json")
     p.add_argument("--plot", default="bench-latency.png")
     p.add_argument("--server-settings", default="")

@@ -15,12 +15,17 @@ def _mb(m, k):
 
 def drain_one(b, c, durable, measure_memory=False):
     """The worker (Hybrid, max_concurrent_handlers = c) started idle; then n steps enqueued as
-    orchestration does, in chunks of 500: `pending→enqueued` committed, then one
-    pgmq_send_with_notify per step (in one statement per chunk, so enqueueing is never the bound).
+    orchestration does (see `drain_with`)."""
+    return drain_with(b, b.cfg["drain_n"][c], lambda: worker.start_worker(b, "Hybrid", c), measure_memory)
+
+
+def drain_with(b, n, start, measure_memory=False):
+    """`start()` gives a ready worker process; then n steps enqueued as orchestration does, in
+    chunks of 500: `pending→enqueued` committed, then one pgmq_send_with_notify per step (in one
+    statement per chunk, so enqueueing is never the bound).
     steps/s = completed / (last `enqueued_for_orchestration` − first `in_progress`)."""
-    n = b.cfg["drain_n"][c]
     b.purge_results()
-    w = worker.start_worker(b, "Hybrid", c)
+    w = start()
     try:
         a, z = b.seed(n)
         b.q("CHECKPOINT")
@@ -44,7 +49,7 @@ def drain_one(b, c, durable, measure_memory=False):
           FROM generate_series(%s::bigint, %s::bigint) n
           JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = md5('s'||n)::uuid""", (a, z))[0]
     if not done or first is None or last is None:
-        raise SystemExit(f"bench: the worker completed no step of {n} (c={c}); see {b.work}")
+        raise SystemExit(f"bench: the worker completed no step of {n}; see {b.work}")
     r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),
          "seconds": float(last - first), "steps_per_s": done / float(last - first)}
     if "floor_payload_check" not in b.results:

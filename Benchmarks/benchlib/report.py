@@ -60,6 +60,11 @@ def targets(R):
     if m:
         t["RSS idle <= 40 MB"] = [m["rss_idle_mb"], m["rss_idle_mb"] <= 40]
         t[f"RSS peak <= 80 MB ({m['queued']} queued; target at 10000)"] = [m["rss_peak_mb"], m["rss_peak_mb"] <= 80]
+    f = R.get("ffi", {}).get("16")
+    if f:
+        t["Python drain >= 0.8x Swift drain (c=16, FFI channel)"] = [round(f["python_over_swift"], 2), f["python_over_swift"] >= 0.8]
+        t["Python drain >= 4x upstream worker, same handler (c=16)"] = [round(f["python_over_upstream"], 2),
+                                                                       f["python_over_upstream"] >= 4]
     e = R.get("e2e", {}).get("submit_to_complete_ms")
     if e and e["p50"] is not None:
         t["e2e 4-step p50 <= 40 ms"] = [round(e["p50"], 1), e["p50"] <= 40]
@@ -111,6 +116,14 @@ def table(R):
                      f" p99 {s['p99']:.1f} ms; via `tasker-dev submit` (process start included) p50 "
                      f"{c['p50'] if c['p50'] is None else round(c['p50'], 1)} ms; worker share p50 "
                      f"{e['worker_share_ms']['p50'] and round(e['worker_share_ms']['p50'], 1)} ms")
+    if R.get("ffi"):
+        lines += ["", f"{'no-op drain (steps/s)':24} {'c':>3} {'Swift':>10} {'Python':>10} {'upstream':>10} {'Py/Swift':>9}"
+                      f" {'Py/upstr':>9}   (Python: ours on the FFI channel; upstream: tasker-py 0.1.8, same handler)"]
+        for c, v in R["ffi"].items():
+            lines.append(f"{'ffi':24} {c:>3} {v['swift']['steps_per_s']:10.0f} {v['python']['steps_per_s']:10.0f}"
+                         f" {v['upstream']['steps_per_s']:10.0f} {v['python_over_swift']:9.2f} {v['python_over_upstream']:9.2f}")
+            lines.append(f"{'  RSS peak (MB)':24} {'':>3} {_fmt(v['swift'].get('rss_peak_mb'), '10.1f'):>10}"
+                         f" {_fmt(v['python'].get('rss_peak_mb'), '10.1f'):>10} {_fmt(v['upstream'].get('rss_peak_mb'), '10.1f'):>10}")
     lines += ["", "targets:"] + [f"  {'ok  ' if ok else 'MISS'} {name}: {value}" for name, (value, ok) in R["targets"].items()]
     return "\n".join(lines)
 

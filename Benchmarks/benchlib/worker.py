@@ -36,24 +36,25 @@ bind_address = "127.0.0.1:{free_port()}"
     return path
 
 
-def spawn(b, args, config, name, binary=None):
+def spawn(b, args, config, name, binary=None, env=None):
     """Starts `binary args…` (default: the production tasker-worker) with the run's environment."""
     env = dict(os.environ, TASKER_CONFIG_PATH=config, TASKER_TEMPLATE_PATH=b.templates,
-               DATABASE_URL=b.a.db_url, TASKER_LOG_LEVEL=os.environ.get("TASKER_LOG_LEVEL", "info"))
+               DATABASE_URL=b.a.db_url, TASKER_LOG_LEVEL=os.environ.get("TASKER_LOG_LEVEL", "info"), **(env or {}))
     logf = open(os.path.join(b.work, f"{name}.log"), "ab")
     return subprocess.Popen([binary or b.a.worker_bin] + args, env=env, stdout=logf, stderr=subprocess.STDOUT, cwd=b.a.repo)
 
 
-def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False):
-    config = worker_config(b, mode, c)
-    port = int(re.search(r'web\]\nbind_address = "127.0.0.1:(\d+)"', open(config).read()).group(1))
-    # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
-    # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
-    proc = spawn(b, ["run"], config, f"worker-{mode}-{c}", binary=b.a.dev_bin if examples else None)
-    deadline = time.time() + 60
+def web_port(config):
+    """The REST port of a bench configuration file (worker_config writes it)."""
+    return int(re.search(r'web\]\nbind_address = "127.0.0.1:(\d+)"', open(config).read()).group(1))
+
+
+def wait_ready(proc, port, name, b, timeout=60):
+    """Returns `proc` once GET /health/ready answers 200 on `port`; exits the bench if it dies first."""
+    deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"worker exited with {proc.returncode}; see {b.work}/worker-{mode}-{c}.log")
+            raise SystemExit(f"{name} exited with {proc.returncode}; see {b.work}/{name}.log")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/ready", timeout=1) as r:
                 if r.status == 200:
@@ -63,7 +64,16 @@ def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False):
             pass
         time.sleep(0.1)
     proc.kill()
-    raise SystemExit("worker not ready after 60 s")
+    raise SystemExit(f"{name} not ready after {timeout} s; see {b.work}/{name}.log")
+
+
+def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False):
+    config = worker_config(b, mode, c)
+    # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
+    # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
+    name = f"worker-{mode}-{c}"
+    proc = spawn(b, ["run"], config, name, binary=b.a.dev_bin if examples else None)
+    return wait_ready(proc, web_port(config), name, b)
 
 
 def stop(proc):

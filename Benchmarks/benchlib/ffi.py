@@ -1,0 +1,129 @@
+"""Python handlers: the same no-op drain three ways in one run (issue #13).
+
+  swift     tasker-worker run, the built-in Swift no-op (`tasker.noop`)
+  python    Benchmarks/ffi_worker.py --impl ours: this repository's Python package, the Swift worker
+            embedded, a Python no-op on its FFI dispatch channel (c poll threads)
+  upstream  Benchmarks/ffi_worker.py --impl upstream: PyPI tasker-py 0.1.8, upstream's Rust worker
+            embedded, the same Python no-op through upstream's own FFI channel and poller
+
+Each at max_concurrent_handlers = c on the same database. The bench's one step gets the Python
+callable through a template directory of its own (registration at boot rewrites the step's handler).
+The upstream worker reads ONE pre-merged TOML file (it does not merge base + environment): the
+test configuration of config/tasker/generated with the bench's settings applied.
+"""
+import os
+import re
+import shutil
+import sys
+import tomllib
+
+from . import worker
+from .common import POLL_MS, free_port, log
+from .drain import drain_with
+
+PY_CALLABLE = "bench.python_noop"
+
+
+def _python_templates(b):
+    path = os.path.join(b.work, "templates-python")
+    if not os.path.isdir(path):
+        os.makedirs(path)
+        with open(os.path.join(b.templates, "bench.yaml")) as f:
+            text = f.read()
+        with open(os.path.join(path, "bench.yaml"), "w") as f:
+            f.write(text.replace("callable: tasker.noop", f"callable: {PY_CALLABLE}"))
+    return path
+
+
+def _toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"no TOML form for {v!r}")
+
+
+def _dump_toml(table, prefix=""):
+    """A TOML document of nested dicts of scalars and arrays of scalars (what the configuration has)."""
+    scalars = [f"{k} = {_toml_value(v)}" for k, v in table.items() if not isinstance(v, dict)]
+    out = ([f"[{prefix}]"] if prefix and scalars else []) + scalars + ([""] if scalars else [])
+    for k, v in table.items():
+        if isinstance(v, dict):
+            out += _dump_toml(v, f"{prefix}.{k}" if prefix else k)
+    return out
+
+
+def _set(table, dotted, value):
+    *path, last = dotted.split(".")
+    for key in path:
+        table = table.setdefault(key, {})
+    table[last] = value
+
+
+def upstream_config(b, c, web, grpc):
+    """The merged test configuration with the bench's settings, for upstream's worker."""
+    with open(os.path.join(b.a.repo, "config/tasker/generated/worker-test.toml"), "rb") as f:
+        config = tomllib.load(f)
+    for key, value in {
+        "common.database.url": upstream_url(b.a.db_url),
+        "common.database.pool.max_connections": c + 10,
+        "common.database.pool.min_connections": 2,
+        "common.cache.enabled": False,     # no Redis here: upstream would wait ~8 s before falling back
+        "worker.event_systems.worker.deployment_mode": "Hybrid",
+        "worker.event_systems.worker.metadata.fallback_poller.polling_interval_ms": POLL_MS,
+        "worker.mpsc_channels.handler_dispatch.max_concurrent_handlers": c,
+        "worker.web.bind_address": f"127.0.0.1:{web}",
+        "worker.grpc.bind_address": f"127.0.0.1:{grpc}",
+    }.items():
+        _set(config, key, value)
+    path = os.path.join(b.work, f"upstream-{c}.toml")
+    with open(path, "w") as f:
+        f.write("\n".join(_dump_toml(config)) + "\n")
+    return path
+
+
+def upstream_url(url):
+    """postgresql://user@host:port/db → postgresql://user:user@host:port/db (upstream aborts on a
+    URL without a password; the bench cluster trusts local connections, so any password does)."""
+    return re.sub(r"^(postgres(?:ql)?://)([^:@/]+)@", r"\1\2:\2@", url)
+
+
+def _start_python(b, impl, c, config, port, env):
+    name = f"python-{impl}-{c}"
+    args = [os.path.join(b.a.repo, "Benchmarks/ffi_worker.py"), "--impl", impl, "--threads", str(c)]
+    proc = worker.spawn(b, args, config, name, binary=sys.executable,
+                        env={"TASKER_TEMPLATE_PATH": _python_templates(b), **env})
+    return worker.wait_ready(proc, port, name, b, timeout=90)
+
+
+def ffi(b):
+    """Swift no-op, Python no-op on our FFI channel, Python no-op on upstream's worker; c = 16."""
+    R = b.results.setdefault("ffi", {})
+    b.set_sync(True)
+    for c in b.cfg["ffi_c"]:
+        n = b.cfg["drain_n"][c]
+        r = R.setdefault(str(c), {})
+        r["swift"] = drain_with(b, n, lambda: worker.start_worker(b, "Hybrid", c), measure_memory=True)
+        log(f"ffi swift    c={c:2}: {r['swift']['steps_per_s']:8.1f} steps/s")
+
+        config = worker.worker_config(b, "Hybrid", c)
+        port = worker.web_port(config)
+        r["python"] = drain_with(b, n, lambda: _start_python(b, "ours", c, config, port, {}), measure_memory=True)
+        log(f"ffi python   c={c:2}: {r['python']['steps_per_s']:8.1f} steps/s (ours)")
+
+        web, grpc = free_port(), free_port()
+        up = upstream_config(b, c, web, grpc)
+        env = {"TASKER_ENV": "test", "DATABASE_URL": upstream_url(b.a.db_url),
+               "TASKER_WEB_BIND_ADDRESS": f"127.0.0.1:{web}", "TASKER_WORKER_GRPC_BIND_ADDRESS": f"127.0.0.1:{grpc}",
+               "RUST_LOG": "warn"}
+        n_up = b.cfg["ffi_upstream_n"]
+        r["upstream"] = drain_with(b, n_up, lambda: _start_python(b, "upstream", c, up, web, env), measure_memory=True)
+        log(f"ffi upstream c={c:2}: {r['upstream']['steps_per_s']:8.1f} steps/s (tasker-py 0.1.8)")
+        r["python_over_swift"] = r["python"]["steps_per_s"] / r["swift"]["steps_per_s"]
+        r["python_over_upstream"] = r["python"]["steps_per_s"] / r["upstream"]["steps_per_s"]
+        log(f"ffi ratios   c={c:2}: python/swift {r['python_over_swift']:.2f}, python/upstream {r['python_over_upstream']:.2f}")
+    shutil.rmtree(os.path.join(b.work, "templates-python"), ignore_errors=True)
