@@ -12,44 +12,43 @@ static void report(const char *name, tasker_status status, char *text) {
     tasker_string_free(text);
 }
 
+/* The call runs before its output is read (argument evaluation order is unspecified in C). */
+#define CALL(name, expr)                   \
+    do {                                   \
+        out = NULL;                        \
+        tasker_status status_ = (expr);    \
+        report(name, status_, out);        \
+    } while (0)
+
 int main(int argc, char **argv) {
     printf("version %s\n", tasker_version());
     char *out = NULL;
     int32_t running = -1;
     if (argc > 1 && strcmp(argv[1], "lifecycle") == 0 && argc > 2) {
-        report("bootstrap", tasker_worker_bootstrap(argv[2], &out), out);
-        out = NULL;
-        report("bootstrap_again", tasker_worker_bootstrap("{}", &out), out);
+        CALL("bootstrap", tasker_worker_bootstrap(argv[2], &out));
+        CALL("bootstrap_again", tasker_worker_bootstrap("{}", &out));
         tasker_worker_is_running(&running);
         printf("is_running %d\n", running);
-        out = NULL;
-        report("status", tasker_worker_status(&out), out);
-        out = NULL;
-        report("dispatch_metrics", tasker_ffi_dispatch_metrics(&out), out);
-        out = NULL;
-        report("poll", tasker_poll_step_event(50, &out), out);
-        report("complete_unknown", tasker_complete_step_event("0192f3a4-0000-7000-8000-000000000000", "{}"), NULL);
-        out = NULL;
-        report("stop", tasker_worker_stop(&out), out);
+        CALL("status", tasker_worker_status(&out));
+        CALL("dispatch_metrics", tasker_ffi_dispatch_metrics(&out));
+        CALL("poll", tasker_poll_step_event(50, &out));
+        CALL("complete_unknown", tasker_complete_step_event("0192f3a4-0000-7000-8000-000000000000", "{}"));
+        CALL("stop", tasker_worker_stop(&out));
         tasker_worker_is_running(&running);
         printf("is_running %d\n", running);
-        out = NULL;
-        report("poll_after_stop", tasker_poll_step_event(0, &out), out);
+        CALL("poll_after_stop", tasker_poll_step_event(0, &out));
         return 0;
     }
-    report("bad_json", tasker_worker_bootstrap("{bad", &out), out);
-    out = NULL;
-    report("unknown_key", tasker_worker_bootstrap("{\"bogus\":1}", &out), out);
-    out = NULL;
-    report("null_output", tasker_worker_bootstrap("{}", NULL), NULL);
-    report("poll_before_bootstrap", tasker_poll_step_event(0, &out), out);
-    report("complete_null", tasker_complete_step_event(NULL, "{}"), NULL);
-    report("complete_before_bootstrap", tasker_complete_step_event("x", "{}"), NULL);
-    out = NULL;
-    report("stop_not_running", tasker_worker_stop(&out), out);
+    CALL("bad_json", tasker_worker_bootstrap("{bad", &out));
+    CALL("unknown_key", tasker_worker_bootstrap("{\"bogus\":1}", &out));
+    CALL("null_output", tasker_worker_bootstrap("{}", NULL));
+    CALL("poll_before_bootstrap", tasker_poll_step_event(0, &out));
+    CALL("complete_null", tasker_complete_step_event(NULL, "{}"));
+    CALL("complete_before_bootstrap", tasker_complete_step_event("x", "{}"));
+    CALL("stop_not_running", tasker_worker_stop(&out));
     tasker_worker_is_running(&running);
     printf("is_running %d\n", running);
-    report("log", tasker_log(TASKER_LOG_INFO, "hello from C", "{\"lang\":\"c\"}"), NULL);
-    report("log_bad_level", tasker_log(42, "x", NULL), NULL);
+    CALL("log", tasker_log(TASKER_LOG_INFO, "hello from C", "{\"lang\":\"c\"}"));
+    CALL("log_bad_level", tasker_log(42, "x", NULL));
     return 0;
 }
