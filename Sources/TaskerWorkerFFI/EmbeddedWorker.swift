@@ -71,6 +71,7 @@ final class EmbeddedWorker: Sendable {
             }
             inbox.close()
             worker.finished.trigger()
+            channel.releasePollers()
         }
         try await worker.waitUntilServing(timeout: .seconds(120))
         return worker

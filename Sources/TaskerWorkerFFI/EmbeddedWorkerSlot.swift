@@ -31,15 +31,16 @@ enum EmbeddedWorkerSlot {
         phase.withLock { $0 = worker.map { .running($0) } ?? .idle }
     }
 
-    /// The worker, while running or stopping.
-    static func current() throws(FFIError) -> EmbeddedWorker {
+    /// The worker, while running or stopping; with `serving`, only until its run has ended (a
+    /// poll then answers NOT_RUNNING at once instead of waiting for events that cannot come).
+    static func current(serving: Bool = false) throws(FFIError) -> EmbeddedWorker {
         let worker = phase.withLock { phase -> EmbeddedWorker? in
             switch phase {
             case .running(let worker), .stopping(let worker): worker
             case .idle, .starting: nil
             }
         }
-        guard let worker else { throw FFIError.notRunning }
+        guard let worker, !serving || worker.isRunning else { throw FFIError.notRunning }
         return worker
     }
 

@@ -15,7 +15,7 @@ public func tasker_poll_step_event(
 ) -> Int32 {
     withStringOutput(eventJSON, "event_json") { () throws(FFIError) in
         let timeout = try pollTimeout(timeoutMs)
-        let channel = try EmbeddedWorkerSlot.current().channel
+        let channel = try EmbeddedWorkerSlot.current(serving: true).channel
         let event = try FFICall.blocking { () async throws(FFIError) in await channel.poll(timeout: timeout) }
         return try event.map { event throws(FFIError) in try CStrings.copy(event.json) }
     }

@@ -11,7 +11,7 @@ public func tasker_poll_in_process_event(
 ) -> Int32 {
     withStringOutput(eventJSON, "event_json") { () throws(FFIError) in
         let timeout = try pollTimeout(timeoutMs)
-        let inbox = try EmbeddedWorkerSlot.current().domainEvents
+        let inbox = try EmbeddedWorkerSlot.current(serving: true).domainEvents
         let event = try FFICall.blocking { () async throws(FFIError) in await inbox.poll(timeout: timeout) }
         return try event.map { text throws(FFIError) in try CStrings.copy(text) }
     }

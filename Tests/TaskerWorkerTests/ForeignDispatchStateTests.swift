@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import TaskerModel
 @testable import TaskerWorker
 
 /// The FFI dispatch channel's bookkeeping (`ForeignDispatchState`) without I/O or clock: the order
@@ -155,5 +156,80 @@ struct ForeignDispatchStateTests {
         while let value = fifo.popFirst() { popped.append(value) }
         #expect(popped == Array(stride(from: 0, to: 1000, by: 2)))
         #expect(fifo.count == 0)
+    }
+}
+
+/// `ForeignDispatchChannel` itself (continuations, timers), without a database: concurrent
+/// pollers, waiting polls, and the release of waiting pollers when the worker stops.
+@Suite("FFI dispatch channel", .timeLimit(.minutes(1)))
+struct ForeignDispatchChannelTests {
+    static func channel(timeoutMs: Int = 30_000) -> ForeignDispatchChannel {
+        var configuration = WorkerConfiguration.FFIDispatch()
+        configuration.completionTimeoutMs = timeoutMs
+        return ForeignDispatchChannel(configuration: configuration)
+    }
+
+    static func event() -> ForeignStepEvent {
+        let id = UUID()
+        return ForeignStepEvent(id: id, stepUUID: UUID(), json: #"{"event_id":"\#(id)"}"#)
+    }
+
+    /// Eight pollers waiting at once, eight events: each event reaches exactly one poller, which
+    /// completes it, and each dispatcher gets that completion.
+    @Test func concurrentPollersEachGetExactlyOneEvent() async throws {
+        let channel = Self.channel()
+        let events = (0..<8).map { _ in Self.event() }
+        async let polled: [UUID] = withTaskGroup(of: UUID?.self) { group in
+            for _ in events {
+                group.addTask {
+                    guard let event = await channel.poll(timeout: .seconds(20)) else { return nil }
+                    let now = Date()
+                    let result = StepExecutionResult.success(
+                        stepUUID: event.stepUUID, result: ["ok": true], startedAt: now, completedAt: now, workerID: nil,
+                        hostname: nil)
+                    try? channel.complete(eventID: event.id, result: result)
+                    return event.id
+                }
+            }
+            return await group.reduce(into: []) { if let id = $1 { $0.append(id) } }
+        }
+        try await waitUntil { channel.metrics.waitingPollers == 8 }
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for event in events {
+                group.addTask {
+                    if case .completed(let result) = await channel.submit(event) { return result.stepUUID == event.stepUUID }
+                    return false
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes == Array(repeating: true, count: 8))
+        #expect(Set(await polled) == Set(events.map(\.id)))
+        #expect(channel.metrics.completions == 8 && channel.metrics.pendingCount == 0)
+    }
+
+    @Test func aWaitingPollReturnsEmptyAtItsTimeoutOrWhenTheWorkerStops() async throws {
+        let channel = Self.channel()
+        #expect(await channel.poll(timeout: .milliseconds(50)) == nil)
+        #expect(await channel.poll(timeout: .zero) == nil)
+        async let released = channel.poll(timeout: .seconds(600))
+        try await waitUntil { channel.metrics.waitingPollers == 1 }
+        channel.releasePollers()
+        #expect(await released == nil)
+        #expect(channel.metrics.waitingPollers == 0)
+    }
+
+    @Test func anEventNotCompletedInTimeResolvesAsTimedOut() async throws {
+        let channel = Self.channel(timeoutMs: 100)
+        let event = Self.event()
+        async let outcome = channel.submit(event)
+        let polled = await channel.poll(timeout: .seconds(10))
+        #expect(polled?.id == event.id)
+        guard case .timedOut = await outcome else {
+            Issue.record("not a timeout")
+            return
+        }
+        #expect(channel.metrics.timeouts == 1 && channel.metrics.pendingCount == 0)
+        #expect(channel.cleanupTimeouts() == 0)
     }
 }

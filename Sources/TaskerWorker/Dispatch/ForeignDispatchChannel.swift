@@ -171,6 +171,20 @@ package final class ForeignDispatchChannel: Sendable {
         poller?.resume(returning: nil)
     }
 
+    /// The worker stopped: every waiting poller returns nil now instead of at its timeout.
+    package func releasePollers() {
+        let waiting = locked.withLock { locked -> [Poller] in
+            locked.state.cancelAllPollers().compactMap { id in
+                guard let poller = locked.pollers.removeValue(forKey: id) else {
+                    locked.mail[id] = .gaveUp
+                    return nil
+                }
+                return poller
+            }
+        }
+        for poller in waiting { poller.resume(returning: nil) }
+    }
+
     /// The continuation of the waiting poller `id`, or nil after leaving `event` in its mail.
     private static func deliver(_ event: ForeignStepEvent, to id: Int, in locked: inout Locked) -> Poller? {
         guard let poller = locked.pollers.removeValue(forKey: id) else {

@@ -122,6 +122,13 @@ struct ForeignDispatchState<Payload> {
     /// A waiting poller gives up (timeout or cancellation); false when it was already served.
     mutating func cancelPoller(_ poller: Int) -> Bool { pollers.remove(poller) }
 
+    /// Every waiting poller, removed (the worker stopped: they return empty-handed).
+    mutating func cancelAllPollers() -> [Int] {
+        var cancelled: [Int] = []
+        while let poller = pollers.popFirst() { cancelled.append(poller) }
+        return cancelled
+    }
+
     // MARK: Outcomes
 
     /// The pending event `id` a foreign handler may complete (polled), or why there is none.
