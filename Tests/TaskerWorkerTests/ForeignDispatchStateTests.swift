@@ -219,6 +219,24 @@ struct ForeignDispatchChannelTests {
         #expect(channel.metrics.waitingPollers == 0)
     }
 
+    /// A completion timeout shorter than the starvation threshold (10 s by default) still runs
+    /// its full length: an event completed at once is completed, not timed out.
+    @Test func aTimeoutShorterThanTheStarvationThresholdRunsItsFullLength() async throws {
+        let channel = Self.channel(timeoutMs: 5_000)
+        let event = Self.event()
+        async let outcome = channel.submit(event)
+        let polled = try #require(await channel.poll(timeout: .seconds(10)))
+        let now = Date()
+        try channel.complete(
+            eventID: polled.id,
+            result: .success(stepUUID: event.stepUUID, result: [:], startedAt: now, completedAt: now, workerID: nil, hostname: nil))
+        guard case .completed = await outcome else {
+            Issue.record("not completed")
+            return
+        }
+        #expect(channel.metrics.timeouts == 0)
+    }
+
     @Test func anEventNotCompletedInTimeResolvesAsTimedOut() async throws {
         let channel = Self.channel(timeoutMs: 100)
         let event = Self.event()

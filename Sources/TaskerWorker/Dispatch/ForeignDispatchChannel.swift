@@ -87,11 +87,13 @@ package final class ForeignDispatchChannel: Sendable {
     /// The timer of one event: a starvation warning once it is older than the threshold, then its
     /// timeout.
     private func watch(_ event: ForeignStepEvent) async {
+        var waited = Duration.zero
         if starvationThreshold < completionTimeout {
             do { try await Task.sleep(for: starvationThreshold) } catch { return }
+            waited = starvationThreshold
             _ = reportStarvation(onlyNew: true)
         }
-        do { try await Task.sleep(for: completionTimeout - min(starvationThreshold, completionTimeout)) } catch { return }
+        do { try await Task.sleep(for: completionTimeout - waited) } catch { return }
         if resolve(event.id, .timedOut, with: .timedOut) {
             logger.warning(
                 "foreign handler did not complete the step in time",
