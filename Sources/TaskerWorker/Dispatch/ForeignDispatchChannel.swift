@@ -128,15 +128,24 @@ package final class ForeignDispatchChannel: Sendable {
 
     // MARK: Poll side (the foreign runtime)
 
+    /// The next step event if one is queued, without waiting (no task, no suspension: what a
+    /// zero-timeout poll from a foreign thread runs).
+    package func tryPoll() -> ForeignStepEvent? {
+        locked.withLock { locked in
+            let id = locked.nextPoller
+            locked.nextPoller += 1
+            return locked.state.poll(poller: id, wait: false)?.payload
+        }
+    }
+
     /// The next step event, waiting up to `timeout` (zero: answer at once); nil when none came.
     /// Several callers may poll at once; each event goes to exactly one of them.
     package func poll(timeout: Duration) async -> ForeignStepEvent? {
-        let wait = timeout > .zero
-        let (id, immediate) = locked.withLock { locked -> (Int, ForeignStepEvent??) in
+        guard timeout > .zero else { return tryPoll() }
+        let (id, immediate) = locked.withLock { locked -> (Int, ForeignStepEvent?) in
             let id = locked.nextPoller
             locked.nextPoller += 1
-            if let entry = locked.state.poll(poller: id, wait: wait) { return (id, .some(entry.payload)) }
-            return (id, wait ? nil : .some(nil))
+            return (id, locked.state.poll(poller: id, wait: true)?.payload)
         }
         if let immediate { return immediate }
         // Registered as waiting: an event or the timeout may come before the continuation is
