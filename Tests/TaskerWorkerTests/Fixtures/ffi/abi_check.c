@@ -66,7 +66,8 @@ int main(int argc, char **argv) {
         CALL("health", tasker_health(&out));
         CALL("metrics", tasker_metrics(&out));
         CALL("config", tasker_worker_config(&out));
-        CALL("in_process_event", tasker_poll_in_process_event(10, &out));
+        CALL("in_process_event", tasker_poll_in_process_event(10000, &out));
+        CALL("no_more_events", tasker_poll_in_process_event(0, &out));
         CALL("begin_shutdown", tasker_worker_begin_shutdown(&out));
         CALL("stop", tasker_worker_stop(&out));
         tasker_worker_is_running(&running);
