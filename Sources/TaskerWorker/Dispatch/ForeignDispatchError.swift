@@ -96,7 +96,7 @@ extension ForeignDispatchChannel {
     }
 
     /// A decoding error in one line, naming the field.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         guard let decoding = error as? DecodingError else { return "\(error)" }
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
