@@ -123,6 +123,9 @@ struct FFILibraryTests {
             #expect(lines["stop"] == #"0 {"status":"stopped"} | (no error)"#, "\(outcome)")
             #expect(lines["poll_after_stop"]?.hasPrefix("2 ") == true, "\(outcome.stdout)")
             #expect(outcome.stdout.contains("is_running 1\n") && outcome.stdout.contains("is_running 0\n"), "\(outcome.stdout)")
+            // A process may run a worker again after stopping one.
+            #expect(lines["rebootstrap"]?.hasPrefix("0 {") == true, "\(outcome.stdout)")
+            #expect(lines["stop_again"] == #"0 {"status":"stopped"} | (no error)"#, "\(outcome.stdout)")
 
             #expect(try await harness.state(task["py_step"]) == "enqueued_for_orchestration")
             let result = try await harness.result(task["py_step"])

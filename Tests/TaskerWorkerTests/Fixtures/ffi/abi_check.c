@@ -73,6 +73,8 @@ int main(int argc, char **argv) {
         tasker_worker_is_running(&running);
         printf("is_running %d\n", running);
         CALL("poll_after_stop", tasker_poll_step_event(0, &out));
+        CALL("rebootstrap", tasker_worker_bootstrap(argv[2], &out));
+        CALL("stop_again", tasker_worker_stop(&out));
         return 0;
     }
     CALL("bad_json", tasker_worker_bootstrap("{bad", &out));
