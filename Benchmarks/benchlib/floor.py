@@ -51,7 +51,7 @@ def check_statements(repo):
     for swift in ("Sources/TaskerWorker/Claim/StepStatements.swift",
                   "Sources/TaskerWorker/Completion/StepStatements+Completion.swift"):
         with open(os.path.join(repo, swift)) as f:
-            statements += re.findall(r'static let (\w+) = PreparedStatement\("""\n(.*?)"""\)', f.read(), re.S)
+            statements += re.findall(r'static let (\w+) = PreparedStatement\(\s*"""\n(.*?)"""\s*\)', f.read(), re.S)
     if not statements:
         raise SystemExit(f"bench: no statements found in the StepStatements files; update benchlib/floor.py")
     with open(os.path.join(BENCH_DIR, "pgbench", "ours.sql")) as f:
