@@ -126,17 +126,26 @@ class Worker:
         """Asks :meth:`run` to stop (what SIGTERM and SIGINT do); safe from any thread."""
         self._stop_requested.set()
 
-    def run(self, *, install_signal_handlers: bool = True) -> None:
+    def run(
+        self,
+        *,
+        install_signal_handlers: bool = True,
+        on_start: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         """:meth:`start`, wait for SIGTERM/SIGINT (or :meth:`request_stop`), then :meth:`stop`.
 
-        Must be called from the main thread when ``install_signal_handlers`` is true.
+        Args:
+            install_signal_handlers: SIGTERM and SIGINT request the stop (needs the main thread).
+            on_start: called with the bootstrap result once the worker serves.
         """
         previous: dict[int, Any] = {}
         if install_signal_handlers:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 previous[signum] = signal.signal(signum, lambda *_: self.request_stop())
         try:
-            self.start()
+            started = self.start()
+            if on_start is not None:
+                on_start(started)
             while not self._stop_requested.wait(0.5):
                 if not any(thread.is_alive() for thread in self._threads):
                     break
