@@ -39,7 +39,8 @@ def test_calls_before_bootstrap_say_that_no_worker_runs(observed: dict) -> None:
     assert observed["before.log"] == {"status": OK, "error": None}
     assert observed["compat.before.poll"]["raised"] == "RuntimeError"
     assert observed["compat.before.is_running"] == {"value": False}
-    assert observed["compat.before.status"]["value"]["running"] is False
+    assert observed["compat.before.status"]["value"] == {"running": False, "error": "Worker system not initialized"}
+    assert observed["compat.before.poll"]["message"].startswith("Worker system not running")
     assert observed["compat.before.stop"] == {"value": "Worker system not running"}
 
 

@@ -65,6 +65,9 @@ def _raise(error: lib.TaskerWorkerError) -> None:
     """Re-raises a C ABI error as upstream would: ValueError for bad input, else RuntimeError."""
     if error.status == lib.ERR_INVALID_ARGUMENT:
         raise ValueError(error.message) from error
+    if error.status == lib.ERR_NOT_RUNNING:
+        # Upstream's wording, which tasker-py's wrappers look for ("not running").
+        raise RuntimeError(f"Worker system not running ({error.message})") from error
     raise RuntimeError(error.message) from error
 
 
@@ -158,13 +161,13 @@ def _status_or_none() -> dict[str, Any] | None:
 
 def get_worker_status() -> dict[str, Any]:
     """``{running, environment, worker_core_status, web_api_enabled, supported_namespaces,
-    database_pool_size, database_pool_idle, error}`` (``running: False`` with ``error`` when no
-    worker runs)."""
+    database_pool_size, database_pool_idle, error}`` (``running: False``, ``error: "Worker system
+    not initialized"`` when no worker runs, as upstream)."""
     try:
         status = lib.status()
     except lib.TaskerWorkerError as error:
         if error.status == lib.ERR_NOT_RUNNING:
-            return {"running": False, "error": error.message}
+            return {"running": False, "error": "Worker system not initialized"}
         _raise(error)
         raise
     shaped = dict(status)
