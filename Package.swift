@@ -20,6 +20,9 @@ let package = Package(
         .library(name: "TaskerModel", targets: ["TaskerModel"]),
         /// The libpq client: connections, pipeline, pool, listener, row coding, migrations.
         .library(name: "TaskerPostgres", targets: ["TaskerPostgres"]),
+        /// The embedded worker behind a C ABI (`bindings/c/include/tasker_worker.h`): handlers in
+        /// any language with a C FFI (Python, Ruby) poll and complete steps of the FFI dispatch channel.
+        .library(name: "TaskerWorkerFFI", type: .dynamic, targets: ["TaskerWorkerFFI"]),
         /// The production daemon: `run` (built-in handlers), `migrate`, `config check`.
         .executable(name: "tasker-worker", targets: ["TaskerWorkerCLI"]),
         /// Development tools: `run` with the example handlers, the companion `orchestrate`, `submit`, `progress`.
@@ -94,6 +97,15 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // The C ABI of the embedded worker (libTaskerWorkerFFI): @_cdecl entry points over TaskerWorker.
+        .target(
+            name: "TaskerWorkerFFI",
+            dependencies: [
+                "TaskerWorker", "TaskerModel", "TaskerPostgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Unit-testing helpers for handler authors: a StepContext from a few values, no database.

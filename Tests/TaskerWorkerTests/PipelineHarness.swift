@@ -60,10 +60,14 @@ struct PipelineHarness {
     }
 
     /// Starts a worker; it runs until `stop` is called on the returned handle.
-    func startWorker(_ handlers: HandlerRegistry, configuration: TaskerConfiguration) -> RunningWorker {
+    /// `foreign`: the FFI dispatch channel steps without a Swift handler go to.
+    func startWorker(
+        _ handlers: HandlerRegistry, configuration: TaskerConfiguration, foreign: ForeignDispatchChannel? = nil
+    ) -> RunningWorker {
         let daemon = WorkerDaemon(
             configuration: configuration, handlers: handlers,
-            templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": templateDirectory]))
+            templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": templateDirectory]),
+            foreignHandlers: foreign)
         let task = Task { try await daemon.run() }
         return RunningWorker(daemon: daemon, task: task)
     }

@@ -25,6 +25,11 @@ package struct HydratedStep: Sendable, Equatable {
     package var currentState: String
     /// Results of every processed ancestor with results, by step instance name (raw JSON).
     package var dependencyResults: [String: JSONValue]
+    /// The task's other columns as JSON text (`to_jsonb(task) - 'context'`), read only for FFI
+    /// step events (`ForeignStepEvent.make`).
+    package var taskRow: String = "{}"
+    /// The step's other columns as JSON text (`to_jsonb(step) - 'inputs' - 'checkpoint'`).
+    package var stepRow: String = "{}"
 }
 
 /// What a claim attempt did.
@@ -187,6 +192,6 @@ extension HydratedStep {
             retryable: try row.decode("retryable"), maxAttempts: try row.decode("max_attempts", as: Int?.self) ?? 3,
             attempts: try row.decode("attempts"), inputs: try row.decode("inputs"),
             checkpoint: try row.decode("checkpoint"), currentState: try row.decode("current_state"),
-            dependencyResults: dependencies)
+            dependencyResults: dependencies, taskRow: try row.decode("task_row"), stepRow: try row.decode("step_row"))
     }
 }

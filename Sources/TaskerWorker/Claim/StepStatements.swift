@@ -4,7 +4,9 @@ import TaskerPostgres
 /// statements of a claim here, the completion in `Completion/StepStatements+Completion.swift`.
 /// `StepRepository` runs them; the pgbench floor (`Benchmarks/pgbench/ours.sql`) runs the same text.
 enum StepStatements {
-    /// $1 step uuid, $2 task uuid.
+    /// $1 step uuid, $2 task uuid. `task_row`/`step_row` are the other columns of the task and the
+    /// step as JSON (naive timestamps as upstream serializes them), for the FFI step event's
+    /// `task_sequence_step` document.
     static let hydrate = PreparedStatement(
         """
         SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
@@ -16,7 +18,8 @@ enum StepStatements {
                           WHERE wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent), 'pending') AS current_state,
                (SELECT jsonb_object_agg(d.step_name, d.results)
                   FROM tasker.get_step_transitive_dependencies(ws.workflow_step_uuid) d
-                 WHERE d.processed AND d.results IS NOT NULL) AS dependency_results
+                 WHERE d.processed AND d.results IS NOT NULL) AS dependency_results,
+               to_jsonb(t) - 'context' AS task_row, to_jsonb(ws) - 'inputs' - 'checkpoint' AS step_row
           FROM tasker.workflow_steps ws
           JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
           JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid

@@ -10,6 +10,8 @@ import Synchronization
 package final class DrainDeadline: Sendable {
     private let signal = OneShotSignal()
     private let timer = Mutex<Task<Void, Never>?>(nil)
+    /// Run once when the deadline fires (nil once it has).
+    private let actions = Mutex<[@Sendable () -> Void]?>([])
 
     package init() {}
 
@@ -20,9 +22,9 @@ package final class DrainDeadline: Sendable {
     package func arm(after delay: Duration) {
         timer.withLock { timer in
             guard !signal.isTriggered, timer == nil else { return }
-            timer = Task { [signal] in
+            timer = Task { [self] in
                 try? await Task.sleep(for: delay)
-                if !Task.isCancelled { signal.trigger() }
+                if !Task.isCancelled { self.fire() }
             }
         }
     }
@@ -36,7 +38,25 @@ package final class DrainDeadline: Sendable {
     }
 
     /// Fires now: every waiter resumes.
-    package func fire() { signal.trigger() }
+    package func fire() {
+        signal.trigger()
+        let due = actions.withLock { actions in
+            defer { actions = nil }
+            return actions ?? []
+        }
+        for action in due { action() }
+    }
+
+    /// Runs `action` when the deadline fires (at once when it already has): how the FFI dispatch
+    /// channel gives its pending steps their drain result without a task waiting per step.
+    package func whenFired(_ action: @escaping @Sendable () -> Void) {
+        let runNow = actions.withLock { actions -> Bool in
+            guard actions != nil else { return true }
+            actions?.append(action)
+            return false
+        }
+        if runNow { action() }
+    }
 
     /// Returns when the deadline fires, or when the calling task is cancelled.
     package func wait() async { await signal.wait() }

@@ -13,6 +13,8 @@ import TaskerPostgres
 ///   `handler_not_found` failure (not retryable), a thrown error a `handler_error` failure
 ///   (retryable), and a handler still running after its timeout (the template's `timeout_seconds`,
 ///   else `handler_timeout_ms`) a `handler_timeout` failure (retryable).
+/// - With a foreign runtime attached (`foreign`), a callable without a Swift handler goes to the
+///   FFI dispatch channel instead of failing (`HandlerDispatchService+Foreign`), under its permit.
 /// - The permit is released before the result goes into the completion channel.
 /// - **Timeouts and handlers that ignore cancellation.** At the timeout the handler's task is
 ///   cancelled and the timeout result is reported at once, so the step is never held hostage. The
@@ -31,10 +33,13 @@ package final class HandlerDispatchService: Service, Sendable {
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
     private let registry: HandlerRegistry
-    private let pool: PostgresConnectionPool
+    let pool: PostgresConnectionPool
     private let defaultTimeout: Duration
-    private let identity: WorkerIdentity
-    private let logger: Logger
+    let identity: WorkerIdentity
+    let logger: Logger
+    /// Where steps whose callable has no Swift handler go when a foreign runtime is attached
+    /// (the embedded library); nil: they fail with `handler_not_found`.
+    package let foreign: ForeignDispatchChannel?
     private let overdue = ManagedAtomic<Int>(0)
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
     package let drainDeadline: DrainDeadline
@@ -43,8 +48,9 @@ package final class HandlerDispatchService: Service, Sendable {
         dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
         registry: HandlerRegistry, pool: PostgresConnectionPool, capacity: WorkerCapacity, defaultTimeout: Duration,
         identity: WorkerIdentity, drainDeadline: DrainDeadline = DrainDeadline(),
-        logger: Logger = Logger(label: "tasker.dispatch")
+        foreign: ForeignDispatchChannel? = nil, logger: Logger = Logger(label: "tasker.dispatch")
     ) {
+        self.foreign = foreign
         self.capacity = capacity
         self.drainDeadline = drainDeadline
         self.dispatch = dispatch
@@ -93,6 +99,11 @@ package final class HandlerDispatchService: Service, Sendable {
                 callable: definition.handler.callable,
                 templateStepName: step.hydrated.templateStepName)
         else {
+            if let foreign, let definition = step.definition {
+                // No Swift handler: a foreign runtime runs it, under the same permit.
+                await executeForeign(step, definition: definition, channel: foreign, startedAt: startedAt)
+                return
+            }
             releasePermit()
             let callable = step.definition?.handler.callable ?? step.hydrated.templateStepName
             logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)"]))
@@ -203,12 +214,12 @@ package final class HandlerDispatchService: Service, Sendable {
         }
     }
 
-    private func releasePermit() {
+    func releasePermit() {
         capacity.releaseHandlerPermit()
     }
 
     /// The retryable result of a step the shutdown drain did not let finish (or start).
-    private func finishAtDrainDeadline(_ step: ClaimedStep, callable: String, startedAt: Date, started: Bool) async {
+    func finishAtDrainDeadline(_ step: ClaimedStep, callable: String, startedAt: Date, started: Bool) async {
         logger.warning(
             started ? "handler abandoned at the shutdown drain deadline" : "step not started before the shutdown drain deadline",
             metadata: metadata(step, ["handler": "\(callable)"]))
@@ -224,7 +235,7 @@ package final class HandlerDispatchService: Service, Sendable {
                 startedAt: startedAt, completedAt: Date(), workerID: identity.workerID, hostname: identity.hostname))
     }
 
-    private func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {
+    func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {
         StepMetrics.handlerFinished(step, result)
         await completions.send(StepCompletion(step: step, result: result))
         if Task.isCancelled {
@@ -252,7 +263,7 @@ package final class HandlerDispatchService: Service, Sendable {
             logger: StepLogMetadata.logger(logger, metadata(step)))
     }
 
-    private func metadata(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+    func metadata(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         StepLogMetadata.of(step, extra)
     }
 

@@ -47,10 +47,23 @@ public final class WorkerDaemon: Service, Sendable {
     private let logger: Logger
     private let shutdownRequested = OneShotSignal()
 
-    public init(
+    public convenience init(
         configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
         templateLoader: TaskTemplateLoader = TaskTemplateLoader(), identity: WorkerIdentity = WorkerIdentity(),
         logger: Logger = Logger(label: "tasker.worker")
+    ) {
+        self.init(
+            configuration: configuration, handlers: handlers, templateLoader: templateLoader, identity: identity,
+            foreignHandlers: nil, logger: logger)
+    }
+
+    /// A worker whose steps without a Swift handler go to `foreignHandlers` (the FFI dispatch
+    /// channel a foreign runtime polls; the embedded library attaches one) instead of failing with
+    /// `handler_not_found`.
+    package init(
+        configuration: TaskerConfiguration, handlers: HandlerRegistry = .withBuiltIns(),
+        templateLoader: TaskTemplateLoader = TaskTemplateLoader(), identity: WorkerIdentity = WorkerIdentity(),
+        foreignHandlers: ForeignDispatchChannel?, logger: Logger = Logger(label: "tasker.worker")
     ) {
         self.configuration = configuration
         self.handlers = handlers
@@ -79,7 +92,7 @@ public final class WorkerDaemon: Service, Sendable {
         self.namespaces = namespaces
         let pipeline = WorkerPipeline(
             configuration: configuration, identity: identity, handlers: handlers, pool: pool, templates: templates,
-            statistics: statistics, namespaces: namespaces)
+            statistics: statistics, namespaces: namespaces, foreign: foreignHandlers)
         self.pipeline = pipeline.services
         self.runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
@@ -87,6 +100,12 @@ public final class WorkerDaemon: Service, Sendable {
             dispatch: pipeline.dispatch, domainEvents: pipeline.commands.actors.domainEvents, startedAt: startedAt,
             boundAddresses: boundAddresses, resultStorage: pipeline.resultStorage)
     }
+
+    /// The FFI dispatch channel, when a foreign runtime is attached.
+    package var foreignHandlers: ForeignDispatchChannel? { runtime.dispatch.foreign }
+
+    /// The namespaces (queues) this worker serves: those of the task templates read at `init`.
+    package var servedNamespaces: [String] { namespaces }
 
     /// Boots (registers the templates, builds the `WorkerAuthenticator`), then runs the operator
     /// servers and the pipeline until graceful shutdown. Throws when boot fails (templates cannot be

@@ -64,7 +64,7 @@ public enum WorkerLauncher {
 
     /// Runs `worker` in one `ServiceGroup` after `services` (so they are shut down after it has
     /// drained); any of them ending, or one of `gracefulShutdownSignals`, shuts the group down.
-    static func run(
+    package static func run(
         _ worker: WorkerDaemon, beside services: [any Service],
         gracefulShutdownSignals: [UnixSignal], logger: Logger
     ) async throws {

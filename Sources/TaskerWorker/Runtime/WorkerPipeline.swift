@@ -18,7 +18,7 @@ struct WorkerPipeline {
     init(
         configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
         pool: PostgresConnectionPool, templates: TaskTemplateRegistry, statistics: WorkerStatistics,
-        namespaces: [String]
+        namespaces: [String], foreign: ForeignDispatchChannel? = nil
     ) {
         let worker = configuration.worker
         let handlerDispatch = worker.mpscChannels.handlerDispatch
@@ -44,8 +44,9 @@ struct WorkerPipeline {
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
             registry: handlers, pool: pool, capacity: capacity,
-            defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity)
+            defaultTimeout: .milliseconds(handlerDispatch.handlerTimeoutMs), identity: identity, foreign: foreign)
         let drainDeadline = dispatchService.drainDeadline
+        if let foreign { drainDeadline.whenFired { foreign.abandonAll() } }
         let drainTimeout = Duration.seconds(max(1, eventConfig.timing.processingTimeoutSeconds))
         let executor = StepExecutorActor(
             pool: pool, templates: templates, dispatch: dispatchChannel,

@@ -38,6 +38,8 @@ package struct WorkerScrape: Sendable {
     package var channels: [Channel]
     package var eventSystem: WorkerEventSystemStatus
     package var steps: WorkerStatistics.Snapshot
+    /// The FFI dispatch channel's figures, when a foreign runtime is attached.
+    package var foreign: ForeignDispatchMetrics? = nil
 
     /// Reads everything from `runtime`; the queue query gives up after `queueTimeout`, so a scrape
     /// answers even while the database is unreachable.
@@ -69,7 +71,8 @@ package struct WorkerScrape: Sendable {
             workerID: runtime.identity.workerID, version: TaskerWorkerVersion.current,
             uptimeSeconds: max(0, Date().timeIntervalSince(runtime.startedAt)), pool: await pool.statistics,
             queues: queues ?? [], queuesRead: queues != nil, channels: channels,
-            eventSystem: runtime.eventSystem.status, steps: runtime.statistics.snapshot)
+            eventSystem: runtime.eventSystem.status, steps: runtime.statistics.snapshot,
+            foreign: runtime.dispatch.foreign?.metrics)
     }
 
     /// `pgmq.metrics` for each namespace's `worker_<ns>_queue` (a missing queue is skipped).
@@ -156,7 +159,7 @@ package struct WorkerScrape: Sendable {
             .single(
                 "tasker_worker_event_system_receiving", .gauge,
                 help: "1 while the listener is connected or polling works", value: eventSystem.isReceiving ? 1 : 0))
-        return families
+        return families + (foreign?.families ?? [])
     }
 
     // MARK: - JSON
@@ -211,6 +214,7 @@ package struct WorkerScrape: Sendable {
                 Double(channel.healthLevel), labels: ["channel_name": channel.name, "component": channel.component],
                 help: "Channel health status (0=healthy, 1=degraded, 2=critical)")
         }
+        metrics.merge(foreign?.workerMetrics ?? [:]) { current, _ in current }
         return metrics
     }
 }

@@ -1,0 +1,72 @@
+import Foundation
+import TaskerModel
+
+extension ForeignStepEvent {
+    /// Why a claimed step could not be turned into an event (its rows did not read as JSON).
+    package struct DocumentError: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// The event of a claimed step, as upstream's `FfiStepEvent`:
+    /// `{"event_id","task_uuid","step_uuid","correlation_id","trace_id":null,"span_id":null,
+    /// "task_correlation_id","parent_correlation_id","task_sequence_step"}` where
+    /// `task_sequence_step` is upstream's `TaskSequenceStep`:
+    /// `{"task":{"task":{<tasks columns>},"task_name","task_version","namespace_name"},
+    /// "workflow_step":{<workflow_steps columns>,"name","template_step_name"},
+    /// "dependency_results":{"<step name>":<StepExecutionResult>},"step_definition":{<template step>}}`.
+    /// The step is as claimed (`attempts` counted, `in_process`), with `checkpoint` (the stored
+    /// one, or the one just yielded).
+    package static func make(_ step: ClaimedStep, definition: StepDefinition, checkpoint: JSONValue?, id: UUID = .v7()) throws(DocumentError)
+        -> ForeignStepEvent
+    {
+        let hydrated = step.hydrated
+        var task = try object(hydrated.taskRow, "task")
+        task["context"] = hydrated.taskContext
+        var workflowStep = try object(hydrated.stepRow, "workflow step")
+        workflowStep["inputs"] = hydrated.inputs
+        workflowStep["checkpoint"] = checkpoint ?? .null
+        workflowStep["name"] = .string(hydrated.stepName)
+        workflowStep["template_step_name"] = .string(hydrated.templateStepName)
+        workflowStep["attempts"] = .int(Int64(step.attempts))
+        workflowStep["in_process"] = .bool(true)
+        workflowStep["max_attempts"] = .int(Int64(hydrated.maxAttempts))
+        let stepDefinition: JSONValue
+        do {
+            stepDefinition = try JSONValue(encoding: definition)
+        } catch {
+            throw DocumentError(description: "the step definition does not encode as JSON: \(error)")
+        }
+        let correlation = JSONValue.string(hydrated.correlationID.uuidString.lowercased())
+        let document: JSONValue = .object([
+            "event_id": .string(id.uuidString.lowercased()),
+            "task_uuid": .string(hydrated.taskUUID.uuidString.lowercased()),
+            "step_uuid": .string(hydrated.stepUUID.uuidString.lowercased()),
+            "correlation_id": correlation,
+            "task_correlation_id": correlation,
+            "parent_correlation_id": task["parent_correlation_id"] ?? .null,
+            "trace_id": .null,
+            "span_id": .null,
+            "task_sequence_step": .object([
+                "task": .object([
+                    "task": .object(task), "task_name": .string(hydrated.taskName),
+                    "task_version": .string(hydrated.taskVersion), "namespace_name": .string(hydrated.namespace),
+                ]),
+                "workflow_step": .object(workflowStep),
+                "dependency_results": .object(hydrated.dependencyResults),
+                "step_definition": stepDefinition,
+            ]),
+        ])
+        do {
+            return ForeignStepEvent(id: id, stepUUID: hydrated.stepUUID, json: try document.jsonString())
+        } catch {
+            throw DocumentError(description: "the step event does not encode as JSON: \(error)")
+        }
+    }
+
+    private static func object(_ text: String, _ what: String) throws(DocumentError) -> [String: JSONValue] {
+        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+            throw DocumentError(description: "the \(what) row is not a JSON object")
+        }
+        return members
+    }
+}
