@@ -16,7 +16,8 @@ public func tasker_poll_step_event(
     withStringOutput(eventJSON, "event_json") { () throws(FFIError) in
         let timeout = try pollTimeout(timeoutMs)
         let channel = try EmbeddedWorkerSlot.current(serving: true).channel
-        let event = try FFICall.blocking { () async throws(FFIError) in await channel.poll(timeout: timeout) }
+        // Blocks only this (foreign) thread; a step arriving wakes it directly.
+        let event = channel.pollBlocking(timeout: timeout)
         return try event.map { event throws(FFIError) in try CStrings.copy(event.json) }
     }
 }

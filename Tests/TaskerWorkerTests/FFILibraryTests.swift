@@ -66,17 +66,18 @@ struct FFILibraryTests {
         #expect(lines["log_bad_level"]?.hasPrefix("1 (null) | level 42") == true, "\(outcome.stdout)")
     }
 
-    @Test func aCHostBootstrapsPollsAndStopsTheEmbeddedWorker() async throws {
+    /// A step enqueued before the worker starts is polled and completed from C; its result is
+    /// stored as a Swift handler's would be.
+    @Test func aCHostBootstrapsPollsCompletesAndStopsTheEmbeddedWorker() async throws {
         let (program, _) = try Self.compile()
         try await withTestDatabase { db in
-            let templates = FileManager.default.temporaryDirectory.appendingPathComponent("ffi-tpl-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
-            try ForeignDispatchPipelineTests.yaml.write(
-                to: templates.appendingPathComponent("foreign.yaml"), atomically: true, encoding: .utf8)
+            let harness = try await PipelineHarness.make(db, yaml: ForeignDispatchPipelineTests.yaml)
+            let task = try await harness.createTask(steps: ["py_step"], context: ["n": 1])
+            try await harness.enqueue(task, "py_step")
             let config: JSONValue = [
                 "environment": "test", "config_path": .string("\(Self.root)/config/tasker"), "database_url": .string(db.url),
-                "template_path": .string(templates.path), "web_bind_address": "127.0.0.1:0", "grpc_bind_address": "127.0.0.1:0",
-                "log_level": "warning",
+                "template_path": .string(harness.templateDirectory), "web_bind_address": "127.0.0.1:0",
+                "grpc_bind_address": "127.0.0.1:0", "log_level": "warning",
             ]
             let outcome = try Subprocess.run(
                 program, ["lifecycle", try config.jsonString()], environment: ["PATH": "/usr/bin:/bin"])
@@ -86,12 +87,28 @@ struct FFILibraryTests {
             #expect(lines["bootstrap"]?.contains(#""namespaces":["foreign"]"#) == true, "\(outcome.stdout)")
             #expect(lines["bootstrap_again"]?.hasPrefix("3 (null) | ") == true, "\(outcome.stdout)")
             #expect(lines["status"]?.contains(#""running":true"#) == true, "\(outcome.stdout)")
-            #expect(lines["dispatch_metrics"]?.contains(#""pending_count":0"#) == true, "\(outcome.stdout)")
-            #expect(lines["poll"] == "0 (null) | (no error)", "\(outcome.stdout)")
+            #expect(lines["dispatch_metrics"]?.hasPrefix("0 {") == true, "\(outcome.stdout)")
+            #expect(lines["poll"] == "0 \(task["py_step"].uuidString.lowercased())", "\(outcome.stdout)")
+            #expect(lines["empty_poll"] == "0 (null) | (no error)", "\(outcome.stdout)")
+            #expect(lines["complete_mismatch"]?.hasPrefix("1 (null) | result.step_uuid") == true, "\(outcome.stdout)")
+            #expect(lines["complete"] == "0 (null) | (no error)", "\(outcome.stdout)")
+            #expect(lines["complete_again"]?.hasPrefix("4 (null) | event") == true, "\(outcome.stdout)")
             #expect(lines["complete_unknown"]?.hasPrefix("4 (null) | event") == true, "\(outcome.stdout)")
+            #expect(lines["checkpoint_bad"]?.hasPrefix("1 (null) | checkpoint_json is not a JSON object") == true, "\(outcome.stdout)")
+            #expect(lines["starvation"] == "0 0" && lines["cleanup"] == "0 0", "\(outcome.stdout)")
+            #expect(lines["health"]?.hasPrefix("0 {") == true, "\(outcome.stdout)")
+            #expect(lines["metrics"]?.contains(#""ffi_dispatch":{"#) == true, "\(outcome.stdout)")
+            #expect(lines["metrics"]?.contains(#""completions":1"#) == true, "\(outcome.stdout)")
+            #expect(lines["config"]?.hasPrefix("0 {") == true, "\(outcome.stdout)")
+            #expect(lines["in_process_event"] == "0 (null) | (no error)", "\(outcome.stdout)")
+            #expect(lines["begin_shutdown"] == #"0 {"status":"shutting_down"} | (no error)"#, "\(outcome.stdout)")
             #expect(lines["stop"] == #"0 {"status":"stopped"} | (no error)"#, "\(outcome)")
             #expect(lines["poll_after_stop"]?.hasPrefix("2 ") == true, "\(outcome.stdout)")
             #expect(outcome.stdout.contains("is_running 1\n") && outcome.stdout.contains("is_running 0\n"), "\(outcome.stdout)")
+
+            #expect(try await harness.state(task["py_step"]) == "enqueued_for_orchestration")
+            let result = try await harness.result(task["py_step"])
+            #expect(result.isSuccess && result.result["from"] == "c")
         }
     }
 }

@@ -79,6 +79,7 @@ struct ForeignDispatchPipelineTests {
             #expect(step["workflow_step_uuid"]?.stringValue == task["py_step"].uuidString.lowercased())
             #expect(step["inputs"] != nil && step["checkpoint"] == .null)
             #expect(step["created_at"]?.stringValue?.contains("T") == true, "naive timestamps from the row")
+            #expect(step["last_attempted_at"]?.stringValue?.hasSuffix("Z") == false, "naive, as the claim set it")
             #expect(tss["step_definition"]?["handler"]?["callable"] == "python.double")
             #expect(tss["step_definition"]?["handler"]?["initialization"]?["factor"] == 2)
             #expect(tss["dependency_results"]?["swift_step"]?["success"] == true)

@@ -208,6 +208,36 @@ struct ForeignDispatchChannelTests {
         #expect(channel.metrics.completions == 8 && channel.metrics.pendingCount == 0)
     }
 
+    /// `pollBlocking` on its own OS thread (as a C caller does), off the cooperative pool.
+    static func pollOnThread(_ channel: ForeignDispatchChannel, timeout: Duration) async -> ForeignStepEvent? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: channel.pollBlocking(timeout: timeout)) }.start()
+        }
+    }
+
+    /// Four foreign threads blocked in `pollBlocking`, four events: each thread wakes with exactly
+    /// one; a blocking poll with nothing to take returns nil at its timeout or when released.
+    @Test func threadsBlockedInPollEachGetExactlyOneEvent() async throws {
+        let channel = Self.channel()
+        let events = (0..<4).map { _ in Self.event() }
+        async let polled: [UUID?] = withTaskGroup(of: UUID?.self) { group in
+            for _ in events { group.addTask { await Self.pollOnThread(channel, timeout: .seconds(20))?.id } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        try await waitUntil { channel.metrics.waitingPollers == 4 }
+        for event in events {
+            Task { _ = await channel.submit(event) }
+        }
+        #expect(Set(await polled) == Set(events.map(\.id)))
+        #expect(channel.metrics.pendingCount == 4 && channel.metrics.queuedCount == 0)
+        #expect(await Self.pollOnThread(channel, timeout: .milliseconds(20)) == nil)
+        async let released = Self.pollOnThread(channel, timeout: .seconds(600))
+        try await waitUntil { channel.metrics.waitingPollers == 1 }
+        channel.releasePollers()
+        #expect(await released == nil)
+        channel.abandonAll()
+    }
+
     @Test func aWaitingPollReturnsEmptyAtItsTimeoutOrWhenTheWorkerStops() async throws {
         let channel = Self.channel()
         #expect(await channel.poll(timeout: .milliseconds(50)) == nil)
@@ -217,6 +247,24 @@ struct ForeignDispatchChannelTests {
         channel.releasePollers()
         #expect(await released == nil)
         #expect(channel.metrics.waitingPollers == 0)
+    }
+
+    /// A completion timeout shorter than the starvation threshold (10 s by default) still runs
+    /// its full length: an event completed at once is completed, not timed out.
+    @Test func aTimeoutShorterThanTheStarvationThresholdRunsItsFullLength() async throws {
+        let channel = Self.channel(timeoutMs: 5_000)
+        let event = Self.event()
+        async let outcome = channel.submit(event)
+        let polled = try #require(await channel.poll(timeout: .seconds(10)))
+        let now = Date()
+        try channel.complete(
+            eventID: polled.id,
+            result: .success(stepUUID: event.stepUUID, result: [:], startedAt: now, completedAt: now, workerID: nil, hostname: nil))
+        guard case .completed = await outcome else {
+            Issue.record("not completed")
+            return
+        }
+        #expect(channel.metrics.timeouts == 0)
     }
 
     @Test func anEventNotCompletedInTimeResolvesAsTimedOut() async throws {

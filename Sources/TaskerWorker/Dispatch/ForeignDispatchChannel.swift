@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import TaskerPostgres
 import Logging
@@ -17,7 +18,18 @@ import TaskerModel
 package final class ForeignDispatchChannel: Sendable {
     typealias State = ForeignDispatchState<ForeignStepEvent>
     private typealias Dispatcher = CheckedContinuation<ForeignOutcome, Never>
-    private typealias Poller = CheckedContinuation<ForeignStepEvent?, Never>
+    /// A waiting poller: a task (`poll`) or a foreign thread blocked in `pollBlocking`.
+    private enum Poller {
+        case task(CheckedContinuation<ForeignStepEvent?, Never>)
+        case thread(ThreadPollSlot)
+
+        func resume(with event: ForeignStepEvent?) {
+            switch self {
+            case .task(let continuation): continuation.resume(returning: event)
+            case .thread(let slot): slot.fill(event)
+            }
+        }
+    }
 
     private struct Locked {
         var state: State
@@ -76,7 +88,7 @@ package final class ForeignDispatchChannel: Sendable {
                 switch submission {
                 case nil: dispatcher.resume(returning: .cancelled)
                 case .closed?: dispatcher.resume(returning: .drainDeadline(polled: false))
-                default: poller?.resume(returning: event)
+                default: poller?.resume(with: event)
                 }
             }
         } onCancel: {
@@ -87,11 +99,13 @@ package final class ForeignDispatchChannel: Sendable {
     /// The timer of one event: a starvation warning once it is older than the threshold, then its
     /// timeout.
     private func watch(_ event: ForeignStepEvent) async {
+        var waited = Duration.zero
         if starvationThreshold < completionTimeout {
             do { try await Task.sleep(for: starvationThreshold) } catch { return }
+            waited = starvationThreshold
             _ = reportStarvation(onlyNew: true)
         }
-        do { try await Task.sleep(for: completionTimeout - min(starvationThreshold, completionTimeout)) } catch { return }
+        do { try await Task.sleep(for: completionTimeout - waited) } catch { return }
         if resolve(event.id, .timedOut, with: .timedOut) {
             logger.warning(
                 "foreign handler did not complete the step in time",
@@ -126,15 +140,24 @@ package final class ForeignDispatchChannel: Sendable {
 
     // MARK: Poll side (the foreign runtime)
 
+    /// The next step event if one is queued, without waiting (no task, no suspension: what a
+    /// zero-timeout poll from a foreign thread runs).
+    package func tryPoll() -> ForeignStepEvent? {
+        locked.withLock { locked in
+            let id = locked.nextPoller
+            locked.nextPoller += 1
+            return locked.state.poll(poller: id, wait: false)?.payload
+        }
+    }
+
     /// The next step event, waiting up to `timeout` (zero: answer at once); nil when none came.
     /// Several callers may poll at once; each event goes to exactly one of them.
     package func poll(timeout: Duration) async -> ForeignStepEvent? {
-        let wait = timeout > .zero
-        let (id, immediate) = locked.withLock { locked -> (Int, ForeignStepEvent??) in
+        guard timeout > .zero else { return tryPoll() }
+        let (id, immediate) = locked.withLock { locked -> (Int, ForeignStepEvent?) in
             let id = locked.nextPoller
             locked.nextPoller += 1
-            if let entry = locked.state.poll(poller: id, wait: wait) { return (id, .some(entry.payload)) }
-            return (id, wait ? nil : .some(nil))
+            return (id, locked.state.poll(poller: id, wait: true)?.payload)
         }
         if let immediate { return immediate }
         // Registered as waiting: an event or the timeout may come before the continuation is
@@ -145,10 +168,10 @@ package final class ForeignDispatchChannel: Sendable {
         }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: Poller) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<ForeignStepEvent?, Never>) in
                 let mail = locked.withLock { locked -> Mail? in
                     if let mail = locked.mail.removeValue(forKey: id) { return mail }
-                    locked.pollers[id] = continuation
+                    locked.pollers[id] = .task(continuation)
                     return nil
                 }
                 if let mail { continuation.resume(returning: mail.event) }
@@ -156,6 +179,33 @@ package final class ForeignDispatchChannel: Sendable {
         } onCancel: {
             cancelPoller(id)
         }
+    }
+
+    /// `poll` for a foreign thread, blocking only that thread: it waits on a semaphore the
+    /// submitting task signals directly (no task, no hop through the cooperative pool). Never call
+    /// it from a task of the pool.
+    package func pollBlocking(timeout: Duration) -> ForeignStepEvent? {
+        guard timeout > .zero else { return tryPoll() }
+        let slot = ThreadPollSlot()
+        let (id, immediate) = locked.withLock { locked -> (Int, ForeignStepEvent?) in
+            let id = locked.nextPoller
+            locked.nextPoller += 1
+            if let entry = locked.state.poll(poller: id, wait: true) { return (id, entry.payload) }
+            locked.pollers[id] = .thread(slot)
+            return (id, nil)
+        }
+        if let immediate { return immediate }
+        let nanoseconds = Int(clamping: max(0, timeout.inNanoseconds))
+        if slot.wait(until: .now() + .nanoseconds(nanoseconds)) { return slot.take() }
+        let gaveUp = locked.withLock { locked -> Bool in
+            guard locked.state.cancelPoller(id) else { return false }
+            _ = locked.pollers.removeValue(forKey: id)
+            return true
+        }
+        if gaveUp { return nil }
+        // Served while timing out: the event is being handed over.
+        _ = slot.wait(until: .distantFuture)
+        return slot.take()
     }
 
     /// A waiting poller gives up (its timeout, or its task was cancelled).
@@ -168,7 +218,7 @@ package final class ForeignDispatchChannel: Sendable {
             }
             return poller
         }
-        poller?.resume(returning: nil)
+        poller?.resume(with: nil)
     }
 
     /// The worker stopped: every waiting poller returns nil now instead of at its timeout.
@@ -182,7 +232,7 @@ package final class ForeignDispatchChannel: Sendable {
                 return poller
             }
         }
-        for poller in waiting { poller.resume(returning: nil) }
+        for poller in waiting { poller.resume(with: nil) }
     }
 
     /// The continuation of the waiting poller `id`, or nil after leaving `event` in its mail.
@@ -292,4 +342,20 @@ package enum ForeignOutcome: Sendable {
     case drainDeadline(polled: Bool)
     /// The dispatching task was cancelled (a forced stop).
     case cancelled
+}
+
+/// Where an event is handed to a foreign thread blocked in `pollBlocking`.
+private final class ThreadPollSlot: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let event = Mutex<ForeignStepEvent?>(nil)
+
+    func fill(_ value: ForeignStepEvent?) {
+        event.withLock { $0 = value }
+        semaphore.signal()
+    }
+
+    /// False at the deadline.
+    func wait(until deadline: DispatchTime) -> Bool { semaphore.wait(timeout: deadline) == .success }
+
+    func take() -> ForeignStepEvent? { event.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerModel
+import TaskerPostgres
 
 extension ForeignStepEvent {
     /// Why a claimed step could not be turned into an event (its rows did not read as JSON).
@@ -29,6 +30,9 @@ extension ForeignStepEvent {
         workflowStep["template_step_name"] = .string(hydrated.templateStepName)
         workflowStep["attempts"] = .int(Int64(step.attempts))
         workflowStep["in_process"] = .bool(true)
+        // The row was read just before the claim set it: the claim's time, naive UTC as the column serializes.
+        let claimedAt = Date().addingTimeInterval(-Double(step.claimedAt.duration(to: .now).inNanoseconds) / 1e9)
+        workflowStep["last_attempted_at"] = .string(String(ResultTimestamp.string(claimedAt).dropLast()))
         workflowStep["max_attempts"] = .int(Int64(hydrated.maxAttempts))
         let stepDefinition: JSONValue
         do {

@@ -20,6 +20,8 @@
  *     block only the calling thread; call them without holding a global interpreter lock.
  *   - One embedded worker per process. Calls that need it before `tasker_worker_bootstrap` or
  *     after `tasker_worker_stop` return TASKER_ERR_NOT_RUNNING.
+ *   - The library installs no signal handlers: the host calls `tasker_worker_stop` (or
+ *     `tasker_worker_begin_shutdown`) when it is told to stop (SIGTERM).
  */
 #ifndef TASKER_WORKER_H
 #define TASKER_WORKER_H
@@ -98,8 +100,14 @@ tasker_status tasker_worker_is_running(int32_t *running);
 /* The next step event for a foreign handler. Waits up to `timeout_ms` (0: return at once) and wakes
  * as soon as a step arrives; `*event_json` is NULL when none came. The event:
  * {"event_id","task_uuid","step_uuid","correlation_id","trace_id":null,"span_id":null,
+ *  "task_correlation_id","parent_correlation_id",
  *  "task_sequence_step":{"task":{..},"workflow_step":{..},"dependency_results":{..},"step_definition":{..}}}
- * (the same document as upstream's FfiStepEvent). */
+ * (the same document as upstream's FfiStepEvent): "task" is {"task":{<tasks columns, context>},
+ * "task_name","task_version","namespace_name"}; "workflow_step" the workflow_steps columns (as claimed:
+ * attempts counted, in_process true) with "name","template_step_name","inputs","checkpoint";
+ * "dependency_results" {"<step name>":<StepExecutionResult>}; "step_definition" the template step
+ * (handler.callable, handler.initialization, ...). Timestamps of rows are naive UTC
+ * ("2026-03-21T21:16:08.123456"). */
 tasker_status tasker_poll_step_event(int32_t timeout_ms, char **event_json);
 
 /* Completes a polled event with a result in the StepExecutionResult shape (JSON object; missing
@@ -114,7 +122,10 @@ tasker_status tasker_complete_step_event(const char *event_id, const char *resul
 tasker_status tasker_checkpoint_yield_step_event(const char *event_id, const char *checkpoint_json);
 
 /* {"pending_count","oldest_pending_age_ms","newest_pending_age_ms","oldest_event_id",
- *  "starvation_detected","starving_event_count","polls","completions","timeouts"}. */
+ *  "starvation_detected","starving_event_count","polls","completions","timeouts"} plus
+ *  "checkpoints","queued_count" (not polled yet),"blocked_count" (waiting for room in
+ *  dispatch_buffer_size),"starvation_warnings" (logged so far),"waiting_pollers". "Pending" is every
+ *  event without an outcome yet, polled or not (as upstream). */
 tasker_status tasker_ffi_dispatch_metrics(char **metrics_json);
 
 /* Logs a warning for every pending event older than the starvation threshold; `*starving` gets
