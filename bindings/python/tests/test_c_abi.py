@@ -65,6 +65,7 @@ def test_while_running_unknown_events_and_bad_arguments_are_refused(observed: di
     _error(observed, "complete.null_event", INVALID)
     _error(observed, "checkpoint.unknown_event", UNKNOWN_EVENT)
     _error(observed, "checkpoint.bad_json", INVALID)
+    _error(observed, "checkpoint.no_step_uuid", INVALID, "step_uuid")
     _error(observed, "poll.null_output", INVALID)
     _error(observed, "log.bad_fields", INVALID)
     _error(observed, "log.bad_level", INVALID)

@@ -88,8 +88,8 @@ def test_a_python_decision_point_creates_only_the_chosen_branch(cluster: Cluster
     large = cluster.submit("py_decision", {"amount": 500})
     assert cluster.wait_for_task(small) == "complete"
     assert cluster.wait_for_task(large) == "complete"
-    assert cluster.db.step_names(small) == ["decision_finalize", "decision_route", "decision_small"]
-    assert cluster.db.step_names(large) == ["decision_finalize", "decision_large", "decision_route"]
+    assert cluster.db.step_names(small) == ["decision_check", "decision_finalize", "decision_route", "decision_small"]
+    assert cluster.db.step_names(large) == ["decision_check", "decision_finalize", "decision_large", "decision_route"]
     assert cluster.db.result(small, "decision_finalize")["result"] == {"ran": ["decision_small"]}
     assert cluster.db.result(large, "decision_finalize")["result"] == {"ran": ["decision_large"]}
     route = cluster.db.result(large, "decision_route")["result"]
