@@ -126,14 +126,15 @@ def test_swift_and_python_handlers_run_in_the_same_worker(cluster: Cluster) -> N
 def test_sigterm_of_the_host_drains_python_steps_and_leaves_none_claimed_without_a_result(cluster: Cluster) -> None:
     host = cluster.start_python_host(threads=4)
     task = cluster.submit("py_drain", {})
+    # Several Python handlers run at once (one per poll thread; the C calls release the GIL).
     deadline = time.monotonic() + 60
     running: list[str] = []
     while time.monotonic() < deadline:
         running = [name for name, state in cluster.db.step_states(task).items() if state == "in_progress"]
-        if running:
+        if len(running) >= 2:
             break
         time.sleep(0.05)
-    assert running, f"no step claimed: {cluster.db.step_states(task)}"
+    assert len(running) >= 2, f"not two steps running at once: {cluster.db.step_states(task)}"
     assert host.terminate(timeout=60) == 0, host.log_tail()
     assert "STOPPED" in host.lines
     states = cluster.db.step_states(task)
