@@ -7,10 +7,12 @@
 # runtime linked statically (-static-stdlib) and RUNPATH $ORIGIN. When the toolchain cannot link it
 # statically, it builds it dynamically and bundles the toolchain's libraries it needs (libswift*.so,
 # Foundation, dispatch; their RUNPATH is already $ORIGIN) next to it. The library goes into
-# tasker_worker_swift/lib/ of a copy of the package, and `pip wheel` makes a py3-none-<platform>
+# tasker_worker_swift/lib/ of a copy of the package (stripped), and `pip wheel` makes a py3-none-<platform>
 # wheel of it (setup.py tags it). Finally checks with ldd that the bundled library resolves every
 # dependency outside the toolchain (libpq and the C library come from the system: `apt-get install
-# libpq5` on the target machine).
+# libpq5` on the target machine). To run the binding tests against the bundled library:
+# TASKER_WORKER_LIBRARY=<site-packages>/tasker_worker_swift/lib/libTaskerWorkerFFI.so \
+#   TASKER_TEST_BINDINGS=only scripts/test
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -40,6 +42,8 @@ rm -rf "${stage}/package/dist" "${stage}/package/build" "${stage}/package/src/"*
 lib_dir="${stage}/package/src/tasker_worker_swift/lib"
 mkdir -p "${lib_dir}"
 cp "${library}" "${lib_dir}/"
+# Symbols only a debugger needs go (about half the size); the dynamic symbols stay.
+if command -v strip >/dev/null 2>&1; then strip --strip-unneeded "${lib_dir}/libTaskerWorkerFFI.so"; fi
 
 # Every library the bundle resolves inside the toolchain is copied next to it (transitively).
 if [[ "${mode}" == bundled ]] || ldd "${library}" | grep -q "${toolchain_lib}"; then
