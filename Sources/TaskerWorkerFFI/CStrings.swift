@@ -25,7 +25,7 @@ enum CStrings {
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         } catch {
-            throw .invalid("\(name) is not JSON: \(error)")
+            throw .invalid("\(name) is not JSON: \(ForeignDispatchChannel.describe(error))")
         }
         guard case .object(let members) = value else { throw .invalid("\(name) is not a JSON object") }
         return members

@@ -36,6 +36,7 @@ final class EmbeddedWorker: Sendable {
     /// starts the worker and returns once it serves; throws `.bootstrap` naming what failed.
     static func start(_ options: BootstrapOptions) async throws(FFIError) -> EmbeddedWorker {
         let identity = WorkerIdentity()
+        _ = hostLoggingReady
         WorkerLogging.bootstrap(
             level: options.logLevel ?? Self.environmentLevel(), format: options.logFormat,
             metadata: ["worker_id": "\(identity.workerID)"])

@@ -57,8 +57,10 @@ public func tasker_worker_config(_ configJSON: UnsafeMutablePointer<UnsafeMutabl
     }
 }
 
-/// Logging is installed once before the first host line (stderr, text) unless a worker did it.
-private let hostLoggingReady: Bool = {
+/// Logging installed with the environment's settings (stderr, text by default), once: before the
+/// first host line, or before a worker's bootstrap applies its own level and format (so a later
+/// first host line cannot reset them).
+let hostLoggingReady: Bool = {
     WorkerLogging.bootstrap()
     return true
 }()

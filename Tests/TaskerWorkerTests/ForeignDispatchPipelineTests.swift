@@ -139,6 +139,30 @@ struct ForeignDispatchPipelineTests {
         }
     }
 
+    /// A failure given only as `error` (as a foreign SDK may send it) is stored with the
+    /// retryability and error type orchestration reads from `metadata`.
+    @Test func aForeignFailureKeepsItsRetryabilityForOrchestration() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let configuration = Self.configuration(harness)
+            let channel = Self.channel(configuration)
+            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+            let task = try await harness.createTask(steps: ["py_step"])
+            try await harness.enqueue(task, "py_step")
+            let (event, _) = try await Self.poll(channel)
+            let failure: JSONValue = [
+                "step_uuid": .string(task["py_step"].uuidString), "success": false, "status": "error",
+                "error": ["message": "boom", "error_type": "handler_error", "retryable": true],
+            ]
+            try channel.complete(eventID: event.id.uuidString, resultJSON: try failure.jsonString())
+            try await harness.waitForState(task["py_step"], ["enqueued_as_error_for_orchestration"])
+            let stored = try await harness.result(task["py_step"])
+            #expect(!stored.isSuccess && stored.isRetryable && stored.metadata.errorType == "handler_error")
+            #expect(stored.error?.message == "boom" && stored.metadata.workerID == worker.daemon.identity.workerID)
+            #expect(await worker.stop(within: .seconds(15)))
+        }
+    }
+
     @Test func aCheckpointYieldIsPersistedAndTheStepDispatchedAgainWithIt() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)

@@ -38,14 +38,27 @@ package enum ForeignDispatchError: Error, Equatable, CustomStringConvertible {
 
 extension ForeignDispatchChannel {
     /// `complete(eventID:result:)` from the C ABI's text: the id and a `StepExecutionResult`-shaped
-    /// JSON object (missing fields take their defaults; `step_uuid` must be the event's step).
+    /// JSON object (missing fields take their defaults; `step_uuid` must be the event's step). A
+    /// failure without `metadata.retryable` (the flag orchestration reads) takes `error.retryable`,
+    /// and without `metadata.error_type` takes `error.error_type`.
     package func complete(eventID: String, resultJSON: String) throws(ForeignDispatchError) {
         let id = try Self.eventID(eventID)
-        let result: StepExecutionResult
+        let value: JSONValue
+        var result: StepExecutionResult
         do {
-            result = try StepExecutionResult.decode(json: resultJSON)
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(resultJSON.utf8))
+        } catch {
+            throw .invalidArgument("result_json is not JSON: \(Self.describe(error))")
+        }
+        guard case .object = value else { throw .invalidArgument("result_json is not a JSON object") }
+        do {
+            result = try StepExecutionResult.decode(value)
         } catch {
             throw .invalidArgument("result_json is not a StepExecutionResult object: \(Self.describe(error))")
+        }
+        if let error = result.error {
+            if value["metadata"]?["retryable"]?.boolValue == nil { result.metadata.retryable = error.retryable }
+            if result.metadata.errorType == nil { result.metadata.errorType = error.errorType }
         }
         try complete(eventID: id, result: result)
     }
@@ -83,7 +96,7 @@ extension ForeignDispatchChannel {
     }
 
     /// A decoding error in one line, naming the field.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         guard let decoding = error as? DecodingError else { return "\(error)" }
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }

@@ -15,10 +15,12 @@ extension HandlerDispatchService {
     ) async {
         let callable = definition.handler.callable
         var checkpoint: JSONValue? = step.hydrated.checkpoint.isNull ? nil : step.hydrated.checkpoint
+        var yielded = false
         while true {
             if drainDeadline.hasFired {
+                // After a checkpoint yield the handler had started: the drain cut it short.
                 releasePermit()
-                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: false)
+                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: yielded)
                 return
             }
             let event: ForeignStepEvent
@@ -38,6 +40,7 @@ extension HandlerDispatchService {
                     checkpoint = try await pool.withConnection { c in
                         try await StepRepository.persistCheckpoint(c, stepUUID: step.message.stepUUID, yield: yield)
                     }
+                    yielded = true
                     continue
                 } catch {
                     releasePermit()
@@ -49,7 +52,7 @@ extension HandlerDispatchService {
                 await finish(step, dispatchError(step, .handlerTimeout, callable, timeoutMs: timeoutMs, startedAt: startedAt))
             case .drainDeadline(let polled):
                 releasePermit()
-                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: polled)
+                await finishAtDrainDeadline(step, callable: callable, startedAt: startedAt, started: polled || yielded)
             case .cancelled:
                 releasePermit()
                 logger.critical(

@@ -111,7 +111,8 @@ tasker_status tasker_worker_is_running(int32_t *running);
 tasker_status tasker_poll_step_event(int32_t timeout_ms, char **event_json);
 
 /* Completes a polled event with a result in the StepExecutionResult shape (JSON object; missing
- * fields take their defaults, `step_uuid` must match the event's). A late completion (after the
+ * fields take their defaults, `step_uuid` must match the event's; a failure without
+ * `metadata.retryable` takes `error.retryable`, without `metadata.error_type` `error.error_type`). A late completion (after the
  * event timed out and got its `handler_timeout` result) is TASKER_ERR_UNKNOWN_EVENT with a
  * message saying it timed out. */
 tasker_status tasker_complete_step_event(const char *event_id, const char *result_json);

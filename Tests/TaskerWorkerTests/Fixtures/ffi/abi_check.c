@@ -66,12 +66,15 @@ int main(int argc, char **argv) {
         CALL("health", tasker_health(&out));
         CALL("metrics", tasker_metrics(&out));
         CALL("config", tasker_worker_config(&out));
-        CALL("in_process_event", tasker_poll_in_process_event(10, &out));
+        CALL("in_process_event", tasker_poll_in_process_event(10000, &out));
+        CALL("no_more_events", tasker_poll_in_process_event(0, &out));
         CALL("begin_shutdown", tasker_worker_begin_shutdown(&out));
         CALL("stop", tasker_worker_stop(&out));
         tasker_worker_is_running(&running);
         printf("is_running %d\n", running);
         CALL("poll_after_stop", tasker_poll_step_event(0, &out));
+        CALL("rebootstrap", tasker_worker_bootstrap(argv[2], &out));
+        CALL("stop_again", tasker_worker_stop(&out));
         return 0;
     }
     CALL("bad_json", tasker_worker_bootstrap("{bad", &out));
