@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 
 from . import _library as lib
+from . import _observability as _shapes
 from ._version import __version__
 
 __all__ = [
@@ -316,103 +317,21 @@ def _observe(function: Any) -> dict[str, Any]:
 def get_health_check() -> dict[str, Any]:
     """``{status, is_running, components: {name: {name, status, …}}, rust, python, swift}``
     (upstream's shape; ``swift`` is the worker's ``/health/detailed`` body)."""
-    detailed = _observe(lib.health)
-    status = _status_or_none() or {}
-    components: dict[str, dict[str, Any]] = {}
-    checks = detailed.get("checks") if isinstance(detailed.get("checks"), dict) else {}
-    for name, check in checks.items():
-        check_status = check.get("status", "unknown") if isinstance(check, dict) else str(check)
-        components[name] = {"name": name, "status": check_status}
-    database = components.setdefault("database", {"name": "database", "status": detailed.get("status", "unknown")})
-    database["pool_size"] = status.get("database_pool_size")
-    database["pool_idle"] = status.get("database_pool_idle")
-    return {
-        "status": detailed.get("status", "unknown"),
-        "is_running": bool(status.get("running", False)),
-        "components": components,
-        "rust": {"library_version": lib.version(), "worker_id": status.get("worker_id")},
-        "python": {"version": platform.python_version()},
-        "swift": detailed,
-    }
+    return _shapes.health(_observe(lib.health), _status_or_none() or {})
 
 
 def get_metrics() -> dict[str, Any]:
     """Upstream's flat worker metrics (``dispatch_channel_pending``, ``oldest_pending_age_ms``, …,
     ``steps_processed``, ``steps_succeeded``, ``steps_failed``, ``steps_in_progress``) plus
     ``swift``: the worker's ``/metrics/worker`` body."""
-    body = _observe(lib.metrics)
-    status = _status_or_none() or {}
-    dispatch = body.get("ffi_dispatch") if isinstance(body.get("ffi_dispatch"), dict) else {}
-    values = _metric_values(body)
-    succeeded = int(values.get("steps_succeeded", values.get("steps_completed", 0)))
-    failed = int(values.get("steps_failed", 0))
-    return {
-        "dispatch_channel_pending": int(dispatch.get("pending_count", 0)),
-        "oldest_pending_age_ms": dispatch.get("oldest_pending_age_ms"),
-        "newest_pending_age_ms": dispatch.get("newest_pending_age_ms"),
-        "starvation_detected": bool(dispatch.get("starvation_detected", False)),
-        "starving_event_count": int(dispatch.get("starving_event_count", 0)),
-        "database_pool_size": int(status.get("database_pool_size") or 0),
-        "database_pool_idle": int(status.get("database_pool_idle") or 0),
-        "environment": status.get("environment"),
-        "steps_processed": int(values.get("steps_processed", succeeded + failed)),
-        "steps_succeeded": succeeded,
-        "steps_failed": failed,
-        "steps_in_progress": int(values.get("steps_in_progress", 0)),
-        "swift": body,
-    }
-
-
-def _metric_values(body: dict[str, Any]) -> dict[str, float]:
-    """Numeric values of the ``/metrics/worker`` body (``{"metrics": {name: {"value": …}}}``), by
-    name without a ``tasker_worker_``/``worker_`` prefix or ``_total`` suffix."""
-    values: dict[str, float] = {}
-    metrics = body.get("metrics") if isinstance(body.get("metrics"), dict) else {}
-    for name, metric in metrics.items():
-        value = metric.get("value") if isinstance(metric, dict) else metric
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            short = name
-            for prefix in ("tasker_worker_", "worker_"):
-                short = short.removeprefix(prefix)
-            values[short.removesuffix("_total")] = value
-    return values
+    return _shapes.metrics(_observe(lib.metrics), _status_or_none() or {})
 
 
 def get_worker_config() -> dict[str, Any]:
     """Upstream's flat worker configuration (``environment``, ``supported_namespaces``,
     ``web_api_enabled``, ``database_pool_size``, ``starvation_threshold_ms``,
     ``max_concurrent_handlers``, ``handler_timeout_ms``, …) plus ``swift``: the ``/config`` body."""
-    body = _observe(lib.worker_config)
-    status = _status_or_none() or {}
-    worker = _find(body, "worker") or {}
-    channels = _find(worker, "mpsc_channels") or {}
-    handler_dispatch = _find(channels, "handler_dispatch") or {}
-    ffi_dispatch = _find(channels, "ffi_dispatch") or {}
-    return {
-        "environment": status.get("environment"),
-        "supported_namespaces": list(status.get("supported_namespaces") or []),
-        "web_api_enabled": bool(status.get("web_api_enabled", False)),
-        "database_pool_size": int(status.get("database_pool_size") or 0),
-        "polling_interval_ms": 0,
-        "starvation_threshold_ms": int(ffi_dispatch.get("starvation_warning_threshold_ms", 10000)),
-        "completion_timeout_ms": int(ffi_dispatch.get("completion_timeout_ms", 30000)),
-        "max_concurrent_handlers": int(handler_dispatch.get("max_concurrent_handlers", 10)),
-        "handler_timeout_ms": int(handler_dispatch.get("handler_timeout_ms", 30000)),
-        "swift": body,
-    }
-
-
-def _find(tree: Any, key: str) -> dict[str, Any] | None:
-    """``tree[key]`` when it is a dict, else the first dict under that key one level down
-    (the ``/config`` body nests the configuration under a top-level key)."""
-    if not isinstance(tree, dict):
-        return None
-    if isinstance(tree.get(key), dict):
-        return tree[key]
-    for value in tree.values():
-        if isinstance(value, dict) and isinstance(value.get(key), dict):
-            return value[key]
-    return None
+    return _shapes.worker_config(_observe(lib.worker_config), _status_or_none() or {})
 
 
 # ---- logging -------------------------------------------------------------------------------------
