@@ -1,0 +1,255 @@
+"""Our own API: register Python handlers and run them on the embedded Swift worker.
+
+    from tasker_worker_swift import Worker, StepContext, success, failure
+
+    worker = Worker()
+
+    @worker.handler("payments.charge")
+    def charge(context: StepContext):
+        amount = context.input("amount")
+        if amount is None:
+            return failure("amount missing", retryable=False)
+        return success({"charged": amount})
+
+    worker.run()   # until SIGTERM/SIGINT, then drains and stops
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import signal
+import threading
+import time
+import traceback
+from typing import Any, Callable, Mapping, TypeVar, Union
+
+from . import _library as lib
+from .context import StepContext
+from .results import StepResult, failure, success
+
+HandlerReturn = Union[StepResult, Mapping[str, Any], None]
+Handler = Callable[[StepContext], Any]
+F = TypeVar("F", bound=Handler)
+
+
+class Worker:
+    """The embedded Swift worker plus threads that run Python handlers for its steps.
+
+    Steps whose callable has a Swift handler (the built-ins ``tasker.noop|echo|fail|sleep``) run in
+    Swift; every other step comes to the poll threads here. A step whose callable has no Python
+    handler gets a non-retryable ``handler_not_found`` result.
+
+    Args:
+        config: the bootstrap configuration (keys of ``tasker_worker_bootstrap``: ``environment``,
+            ``config_path``, ``database_url``, ``template_path``, ``web_bind_address``,
+            ``grpc_bind_address``, ``log_level``, ``log_format``); unset keys come from the
+            environment as for the ``tasker-worker`` daemon.
+        threads: poll threads, i.e. Python handlers running at once (the C calls release the GIL).
+        poll_timeout_ms: how long one poll waits for a step before the thread checks for a stop.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None, *, threads: int = 4, poll_timeout_ms: int = 200) -> None:
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        self.config = dict(config or {})
+        self.threads = threads
+        self.poll_timeout_ms = poll_timeout_ms
+        self.worker_id: str | None = None
+        self.bootstrap_result: dict[str, Any] | None = None
+        self._handlers: dict[str, Handler] = {}
+        self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
+        self._stop_requested = threading.Event()
+
+    # ---- registration ----------------------------------------------------------------------------
+
+    def handler(self, callable_name: str) -> Callable[[F], F]:
+        """Decorator: ``fn`` handles steps whose template ``handler.callable`` is ``callable_name``.
+
+        ``fn(context)`` returns a :class:`StepResult` (``success``, ``failure``, ``decision``,
+        ``batches``, ``checkpoint`` …), a ``dict`` (success with that result) or ``None`` (success,
+        ``{}``); it may be ``async``. An exception becomes a retryable ``handler_error`` failure
+        carrying its message.
+        """
+
+        def register(fn: F) -> F:
+            self.register(callable_name, fn)
+            return fn
+
+        return register
+
+    def register(self, callable_name: str, fn: Handler) -> None:
+        """Registers ``fn`` for ``callable_name`` (see :meth:`handler`)."""
+        if not callable(fn):
+            raise TypeError(f"the handler for {callable_name!r} is not callable")
+        if callable_name in self._handlers:
+            raise ValueError(f"a handler for {callable_name!r} is already registered")
+        self._handlers[callable_name] = fn
+
+    @property
+    def callables(self) -> list[str]:
+        """The registered callable names."""
+        return sorted(self._handlers)
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> dict[str, Any]:
+        """Bootstraps the embedded worker (returns once it serves) and starts the poll threads.
+
+        Returns:
+            the bootstrap result (``worker_id``, ``namespaces``, ``web_address``, …).
+
+        Raises:
+            TaskerWorkerError: bootstrap failed (the message says what).
+        """
+        self.bootstrap_result = lib.bootstrap(self.config)
+        self.worker_id = self.bootstrap_result.get("worker_id")
+        self._stopping.clear()
+        for index in range(self.threads):
+            thread = threading.Thread(target=self._poll_loop, name=f"tasker-poll-{index}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        lib.log(lib.LOG_INFO, "Python handlers attached", {"callables": ",".join(self.callables), "threads": str(self.threads)})
+        return self.bootstrap_result
+
+    def stop(self) -> None:
+        """Graceful stop: intake stops, steps already claimed (Swift and Python) finish and their
+        results are stored, then the worker stops; the poll threads keep serving until then."""
+        lib.stop()
+        self._stopping.set()
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+
+    def request_stop(self) -> None:
+        """Asks :meth:`run` to stop (what SIGTERM and SIGINT do); safe from any thread."""
+        self._stop_requested.set()
+
+    def run(
+        self,
+        *,
+        install_signal_handlers: bool = True,
+        on_start: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        """:meth:`start`, wait for SIGTERM/SIGINT (or :meth:`request_stop`), then :meth:`stop`.
+
+        Args:
+            install_signal_handlers: SIGTERM and SIGINT request the stop (needs the main thread).
+            on_start: called with the bootstrap result once the worker serves.
+        """
+        previous: dict[int, Any] = {}
+        if install_signal_handlers:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                previous[signum] = signal.signal(signum, lambda *_: self.request_stop())
+        try:
+            started = self.start()
+            if on_start is not None:
+                on_start(started)
+            while not self._stop_requested.wait(0.5):
+                if not any(thread.is_alive() for thread in self._threads):
+                    break
+            lib.log(lib.LOG_INFO, "stopping: draining Python handlers", None)
+        finally:
+            try:
+                if self.bootstrap_result is not None:
+                    self.stop()
+            finally:
+                for signum, handler in previous.items():
+                    signal.signal(signum, handler)
+
+    def __enter__(self) -> "Worker":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- the poll threads ------------------------------------------------------------------------
+
+    def _poll_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                event = lib.poll_step_event(self.poll_timeout_ms)
+            except lib.TaskerWorkerError as error:
+                if error.status == lib.ERR_NOT_RUNNING:
+                    return
+                _log_quietly(lib.LOG_ERROR, f"poll failed: {error}")
+                time.sleep(0.1)
+                continue
+            if event is not None:
+                self.process(event)
+
+    def process(self, event: Mapping[str, Any]) -> None:
+        """Runs the handler of one polled step event and completes (or checkpoints) the event."""
+        started = time.monotonic()
+        event_id = str(event.get("event_id", ""))
+        try:
+            context = StepContext.from_event(event)
+        except Exception as error:  # noqa: BLE001 - a malformed event still gets a result
+            self._complete(event_id, str(event.get("step_uuid", "")), failure(
+                f"malformed step event: {error}", retryable=False, error_type="event_error"), started)
+            return
+        outcome = self._invoke(context)
+        if outcome.checkpoint is not None:
+            try:
+                lib.checkpoint_yield_step_event(event_id, {"step_uuid": context.step_uuid, **outcome.checkpoint})
+                return
+            except (lib.TaskerWorkerError, ValueError) as error:
+                if isinstance(error, lib.TaskerWorkerError) and error.status == lib.ERR_UNKNOWN_EVENT:
+                    _log_quietly(lib.LOG_WARN, f"checkpoint not accepted: {error.message}", {"step_uuid": context.step_uuid})
+                    return
+                outcome = failure(f"checkpoint refused: {error}", retryable=True, error_type="checkpoint_error")
+        self._complete(event_id, context.step_uuid, outcome, started)
+
+    def _invoke(self, context: StepContext) -> StepResult:
+        fn = self._handlers.get(context.handler_name)
+        if fn is None:
+            return failure(
+                f"no Python handler registered for callable {context.handler_name!r}",
+                retryable=False,
+                error_type="handler_not_found",
+            )
+        try:
+            returned = fn(context)
+            if inspect.isawaitable(returned):
+                returned = asyncio.run(_await(returned))
+        except Exception as error:  # noqa: BLE001 - every handler error becomes a step result
+            return failure(
+                str(error) or type(error).__name__,
+                retryable=True,
+                error_type="handler_error",
+                metadata={"exception": type(error).__name__, "traceback": traceback.format_exc(limit=20)},
+            )
+        if isinstance(returned, StepResult):
+            return returned
+        if returned is None:
+            return success()
+        if isinstance(returned, Mapping):
+            return success(dict(returned))
+        return failure(
+            f"handler {context.handler_name!r} returned {type(returned).__name__}; expected a StepResult, dict or None",
+            retryable=False,
+            error_type="handler_error",
+        )
+
+    def _complete(self, event_id: str, step_uuid: str, outcome: StepResult, started: float) -> None:
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        try:
+            lib.complete_step_event(event_id, outcome.execution_result(step_uuid, elapsed_ms, self.worker_id))
+        except ValueError as error:  # the result is not JSON
+            fallback = failure(f"the handler's result is not JSON: {error}", retryable=False, error_type="handler_error")
+            self._complete(event_id, step_uuid, fallback, started)
+        except lib.TaskerWorkerError as error:
+            _log_quietly(lib.LOG_WARN, f"result not accepted: {error.message}", {"step_uuid": step_uuid})
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _log_quietly(level: int, message: str, fields: dict[str, str] | None = None) -> None:
+    try:
+        lib.log(level, message, fields)
+    except Exception:  # noqa: BLE001 - logging must not fail the poll thread
+        pass

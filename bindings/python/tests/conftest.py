@@ -1,0 +1,334 @@
+"""Harness of the Python/Ruby binding tests: a real PostgreSQL (scripts/test's cluster), a fresh
+migrated database per test, the real companion orchestration (`tasker-dev orchestrate`) and the
+host process under test (a Python or Ruby program embedding the worker through the C ABI).
+
+Environment (set by scripts/test):
+  TASKER_TEST_DATABASE_URL  superuser URL of the cluster (a database per test is cloned from a
+                            migrated template)
+  TASKER_PGMQ_SQL           pgmq.sql for `tasker-worker migrate`
+  TASKER_BIN_PATH           directory of tasker-worker, tasker-dev and libTaskerWorkerFFI.so
+                            (default: `swift build --show-bin-path`)
+  TASKER_WORKER_LIBRARY     the library the hosts load (default: TASKER_BIN_PATH's)
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+TESTS = Path(__file__).resolve().parent
+TEMPLATES = TESTS / "fixtures" / "templates"
+HOSTS = TESTS / "hosts"
+NAMESPACE = "python_tests"
+
+
+@dataclass(frozen=True)
+class Tools:
+    admin_url: str
+    bin_path: Path
+    library: Path
+    pgmq_sql: str
+
+    @property
+    def worker_binary(self) -> Path:
+        return self.bin_path / "tasker-worker"
+
+    @property
+    def dev_binary(self) -> Path:
+        return self.bin_path / "tasker-dev"
+
+
+def _database_url(admin_url: str, name: str) -> str:
+    parts = urlsplit(admin_url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def psql(url: str, sql: str) -> str:
+    """Runs ``sql`` through psql; returns its unaligned, tuples-only output."""
+    done = subprocess.run(
+        ["psql", "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql],
+        capture_output=True, text=True, timeout=60,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"psql failed ({done.returncode}): {done.stderr.strip()}\nSQL: {sql}")
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def tools() -> Tools:
+    admin_url = os.environ.get("TASKER_TEST_DATABASE_URL")
+    pgmq_sql = os.environ.get("TASKER_PGMQ_SQL")
+    if not admin_url or not pgmq_sql:
+        pytest.fail("TASKER_TEST_DATABASE_URL and TASKER_PGMQ_SQL are not set: run these tests through scripts/test")
+    bin_path = os.environ.get("TASKER_BIN_PATH") or subprocess.run(
+        ["swift", "build", "--show-bin-path"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    library = Path(os.environ.get("TASKER_WORKER_LIBRARY") or Path(bin_path) / "libTaskerWorkerFFI.so")
+    tools = Tools(admin_url, Path(bin_path), library, pgmq_sql)
+    for path in (tools.worker_binary, tools.dev_binary, tools.library):
+        if not path.is_file():
+            pytest.fail(f"{path} missing: build with `swift build --build-tests` (scripts/test does)")
+    return tools
+
+
+@pytest.fixture(scope="session")
+def template_database(tools: Tools) -> Iterator[str]:
+    """A database migrated once (tasker-worker migrate); each test clones it."""
+    name = f"pytest_template_{os.getpid()}"
+    psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name}")
+    psql(tools.admin_url, f"CREATE DATABASE {name} OWNER tasker")
+    url = _database_url(tools.admin_url, name)
+    done = subprocess.run(
+        [str(tools.worker_binary), "migrate", "--database-url", url, "--pgmq-sql", tools.pgmq_sql,
+         "--migrations-dir", str(REPO / "migrations")],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"migration failed: {done.stderr[-2000:]}")
+    yield name
+    psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+_counter = itertools.count(1)
+
+
+class Database:
+    """One test's database."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def scalar(self, sql: str) -> str:
+        return psql(self.url, sql)
+
+    def json(self, sql: str) -> Any:
+        """The JSON value ``sql`` (one row, one column of json/jsonb) returns; None for no row."""
+        text = psql(self.url, sql)
+        return json.loads(text) if text else None
+
+    def task_state(self, task: str) -> str | None:
+        return self.scalar(
+            f"SELECT to_state FROM tasker.task_transitions WHERE task_uuid = '{task}' AND most_recent") or None
+
+    def step_names(self, task: str) -> list[str]:
+        text = self.scalar(
+            "SELECT ns.name FROM tasker.workflow_steps ws JOIN tasker.named_steps ns USING (named_step_uuid)"
+            f" WHERE ws.task_uuid = '{task}' ORDER BY ns.name")
+        return text.splitlines() if text else []
+
+    def result(self, task: str, step: str) -> dict[str, Any]:
+        """The stored StepExecutionResult of ``step`` (by name) of ``task``."""
+        value = self.json(
+            "SELECT ws.results FROM tasker.workflow_steps ws JOIN tasker.named_steps ns USING (named_step_uuid)"
+            f" WHERE ws.task_uuid = '{task}' AND ns.name = '{step}'")
+        assert value is not None, f"step {step} of task {task} has no result"
+        return value
+
+    def step_states(self, task: str) -> dict[str, str]:
+        """Current state of every step of ``task``, by name."""
+        rows = self.json(
+            "SELECT coalesce(json_object_agg(ns.name, t.to_state), '{}') FROM tasker.workflow_steps ws"
+            " JOIN tasker.named_steps ns USING (named_step_uuid)"
+            " JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = ws.workflow_step_uuid AND t.most_recent"
+            f" WHERE ws.task_uuid = '{task}'")
+        return rows or {}
+
+    def step_transitions(self, task: str, step: str) -> list[str]:
+        text = self.scalar(
+            "SELECT t.to_state FROM tasker.workflow_steps ws JOIN tasker.named_steps ns USING (named_step_uuid)"
+            " JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = ws.workflow_step_uuid"
+            f" WHERE ws.task_uuid = '{task}' AND ns.name = '{step}' ORDER BY t.sort_key")
+        return text.splitlines() if text else []
+
+
+@pytest.fixture
+def database(tools: Tools, template_database: str) -> Iterator[Database]:
+    name = f"pytest_{os.getpid()}_{next(_counter)}"
+    psql(tools.admin_url, f"CREATE DATABASE {name} TEMPLATE {template_database} OWNER tasker")
+    yield Database(_database_url(tools.admin_url, name))
+    psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+class Process:
+    """A child process whose stdout lines are collected (``wait_for_line``) and whose stderr goes
+    to a log file (shown when a test fails)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log: Path, cwd: Path = REPO) -> None:
+        self.argv = argv
+        self.log = log
+        self._log_file = open(log, "w")
+        self.process = subprocess.Popen(
+            argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log_file,
+            text=True, start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for_line(self, prefix: str, timeout: float = 90) -> str:
+        """The first stdout line starting with ``prefix`` (fails if the process exits first)."""
+        for line in self.lines:
+            if line.startswith(prefix):
+                return line
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no {prefix!r} line from {self.argv[-1]} within {timeout} s\n{self.log_tail()}")
+            try:
+                line = self._queue.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                self.process.wait(timeout=10)
+                raise AssertionError(
+                    f"{self.argv[-1]} exited ({self.process.returncode}) before printing {prefix!r}\n{self.log_tail()}")
+            if line.startswith(prefix):
+                return line
+
+    def terminate(self, timeout: float = 60) -> int:
+        """SIGTERM, then waits up to ``timeout`` s (SIGKILL after); returns the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            raise AssertionError(f"{self.argv[-1]} did not exit within {timeout} s of SIGTERM\n{self.log_tail()}")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self._log_file.close()
+
+    def log_text(self) -> str:
+        self._log_file.flush()
+        return self.log.read_text(errors="replace")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return f"--- last lines of {self.log} ---\n" + "\n".join(self.log_text().splitlines()[-lines:])
+
+
+class Cluster:
+    """One test's world: its database, the orchestration, and the hosts it starts."""
+
+    def __init__(self, tools: Tools, database: Database, directory: Path) -> None:
+        self.tools = tools
+        self.db = database
+        self.directory = directory
+        self.processes: list[Process] = []
+
+    def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("TASKER_CONFIG_PATH", None)
+        env.update({
+            "DATABASE_URL": self.db.url,
+            "TASKER_ENV": "test",
+            "TASKER_LOG_FORMAT": "text",
+            "RUST_LOG": env.get("TASKER_TEST_LOG_LEVEL", "info"),
+            "TASKER_TEMPLATE_PATH": str(TEMPLATES),
+            "TASKER_WEB_BIND_ADDRESS": "127.0.0.1:0",
+            "TASKER_WORKER_GRPC_BIND_ADDRESS": "127.0.0.1:0",
+            "TASKER_WORKER_LIBRARY": str(self.tools.library),
+            "PYTHONUNBUFFERED": "1",
+        })
+        env.update(extra or {})
+        return env
+
+    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Process:
+        process = Process(argv, self.environment(env), self.directory / f"{name}.log")
+        self.processes.append(process)
+        return process
+
+    def start_orchestration(self) -> Process:
+        return self.start("orchestration", [str(self.tools.dev_binary), "orchestrate"])
+
+    def start_python_host(self, *, config: dict[str, Any] | None = None, threads: int = 4, name: str = "host") -> Process:
+        """tests/hosts/python_host.py (our API with fixtures/handlers/py_handlers.py); waits for READY."""
+        host = self.start(name, [sys.executable, str(HOSTS / "python_host.py")], {
+            "TASKER_HOST_CONFIG": json.dumps(config or {}), "TASKER_HOST_THREADS": str(threads)})
+        host.wait_for_line("READY")
+        return host
+
+    def submit(self, name: str, context: dict[str, Any]) -> str:
+        """Creates and starts a task of ``python_tests/name`` 1.0.0 (`tasker-dev submit --direct`)."""
+        done = subprocess.run(
+            [str(self.tools.dev_binary), "submit", NAMESPACE, name, "1.0.0", "--context", json.dumps(context), "--direct"],
+            env=self.environment(), cwd=REPO, capture_output=True, text=True, timeout=60,
+        )
+        assert done.returncode == 0, f"submit failed: {done.stderr}"
+        task = done.stdout.strip().splitlines()[-1]
+        uuid.UUID(task)
+        return task
+
+    def wait_for_task(self, task: str, states: tuple[str, ...] = ("complete", "error"), timeout: float = 90) -> str:
+        deadline = time.monotonic() + timeout
+        state = None
+        while time.monotonic() < deadline:
+            state = self.db.task_state(task)
+            if state in states:
+                return state
+            for process in self.processes:
+                if process.process.poll() is not None:
+                    raise AssertionError(f"{process.argv[-1]} exited while task {task} was {state}\n{process.log_tail()}")
+            time.sleep(0.1)
+        raise AssertionError(f"task {task} still {state} after {timeout} s; steps: {self.db.step_states(task)}\n"
+                             + "\n".join(p.log_tail() for p in self.processes))
+
+    def logs(self) -> str:
+        return "\n".join(p.log_tail() for p in self.processes)
+
+    def close(self) -> None:
+        for process in reversed(self.processes):
+            if process.process.poll() is None:
+                try:
+                    process.terminate(timeout=30)
+                except AssertionError:
+                    pass
+            process.kill()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[_FAILED] = report.failed
+    return report
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest, tools: Tools, database: Database, tmp_path: Path) -> Iterator[Cluster]:
+    """The test's database with the orchestration running (start hosts with ``start_*``)."""
+    world = Cluster(tools, database, tmp_path)
+    world.start_orchestration()
+    yield world
+    if request.node.stash.get(_FAILED, False):
+        sys.stderr.write(world.logs() + "\n")
+    world.close()

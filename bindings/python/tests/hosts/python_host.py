@@ -1,0 +1,31 @@
+"""Test host: the embedded worker plus the py.* handlers (fixtures/handlers/py_handlers.py) on our
+own API, in this process. Prints ``READY <bootstrap result JSON>`` once the worker serves; SIGTERM
+drains and stops it (exit 0).
+
+Environment: TASKER_HOST_CONFIG (JSON bootstrap configuration, default {}), TASKER_HOST_THREADS
+(poll threads, default 4), plus what the worker reads (DATABASE_URL, TASKER_ENV, …).
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fixtures" / "handlers"))
+
+import py_handlers  # noqa: E402
+
+from tasker_worker_swift import Worker  # noqa: E402
+
+
+def main() -> int:
+    worker = Worker(json.loads(os.environ.get("TASKER_HOST_CONFIG", "{}")),
+                    threads=int(os.environ.get("TASKER_HOST_THREADS", "4")))
+    py_handlers.register(worker)
+    worker.run(on_start=lambda result: print("READY " + json.dumps(result), flush=True))
+    print("STOPPED", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
