@@ -52,7 +52,7 @@ def drain_with(b, n, start, measure_memory=False):
         raise SystemExit(f"bench: the worker completed no step of {n}; see {b.work}")
     r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),
          "seconds": float(last - first), "steps_per_s": done / float(last - first)}
-    if "floor_payload_check" not in b.results:
+    if "floor_payload_check" not in b.results and hasattr(b, "floor_vars"):   # the throughput phase ran
         b.results["floor_payload_check"] = floor.payload_check(b, a, z)
     if measure_memory:
         peak = sampler.peak or after

@@ -38,8 +38,8 @@ bind_address = "127.0.0.1:{free_port()}"
 
 def spawn(b, args, config, name, binary=None, env=None):
     """Starts `binary args…` (default: the production tasker-worker) with the run's environment."""
-    env = dict(os.environ, TASKER_CONFIG_PATH=config, TASKER_TEMPLATE_PATH=b.templates,
-               DATABASE_URL=b.a.db_url, TASKER_LOG_LEVEL=os.environ.get("TASKER_LOG_LEVEL", "info"), **(env or {}))
+    env = {**os.environ, "TASKER_CONFIG_PATH": config, "TASKER_TEMPLATE_PATH": b.templates,
+           "DATABASE_URL": b.a.db_url, "TASKER_LOG_LEVEL": os.environ.get("TASKER_LOG_LEVEL", "info"), **(env or {})}
     logf = open(os.path.join(b.work, f"{name}.log"), "ab")
     return subprocess.Popen([binary or b.a.worker_bin] + args, env=env, stdout=logf, stderr=subprocess.STDOUT, cwd=b.a.repo)
 

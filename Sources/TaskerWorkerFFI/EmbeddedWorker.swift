@@ -21,7 +21,9 @@ final class EmbeddedWorker: Sendable {
     private let shuttingDown = Mutex(false)
     private let logger: Logger
 
-    private init(daemon: WorkerDaemon, channel: ForeignDispatchChannel, environmentName: String, domainEvents: DomainEventInbox, logger: Logger) {
+    private init(
+        daemon: WorkerDaemon, channel: ForeignDispatchChannel, environmentName: String, domainEvents: DomainEventInbox, logger: Logger
+    ) {
         self.daemon = daemon
         self.channel = channel
         self.environmentName = environmentName

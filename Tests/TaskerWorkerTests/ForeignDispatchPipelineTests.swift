@@ -24,7 +24,9 @@ struct ForeignDispatchPipelineTests {
             handler: { callable: python.other }
         """
 
-    static func configuration(_ harness: PipelineHarness, completionTimeoutMs: Int = 30_000, starvationMs: Int = 10_000)
+    static func configuration(
+        _ harness: PipelineHarness, completionTimeoutMs: Int = 30_000, starvationMs: Int = 10_000
+    )
         -> TaskerConfiguration
     {
         var configuration = harness.configuration(mode: .pollingOnly)
@@ -35,6 +37,23 @@ struct ForeignDispatchPipelineTests {
 
     static func channel(_ configuration: TaskerConfiguration) -> ForeignDispatchChannel {
         ForeignDispatchChannel(configuration: configuration.worker.mpscChannels.ffiDispatch)
+    }
+
+    /// A worker on a fresh test database (polling only) with a foreign channel attached.
+    static func withForeignWorker(
+        completionTimeoutMs: Int = 30_000, starvationMs: Int = 10_000,
+        configure: (inout TaskerConfiguration) -> Void = { _ in },
+        _ body: (PipelineHarness, ForeignDispatchChannel, PipelineHarness.RunningWorker) async throws -> Void
+    ) async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            var configuration = Self.configuration(
+                harness, completionTimeoutMs: completionTimeoutMs, starvationMs: starvationMs)
+            configure(&configuration)
+            let channel = Self.channel(configuration)
+            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+            try await body(harness, channel, worker)
+        }
     }
 
     /// The next event, parsed.
@@ -51,11 +70,7 @@ struct ForeignDispatchPipelineTests {
     }
 
     @Test func foreignAndSwiftHandlersCompleteStepsInOneWorker() async throws {
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let configuration = Self.configuration(harness)
-            let channel = Self.channel(configuration)
-            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+        try await Self.withForeignWorker { harness, channel, worker in
             let task = try await harness.createTask(
                 steps: ["swift_step", "py_step"], edges: [("swift_step", "py_step")], context: ["n": 21])
             try await harness.enqueue(task, "swift_step")
@@ -111,11 +126,7 @@ struct ForeignDispatchPipelineTests {
     }
 
     @Test func aStepNotCompletedInTimeGetsHandlerTimeoutAndALateCompletionIsRefused() async throws {
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let configuration = Self.configuration(harness, completionTimeoutMs: 300)
-            let channel = Self.channel(configuration)
-            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+        try await Self.withForeignWorker(completionTimeoutMs: 300) { harness, channel, worker in
             let task = try await harness.createTask(steps: ["py_step"])
             try await harness.enqueue(task, "py_step")
             let (event, _) = try await Self.poll(channel)
@@ -142,11 +153,7 @@ struct ForeignDispatchPipelineTests {
     /// A failure given only as `error` (as a foreign SDK may send it) is stored with the
     /// retryability and error type orchestration reads from `metadata`.
     @Test func aForeignFailureKeepsItsRetryabilityForOrchestration() async throws {
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let configuration = Self.configuration(harness)
-            let channel = Self.channel(configuration)
-            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+        try await Self.withForeignWorker { harness, channel, worker in
             let task = try await harness.createTask(steps: ["py_step"])
             try await harness.enqueue(task, "py_step")
             let (event, _) = try await Self.poll(channel)
@@ -164,11 +171,7 @@ struct ForeignDispatchPipelineTests {
     }
 
     @Test func aCheckpointYieldIsPersistedAndTheStepDispatchedAgainWithIt() async throws {
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let configuration = Self.configuration(harness)
-            let channel = Self.channel(configuration)
-            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+        try await Self.withForeignWorker { harness, channel, worker in
             let task = try await harness.createTask(steps: ["py_step"])
             try await harness.enqueue(task, "py_step")
             let (first, _) = try await Self.poll(channel)
@@ -197,11 +200,7 @@ struct ForeignDispatchPipelineTests {
     }
 
     @Test func anEventNobodyPollsIsCountedAsStarving() async throws {
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let configuration = Self.configuration(harness, starvationMs: 100)
-            let channel = Self.channel(configuration)
-            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+        try await Self.withForeignWorker(starvationMs: 100) { harness, channel, worker in
             let task = try await harness.createTask(steps: ["py_step"])
             try await harness.enqueue(task, "py_step")
             try await waitUntil { channel.metrics.starvationWarnings >= 1 }
@@ -219,12 +218,8 @@ struct ForeignDispatchPipelineTests {
     /// One event polled and never completed, one never polled: the shutdown drain deadline gives
     /// both their retryable `handler_timeout`, and a completion after it is refused.
     @Test func shutdownDrainsPendingForeignSteps() async throws {
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            var configuration = Self.configuration(harness)
-            configuration.worker.eventSystems.worker.timing.processingTimeoutSeconds = 1
-            let channel = Self.channel(configuration)
-            let worker = harness.startWorker(.withBuiltIns(), configuration: configuration, foreign: channel)
+        try await Self.withForeignWorker(configure: { $0.worker.eventSystems.worker.timing.processingTimeoutSeconds = 1 }) {
+            harness, channel, worker in
             let task = try await harness.createTask(steps: ["py_step", "py_other"])
             try await harness.enqueue(task, "py_step")
             let (polled, _) = try await Self.poll(channel)

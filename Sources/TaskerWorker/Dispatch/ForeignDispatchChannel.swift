@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
-import TaskerPostgres
 import Logging
 import Synchronization
 import TaskerModel
+import TaskerPostgres
 
 /// The FFI dispatch channel (`[worker.mpsc_channels.ffi_dispatch]`): claimed steps whose callable
 /// has no Swift handler wait here for a foreign runtime (Python, Ruby, anything behind the C ABI)
@@ -309,7 +309,9 @@ package final class ForeignDispatchChannel: Sendable {
         }
         for dispatcher in expired { dispatcher.resume(returning: .timedOut) }
         if !expired.isEmpty {
-            logger.warning("FFI step events timed out", metadata: ["count": "\(expired.count)", "completion_timeout_ms": "\(completionTimeout.inMilliseconds)"])
+            logger.warning(
+                "FFI step events timed out",
+                metadata: ["count": "\(expired.count)", "completion_timeout_ms": "\(completionTimeout.inMilliseconds)"])
         }
         return expired.count
     }

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerPostgres
 import TaskerModel
+import TaskerPostgres
 
 /// Why the FFI dispatch channel refused a completion or checkpoint (the C ABI maps each case to
 /// its status code; the description is the last-error message).

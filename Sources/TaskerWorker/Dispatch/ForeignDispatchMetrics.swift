@@ -79,7 +79,8 @@ package struct ForeignDispatchMetrics: Sendable, Equatable {
         [
             "ffi_dispatch_pending_count": .init(Double(pendingCount), help: "Pending FFI step events"),
             "ffi_dispatch_oldest_pending_age_ms": .init(Double(oldestPendingAgeMs), help: "Oldest pending FFI step event age in ms"),
-            "ffi_dispatch_starving_event_count": .init(Double(starvingEventCount), help: "Pending FFI step events past the starvation threshold"),
+            "ffi_dispatch_starving_event_count": .init(
+                Double(starvingEventCount), help: "Pending FFI step events past the starvation threshold"),
             "ffi_dispatch_polls": .init(Double(polls), "counter", help: "Polls of the FFI dispatch channel"),
             "ffi_dispatch_completions": .init(Double(completions), "counter", help: "FFI step events completed"),
             "ffi_dispatch_timeouts": .init(Double(timeouts), "counter", help: "FFI step events timed out"),

@@ -17,7 +17,9 @@ extension ForeignStepEvent {
     /// "dependency_results":{"<step name>":<StepExecutionResult>},"step_definition":{<template step>}}`.
     /// The step is as claimed (`attempts` counted, `in_process`), with `checkpoint` (the stored
     /// one, or the one just yielded).
-    package static func make(_ step: ClaimedStep, definition: StepDefinition, checkpoint: JSONValue?, id: UUID = .v7()) throws(DocumentError)
+    package static func make(
+        _ step: ClaimedStep, definition: StepDefinition, checkpoint: JSONValue?, id: UUID = .v7()
+    ) throws(DocumentError)
         -> ForeignStepEvent
     {
         let hydrated = step.hydrated

@@ -21,13 +21,17 @@ returns at once like upstream); ``bootstrap_worker`` also accepts the keys of
 
 from __future__ import annotations
 
+import functools
 import platform
 import uuid
-from typing import Any
+from typing import Any, Callable, ParamSpec, TypeVar
 
 from . import _library as lib
 from . import _observability as _shapes
 from ._version import __version__
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 __all__ = [
     "__version__",
@@ -70,6 +74,20 @@ def _raise(error: lib.TaskerWorkerError) -> None:
         # Upstream's wording, which tasker-py's wrappers look for ("not running").
         raise RuntimeError(f"Worker system not running ({error.message})") from error
     raise RuntimeError(error.message) from error
+
+
+def _upstream_errors(function: Callable[P, R]) -> Callable[P, R]:
+    """Raises the C ABI's errors of `function` as upstream's extension does (see `_raise`)."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except lib.TaskerWorkerError as error:
+            _raise(error)
+            raise
+
+    return call
 
 
 def _event_id(event_id: str) -> str:
@@ -143,13 +161,10 @@ def bootstrap_worker(config: dict[str, Any] | None = None) -> dict[str, Any]:
         raise  # unreachable
 
 
+@_upstream_errors
 def stop_worker() -> str:
     """Graceful shutdown, waited for: ``"Worker system stopped"`` or ``"Worker system not running"``."""
-    try:
-        result = lib.stop()
-    except lib.TaskerWorkerError as error:
-        _raise(error)
-        raise
+    result = lib.stop()
     return "Worker system not running" if result.get("status") == "not_running" else "Worker system stopped"
 
 
@@ -178,31 +193,27 @@ def get_worker_status() -> dict[str, Any]:
     return shaped
 
 
+@_upstream_errors
 def transition_to_graceful_shutdown() -> str:
     """Begins the graceful shutdown and returns at once (pending events can still be completed).
 
     Raises:
         RuntimeError: no worker runs.
     """
-    try:
-        lib.begin_shutdown()
-    except lib.TaskerWorkerError as error:
-        _raise(error)
+    lib.begin_shutdown()
     return "Worker system transitioned to graceful shutdown"
 
 
+@_upstream_errors
 def is_worker_running() -> bool:
     """True while a worker runs in this process."""
-    try:
-        return lib.is_running()
-    except lib.TaskerWorkerError as error:
-        _raise(error)
-        raise
+    return lib.is_running()
 
 
 # ---- the FFI dispatch channel --------------------------------------------------------------------
 
 
+@_upstream_errors
 def poll_step_events(timeout_ms: int = 0) -> dict[str, Any] | None:
     """The next step event (``FfiStepEvent`` dict), or None.
 
@@ -213,11 +224,7 @@ def poll_step_events(timeout_ms: int = 0) -> dict[str, Any] | None:
     Raises:
         RuntimeError: no worker runs.
     """
-    try:
-        return lib.poll_step_event(timeout_ms)
-    except lib.TaskerWorkerError as error:
-        _raise(error)
-        raise
+    return lib.poll_step_event(timeout_ms)
 
 
 def complete_step_event(event_id: str, completion_data: dict[str, Any]) -> bool:
@@ -265,53 +272,39 @@ def checkpoint_yield_step_event(event_id: str, checkpoint_data: dict[str, Any]) 
     return True
 
 
+@_upstream_errors
 def get_ffi_dispatch_metrics() -> dict[str, Any]:
     """``{pending_count, oldest_pending_age_ms, newest_pending_age_ms, oldest_event_id,
     starvation_detected, starving_event_count, polls, completions, timeouts}``."""
-    try:
-        return lib.ffi_dispatch_metrics()
-    except lib.TaskerWorkerError as error:
-        _raise(error)
-        raise
+    return lib.ffi_dispatch_metrics()
 
 
+@_upstream_errors
 def check_starvation_warnings() -> bool:
     """Logs a warning for each pending event older than the starvation threshold; returns True."""
-    try:
-        lib.check_starvation_warnings()
-    except lib.TaskerWorkerError as error:
-        _raise(error)
+    lib.check_starvation_warnings()
     return True
 
 
+@_upstream_errors
 def cleanup_timeouts() -> int:
     """Gives every event pending past ``completion_timeout_ms`` its ``handler_timeout`` result now;
     returns their count."""
-    try:
-        return lib.cleanup_timeouts()
-    except lib.TaskerWorkerError as error:
-        _raise(error)
-        raise
+    return lib.cleanup_timeouts()
 
 
+@_upstream_errors
 def poll_in_process_events(timeout_ms: int = 0) -> dict[str, Any] | None:
     """The next ``fast``/``broadcast`` domain event, or None (``timeout_ms``: as ``poll_step_events``)."""
-    try:
-        return lib.poll_in_process_event(timeout_ms)
-    except lib.TaskerWorkerError as error:
-        _raise(error)
-        raise
+    return lib.poll_in_process_event(timeout_ms)
 
 
 # ---- observability -------------------------------------------------------------------------------
 
 
+@_upstream_errors
 def _observe(function: Any) -> dict[str, Any]:
-    try:
-        return function()
-    except lib.TaskerWorkerError as error:
-        _raise(error)
-        raise
+    return function()
 
 
 def get_health_check() -> dict[str, Any]:
@@ -337,11 +330,9 @@ def get_worker_config() -> dict[str, Any]:
 # ---- logging -------------------------------------------------------------------------------------
 
 
+@_upstream_errors
 def _log(level: int, message: str, fields: dict[str, str] | None) -> None:
-    try:
-        lib.log(level, str(message), fields)
-    except lib.TaskerWorkerError as error:
-        _raise(error)
+    lib.log(level, str(message), fields)
 
 
 def _log_quietly(level: int, message: str, fields: dict[str, str] | None = None) -> None:
