@@ -13,6 +13,7 @@ TASKER_TEMPLATE_PATH, TASKER_WEB_BIND_ADDRESS, TASKER_WORKER_GRPC_BIND_ADDRESS),
 then stop gracefully. The handler does nothing and returns {"ok": true}.
 """
 import argparse
+import json
 import signal
 import sys
 import threading
@@ -20,8 +21,8 @@ import threading
 CALLABLE = "bench.python_noop"
 
 
-def run_ours(threads):
-    from tasker_worker_swift import Worker, success
+def run_ours(threads, metrics_out):
+    from tasker_worker_swift import Worker, _tasker_core, success
 
     worker = Worker({}, threads=threads)
 
@@ -29,7 +30,17 @@ def run_ours(threads):
     def noop(context):
         return success({"ok": True})
 
-    worker.run()   # SIGTERM → drain, stop
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    worker.start()
+    try:
+        stop.wait()
+        if metrics_out:   # the channel's figures (wake-up latency after a claim) before it stops
+            with open(metrics_out, "w") as f:
+                json.dump(_tasker_core.get_ffi_dispatch_metrics(), f)
+    finally:
+        worker.stop()     # drains: running handlers finish, results are stored
 
 
 def run_upstream():
@@ -59,9 +70,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--impl", choices=("ours", "upstream"), required=True)
     p.add_argument("--threads", type=int, default=16, help="poll threads (ours)")
+    p.add_argument("--metrics-out", help="ours: write the FFI dispatch metrics here at SIGTERM")
     a = p.parse_args()
     if a.impl == "ours":
-        run_ours(a.threads)
+        run_ours(a.threads, a.metrics_out)
     else:
         run_upstream()
     return 0

@@ -11,6 +11,7 @@ callable through a template directory of its own (registration at boot rewrites 
 The upstream worker reads ONE pre-merged TOML file (it does not merge base + environment): the
 test configuration of config/tasker/generated with the bench's settings applied.
 """
+import json
 import os
 import re
 import shutil
@@ -98,7 +99,8 @@ def _start_python(b, impl, c, config, port, env):
     # CPU-bound under the GIL: more threads than that only add GIL hand-offs (measured: 16 threads at
     # c = 16 drained ~8% slower than 4 on this 2-core machine). The worker's permits stay c.
     threads = int(os.environ.get("TASKER_BENCH_PY_THREADS", min(c, 4)))
-    args = [os.path.join(b.a.repo, "Benchmarks/ffi_worker.py"), "--impl", impl, "--threads", str(threads)]
+    args = [os.path.join(b.a.repo, "Benchmarks/ffi_worker.py"), "--impl", impl, "--threads", str(threads),
+            "--metrics-out", os.path.join(b.work, f"{name}-metrics.json")]
     proc = worker.spawn(b, args, config, name, binary=sys.executable,
                         env={"TASKER_TEMPLATE_PATH": _python_templates(b), **env})
     return worker.wait_ready(proc, port, name, b, timeout=90)
@@ -117,7 +119,11 @@ def ffi(b):
         config = worker.worker_config(b, "Hybrid", c)
         port = worker.web_port(config)
         r["python"] = drain_with(b, n, lambda: _start_python(b, "ours", c, config, port, {}), measure_memory=True)
-        log(f"ffi python   c={c:2}: {r['python']['steps_per_s']:8.1f} steps/s (ours)")
+        with open(os.path.join(b.work, f"python-ours-{c}-metrics.json")) as f:
+            r["python"]["ffi_dispatch"] = json.load(f)
+        wake = r["python"]["ffi_dispatch"].get("wakeup_after_claim_us", {})
+        log(f"ffi python   c={c:2}: {r['python']['steps_per_s']:8.1f} steps/s (ours); poll wake-up after a claim "
+            f"p50 {wake.get('p50')} us, p99 {wake.get('p99')} us ({wake.get('count')} wake-ups)")
 
         web, grpc = free_port(), free_port()
         up = upstream_config(b, c, web, grpc)

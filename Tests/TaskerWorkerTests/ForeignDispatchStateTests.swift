@@ -230,6 +230,13 @@ struct ForeignDispatchChannelTests {
         }
         #expect(Set(await polled) == Set(events.map(\.id)))
         #expect(channel.metrics.pendingCount == 4 && channel.metrics.queuedCount == 0)
+        // Each of the four was a wake-up of a waiting poller; a queued event taken at once is not.
+        let wakeup = channel.metrics.wakeup
+        #expect(wakeup.count == 4 && (wakeup.p50 ?? 0) > 0 && (wakeup.max ?? 0) >= (wakeup.p50 ?? 0))
+        Task { _ = await channel.submit(Self.event()) }
+        try await waitUntil { channel.metrics.queuedCount == 1 }
+        #expect(await Self.pollOnThread(channel, timeout: .seconds(5)) != nil)
+        #expect(channel.metrics.wakeup.count == 4)
         #expect(await Self.pollOnThread(channel, timeout: .milliseconds(20)) == nil)
         async let released = Self.pollOnThread(channel, timeout: .seconds(600))
         try await waitUntil { channel.metrics.waitingPollers == 1 }
@@ -279,5 +286,18 @@ struct ForeignDispatchChannelTests {
         }
         #expect(channel.metrics.timeouts == 1 && channel.metrics.pendingCount == 0)
         #expect(channel.cleanupTimeouts() == 0)
+    }
+}
+
+/// The bounded sample ring behind the wake-up latency figures.
+@Suite struct LatencySamplesTests {
+    @Test func keepsTheMostRecentSamplesAndSummarisesThemInMicroseconds() {
+        let samples = LatencySamples(capacity: 4)
+        #expect(samples.summary == LatencySamples.Summary(count: 0))
+        for ms in [100, 100, 1, 2, 3, 4] { samples.record(.milliseconds(ms)) }
+        let summary = samples.summary
+        // 6 recorded, the ring holds the last 4 (1…4 ms): the two 100 ms samples are gone.
+        #expect(summary.count == 6 && summary.max == 4_000 && summary.p50 == 2_500)
+        #expect(summary.json == ["count": 6, "p50": 2500.0, "p99": 3970.0, "max": 4000.0])
     }
 }

@@ -58,6 +58,9 @@ package final class ForeignDispatchChannel: Sendable {
     /// `dispatch_buffer_size`.
     package let bufferSize: Int
     private let logger: Logger
+    /// Claim → a WAITING poller has the event (events that were queued before a poll came are not
+    /// wake-ups: their wait is for a free poller, counted by `queued_count` and the ages).
+    private let wakeups = LatencySamples(capacity: 8192)
 
     package init(configuration: WorkerConfiguration.FFIDispatch, logger: Logger = Logger(label: "tasker.ffi_dispatch")) {
         completionTimeout = .milliseconds(max(1, configuration.completionTimeoutMs))
@@ -167,7 +170,7 @@ package final class ForeignDispatchChannel: Sendable {
             cancelPoller(id)
         }
         defer { timer.cancel() }
-        return await withTaskCancellationHandler {
+        let event = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<ForeignStepEvent?, Never>) in
                 let mail = locked.withLock { locked -> Mail? in
                     if let mail = locked.mail.removeValue(forKey: id) { return mail }
@@ -179,6 +182,7 @@ package final class ForeignDispatchChannel: Sendable {
         } onCancel: {
             cancelPoller(id)
         }
+        return woken(event)
     }
 
     /// `poll` for a foreign thread, blocking only that thread: it waits on a semaphore the
@@ -196,7 +200,7 @@ package final class ForeignDispatchChannel: Sendable {
         }
         if let immediate { return immediate }
         let nanoseconds = Int(clamping: max(0, timeout.inNanoseconds))
-        if slot.wait(until: .now() + .nanoseconds(nanoseconds)) { return slot.take() }
+        if slot.wait(until: .now() + .nanoseconds(nanoseconds)) { return woken(slot.take()) }
         let gaveUp = locked.withLock { locked -> Bool in
             guard locked.state.cancelPoller(id) else { return false }
             _ = locked.pollers.removeValue(forKey: id)
@@ -205,7 +209,13 @@ package final class ForeignDispatchChannel: Sendable {
         if gaveUp { return nil }
         // Served while timing out: the event is being handed over.
         _ = slot.wait(until: .distantFuture)
-        return slot.take()
+        return woken(slot.take())
+    }
+
+    /// Records the wake-up latency of an event handed to a waiting poller.
+    private func woken(_ event: ForeignStepEvent?) -> ForeignStepEvent? {
+        if let event { wakeups.record(ContinuousClock.now - event.readyAt) }
+        return event
     }
 
     /// A waiting poller gives up (its timeout, or its task was cancelled).
@@ -318,7 +328,9 @@ package final class ForeignDispatchChannel: Sendable {
 
     package var metrics: ForeignDispatchMetrics {
         let now = ContinuousClock.now
-        return locked.withLock { $0.state.metrics(now: now, starvationThreshold: starvationThreshold) }
+        var metrics = locked.withLock { $0.state.metrics(now: now, starvationThreshold: starvationThreshold) }
+        metrics.wakeup = wakeups.summary
+        return metrics
     }
 }
 
@@ -327,11 +339,15 @@ package struct ForeignStepEvent: Sendable, Equatable {
     package let id: UUID
     package let stepUUID: UUID
     package let json: String
+    /// When the step became ready for a poller (its claim; after a checkpoint yield, the re-dispatch):
+    /// the start of the poll wake-up latency.
+    package let readyAt: ContinuousClock.Instant
 
-    package init(id: UUID, stepUUID: UUID, json: String) {
+    package init(id: UUID, stepUUID: UUID, json: String, readyAt: ContinuousClock.Instant = .now) {
         self.id = id
         self.stepUUID = stepUUID
         self.json = json
+        self.readyAt = readyAt
     }
 }
 

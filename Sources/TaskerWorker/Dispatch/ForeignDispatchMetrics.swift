@@ -24,6 +24,8 @@ package struct ForeignDispatchMetrics: Sendable, Equatable {
     package var starvationWarnings: Int
     /// Pollers waiting for an event now.
     package var waitingPollers: Int
+    /// Claim → a waiting poller has the event, over the most recent wake-ups.
+    package var wakeup = LatencySamples.Summary()
 
     package var starvationDetected: Bool { starvingEventCount > 0 }
 
@@ -44,6 +46,7 @@ package struct ForeignDispatchMetrics: Sendable, Equatable {
             "blocked_count": .int(Int64(blockedCount)),
             "starvation_warnings": .int(Int64(starvationWarnings)),
             "waiting_pollers": .int(Int64(waitingPollers)),
+            "wakeup_after_claim_us": wakeup.json,
         ])
     }
 

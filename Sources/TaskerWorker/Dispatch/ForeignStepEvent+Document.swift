@@ -16,9 +16,10 @@ extension ForeignStepEvent {
     /// "workflow_step":{<workflow_steps columns>,"name","template_step_name"},
     /// "dependency_results":{"<step name>":<StepExecutionResult>},"step_definition":{<template step>}}`.
     /// The step is as claimed (`attempts` counted, `in_process`), with `checkpoint` (the stored
-    /// one, or the one just yielded).
+    /// one, or the one just yielded). `readyAt`: where the poll wake-up latency counts from.
     package static func make(
-        _ step: ClaimedStep, definition: StepDefinition, checkpoint: JSONValue?, id: UUID = .v7()
+        _ step: ClaimedStep, definition: StepDefinition, checkpoint: JSONValue?, id: UUID = .v7(),
+        readyAt: ContinuousClock.Instant = .now
     ) throws(DocumentError)
         -> ForeignStepEvent
     {
@@ -63,7 +64,7 @@ extension ForeignStepEvent {
             ]),
         ])
         do {
-            return ForeignStepEvent(id: id, stepUUID: hydrated.stepUUID, json: try document.jsonString())
+            return ForeignStepEvent(id: id, stepUUID: hydrated.stepUUID, json: try document.jsonString(), readyAt: readyAt)
         } catch {
             throw DocumentError(description: "the step event does not encode as JSON: \(error)")
         }

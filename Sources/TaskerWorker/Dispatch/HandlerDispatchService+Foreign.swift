@@ -25,7 +25,9 @@ extension HandlerDispatchService {
             }
             let event: ForeignStepEvent
             do {
-                event = try ForeignStepEvent.make(step, definition: definition, checkpoint: checkpoint)
+                // The first event's wake-up counts from the claim; after a yield, from the re-dispatch.
+                event = try ForeignStepEvent.make(
+                    step, definition: definition, checkpoint: checkpoint, readyAt: yielded ? .now : step.claimedAt)
             } catch {
                 releasePermit()
                 await finish(step, dispatchError(step, .handlerError, callable, message: "\(error)", startedAt: startedAt))
