@@ -178,7 +178,8 @@ class Process:
         )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -213,7 +214,10 @@ class Process:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
-            return self.process.wait(timeout=timeout)
+            status = self.process.wait(timeout=timeout)
+            # Its last lines may still be in the pipe: `lines` is complete once the reader saw EOF.
+            self._reader.join(timeout=10)
+            return status
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=10)
