@@ -42,6 +42,9 @@ rm -rf "${stage}/package/dist" "${stage}/package/build" "${stage}/package/src/"*
 lib_dir="${stage}/package/src/tasker_worker_swift/lib"
 mkdir -p "${lib_dir}"
 cp "${library}" "${lib_dir}/"
+# The configuration tree (base + environments), for hosts that run outside a repository checkout.
+mkdir -p "${stage}/package/src/tasker_worker_swift/config"
+cp -r "${here}/../../config/tasker/base" "${here}/../../config/tasker/environments" "${stage}/package/src/tasker_worker_swift/config/"
 # Symbols only a debugger needs go (about half the size); the dynamic symbols stay.
 if command -v strip >/dev/null 2>&1; then strip --strip-unneeded "${lib_dir}/libTaskerWorkerFFI.so"; fi
 

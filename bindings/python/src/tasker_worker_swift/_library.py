@@ -210,8 +210,33 @@ def version() -> str:
     return raw.decode("utf-8") if raw else ""
 
 
+def configuration_root() -> Path | None:
+    """The worker's configuration tree (``base/``, ``environments/``) for a process that runs
+    outside the repository: the copy a wheel bundles, else the source checkout's ``config/tasker``."""
+    here = Path(__file__).resolve().parent
+    roots = [here / "config", here.parents[3] / "config" / "tasker"]
+    try:  # the checkout whose .build/<configuration>/ holds the library
+        roots.append(library_path().parents[2] / "config" / "tasker")
+    except (LibraryNotFoundError, IndexError):
+        pass
+    for root in roots:
+        if (root / "base" / "worker.toml").is_file():
+            return root
+    return None
+
+
 def bootstrap(config: dict[str, Any] | None) -> dict[str, Any]:
-    """``tasker_worker_bootstrap``: starts the embedded worker (blocks until it serves)."""
+    """``tasker_worker_bootstrap``: starts the embedded worker (blocks until it serves).
+
+    When neither ``config_path``, ``$TASKER_CONFIG_PATH`` nor ``$WORKSPACE_PATH`` says where the
+    configuration is and the current directory has no ``config/tasker``, the worker reads
+    :func:`configuration_root` (so a handler script runs from any directory)."""
+    if isinstance(config, dict) and "config_path" not in config and not any(
+        os.environ.get(name) for name in ("TASKER_CONFIG_PATH", "WORKSPACE_PATH")
+    ) and not (Path.cwd() / "config" / "tasker" / "base" / "worker.toml").is_file():
+        root = configuration_root()
+        if root is not None:
+            config = {**config, "config_path": str(root)}
     text = None if config is None else to_json(config, "the bootstrap configuration")
     return call_json_out("tasker_worker_bootstrap", _encode(text))
 
