@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import time
 import tomllib
 
 from . import worker
@@ -106,6 +107,30 @@ def _start_python(b, impl, c, config, port, env):
     return worker.wait_ready(proc, port, name, b, timeout=90)
 
 
+def wakeup(b, c, n=300, interval_s=0.02):
+    """Poll wake-up after a claim, unsaturated: our Python worker idle with its poll threads waiting,
+    then n steps sent one at a time every `interval_s` (as orchestration sends them). Each claimed
+    step's event goes to a waiting poller; the channel measures claim → that poller has the event
+    (`wakeup_after_claim_us`), read from the worker when it stops."""
+    config = worker.worker_config(b, "Hybrid", c)
+    b.purge_results()
+    proc = _start_python(b, "ours", c, config, worker.web_port(config), {})
+    try:
+        a, z = b.seed(n)
+        for k in range(a, z + 1):
+            b.mark_enqueued(k, k)
+            b.send_steps(k, k)
+            time.sleep(interval_s)
+        ok = b.wait_results(n, timeout=60)
+    finally:
+        worker.stop(proc)
+    with open(os.path.join(b.work, f"python-ours-{c}-metrics.json")) as f:
+        m = json.load(f)
+    w, h = m.get("wakeup_after_claim_us", {}), m.get("handoff_to_poller_us", {})
+    return {"steps": n, "ok": ok, "interval_ms": interval_s * 1000, **{k: w.get(k) for k in ("count", "p50", "p99", "max")},
+            "handoff_p50": h.get("p50"), "handoff_p99": h.get("p99")}
+
+
 def ffi(b):
     """Swift no-op, Python no-op on our FFI channel, Python no-op on upstream's worker; c = 16."""
     R = b.results.setdefault("ffi", {})
@@ -133,6 +158,10 @@ def ffi(b):
         n_up = b.cfg["ffi_upstream_n"]
         r["upstream"] = drain_with(b, n_up, lambda: _start_python(b, "upstream", c, up, web, env), measure_memory=True)
         log(f"ffi upstream c={c:2}: {r['upstream']['steps_per_s']:8.1f} steps/s (tasker-py 0.1.8)")
+        r["wakeup_us"] = wakeup(b, c)
+        log(f"ffi wake-up  c={c:2}: claim → waiting poller p50 {r['wakeup_us']['p50']} us, p99 {r['wakeup_us']['p99']} us "
+            f"({r['wakeup_us']['count']} steps, one every {r['wakeup_us']['interval_ms']:.0f} ms); of it the hand-over to "
+            f"the poller thread p50 {r['wakeup_us']['handoff_p50']} us, p99 {r['wakeup_us']['handoff_p99']} us")
         r["python_over_swift"] = r["python"]["steps_per_s"] / r["swift"]["steps_per_s"]
         r["python_over_upstream"] = r["python"]["steps_per_s"] / r["upstream"]["steps_per_s"]
         log(f"ffi ratios   c={c:2}: python/swift {r['python_over_swift']:.2f}, python/upstream {r['python_over_upstream']:.2f}")

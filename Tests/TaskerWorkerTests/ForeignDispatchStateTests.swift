@@ -233,6 +233,7 @@ struct ForeignDispatchChannelTests {
         // Each of the four was a wake-up of a waiting poller; a queued event taken at once is not.
         let wakeup = channel.metrics.wakeup
         #expect(wakeup.count == 4 && (wakeup.p50 ?? 0) > 0 && (wakeup.max ?? 0) >= (wakeup.p50 ?? 0))
+        #expect(channel.metrics.handoff.count == 4 && (channel.metrics.handoff.p50 ?? 0) <= (wakeup.p50 ?? 0))
         Task { _ = await channel.submit(Self.event()) }
         try await waitUntil { channel.metrics.queuedCount == 1 }
         #expect(await Self.pollOnThread(channel, timeout: .seconds(5)) != nil)

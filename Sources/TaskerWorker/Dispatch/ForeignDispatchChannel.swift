@@ -61,6 +61,8 @@ package final class ForeignDispatchChannel: Sendable {
     /// Claim → a WAITING poller has the event (events that were queued before a poll came are not
     /// wake-ups: their wait is for a free poller, counted by `queued_count` and the ages).
     private let wakeups = LatencySamples(capacity: 8192)
+    /// The hand-over alone: the event given to a waiting poller → that poller's thread runs again.
+    private let handoffs = LatencySamples(capacity: 8192)
 
     package init(configuration: WorkerConfiguration.FFIDispatch, logger: Logger = Logger(label: "tasker.ffi_dispatch")) {
         completionTimeout = .milliseconds(max(1, configuration.completionTimeoutMs))
@@ -200,7 +202,7 @@ package final class ForeignDispatchChannel: Sendable {
         }
         if let immediate { return immediate }
         let nanoseconds = Int(clamping: max(0, timeout.inNanoseconds))
-        if slot.wait(until: .now() + .nanoseconds(nanoseconds)) { return woken(slot.take()) }
+        if slot.wait(until: .now() + .nanoseconds(nanoseconds)) { return woken(slot.take(), handedAt: slot.filledAt) }
         let gaveUp = locked.withLock { locked -> Bool in
             guard locked.state.cancelPoller(id) else { return false }
             _ = locked.pollers.removeValue(forKey: id)
@@ -209,12 +211,15 @@ package final class ForeignDispatchChannel: Sendable {
         if gaveUp { return nil }
         // Served while timing out: the event is being handed over.
         _ = slot.wait(until: .distantFuture)
-        return woken(slot.take())
+        return woken(slot.take(), handedAt: slot.filledAt)
     }
 
     /// Records the wake-up latency of an event handed to a waiting poller.
-    private func woken(_ event: ForeignStepEvent?) -> ForeignStepEvent? {
-        if let event { wakeups.record(ContinuousClock.now - event.readyAt) }
+    private func woken(_ event: ForeignStepEvent?, handedAt: ContinuousClock.Instant? = nil) -> ForeignStepEvent? {
+        guard let event else { return nil }
+        let now = ContinuousClock.now
+        wakeups.record(now - event.readyAt)
+        if let handedAt { handoffs.record(now - handedAt) }
         return event
     }
 
@@ -330,6 +335,7 @@ package final class ForeignDispatchChannel: Sendable {
         let now = ContinuousClock.now
         var metrics = locked.withLock { $0.state.metrics(now: now, starvationThreshold: starvationThreshold) }
         metrics.wakeup = wakeups.summary
+        metrics.handoff = handoffs.summary
         return metrics
     }
 }
@@ -365,15 +371,18 @@ package enum ForeignOutcome: Sendable {
 /// Where an event is handed to a foreign thread blocked in `pollBlocking`.
 private final class ThreadPollSlot: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
-    private let event = Mutex<ForeignStepEvent?>(nil)
+    private let event = Mutex<(ForeignStepEvent?, ContinuousClock.Instant?)>((nil, nil))
 
     func fill(_ value: ForeignStepEvent?) {
-        event.withLock { $0 = value }
+        event.withLock { $0 = (value, .now) }
         semaphore.signal()
     }
+
+    /// When `fill` handed the answer over.
+    var filledAt: ContinuousClock.Instant? { event.withLock { $0.1 } }
 
     /// False at the deadline.
     func wait(until deadline: DispatchTime) -> Bool { semaphore.wait(timeout: deadline) == .success }
 
-    func take() -> ForeignStepEvent? { event.withLock { $0 } }
+    func take() -> ForeignStepEvent? { event.withLock { $0.0 } }
 }

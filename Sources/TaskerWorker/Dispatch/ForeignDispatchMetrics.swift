@@ -26,6 +26,8 @@ package struct ForeignDispatchMetrics: Sendable, Equatable {
     package var waitingPollers: Int
     /// Claim → a waiting poller has the event, over the most recent wake-ups.
     package var wakeup = LatencySamples.Summary()
+    /// The hand-over alone (event given to a waiting poller thread → that thread runs), same wake-ups.
+    package var handoff = LatencySamples.Summary()
 
     package var starvationDetected: Bool { starvingEventCount > 0 }
 
@@ -47,6 +49,7 @@ package struct ForeignDispatchMetrics: Sendable, Equatable {
             "starvation_warnings": .int(Int64(starvationWarnings)),
             "waiting_pollers": .int(Int64(waitingPollers)),
             "wakeup_after_claim_us": wakeup.json,
+            "handoff_to_poller_us": handoff.json,
         ])
     }
 
