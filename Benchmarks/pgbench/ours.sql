@@ -35,8 +35,7 @@ SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
                   WHERE wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent), 'pending') AS current_state,
        (SELECT jsonb_object_agg(d.step_name, d.results)
           FROM tasker.get_step_transitive_dependencies(ws.workflow_step_uuid) d
-         WHERE d.processed AND d.results IS NOT NULL) AS dependency_results,
-       to_jsonb(t) - 'context' AS task_row, to_jsonb(ws) - 'inputs' - 'checkpoint' AS step_row
+         WHERE d.processed AND d.results IS NOT NULL) AS dependency_results
   FROM tasker.workflow_steps ws
   JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
   JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TaskerModel
+@testable import TaskerPostgres
 @testable import TaskerWorker
 
 /// The FFI dispatch channel's bookkeeping (`ForeignDispatchState`) without I/O or clock: the order
@@ -300,5 +301,24 @@ struct ForeignDispatchChannelTests {
         // 6 recorded, the ring holds the last 4 (1…4 ms): the two 100 ms samples are gone.
         #expect(summary.count == 6 && summary.max == 4_000 && summary.p50 == 2_500)
         #expect(summary.json == ["count": 6, "p50": 2500.0, "p99": 3970.0, "max": 4000.0])
+    }
+}
+
+/// Only a worker with a foreign runtime attached reads the task and step rows its events carry: a
+/// Swift-only worker's claims hydrate without them.
+@Suite struct HydrateStatementChoiceTests {
+    static func hydrateName(withRows: Bool) -> String? {
+        let request = ClaimRequest(taskUUID: UUID(), stepUUID: UUID(), queue: "worker_x_queue", msgID: 1, withRows: withRows)
+        guard case .prepared(let statement, _) = StepRepository.claimStatements([request], { _ in .plain("SELECT 1") })[0]
+        else { return nil }
+        return statement.name
+    }
+
+    @Test func theRowsAreReadOnlyForForeignStepEvents() {
+        #expect(Self.hydrateName(withRows: false) == StepStatements.hydrate.name)
+        #expect(Self.hydrateName(withRows: true) == StepStatements.hydrateWithRows.name)
+        #expect(!StepStatements.hydrate.sql.contains("task_row"))
+        #expect(StepStatements.hydrateWithRows.sql.contains("to_jsonb(t) - 'context' AS task_row"))
+        #expect(StepStatements.hydrateWithRows.sql.contains("AS step_row"))
     }
 }

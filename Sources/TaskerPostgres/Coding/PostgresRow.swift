@@ -39,6 +39,9 @@ public struct PostgresRow: Sendable {
     let index: PostgresColumnIndex
     let values: [[UInt8]?]
 
+    /// Whether the result has a column of this name.
+    public func hasColumn(_ column: String) -> Bool { index.positions[column] != nil }
+
     /// The cell of the named column; throws `usage` if the result has no such column.
     public func cell(_ column: String) throws(PostgresError) -> PostgresCell {
         guard let position = index.positions[column] else {

@@ -44,7 +44,7 @@ extension StepExecutorActor {
         // Step order: two batches that share steps lock them in the same order.
         accepted.sort { $0.message.stepUUID.uuidString < $1.message.stepUUID.uuidString }
         let claimStart = ContinuousClock.now
-        let requests = accepted.map { Self.request($0.message, $0.delivery) }
+        let requests = accepted.map { request($0.message, $0.delivery) }
         let attempts: [ClaimAttempt]
         do {
             attempts = try await claimSteps(requests)
@@ -115,8 +115,10 @@ extension StepExecutorActor {
     /// Between attempts to learn what a claim whose answer was lost did.
     static let recoveryBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5))
 
-    static func request(_ message: StepMessage, _ delivery: StepDelivery) -> ClaimRequest {
-        ClaimRequest(taskUUID: message.taskUUID, stepUUID: message.stepUUID, queue: delivery.queue, msgID: delivery.msgID)
+    func request(_ message: StepMessage, _ delivery: StepDelivery) -> ClaimRequest {
+        ClaimRequest(
+            taskUUID: message.taskUUID, stepUUID: message.stepUUID, queue: delivery.queue, msgID: delivery.msgID,
+            withRows: eventDocuments)
     }
 
     /// `claimAndDispatch` for one accepted message (its in-flight entry is the caller's).

@@ -79,16 +79,22 @@ package actor StepExecutorActor: WorkerActor {
     var accepting = true {
         didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
     }
+    /// Whether claims hydrate the rows of FFI step events (`StepStatements.hydrateWithRows`).
+    nonisolated let eventDocuments: Bool
     /// Mirror of `accepting`, for `admitsNotification` without an actor hop.
     private let acceptingFlag = ManagedAtomic<Bool>(true)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
+    /// `eventDocuments`: a foreign runtime is attached, so hydrate also reads the task and step rows
+    /// its step events carry.
     package init(
         pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
         statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
-        identity: WorkerIdentity = WorkerIdentity(), logger: Logger = Logger(label: "tasker.step_executor")
+        identity: WorkerIdentity = WorkerIdentity(), eventDocuments: Bool = false,
+        logger: Logger = Logger(label: "tasker.step_executor")
     ) {
         self.identity = identity
+        self.eventDocuments = eventDocuments
         self.servedQueues = Set(namespaces.map(QueueNames.workerQueue(namespace:)))
         self.claimTimeout = claimTimeout
         self.pool = pool
@@ -157,7 +163,7 @@ package actor StepExecutorActor: WorkerActor {
     func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
         let claimStart = ContinuousClock.now
         // One round trip: the step's state and context, and the claim itself when it is claimable.
-        let attempt = try await claimSteps([Self.request(message, delivery)])[0]
+        let attempt = try await claimSteps([request(message, delivery)])[0]
         try await settle(delivery, message, attempt, since: claimStart)
     }
 

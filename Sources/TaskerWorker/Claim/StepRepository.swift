@@ -46,12 +46,15 @@ package struct ClaimRequest: Sendable, Equatable {
     package var stepUUID: UUID
     package var queue: String
     package var msgID: Int64
+    /// Hydrate with the task and step rows (`StepStatements.hydrateWithRows`) for an FFI step event.
+    package var withRows: Bool
 
-    package init(taskUUID: UUID?, stepUUID: UUID, queue: String, msgID: Int64) {
+    package init(taskUUID: UUID?, stepUUID: UUID, queue: String, msgID: Int64, withRows: Bool = false) {
         self.taskUUID = taskUUID
         self.stepUUID = stepUUID
         self.queue = queue
         self.msgID = msgID
+        self.withRows = withRows
     }
 }
 
@@ -148,7 +151,8 @@ package enum StepRepository {
         _ claim: (ClaimRequest) -> PipelineStatement
     ) -> [PipelineStatement] {
         requests.flatMap { request in
-            (request.taskUUID.map { [.prepared(StepStatements.hydrate, [request.stepUUID, $0])] } ?? []) + [claim(request)]
+            let hydrate = request.withRows ? StepStatements.hydrateWithRows : StepStatements.hydrate
+            return (request.taskUUID.map { [.prepared(hydrate, [request.stepUUID, $0])] } ?? []) + [claim(request)]
         }
     }
 
@@ -177,8 +181,9 @@ package enum StepRepository {
 }
 
 extension HydratedStep {
-    /// Reads a row of `StepStatements.hydrate`.
+    /// Reads a row of `StepStatements.hydrate` (or `hydrateWithRows`).
     init(row: PostgresRow) throws(PostgresError) {
+        let withRows = row.hasColumn("task_row")
         var dependencies: [String: JSONValue] = [:]
         if case .object(let members) = try row.decode("dependency_results", as: JSONValue.self) {
             dependencies = members
@@ -192,6 +197,7 @@ extension HydratedStep {
             retryable: try row.decode("retryable"), maxAttempts: try row.decode("max_attempts", as: Int?.self) ?? 3,
             attempts: try row.decode("attempts"), inputs: try row.decode("inputs"),
             checkpoint: try row.decode("checkpoint"), currentState: try row.decode("current_state"),
-            dependencyResults: dependencies, taskRow: try row.decode("task_row"), stepRow: try row.decode("step_row"))
+            dependencyResults: dependencies, taskRow: withRows ? try row.decode("task_row") : "{}",
+            stepRow: withRows ? try row.decode("step_row") : "{}")
     }
 }

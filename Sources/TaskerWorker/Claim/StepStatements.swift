@@ -4,9 +4,7 @@ import TaskerPostgres
 /// statements of a claim here, the completion in `Completion/StepStatements+Completion.swift`.
 /// `StepRepository` runs them; the pgbench floor (`Benchmarks/pgbench/ours.sql`) runs the same text.
 enum StepStatements {
-    /// $1 step uuid, $2 task uuid. `task_row`/`step_row` are the other columns of the task and the
-    /// step as JSON (naive timestamps as upstream serializes them), for the FFI step event's
-    /// `task_sequence_step` document.
+    /// $1 step uuid, $2 task uuid.
     static let hydrate = PreparedStatement(
         """
         SELECT t.task_uuid, t.named_task_uuid, t.context, t.correlation_id,
@@ -18,8 +16,7 @@ enum StepStatements {
                           WHERE wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent), 'pending') AS current_state,
                (SELECT jsonb_object_agg(d.step_name, d.results)
                   FROM tasker.get_step_transitive_dependencies(ws.workflow_step_uuid) d
-                 WHERE d.processed AND d.results IS NOT NULL) AS dependency_results,
-               to_jsonb(t) - 'context' AS task_row, to_jsonb(ws) - 'inputs' - 'checkpoint' AS step_row
+                 WHERE d.processed AND d.results IS NOT NULL) AS dependency_results
           FROM tasker.workflow_steps ws
           JOIN tasker.named_steps ns ON ns.named_step_uuid = ws.named_step_uuid
           JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
@@ -27,6 +24,16 @@ enum StepStatements {
           JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
          WHERE ws.workflow_step_uuid = $1 AND ws.task_uuid = $2
         """)
+
+    /// `hydrate` plus `task_row`/`step_row`: the other columns of the task and the step as JSON
+    /// (naive timestamps as upstream serializes them), for the FFI step event's `task_sequence_step`
+    /// document. Used only by a worker with a foreign runtime attached: a Swift-only worker does not
+    /// pay for building them.
+    static let hydrateWithRows = PreparedStatement(
+        hydrate.sql.replacing(
+            "AS dependency_results\n",
+            with: "AS dependency_results,\n       to_jsonb(t) - 'context' AS task_row, "
+                + "to_jsonb(ws) - 'inputs' - 'checkpoint' AS step_row\n"))
 
     /// The claim transaction's settings, as a prepared statement (pipelines take no `SET LOCAL`):
     /// `statement_timeout` = $1 milliseconds (text; `timing.claim_timeout_seconds`; NULL keeps the

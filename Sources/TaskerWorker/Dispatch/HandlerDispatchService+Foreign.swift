@@ -65,16 +65,6 @@ extension HandlerDispatchService {
         }
     }
 
-    private func dispatchError(
-        _ step: ClaimedStep, _ kind: DispatchErrorKind, _ callable: String, timeoutMs: Int? = nil, message: String? = nil,
-        startedAt: Date
-    ) -> StepExecutionResult {
-        .dispatchError(
-            stepUUID: step.message.stepUUID, kind: kind, callable: callable, timeoutMs: timeoutMs,
-            taskUUID: step.message.taskUUID, message: message, startedAt: startedAt, completedAt: Date(),
-            workerID: identity.workerID, hostname: identity.hostname)
-    }
-
     /// A foreign result with what it left out filled in from the dispatch: the worker, the host,
     /// the start and completion times.
     static func filled(_ result: StepExecutionResult, identity: WorkerIdentity, startedAt: Date) -> StepExecutionResult {

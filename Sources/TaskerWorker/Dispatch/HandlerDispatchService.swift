@@ -109,10 +109,7 @@ package final class HandlerDispatchService: Service, Sendable {
             logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)"]))
             await finish(
                 step,
-                .dispatchError(
-                    stepUUID: step.message.stepUUID, kind: .handlerNotFound, callable: callable, timeoutMs: nil,
-                    taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
-                    workerID: identity.workerID, hostname: identity.hostname))
+                dispatchError(step, .handlerNotFound, callable, startedAt: startedAt))
             return
         }
         let timeout = definition.timeoutSeconds.map { Duration.seconds($0) } ?? defaultTimeout
@@ -139,10 +136,7 @@ package final class HandlerDispatchService: Service, Sendable {
                         releasePermit()
                         await finish(
                             step,
-                            .dispatchError(
-                                stepUUID: step.message.stepUUID, kind: .checkpointError, callable: callable, timeoutMs: nil,
-                                taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
-                                workerID: identity.workerID, hostname: identity.hostname))
+                            dispatchError(step, .checkpointError, callable, message: "\(error)", startedAt: startedAt))
                         return
                     }
                 }
@@ -166,10 +160,7 @@ package final class HandlerDispatchService: Service, Sendable {
                 logger.warning("handler timed out", metadata: metadata(step, ["callable": "\(callable)", "timeout_ms": "\(timeoutMs)"]))
                 await finish(
                     step,
-                    .dispatchError(
-                        stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: timeoutMs,
-                        taskUUID: step.message.taskUUID, message: nil, startedAt: startedAt, completedAt: Date(),
-                        workerID: identity.workerID, hostname: identity.hostname))
+                    dispatchError(step, .handlerTimeout, callable, timeoutMs: timeoutMs, startedAt: startedAt))
                 // The permit stays with the handler's code until it really returns (see the type's
                 // doc), or until the shutdown drain deadline abandons it.
                 _ = await Self.race(work, timeout: nil, deadline: drainDeadline)
@@ -207,11 +198,20 @@ package final class HandlerDispatchService: Service, Sendable {
                 workerID: identity.workerID, hostname: identity.hostname, handlerVersion: version)
         case .failure(let error):
             logger.info("handler failed", metadata: metadata(step, ["callable": "\(callable)", "error": "\(error)"]))
-            return .dispatchError(
-                stepUUID: step.message.stepUUID, kind: .handlerError, callable: callable, timeoutMs: nil,
-                taskUUID: step.message.taskUUID, message: "\(error)", startedAt: startedAt, completedAt: Date(),
-                workerID: identity.workerID, hostname: identity.hostname)
+            return dispatchError(step, .handlerError, callable, message: "\(error)", startedAt: startedAt)
         }
+    }
+
+    /// A dispatch error result of `step` (`handler_not_found`, `handler_error`, `handler_timeout`,
+    /// `checkpoint_error`), stamped with this worker and the times.
+    func dispatchError(
+        _ step: ClaimedStep, _ kind: DispatchErrorKind, _ callable: String, timeoutMs: Int? = nil, message: String? = nil,
+        startedAt: Date
+    ) -> StepExecutionResult {
+        .dispatchError(
+            stepUUID: step.message.stepUUID, kind: kind, callable: callable, timeoutMs: timeoutMs,
+            taskUUID: step.message.taskUUID, message: message, startedAt: startedAt, completedAt: Date(),
+            workerID: identity.workerID, hostname: identity.hostname)
     }
 
     func releasePermit() {
@@ -226,13 +226,12 @@ package final class HandlerDispatchService: Service, Sendable {
         let elapsed = Int(Date().timeIntervalSince(startedAt) * 1000)
         await finish(
             step,
-            .dispatchError(
-                stepUUID: step.message.stepUUID, kind: .handlerTimeout, callable: callable, timeoutMs: elapsed,
-                taskUUID: step.message.taskUUID,
+            dispatchError(
+                step, .handlerTimeout, callable, timeoutMs: elapsed,
                 message: started
                     ? "Handler did not finish before the worker's shutdown drain deadline"
                     : "Handler not started before the worker's shutdown drain deadline",
-                startedAt: startedAt, completedAt: Date(), workerID: identity.workerID, hostname: identity.hostname))
+                startedAt: startedAt))
     }
 
     func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {

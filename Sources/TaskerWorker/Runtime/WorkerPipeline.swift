@@ -52,7 +52,7 @@ struct WorkerPipeline {
             pool: pool, templates: templates, dispatch: dispatchChannel,
             statistics: statistics, capacity: capacity, namespaces: namespaces,
             claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
-            identity: identity)
+            identity: identity, eventDocuments: foreign != nil)
         let actors = WorkerActorRegistry(stepExecutor: executor, domainEvents: domainEvents)
         let commands = ActorCommandProcessor(
             actors: actors, identity: identity, statistics: statistics, pool: pool,

@@ -239,15 +239,7 @@ def complete_step_event(event_id: str, completion_data: dict[str, Any]) -> bool:
             StepExecutionResult shape.
         RuntimeError: no worker runs.
     """
-    _event_id(event_id)
-    try:
-        lib.complete_step_event(event_id, _dict(completion_data, "completion_data"))
-    except lib.TaskerWorkerError as error:
-        if error.status in (lib.ERR_UNKNOWN_EVENT, lib.ERR_REFUSED):
-            _log_quietly(lib.LOG_WARN, f"complete_step_event: {error.message}", {"event_id": event_id})
-            return False
-        _raise(error)
-    return True
+    return _answer_event("complete_step_event", lib.complete_step_event, event_id, completion_data, "completion_data")
 
 
 def checkpoint_yield_step_event(event_id: str, checkpoint_data: dict[str, Any]) -> bool:
@@ -261,12 +253,21 @@ def checkpoint_yield_step_event(event_id: str, checkpoint_data: dict[str, Any]) 
         ValueError: a malformed ``event_id`` or ``checkpoint_data``.
         RuntimeError: no worker runs.
     """
+    return _answer_event(
+        "checkpoint_yield_step_event", lib.checkpoint_yield_step_event, event_id, checkpoint_data, "checkpoint_data")
+
+
+def _answer_event(
+    name: str, call: Callable[[str, dict[str, Any]], None], event_id: str, data: Any, what: str
+) -> bool:
+    """Answers a polled event (result or checkpoint) as upstream does: False, logged, when the
+    event is not pending or the answer was refused; ValueError / RuntimeError otherwise."""
     _event_id(event_id)
     try:
-        lib.checkpoint_yield_step_event(event_id, _dict(checkpoint_data, "checkpoint_data"))
+        call(event_id, _dict(data, what))
     except lib.TaskerWorkerError as error:
         if error.status in (lib.ERR_UNKNOWN_EVENT, lib.ERR_REFUSED):
-            _log_quietly(lib.LOG_WARN, f"checkpoint_yield_step_event: {error.message}", {"event_id": event_id})
+            _log_quietly(lib.LOG_WARN, f"{name}: {error.message}", {"event_id": event_id})
             return False
         _raise(error)
     return True
