@@ -11,14 +11,18 @@ import Logging
 /// transaction body (`transaction(_:)`) cannot be interleaved with another caller's statements.
 ///
 /// Every connection runs with `search_path=tasker,public` (upstream SQL is unqualified),
-/// `TimeZone=UTC` (naive `timestamp` columns hold UTC) and `DateStyle=ISO`.
+/// `TimeZone=UTC` (naive `timestamp` columns hold UTC) and `DateStyle=ISO`, plus the caller's
+/// `PostgresSessionLimits` (`statement_timeout`, `lock_timeout`). A task cancelled while it waits
+/// on a statement inside `cancellable` (every pooled use) cancels that statement on the server.
 public actor PostgresConnection {
     /// The session settings every connection starts with.
     public static let sessionOptions = "-c search_path=tasker,public -c TimeZone=UTC -c DateStyle=ISO,MDY"
 
     private let executor: DedicatedThreadExecutor
-    private let waiter: SocketWaiter
+    let waiter: SocketWaiter
     private let noticeSink: NoticeSink
+    /// Sends `PQcancel` for the running statement when the waiting task is cancelled.
+    let canceller: StatementCanceller
     private var handle: OpaquePointer?
     /// Names of the `PreparedStatement`s this session has prepared.
     var prepared: Set<String> = []
@@ -38,7 +42,9 @@ public actor PostgresConnection {
     /// Throws when the system is out of file descriptors or threads: the connect attempt fails
     /// (and is retried by its caller) instead of the process aborting.
     private init(label: String, logger: Logger) throws(SystemResourceError) {
-        self.waiter = try SocketWaiter()
+        let waiter = try SocketWaiter()
+        self.waiter = waiter
+        self.canceller = StatementCanceller(wake: { waiter.wake() })
         self.executor = try DedicatedThreadExecutor(name: label)
         self.logger = logger
         self.noticeSink = NoticeSink(logger: logger)
@@ -51,11 +57,13 @@ public actor PostgresConnection {
     }
 
     /// Opens a connection. `url` is a `postgresql://` URL or a libpq conninfo string.
-    /// Waits at most `connectTimeout`; cancelling the calling task abandons the attempt at once.
+    /// Waits at most `connectTimeout` (a black-holed host included); cancelling the calling task
+    /// abandons the attempt at once. `limits`: the session's `statement_timeout` / `lock_timeout`.
     public static func connect(
         url: String,
         applicationName: String = "tasker-worker",
         connectTimeout: Duration = .seconds(10),
+        limits: PostgresSessionLimits = .serverDefaults,
         logger: Logger = Logger(label: "tasker.postgres")
     ) async throws(PostgresError) -> PostgresConnection {
         let connection: PostgresConnection
@@ -66,7 +74,8 @@ public actor PostgresConnection {
         }
         do {
             try await withTaskCancellationHandler {
-                try await connection.open(url: url, applicationName: applicationName, timeout: connectTimeout)
+                try await connection.open(
+                    url: url, applicationName: applicationName, timeout: connectTimeout, limits: limits)
             } onCancel: {
                 connection.interrupt()
             }
@@ -83,7 +92,39 @@ public actor PostgresConnection {
         waiter.wake()
     }
 
-    private func open(url: String, applicationName: String, timeout: Duration) throws(PostgresError) {
+    /// Runs `operation` (statements on this connection) so that cancelling the calling task cancels
+    /// the statement running then (`PQcancel`): it ends promptly with a `cancelled` error, and the
+    /// connection stays usable. A cancellation between statements makes the scope's next statement
+    /// fail at once. (A cancel request that reaches the server only after its statement finished
+    /// may hit the next statement of this session: that one fails with SQLSTATE 57014, retryable.)
+    public nonisolated func cancellable<T>(_ operation: () async throws -> T) async rethrows -> T {
+        defer { canceller.endScope() }
+        return try await withTaskCancellationHandler {
+            try await operation()
+        } onCancel: { [canceller, logger] in
+            canceller.cancel(logger: logger)
+        }
+    }
+
+    /// Runs one statement's libpq calls, marked for `cancellable`: a server cancel we asked for
+    /// becomes a `cancelled` error.
+    func runStatement<T>(_ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+        try canceller.begin()
+        do {
+            let value = try body()
+            canceller.end()
+            return value
+        } catch {
+            var failure = error
+            if canceller.end(), failure.sqlState == "57014" {
+                failure.kind = .cancelled
+                failure.message = "the statement was cancelled because the task waiting for it was cancelled (\(failure.message))"
+            }
+            throw failure
+        }
+    }
+
+    private func open(url: String, applicationName: String, timeout: Duration, limits: PostgresSessionLimits) throws(PostgresError) {
         // libpq reads the parameters in order: the TCP keepalive settings (so a dead peer is noticed
         // in about a minute, not the kernel's two hours) come before the URL, which may override
         // them; the session options and application name come after it and always apply.
@@ -91,7 +132,8 @@ public actor PostgresConnection {
             "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
             "dbname", "options", "application_name",
         ]
-        let values = ["1", "30", "10", "3", url, Self.sessionOptions, applicationName]
+        let options = limits.options.isEmpty ? Self.sessionOptions : Self.sessionOptions + " " + limits.options
+        let values = ["1", "30", "10", "3", url, options, applicationName]
         let raw: OpaquePointer? = CStringArray.with(keys) { keyPtrs in
             CStringArray.with(values) { valuePtrs in
                 PQconnectStartParams(keyPtrs, valuePtrs, 1)
@@ -126,6 +168,7 @@ public actor PostgresConnection {
         }
         PQsetNoticeProcessor(conn, noticeProcessor, Unmanaged.passUnretained(noticeSink).toOpaque())
         backendPID = PQbackendPID(conn)
+        canceller.connected(CancelRequestHandle(connection: conn))
         socketFD.store(PQsocket(conn), ordering: .releasing)
         publishState()
     }
@@ -142,6 +185,7 @@ public actor PostgresConnection {
     }
 
     func closeHandle() {
+        canceller.disconnected()
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
@@ -202,15 +246,19 @@ public actor PostgresConnection {
     /// Runs one parameterized statement (`$1`, `$2`, …) and returns its rows.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws(PostgresError) -> PostgresQueryResult {
+        try runStatement { () throws(PostgresError) in try queryNow(sql, parameters) }
+    }
+
+    private func queryNow(_ sql: String, _ parameters: [any PostgresEncodable]) throws(PostgresError) -> PostgresQueryResult {
         let conn = try liveHandle()
         let types = parameters.map { $0.postgresType }
         let texts = parameters.map { $0.postgresText }
-        let result: OpaquePointer? = CStringArray.withOptional(texts) { valuePtrs in
+        let sent = CStringArray.withOptional(texts) { valuePtrs in
             types.withUnsafeBufferPointer { typePtr in
-                PQexecParams(conn, sql, Int32(parameters.count), typePtr.baseAddress, valuePtrs, nil, nil, 0)
+                PQsendQueryParams(conn, sql, Int32(parameters.count), typePtr.baseAddress, valuePtrs, nil, nil, 0)
             }
         }
-        return try consume(result, conn: conn, sql: sql)
+        return try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: sql)
     }
 
     /// Runs a prepared statement: prepared on this connection at its first use, then executed by
@@ -219,21 +267,27 @@ public actor PostgresConnection {
     public func query(
         _ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []
     ) throws(PostgresError) -> PostgresQueryResult {
+        try runStatement { () throws(PostgresError) in try queryNow(statement, parameters) }
+    }
+
+    private func queryNow(
+        _ statement: PreparedStatement, _ parameters: [any PostgresEncodable]
+    ) throws(PostgresError) -> PostgresQueryResult {
         let conn = try liveHandle()
         if !prepared.contains(statement.name) {
             let types = parameters.map { $0.postgresType }
-            let result = types.withUnsafeBufferPointer { typePtr in
-                PQprepare(conn, statement.name, statement.sql, Int32(types.count), typePtr.baseAddress)
+            let sent = types.withUnsafeBufferPointer { typePtr in
+                PQsendPrepare(conn, statement.name, statement.sql, Int32(types.count), typePtr.baseAddress)
             }
-            try consume(result, conn: conn, sql: statement.sql)
+            try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: statement.sql)
             prepared.insert(statement.name)
         }
         let texts = parameters.map { $0.postgresText }
-        let result: OpaquePointer? = CStringArray.withOptional(texts) { valuePtrs in
-            PQexecPrepared(conn, statement.name, Int32(parameters.count), valuePtrs, nil, nil, 0)
+        let sent = CStringArray.withOptional(texts) { valuePtrs in
+            PQsendQueryPrepared(conn, statement.name, Int32(parameters.count), valuePtrs, nil, nil, 0)
         }
         do {
-            return try consume(result, conn: conn, sql: statement.sql)
+            return try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: statement.sql)
         } catch {
             if error.invalidatesPreparedStatements { closeHandle() }
             throw error
@@ -244,8 +298,11 @@ public actor PostgresConnection {
     /// migration file. Returns the last statement's rows.
     @discardableResult
     public func execute(_ script: String) throws(PostgresError) -> PostgresQueryResult {
-        let conn = try liveHandle()
-        return try consume(PQexec(conn, script), conn: conn, sql: script)
+        try runStatement { () throws(PostgresError) in
+            let conn = try liveHandle()
+            let sent = PQsendQuery(conn, script)
+            return try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: script)
+        }
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`; any thrown error rolls the transaction back and is rethrown.

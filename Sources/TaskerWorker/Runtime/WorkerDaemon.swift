@@ -80,7 +80,7 @@ public final class WorkerDaemon: Service, Sendable {
         let database = configuration.common.database
         let pool = PostgresConnectionPool(
             configuration: PostgresPoolConfiguration(
-                url: database.url, settings: database.pool,
+                database: database,
                 operatorMaxConnections: configuration.worker.web.databasePools.operatorMaxConnections),
             logger: Logger(label: "tasker.postgres.pool"))
         self.pool = pool
