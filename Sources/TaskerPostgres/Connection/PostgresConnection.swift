@@ -106,6 +106,12 @@ public actor PostgresConnection {
         }
     }
 
+    /// Cancels the statement running now inside `cancellable` (as cancelling its task does); with
+    /// none running, the scope's next statement fails at once. Any thread.
+    public nonisolated func cancelStatement() {
+        canceller.cancel(logger: logger)
+    }
+
     /// Runs one statement's libpq calls, marked for `cancellable`: a server cancel we asked for
     /// becomes a `cancelled` error.
     func runStatement<T>(_ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {

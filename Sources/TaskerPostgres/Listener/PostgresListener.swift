@@ -114,6 +114,7 @@ public final class PostgresListener: Service, Sendable {
             return shared.connection
         }
         connection?.interrupt()
+        connection?.cancelStatement()
     }
 
     private var isStopping: Bool { shared.withLock { $0.stopping } || Task.isCancelled }
@@ -129,17 +130,21 @@ public final class PostgresListener: Service, Sendable {
                     limits: sessionLimits, logger: logger)
                 shared.withLock { $0.connection = connection }
                 defer { shared.withLock { $0.connection = nil } }
-                var listening: Set<String> = []
-                try await subscribe(connection, listening: &listening)
-                let pid = await connection.backendPID
-                setState(.connected(backendPID: pid))
-                if everConnected {
-                    logger.info("database listener reconnected", metadata: ["backend_pid": "\(pid)", "channels": "\(listening.count)"])
+                // Cancellation (stop, graceful shutdown) also ends a statement in progress (LISTEN,
+                // the keepalive), however long the server or the network takes to answer.
+                try await connection.cancellable {
+                    var listening: Set<String> = []
+                    try await subscribe(connection, listening: &listening)
+                    let pid = await connection.backendPID
+                    setState(.connected(backendPID: pid))
+                    if everConnected {
+                        logger.info("database listener reconnected", metadata: ["backend_pid": "\(pid)", "channels": "\(listening.count)"])
+                    }
+                    publish(.connected(isReconnect: everConnected))
+                    everConnected = true
+                    attempt = 0
+                    try await receive(on: connection, listening: &listening)
                 }
-                publish(.connected(isReconnect: everConnected))
-                everConnected = true
-                attempt = 0
-                try await receive(on: connection, listening: &listening)
                 await connection.close()
             } catch {
                 guard !isStopping else { break }
