@@ -9,7 +9,9 @@ extension PostgresConnection {
     /// The next result of the statement(s) sent, waiting on the socket (and this connection's wake
     /// pipe) instead of inside libpq, so that a cancellation can end the wait: a cancelled statement
     /// gets `cancelGrace` for the server's answer to `PQcancel`, then the connection is closed and
-    /// the wait ends with a `cancelled` error. nil when there are no more results.
+    /// the wait ends with a `connectionClosed` error naming the cancellation (whether the statement
+    /// took effect is unknown then, as for any connection lost mid-statement:
+    /// `leavesOutcomeUnknown`). nil when there are no more results.
     func nextResult(_ conn: OpaquePointer) throws(PostgresError) -> OpaquePointer? {
         var abandonAt: ContinuousClock.Instant?
         while PQisBusy(conn) == 1 {
@@ -28,7 +30,7 @@ extension PostgresConnection {
             case .timedOut:
                 closeHandle()
                 throw PostgresError(
-                    .cancelled,
+                    .connectionClosed,
                     "the statement was abandoned: its task was cancelled and the server did not answer the cancel "
                         + "request within \(Self.cancelGrace); the connection is closed")
             }

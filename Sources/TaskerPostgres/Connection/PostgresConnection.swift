@@ -185,10 +185,21 @@ public actor PostgresConnection {
         return PostgresError(.connectionFailed, "cannot connect to \(Self.redact(url)): \(message)")
     }
 
-    /// Closes the connection; later calls fail with `connectionClosed`.
+    /// Closes the connection; later calls fail with `connectionClosed`. Returns once the server has
+    /// closed the session too (its backend is gone, e.g. from `pg_stat_activity`), or after
+    /// `closeWait` when it does not answer: so a pool that opens a replacement only after a close
+    /// finished never has more sessions on the server than its maximum.
     public func close() {
-        closeHandle()
+        guard let handle else { return }
+        let socket = PQsocket(handle)
+        let watched = socket >= 0 ? dup(socket) : -1
+        closeHandle()  // sends Terminate
+        guard watched >= 0 else { return }
+        SocketWaiter.waitForPeerClose(socket: watched, deadline: ContinuousClock.now.advanced(by: Self.closeWait))
     }
+
+    /// The longest `close()` waits for the server to end the session.
+    static let closeWait: Duration = .seconds(1)
 
     func closeHandle() {
         canceller.disconnected()
