@@ -80,7 +80,8 @@ struct BoundedWaitTests {
     @Test func cancellingTheWaitingTaskCancelsTheStatementOnTheServer() async throws {
         try await withTestDatabase { db in
             let pool = PostgresConnectionPool(
-                configuration: PostgresPoolConfiguration(url: db.url, maxConnections: 1, minConnections: 0, applicationName: "bounded-cancel"))
+                configuration: PostgresPoolConfiguration(
+                    url: db.url, maxConnections: 1, minConnections: 0, applicationName: "bounded-cancel"))
             let task = Task { try await pool.query("SELECT pg_sleep(30)") }
             let admin = try await db.connect()
             let activeSleeps = {

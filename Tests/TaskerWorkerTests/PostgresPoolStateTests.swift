@@ -159,9 +159,9 @@ struct PostgresPoolStateTests {
         var lent: [FakeConnection] = []
         for id in 0..<2 {
             guard case .open = state.acquire(.pipeline, waiterID: id) else {
-            Issue.record("expected an open")
-            return
-        }
+                Issue.record("expected an open")
+                return
+            }
             let opened = Self.entry()
             state.lend(opened, to: .pipeline)
             lent.append(opened.connection)

@@ -32,22 +32,22 @@ struct UnreachableDatabaseShutdownTests {
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = directory.appendingPathComponent("worker.toml")
             try """
-                [common.database]
-                url = "\(proxy.url)"
-                connect_timeout_seconds = 2
+            [common.database]
+            url = "\(proxy.url)"
+            connect_timeout_seconds = 2
 
-                [common.database.pool]
-                min_connections = 1
+            [common.database.pool]
+            min_connections = 1
 
-                [worker.event_systems.worker.timing]
-                processing_timeout_seconds = \(drainSeconds)
+            [worker.event_systems.worker.timing]
+            processing_timeout_seconds = \(drainSeconds)
 
-                [worker.web]
-                bind_address = "127.0.0.1:0"
+            [worker.web]
+            bind_address = "127.0.0.1:0"
 
-                [worker.grpc]
-                bind_address = "127.0.0.1:0"
-                """.write(to: file, atomically: true, encoding: .utf8)
+            [worker.grpc]
+            bind_address = "127.0.0.1:0"
+            """.write(to: file, atomically: true, encoding: .utf8)
             let tasks = try await harness.createSingleStepTasks(count: 2, step: "nap")
             let worker = try WorkerProcess(
                 ["run"], db: db, templatePath: harness.templateDirectory, environment: ["TASKER_CONFIG_PATH": file.path])

@@ -105,7 +105,10 @@ final class StatementCanceller: Sendable {
     /// The task waiting on this connection was cancelled (any thread): the running statement is
     /// cancelled by the server; with none running, the scope's next statement fails at once.
     func cancel(logger: Logger) {
-        enum Decision { case remember, already, cancel(CancelRequestHandle?) }
+        enum Decision {
+            case remember, already
+            case cancel(CancelRequestHandle?)
+        }
         let decision = state.withLock { state -> Decision in
             guard state.running != 0 else {
                 state.pending = true

@@ -125,7 +125,8 @@ package final class WorkerEventSystem: Service, Sendable {
                 url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
                 backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
                 keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
-                sessionLimits: pool.configuration.sessionLimits, bufferSize: max(1, settings.listenerBufferSize), logger: Logger(label: "tasker.postgres.listener"))
+                sessionLimits: pool.configuration.sessionLimits, bufferSize: max(1, settings.listenerBufferSize),
+                logger: Logger(label: "tasker.postgres.listener"))
             : nil
     }
 
