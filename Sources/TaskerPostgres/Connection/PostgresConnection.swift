@@ -92,44 +92,6 @@ public actor PostgresConnection {
         waiter.wake()
     }
 
-    /// Runs `operation` (statements on this connection) so that cancelling the calling task cancels
-    /// the statement running then (`PQcancel`): it ends promptly with a `cancelled` error, and the
-    /// connection stays usable. A cancellation between statements makes the scope's next statement
-    /// fail at once. (A cancel request that reaches the server only after its statement finished
-    /// may hit the next statement of this session: that one fails with SQLSTATE 57014, retryable.)
-    public nonisolated func cancellable<T>(_ operation: () async throws -> T) async rethrows -> T {
-        defer { canceller.endScope() }
-        return try await withTaskCancellationHandler {
-            try await operation()
-        } onCancel: { [canceller, logger] in
-            canceller.cancel(logger: logger)
-        }
-    }
-
-    /// Cancels the statement running now inside `cancellable` (as cancelling its task does); with
-    /// none running, the scope's next statement fails at once. Any thread.
-    public nonisolated func cancelStatement() {
-        canceller.cancel(logger: logger)
-    }
-
-    /// Runs one statement's libpq calls, marked for `cancellable`: a server cancel we asked for
-    /// becomes a `cancelled` error.
-    func runStatement<T>(_ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
-        try canceller.begin()
-        do {
-            let value = try body()
-            canceller.end()
-            return value
-        } catch {
-            var failure = error
-            if canceller.end(), failure.sqlState == "57014" {
-                failure.kind = .cancelled
-                failure.message = "the statement was cancelled because the task waiting for it was cancelled (\(failure.message))"
-            }
-            throw failure
-        }
-    }
-
     private func open(url: String, applicationName: String, timeout: Duration, limits: PostgresSessionLimits) throws(PostgresError) {
         // libpq reads the parameters in order: the TCP keepalive settings (so a dead peer is noticed
         // in about a minute, not the kernel's two hours) come before the URL, which may override
@@ -442,63 +404,6 @@ public actor PostgresConnection {
         }
     }
 
-    static func copyRows(_ result: OpaquePointer) -> PostgresQueryResult {
-        let fieldCount = Int(PQnfields(result))
-        let rowCount = Int(PQntuples(result))
-        var columns: [PostgresColumn] = []
-        columns.reserveCapacity(fieldCount)
-        for field in 0..<fieldCount {
-            columns.append(
-                PostgresColumn(
-                    name: String(cString: PQfname(result, Int32(field))),
-                    typeOID: PQftype(result, Int32(field))))
-        }
-        let index = PostgresColumnIndex(columns)
-        var rows: [PostgresRow] = []
-        rows.reserveCapacity(rowCount)
-        for row in 0..<rowCount {
-            var values: [[UInt8]?] = []
-            values.reserveCapacity(fieldCount)
-            for field in 0..<fieldCount {
-                if PQgetisnull(result, Int32(row), Int32(field)) == 1 {
-                    values.append(nil)
-                } else {
-                    let length = Int(PQgetlength(result, Int32(row), Int32(field)))
-                    let pointer = UnsafeRawPointer(PQgetvalue(result, Int32(row), Int32(field))!)
-                    values.append(Array(UnsafeRawBufferPointer(start: pointer, count: length)))
-                }
-            }
-            rows.append(PostgresRow(index: index, values: values))
-        }
-        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresQueryResult(rows: rows, affectedRows: affected, index: index)
-    }
-
-    static func serverError(_ result: OpaquePointer, sql: String) -> PostgresError {
-        func field(_ code: Int32) -> String? {
-            PQresultErrorField(result, code).map { String(cString: $0) }
-        }
-        let primary =
-            field(CLIBPQ_DIAG_MESSAGE_PRIMARY)
-            ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
-        return PostgresError(
-            .server, primary,
-            sqlState: field(CLIBPQ_DIAG_SQLSTATE), detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL),
-            hint: field(CLIBPQ_DIAG_MESSAGE_HINT), constraint: field(CLIBPQ_DIAG_CONSTRAINT_NAME),
-            table: field(CLIBPQ_DIAG_TABLE_NAME), column: field(CLIBPQ_DIAG_COLUMN_NAME),
-            query: shorten(sql))
-    }
-
-    static func errorMessage(_ conn: OpaquePointer) -> String {
-        String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    static func shorten(_ sql: String) -> String {
-        let flat = sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-            .joined(separator: " ")
-        return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
-    }
-
     /// `url` (a URL or keyword DSN) with its passwords hidden; see `Redaction.redactCredentials`.
     public static func redact(_ url: String) -> String {
         Redaction.redactCredentials(url)
@@ -511,26 +416,4 @@ public struct PostgresNotification: Sendable, Equatable {
     public let payload: String
     /// Server process id of the session that sent it.
     public let backendPID: Int32
-}
-
-/// Receives libpq notices (e.g. `NOTICE: relation already exists`) and logs them at debug level
-/// instead of libpq writing them to stderr.
-private final class NoticeSink: Sendable {
-    let logger: Logger
-    private let fatal = ManagedAtomic<Bool>(false)
-    init(logger: Logger) { self.logger = logger }
-
-    /// True once the server sent a FATAL message (it is about to close the connection).
-    var sawFatal: Bool { fatal.load(ordering: .relaxed) }
-
-    func receive(_ text: String) {
-        if text.hasPrefix("FATAL") { fatal.store(true, ordering: .relaxed) }
-        logger.debug("postgres notice", metadata: ["notice": "\(text)"])
-    }
-}
-
-private func noticeProcessor(_ context: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
-    guard let context, let message else { return }
-    let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
-    sink.receive(String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines))
 }
