@@ -83,7 +83,9 @@ struct CrashRecoveryWorkerTests {
                 recoverySeconds.append(try row.decode("at", as: Double.self) - killedAt.timeIntervalSince1970)
             }
             let slowest = recoverySeconds.max() ?? .infinity
-            print("crash recovery after SIGKILL: worker_lost results written \(recoverySeconds.sorted().map { String(format: "%.2f", $0) }) s after the kill")
+            print(
+                "crash recovery after SIGKILL: worker_lost results written \(recoverySeconds.sorted().map { String(format: "%.2f", $0) }) s after the kill"
+            )
             #expect(slowest < 10, "recovery took \(slowest) s")
             #expect(rescuer.daemon.statistics.snapshot.stepsRecovered == 4)
             try await rescuer.stop()

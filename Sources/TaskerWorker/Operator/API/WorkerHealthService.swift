@@ -114,12 +114,14 @@ package struct WorkerHealthService: Sendable {
     package func evaluateProbes() async -> HealthProbes {
         async let database = checkDatabase()
         async let commandProcessor = checkCommandProcessor()
-        async let queues = checkQueueProcessing()
-        async let stale = readStaleInProgress()
+        // The stale in_progress report after the queue metrics: the operator lane's budget (two
+        // connections by default) is not exceeded by one evaluation.
+        async let queuesAndStale = (checkQueueProcessing(), readStaleInProgress())
         let (processor, status) = await commandProcessor
+        let (queues, stale) = await queuesAndStale
         return HealthProbes(
-            database: await database, commandProcessor: processor, queueProcessing: await queues,
-            status: status, staleInProgress: await stale)
+            database: await database, commandProcessor: processor, queueProcessing: queues,
+            status: status, staleInProgress: stale)
     }
 
     /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
