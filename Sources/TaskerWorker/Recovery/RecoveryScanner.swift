@@ -39,7 +39,7 @@ package final class RecoveryScanner: Service, Sendable {
     }
 
     package func run() async throws {
-        // Stops first at shutdown (last in the group): nothing is recovered while the worker drains.
+        // Stopped right after the event system at shutdown: nothing is recovered while the worker drains.
         await cancelWhenGracefulShutdown { await self.scanUntilCancelled() }
     }
 

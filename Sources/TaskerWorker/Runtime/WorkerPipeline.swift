@@ -7,7 +7,7 @@ import TaskerPostgres
 /// The step pipeline of one worker, assembled from the configuration with every dependency in
 /// place (`WorkerDaemon.init` builds it; nothing in it is set later).
 struct WorkerPipeline {
-    /// In group order; the group shuts them down in reverse: recovery scanner, event system,
+    /// In group order; the group shuts them down in reverse: event system, recovery scanner,
     /// dispatch, completion, actors' hooks, liveness lock, pool.
     let services: [any Service]
     let commands: ActorCommandProcessor
@@ -93,8 +93,11 @@ struct WorkerPipeline {
                 RecoveryScanner(
                     pool: pool, identity: identity, statistics: statistics, interval: scanInterval, grace: grace)
             ] : []
+        // The event system stays last (the first the group stops): it also ends on its own
+        // (`WorkerDaemon.shutdown`), which the group accepts only from the service it stops first.
         self.services =
-            [pool, liveness, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem] + scanner
+            [pool, liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
+            + scanner + [eventSystem]
         self.commands = commands
         self.eventSystem = eventSystem
         self.dispatch = dispatchService

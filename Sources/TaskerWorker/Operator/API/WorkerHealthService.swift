@@ -76,20 +76,6 @@ package struct WorkerHealthService: Sendable {
             staleInProgressSteps: stale.map { $0.reduce(0) { $0 + $1.steps } }, staleInProgressByWorker: stale)
     }
 
-    /// Steps `in_progress` longer than the threshold (one grouped query on the operator lane,
-    /// bounded like the queue metrics; nil when it did not answer).
-    package func readStaleInProgress() async -> [StaleInProgressSteps]? {
-        let pool = runtime.pool
-        let threshold = runtime.configuration.worker.crashRecovery.staleInProgressThresholdSeconds
-        let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
-            try await pool.withConnection(lane: .operator) { c in
-                try await RecoveryRepository.staleInProgress(c, thresholdSeconds: threshold)
-            }
-        }
-        guard case .value(let stale) = outcome else { return nil }
-        return stale
-    }
-
     /// The checks that cost a round trip (shared when `shared` is set), with result storage folded
     /// into `command_processor` (read fresh: it costs nothing).
     package func probes() async -> HealthProbes {
@@ -114,9 +100,9 @@ package struct WorkerHealthService: Sendable {
     package func evaluateProbes() async -> HealthProbes {
         async let database = checkDatabase()
         async let commandProcessor = checkCommandProcessor()
-        // The stale in_progress report after the queue metrics: the operator lane's budget (two
-        // connections by default) is not exceeded by one evaluation.
-        async let queuesAndStale = (checkQueueProcessing(), readStaleInProgress())
+        // The stale in_progress report on the queue metrics' connection: still two operator
+        // acquires per evaluation.
+        async let queuesAndStale = checkQueueProcessing(withStaleReport: true)
         let (processor, status) = await commandProcessor
         let (queues, stale) = await queuesAndStale
         return HealthProbes(
@@ -194,29 +180,51 @@ package struct WorkerHealthService: Sendable {
     /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`; a queue
     /// that does not exist is left out).
     package func checkQueueProcessing() async -> HealthCheck {
+        await checkQueueProcessing(withStaleReport: false).check
+    }
+
+    /// `checkQueueProcessing`, and with `withStaleReport` on the same operator connection the steps
+    /// `in_progress` longer than `worker.crash_recovery.stale_in_progress_threshold_seconds` by
+    /// worker (`step_recovery`; nil when not read in time).
+    package func checkQueueProcessing(withStaleReport: Bool) async -> (check: HealthCheck, stale: [StaleInProgressSteps]?) {
         let clock = Timing()
         let queues = runtime.eventSystem.settings.namespaces.map(QueueNames.workerQueue(namespace:))
-        guard !queues.isEmpty else {
-            return HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
-        }
+        let noQueues = HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
+        guard !queues.isEmpty || withStaleReport else { return (noQueues, nil) }
         let pool = runtime.pool
+        let threshold = runtime.configuration.worker.crashRecovery.staleInProgressThresholdSeconds
         let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
-            try await pool.withConnection(lane: .operator) { c in try await PGMQ.queueMetrics(c, queues: queues) }
+            try await pool.withConnection(lane: .operator) { c in
+                let depths = queues.isEmpty ? [] : try await PGMQ.queueMetrics(c, queues: queues)
+                let stale = withStaleReport ? try? await RecoveryRepository.staleInProgress(c, thresholdSeconds: threshold) : nil
+                return (depths, stale)
+            }
         }
         switch outcome {
-        case .value(let depths):
+        case .value(let (depths, stale)):
+            guard !queues.isEmpty else { return (noQueues, stale) }
             let total = depths.reduce(0) { $0 + Int($1.depth) }
             let detail = depths.map { "\($0.queue)=\($0.depth)" }.joined(separator: ", ")
-            return HealthCheck(
-                status: thresholds.queueDepthStatus(total),
-                message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
+            return (
+                HealthCheck(
+                    status: thresholds.queueDepthStatus(total),
+                    message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs),
+                stale
+            )
         case .failed(let error):
-            return HealthCheck(
-                status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
+            return (
+                HealthCheck(
+                    status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))",
+                    durationMs: clock.elapsedMs),
+                nil
+            )
         case .timedOut:
-            return HealthCheck(
-                status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
-                durationMs: clock.elapsedMs)
+            return (
+                HealthCheck(
+                    status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
+                    durationMs: clock.elapsedMs),
+                nil
+            )
         }
     }
 
