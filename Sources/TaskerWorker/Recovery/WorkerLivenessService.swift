@@ -27,7 +27,8 @@ package struct LivenessLockError: Error, CustomStringConvertible, Sendable {
 /// after the pool, so it is shut down after the pipeline has drained.
 ///
 /// Claiming waits for the lock (`WorkerCapacity.setLiveness`). The lock is checked every
-/// `checkInterval`; when the connection is lost, claiming stops at once and the service
+/// `checkInterval` (a check must answer within `checkTimeout`); when the connection is lost,
+/// claiming stops at once and the service
 /// reconnects (`ReconnectBackoff`, at most `maximumBackoff` apart, so that the lock is back well
 /// within the grace period other workers wait) and takes the lock again. Steps already running go
 /// on; if the lock stays lost for longer than the grace period they may be recovered by others,
@@ -41,14 +42,16 @@ package final class WorkerLivenessService: Service, Sendable {
     let key: LivenessKey
     let capacity: WorkerCapacity
     let checkInterval: Duration
+    let checkTimeout: Duration
     let backoff: ReconnectBackoff
     let logger: Logger
     private let backendPID = Atomic<Int32>(0)
 
     package init(
         url: String, identity: WorkerIdentity, capacity: WorkerCapacity, checkInterval: Duration,
-        maximumBackoff: Duration, logger: Logger = Logger(label: "tasker.liveness")
+        checkTimeout: Duration, maximumBackoff: Duration, logger: Logger = Logger(label: "tasker.liveness")
     ) {
+        self.checkTimeout = checkTimeout
         self.url = url
         self.key = LivenessKey(worker: identity.uuid)
         self.capacity = capacity
@@ -84,7 +87,7 @@ package final class WorkerLivenessService: Service, Sendable {
                 attempt = 0
                 while true {
                     try await Task.sleep(for: checkInterval)
-                    guard try await Self.holds(c, key) else { throw LivenessLockError(backendPID: pid) }
+                    try await check(c, pid: pid)
                 }
             } catch let error as LivenessLockError {
                 capacity.setLiveness(false)
@@ -94,7 +97,9 @@ package final class WorkerLivenessService: Service, Sendable {
             } catch {
                 capacity.setLiveness(false)
                 backendPID.store(0, ordering: .relaxed)
-                await connection?.close()
+                // Not awaited: after a check that did not answer, the connection's thread may stay
+                // blocked on a dead socket until TCP gives up; it closes then.
+                if let connection { Task { await connection.close() } }
                 if Task.isCancelled || error is CancellationError { return }
                 let delay = backoff.delay(forAttempt: attempt)
                 attempt += 1
@@ -103,6 +108,20 @@ package final class WorkerLivenessService: Service, Sendable {
                     metadata: ["error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"])
                 do { try await Task.sleep(for: delay) } catch { return }
             }
+        }
+    }
+
+    /// Checks that this session still holds the lock, within `checkTimeout`: a check that does not
+    /// answer (a network partition, where the socket only fails after TCP keepalive) counts as a
+    /// lost connection, so that claiming stops before other workers take this worker's steps.
+    private func check(_ c: PostgresConnection, pid: Int32) async throws {
+        let key = key
+        switch await withDeadline(checkTimeout, { try await Self.holds(c, key) }) {
+        case .value(true): return
+        case .value(false): throw LivenessLockError(backendPID: pid)
+        case .failed(let error): throw error
+        case .timedOut:
+            throw PostgresError(.connectionClosed, "the liveness lock check did not answer within \(checkTimeout)")
         }
     }
 

@@ -38,11 +38,12 @@ struct WorkerPipeline {
         let recovery = worker.crashRecovery
         let scanInterval = Duration.milliseconds(recovery.scanIntervalMs)
         let grace = Duration.milliseconds(recovery.gracePeriodMs)
-        // The own lock is checked at least four times per grace period, and a lost one retaken
-        // well within it, so that this worker stops claiming before others take its steps.
+        // The own lock is checked at least four times per grace period, each check answering
+        // within half of it, and a lost one is retaken well within it: this worker stops claiming
+        // (at most checkInterval + checkTimeout after losing the lock) before others take its steps.
         let liveness = WorkerLivenessService(
             url: configuration.common.database.url, identity: identity, capacity: capacity,
-            checkInterval: min(scanInterval, grace / 4), maximumBackoff: grace / 4)
+            checkInterval: min(scanInterval, grace / 4), checkTimeout: grace / 2, maximumBackoff: grace / 4)
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
