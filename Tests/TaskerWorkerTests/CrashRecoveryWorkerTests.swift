@@ -158,6 +158,35 @@ struct CrashRecoveryWorkerTests {
         }
     }
 
+    /// While the worker does not hold its liveness lock (its connection was terminated and cannot
+    /// come back) it claims nothing; once the lock is taken again, the waiting step runs.
+    @Test func noClaimsWhileTheLivenessLockIsLost() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.lateYAML)
+            let worker = harness.startWorker(HandlerRegistry.withBuiltIns(), configuration: harness.configuration())
+            try await waitUntil(timeout: .seconds(20)) { worker.daemon.runtime.dispatch.capacity.holdsLiveness }
+            let admin = try await PostgresConnection.connect(url: try TestEnvironment.adminURL())
+            try await admin.query("ALTER DATABASE \"\(db.name)\" ALLOW_CONNECTIONS false")
+            try await admin.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                 WHERE datname = $1 AND application_name = 'tasker-worker-liveness'
+                """, [db.name])
+            try await waitUntil(timeout: .seconds(10)) { !worker.daemon.runtime.dispatch.capacity.holdsLiveness }
+            let task = try await harness.createTask(steps: ["after"])
+            try await harness.enqueue(task, "after")
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(try await harness.state(task["after"]) == "enqueued")
+            let health = await WorkerHealthService(runtime: worker.daemon.runtime).readiness()
+            #expect(!health.isReady)
+
+            try await admin.query("ALTER DATABASE \"\(db.name)\" ALLOW_CONNECTIONS true")
+            try await harness.waitForState(task["after"], ["enqueued_for_orchestration"], timeout: .seconds(20))
+            #expect(worker.daemon.runtime.dispatch.capacity.holdsLiveness)
+            try await worker.stop()
+        }
+    }
+
     /// `/health/detailed` counts the steps in_progress longer than the threshold by worker, with
     /// `unrecorded` for steps claimed without a `worker_uuid`, and shows the liveness lock held.
     @Test func detailedHealthReportsLongRunningStepsByWorker() async throws {
