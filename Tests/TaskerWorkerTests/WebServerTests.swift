@@ -49,7 +49,10 @@ struct WebServerTests {
             let detailedResponse = try await worker.get("/health/detailed")
             #expect(detailedResponse.status == .ok)
             let detailed = try detailedResponse.json()
-            #expect(detailed.keys == ["checks", "distributed_cache", "status", "system_info", "timestamp", "worker_id"])
+            // Upstream's keys plus ours, `step_recovery` (crash recovery, Sources/TaskerWorker/Recovery).
+            #expect(
+                detailed.keys == ["checks", "distributed_cache", "status", "step_recovery", "system_info", "timestamp", "worker_id"])
+            #expect(detailed["step_recovery"]?["liveness_lock_held"] == true)
             #expect(detailed["status"] == "healthy")
             let all = try #require(detailed["checks"])
             #expect(
@@ -107,6 +110,10 @@ struct WebServerTests {
             try await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [db.name])
 
             try await waitUntil(timeout: .seconds(15)) { try await worker.get("/health/ready").status == .serviceUnavailable }
+            // Readiness may fail first for the lost liveness lock (its connection was terminated too).
+            try await waitUntil(timeout: .seconds(15)) {
+                try await worker.get("/health/detailed").json()["checks"]?["database"]?["status"] == "unhealthy"
+            }
             let detailed = try await worker.get("/health/detailed")
             #expect(detailed.status == .ok)
             let checks = try detailed.json()["checks"]

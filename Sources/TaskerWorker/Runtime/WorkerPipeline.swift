@@ -7,8 +7,8 @@ import TaskerPostgres
 /// The step pipeline of one worker, assembled from the configuration with every dependency in
 /// place (`WorkerDaemon.init` builds it; nothing in it is set later).
 struct WorkerPipeline {
-    /// In group order; the group shuts them down in reverse: event system, dispatch, completion,
-    /// actors' hooks, pool.
+    /// In group order; the group shuts them down in reverse: event system, recovery scanner,
+    /// dispatch, completion, actors' hooks, liveness lock, pool.
     let services: [any Service]
     let commands: ActorCommandProcessor
     let eventSystem: WorkerEventSystem
@@ -33,7 +33,17 @@ struct WorkerPipeline {
                 enabled: handlerDispatch.loadShedding.enabled,
                 capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
                 warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
-                unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize))
+                unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize),
+            requiresLiveness: true)
+        let recovery = worker.crashRecovery
+        let scanInterval = Duration.milliseconds(recovery.scanIntervalMs)
+        let grace = Duration.milliseconds(recovery.gracePeriodMs)
+        // The own lock is checked at least four times per grace period, each check answering
+        // within half of it, and a lost one is retaken well within it: this worker stops claiming
+        // (at most checkInterval + checkTimeout after losing the lock) before others take its steps.
+        let liveness = WorkerLivenessService(
+            url: configuration.common.database.url, identity: identity, capacity: capacity,
+            checkInterval: min(scanInterval, grace / 4), checkTimeout: grace / 2, maximumBackoff: grace / 4)
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
@@ -78,7 +88,17 @@ struct WorkerPipeline {
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
             capacityFreed: capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
-        self.services = [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
+        let scanner: [any Service] =
+            recovery.enabled
+            ? [
+                RecoveryScanner(
+                    pool: pool, identity: identity, statistics: statistics, interval: scanInterval, grace: grace)
+            ] : []
+        // The event system stays last (the first the group stops): it also ends on its own
+        // (`WorkerDaemon.shutdown`), which the group accepts only from the service it stops first.
+        self.services =
+            [pool, liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
+            + scanner + [eventSystem]
         self.commands = commands
         self.eventSystem = eventSystem
         self.dispatch = dispatchService

@@ -61,7 +61,19 @@ package struct WorkerHealthService: Sendable {
         let healthy = checks.all.allSatisfy { $0.verdict == .healthy }
         return DetailedHealthResponse(
             status: healthy ? "healthy" : "degraded", timestamp: Date(), workerID: runtime.identity.publicID,
-            checks: checks, systemInfo: await systemInfo(status: probes.status), distributedCache: DistributedCacheInfo.none)
+            checks: checks, systemInfo: await systemInfo(status: probes.status), distributedCache: DistributedCacheInfo.none,
+            stepRecovery: stepRecovery(probes.staleInProgress))
+    }
+
+    /// `step_recovery`: liveness, recovery counts and the long-running `in_progress` steps.
+    package func stepRecovery(_ stale: [StaleInProgressSteps]?) -> StepRecoveryHealth {
+        let stats = runtime.statistics.snapshot
+        let recovery = runtime.configuration.worker.crashRecovery
+        return StepRecoveryHealth(
+            livenessLockHeld: runtime.dispatch.capacity.holdsLiveness, scannerEnabled: recovery.enabled,
+            stepsRecovered: stats.stepsRecovered, lateResultsRefused: stats.lateResultsRefused,
+            inProgressThresholdSeconds: recovery.staleInProgressThresholdSeconds,
+            staleInProgressSteps: stale.map { $0.reduce(0) { $0 + $1.steps } }, staleInProgressByWorker: stale)
     }
 
     /// The checks that cost a round trip (shared when `shared` is set), with result storage folded
@@ -75,6 +87,12 @@ package struct WorkerHealthService: Sendable {
             probes = await evaluateProbes()
         }
         probes.commandProcessor = Self.adding(checkResultStorage(), to: probes.commandProcessor)
+        if !runtime.dispatch.capacity.holdsLiveness {
+            probes.commandProcessor = Self.adding(
+                HealthCheck(
+                    status: .degraded, message: "liveness lock not held: not claiming steps until it is taken again", durationMs: 0),
+                to: probes.commandProcessor, label: "liveness")
+        }
         return probes
     }
 
@@ -82,11 +100,14 @@ package struct WorkerHealthService: Sendable {
     package func evaluateProbes() async -> HealthProbes {
         async let database = checkDatabase()
         async let commandProcessor = checkCommandProcessor()
-        async let queues = checkQueueProcessing()
+        // The stale in_progress report on the queue metrics' connection: still two operator
+        // acquires per evaluation.
+        async let queuesAndStale = checkQueueProcessing(withStaleReport: true)
         let (processor, status) = await commandProcessor
+        let (queues, stale) = await queuesAndStale
         return HealthProbes(
-            database: await database, commandProcessor: processor, queueProcessing: await queues,
-            status: status)
+            database: await database, commandProcessor: processor, queueProcessing: queues,
+            status: status, staleInProgress: stale)
     }
 
     /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
@@ -103,11 +124,11 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// `check` judged with `extra` too: the worse verdict, and `extra`'s message when it is not healthy.
-    static func adding(_ extra: HealthCheck, to check: HealthCheck) -> HealthCheck {
+    static func adding(_ extra: HealthCheck, to check: HealthCheck, label: String = "result storage") -> HealthCheck {
         guard extra.verdict != .healthy else { return check }
         return HealthCheck(
             status: max(check.verdict, extra.verdict),
-            message: [check.message, "result storage: " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
+            message: [check.message, "\(label): " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
             durationMs: check.durationMs, lastChecked: check.lastChecked)
     }
 
@@ -159,29 +180,51 @@ package struct WorkerHealthService: Sendable {
     /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`; a queue
     /// that does not exist is left out).
     package func checkQueueProcessing() async -> HealthCheck {
+        await checkQueueProcessing(withStaleReport: false).check
+    }
+
+    /// `checkQueueProcessing`, and with `withStaleReport` on the same operator connection the steps
+    /// `in_progress` longer than `worker.crash_recovery.stale_in_progress_threshold_seconds` by
+    /// worker (`step_recovery`; nil when not read in time).
+    package func checkQueueProcessing(withStaleReport: Bool) async -> (check: HealthCheck, stale: [StaleInProgressSteps]?) {
         let clock = Timing()
         let queues = runtime.eventSystem.settings.namespaces.map(QueueNames.workerQueue(namespace:))
-        guard !queues.isEmpty else {
-            return HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
-        }
+        let noQueues = HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
+        guard !queues.isEmpty || withStaleReport else { return (noQueues, nil) }
         let pool = runtime.pool
+        let threshold = runtime.configuration.worker.crashRecovery.staleInProgressThresholdSeconds
         let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
-            try await pool.withConnection(lane: .operator) { c in try await PGMQ.queueMetrics(c, queues: queues) }
+            try await pool.withConnection(lane: .operator) { c in
+                let depths = queues.isEmpty ? [] : try await PGMQ.queueMetrics(c, queues: queues)
+                let stale = withStaleReport ? try? await RecoveryRepository.staleInProgress(c, thresholdSeconds: threshold) : nil
+                return (depths, stale)
+            }
         }
         switch outcome {
-        case .value(let depths):
+        case .value(let (depths, stale)):
+            guard !queues.isEmpty else { return (noQueues, stale) }
             let total = depths.reduce(0) { $0 + Int($1.depth) }
             let detail = depths.map { "\($0.queue)=\($0.depth)" }.joined(separator: ", ")
-            return HealthCheck(
-                status: thresholds.queueDepthStatus(total),
-                message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs)
+            return (
+                HealthCheck(
+                    status: thresholds.queueDepthStatus(total),
+                    message: "Own queues total depth: \(total) (\(detail))", durationMs: clock.elapsedMs),
+                stale
+            )
         case .failed(let error):
-            return HealthCheck(
-                status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
+            return (
+                HealthCheck(
+                    status: .unhealthy, message: "Queue metrics unavailable: \(OperatorErrorText.summary(error))",
+                    durationMs: clock.elapsedMs),
+                nil
+            )
         case .timedOut:
-            return HealthCheck(
-                status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
-                durationMs: clock.elapsedMs)
+            return (
+                HealthCheck(
+                    status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
+                    durationMs: clock.elapsedMs),
+                nil
+            )
         }
     }
 

@@ -64,7 +64,20 @@ enum WorkerOpenAPISchemas {
             [
                 "status": string, "timestamp": dateTime, "worker_id": string, "checks": ref("WorkerDetailedChecks"),
                 "system_info": ref("WorkerSystemInfo"), "distributed_cache": nullable("DistributedCacheInfo"),
-            ], optional: ["distributed_cache"]),
+                "step_recovery": ref("StepRecoveryHealth"),
+            ], optional: ["distributed_cache", "step_recovery"]),
+        // Ours (not upstream's): liveness, crash recovery and long-running in_progress steps by worker.
+        "StepRecoveryHealth": object(
+            [
+                "liveness_lock_held": boolean, "scanner_enabled": boolean, "steps_recovered": uint64,
+                "late_results_refused": uint64, "in_progress_threshold_seconds": uint64,
+                "stale_in_progress_steps": nullableUInt64,
+                "stale_in_progress_by_worker": ["type": "array", "items": ref("StaleInProgressSteps")],
+            ], optional: ["stale_in_progress_steps", "stale_in_progress_by_worker"]),
+        "StaleInProgressSteps": object([
+            "worker_uuid": ["type": "string", "description": "The claiming worker's uuid, `unrecorded` or `malformed`."],
+            "steps": uint64, "oldest_seconds": double,
+        ]),
         "WorkerSystemInfo": object(
             [
                 "version": string, "environment": string, "uptime_seconds": uint64, "worker_type": string,
