@@ -25,7 +25,10 @@ struct OrchestrationConfigurationTests {
     @Test func theOrchestrationContextReadsItsEnvironmentOverlay() throws {
         let loaded = try load(["TASKER_ENV": "test"])
         #expect(loaded.warnings.isEmpty)
-        #expect(loaded.sources.map { ($0 as NSString).lastPathComponent } == ["common.toml", "orchestration.toml", "common.toml", "orchestration.toml"])
+        #expect(
+            loaded.sources.map { ($0 as NSString).lastPathComponent } == [
+                "common.toml", "orchestration.toml", "common.toml", "orchestration.toml",
+            ])
         let detection = loaded.configuration.orchestration.dlq.stalenessDetection
         #expect(detection.detectionIntervalSeconds == 60 && detection.batchSize == 10)
         #expect(detection.thresholds.stepsInProcessMinutes == 5 && detection.thresholds.waitingForRetryMinutes == 2)
@@ -35,7 +38,9 @@ struct OrchestrationConfigurationTests {
         // The worker context does not read it.
         let worker = try ConfigurationLoader(environment: ["TASKER_ENV": "test"], configRoot: repositoryConfigRoot).load()
         #expect(worker.configuration.orchestration == OrchestrationConfiguration())
-        #expect(try load(["TASKER_ENV": "production"]).configuration.orchestration.dlq.stalenessDetection.thresholds.stepsInProcessMinutes == 60)
+        #expect(
+            try load(["TASKER_ENV": "production"]).configuration.orchestration.dlq.stalenessDetection.thresholds.stepsInProcessMinutes == 60
+        )
     }
 
     @Test func outOfRangeValuesAreErrorsNamingTheKey() throws {

@@ -1,10 +1,10 @@
 import Foundation
-@testable import TaskerOrchestration
 import TaskerPostgres
 import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel
+@testable import TaskerOrchestration
 
 /// `orchestration_task_finalizations`: upstream's message (`{"task_uuid": …}`) finalizes the task;
 /// hostile messages are archived once, never re-read.

@@ -61,30 +61,53 @@ import Testing
         return (StalenessDetector(pool: pool, settings: settings, statistics: statistics), pool, statistics)
     }
 
-    /// The task's DLQ entries: reason, original state, status and snapshot.
-    static func dlqEntries(_ harness: OrchestrationHarness, _ task: UUID) async throws -> [(reason: String, originalState: String, status: String, snapshot: JSONValue)] {
-        try await harness.admin.query(
+    /// One `tasks_dlq` row.
+    struct DLQEntry {
+        var reason: String
+        var originalState: String
+        var status: String
+        var snapshot: JSONValue
+    }
+
+    static func dlqEntries(_ harness: OrchestrationHarness, _ task: UUID) async throws -> [DLQEntry] {
+        let rows = try await harness.admin.query(
             """
             SELECT dlq_reason::text AS reason, original_state, resolution_status::text AS status, task_snapshot
               FROM tasker.tasks_dlq WHERE task_uuid = $1
-            """, [task]
-        ).map { (try $0.decode("reason"), try $0.decode("original_state"), try $0.decode("status"), try $0.decode("task_snapshot")) }
+            """, [task])
+        var entries: [DLQEntry] = []
+        for row in rows {
+            entries.append(
+                DLQEntry(
+                    reason: try row.decode("reason"), originalState: try row.decode("original_state"),
+                    status: try row.decode("status"), snapshot: try row.decode("task_snapshot")))
+        }
+        return entries
     }
 
+    /// The task's transitions to `error`: from which state, with which `transition_metadata.reason`.
     static func errorTransitions(_ harness: OrchestrationHarness, _ task: UUID) async throws -> [(from: String, reason: String?)] {
-        try await harness.admin.query(
+        let rows = try await harness.admin.query(
             """
             SELECT from_state, transition_metadata ->> 'reason' AS reason FROM tasker.task_transitions
              WHERE task_uuid = $1 AND to_state = 'error'
-            """, [task]
-        ).map { (try $0.decode("from_state"), try $0.decode("reason")) }
+            """, [task])
+        var transitions: [(from: String, reason: String?)] = []
+        for row in rows {
+            let from: String = try row.decode("from_state")
+            let reason: String? = try row.decode("reason")
+            transitions.append((from, reason))
+        }
+        return transitions
     }
 
     @Test func aTaskStaleInEachMonitoredStateGoesToTheDLQAndFreshTasksAreUntouched() async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let tasks = try await Self.tasks(harness, "linear_workflow", count: 5)
-            let (inProcess, waitingDeps, waitingRetry, freshInProcess, freshWaitingDeps) = (tasks[0], tasks[1], tasks[2], tasks[3], tasks[4])
+            let (inProcess, waitingDeps, waitingRetry, freshInProcess, freshWaitingDeps) = (
+                tasks[0], tasks[1], tasks[2], tasks[3], tasks[4]
+            )
             try await Self.move(harness, waitingDeps, from: "steps_in_process", to: "waiting_for_dependencies")
             try await Self.move(harness, waitingRetry, from: "steps_in_process", to: "waiting_for_retry")
             try await Self.move(harness, freshWaitingDeps, from: "steps_in_process", to: "waiting_for_dependencies")
@@ -100,11 +123,14 @@ import Testing
             #expect(Set(outcomes.map(\.taskUUID)) == [inProcess, waitingDeps, waitingRetry])
             #expect(outcomes.allSatisfy { $0.action == "transitioned_to_dlq_and_error" && $0.movedToDLQ && $0.transitionedToError })
             #expect(outcomes.first { $0.taskUUID == waitingDeps }?.thresholdMinutes == 60)
-            #expect(statistics.staleTasksDetected == 3 && statistics.dlqEntriesCreated == 3 && statistics.staleTasksTransitionedToError == 3)
+            #expect(
+                statistics.staleTasksDetected == 3 && statistics.dlqEntriesCreated == 3 && statistics.staleTasksTransitionedToError == 3)
 
             let stepCount: Int = try await harness.admin.query(
                 "SELECT count(*)::integer AS n FROM tasker.workflow_steps WHERE task_uuid = $1", [inProcess])[0].decode("n")
-            for (task, state) in [(inProcess, "steps_in_process"), (waitingDeps, "waiting_for_dependencies"), (waitingRetry, "waiting_for_retry")] {
+            for (task, state) in [
+                (inProcess, "steps_in_process"), (waitingDeps, "waiting_for_dependencies"), (waitingRetry, "waiting_for_retry"),
+            ] {
                 #expect(try await harness.taskState(task) == "error")
                 let transitions = try await Self.errorTransitions(harness, task)
                 #expect(transitions.count == 1 && transitions.first?.from == state && transitions.first?.reason == "staleness_timeout")

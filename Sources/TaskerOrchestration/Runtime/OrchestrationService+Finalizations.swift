@@ -64,7 +64,7 @@ extension OrchestrationService {
                 "finalization message processed",
                 metadata: ["msg_id": "\(message.msgID)", "task_uuid": "\(request.taskUUID)", "state": "\(state.rawValue)"])
             await archive(message)
-        } catch where error.isTransientOrchestrationFailure {
+        } catch  where error.isTransientOrchestrationFailure {
             logger.warning(
                 "finalization message not processed; retried after the visibility timeout",
                 metadata: ["msg_id": "\(message.msgID)", "task_uuid": "\(request.taskUUID)", "error": "\(error)"])
