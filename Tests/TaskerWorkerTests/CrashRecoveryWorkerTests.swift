@@ -19,7 +19,7 @@ struct CrashRecoveryWorkerTests {
         version: 1.0.0
         steps:
           - name: crash_nap
-            handler: { callable: tasker.sleep, initialization: { ms: 4000 } }
+            handler: { callable: tasker.sleep, initialization: { ms: 600000 } }
           - name: crash_after
             dependencies: [crash_nap]
             handler: { callable: tasker.sleep, initialization: { ms: 50 } }
@@ -54,7 +54,11 @@ struct CrashRecoveryWorkerTests {
                 throw error
             }
             #expect(victim.log.contains("liveness lock taken"))
-            let rescuer = harness.startWorker()
+            // The victim's nap (10 min) never ends before the kill, however slow the machine; the
+            // rescuer's `tasker.sleep` returns at once, so the retried steps complete quickly.
+            let quickSleep = HandlerRegistry.withBuiltIns()
+            quickSleep.register(BuiltInHandlers.sleep) { _ in .success(.object(["slept_ms": .int(0)])) }
+            let rescuer = harness.startWorker(quickSleep)
             try await waitUntil(timeout: .seconds(20)) { rescuer.daemon.runtime.dispatch.capacity.holdsLiveness }
             let killedAt = Date()
             victim.kill()

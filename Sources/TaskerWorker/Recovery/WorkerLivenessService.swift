@@ -97,10 +97,15 @@ package final class WorkerLivenessService: Service, Sendable {
             } catch {
                 capacity.setLiveness(false)
                 backendPID.store(0, ordering: .relaxed)
+                if Task.isCancelled || error is CancellationError {
+                    // Shutdown: closed before the service returns, so that nothing of this service
+                    // runs after the worker has stopped (an embedding host may unload the library).
+                    await connection?.close()
+                    return
+                }
                 // Not awaited: after a check that did not answer, the connection's thread may stay
                 // blocked on a dead socket until TCP gives up; it closes then.
                 if let connection { Task { await connection.close() } }
-                if Task.isCancelled || error is CancellationError { return }
                 let delay = backoff.delay(forAttempt: attempt)
                 attempt += 1
                 logger.warning(
