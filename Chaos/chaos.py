@@ -33,6 +33,10 @@ PROFILES = {
 }
 
 
+def _seconds(value):
+    return "never" if value is None else f"{value}s"
+
+
 class Chaos:
     def __init__(self, args):
         self.args = args
@@ -107,8 +111,8 @@ class Chaos:
               f"step_retries={f.get('step_retries', 0)} faults={len(self.faults)} ({len(kinds)} kinds) "
               f"poison={self.poison_sent} notifications={self.notifications_sent} "
               f"bad_requests={self.bad_requests_sent} "
-              f"max_recovery={f.get('max_recovery_s')}s ({f.get('max_recovery_kind')}) "
-              f"quiescent_after={f.get('quiescent_after_s')}s failures={len(self.failures)} "
+              f"max_recovery={_seconds(f.get('max_recovery_s'))} ({f.get('max_recovery_kind')}) "
+              f"quiescent_after={_seconds(f.get('quiescent_after_s'))} failures={len(self.failures)} "
               f"(details: {os.path.join(self.args.work, 'summary.json')})", flush=True)
         return 1 if self.failures else 0
 
