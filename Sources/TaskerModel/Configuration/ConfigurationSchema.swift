@@ -166,6 +166,9 @@ enum ConfigurationSchema {
             ("worker.web.database_pools.operator_max_connections", .integer(1...1000)),  // ours
             ("worker.result_storage.max_result_bytes", .integer(1024...(256 * 1024 * 1024))),  // ours
             ("worker.result_storage.unstored_alert_seconds", .integer(1...86400)),  // ours
+            ("worker.crash_recovery.scan_interval_ms", .integer(100...60000)),  // ours
+            ("worker.crash_recovery.grace_period_ms", .integer(1000...3_600_000)),  // ours
+            ("worker.crash_recovery.stale_in_progress_threshold_seconds", .integer(1...604_800)),  // ours
             ("worker.web.auth.jwt_issuer", .nonEmpty),
             ("worker.web.auth.jwt_audience", .nonEmpty),
             ("worker.web.auth.jwt_token_expiry_hours", .integer(1...168)),

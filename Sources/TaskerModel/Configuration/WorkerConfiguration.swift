@@ -14,6 +14,8 @@ public struct WorkerConfiguration: Codable, Sendable, Equatable {
     public var grpc = GRPC()
     /// Ours: `[worker.result_storage]`.
     public var resultStorage = ResultStorage()
+    /// Ours: `[worker.crash_recovery]`.
+    public var crashRecovery = CrashRecovery()
     public init() {}
 }
 
@@ -247,6 +249,23 @@ extension WorkerConfiguration {
         /// A result still unstored (the database keeps failing transiently) this long after its
         /// handler returned makes readiness fail (`command_processor`) and shows in `/health/detailed`.
         public var unstoredAlertSeconds = 60
+        public init() {}
+    }
+
+    /// `[worker.crash_recovery]` (ours): steps claimed by a worker that died are retried. Every
+    /// worker holds a liveness lock in PostgreSQL while it runs (always, so that others never take
+    /// its steps); with `enabled`, it also looks for `in_progress` steps whose claiming worker holds
+    /// none and stores a retryable `worker_lost` error result for each.
+    public struct CrashRecovery: Codable, Sendable, Equatable {
+        /// Look for steps of dead workers (the liveness lock is held either way).
+        public var enabled = true
+        /// How often to look (and how often the worker checks its own liveness lock).
+        public var scanIntervalMs = 2000
+        /// How long a claiming worker's liveness lock must be seen absent before its steps are
+        /// recovered (covers a worker reconnecting its liveness connection).
+        public var gracePeriodMs = 4000
+        /// `/health/detailed` counts steps `in_progress` for longer than this, by claiming worker.
+        public var staleInProgressThresholdSeconds = 300
         public init() {}
     }
 

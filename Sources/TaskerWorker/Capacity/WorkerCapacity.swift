@@ -33,8 +33,13 @@ package final class WorkerCapacity: Sendable {
     private let warningThrottle = Throttle(interval: .seconds(10))
     private let logger: Logger
 
-    package init(permits: Int, shedding: LoadShedding = .disabled, logger: Logger = Logger(label: "tasker.load_shedding")) {
-        let state = WorkerCapacityState(permits: permits, shedding: shedding)
+    /// `requiresLiveness`: nothing is claimed until `setLiveness(true)` (the worker's pipeline,
+    /// whose `WorkerLivenessService` takes the lock).
+    package init(
+        permits: Int, shedding: LoadShedding = .disabled, requiresLiveness: Bool = false,
+        logger: Logger = Logger(label: "tasker.load_shedding")
+    ) {
+        let state = WorkerCapacityState(permits: permits, shedding: shedding, requiresLiveness: requiresLiveness)
         locked = Mutex(Locked(state: state))
         handlerPermits = state.permits.limit
         self.shedding = shedding
@@ -58,6 +63,8 @@ package final class WorkerCapacity: Sendable {
     package var usagePercent: Double { locked.withLock { $0.state.usagePercent } }
     /// At or above the capacity threshold.
     package var isShedding: Bool { locked.withLock { $0.state.isShedding } }
+    /// Whether the worker holds its liveness lock (claims are refused while it does not).
+    package var holdsLiveness: Bool { locked.withLock { $0.state.holdsLiveness } }
     /// Claims that fit before load shedding starts (nil: shedding is off).
     package var remainingClaims: Int? { locked.withLock { $0.state.remainingClaims } }
 
@@ -137,6 +144,13 @@ package final class WorkerCapacity: Sendable {
     /// A claimed step's result is settled (stored, refused, or given up); yields `freed` after a shed.
     package func resultSettled() {
         if locked.withLock({ $0.state.resultSettled() }) { freedContinuation.yield() }
+    }
+
+    // MARK: Liveness (Recovery/WorkerLivenessService)
+
+    /// The liveness lock was taken (true) or lost (false); taken again, the queues are read at once.
+    package func setLiveness(_ held: Bool) {
+        if locked.withLock({ $0.state.setLiveness(held) }) { freedContinuation.yield() }
     }
 
     /// Ends `freed` (shutdown).

@@ -52,10 +52,27 @@ struct WorkerCapacityState: Sendable {
     private(set) var claimsInFlight: [UUID: Int64] = [:]
     /// Load shedding refused work since capacity was last released.
     private(set) var shedSinceRelease = false
+    /// Whether the worker holds its liveness lock (`Recovery/WorkerLivenessService`). While it
+    /// does not, nothing is claimed: its steps could be recovered by other workers while it runs them.
+    private(set) var holdsLiveness: Bool
 
-    init(permits: Int, shedding: LoadShedding) {
+    /// `requiresLiveness`: claiming waits for `setLiveness(true)` (a worker's pipeline); false for
+    /// callers that run no liveness service.
+    init(permits: Int, shedding: LoadShedding, requiresLiveness: Bool = false) {
         self.permits = PermitQueue(limit: permits)
         self.shedding = shedding
+        self.holdsLiveness = !requiresLiveness
+    }
+
+    // MARK: Liveness
+
+    /// The liveness lock was taken (true) or lost (false). True when it was taken again after
+    /// work was left unread meanwhile: read the queues again now.
+    mutating func setLiveness(_ held: Bool) -> Bool {
+        let regained = held && !holdsLiveness
+        holdsLiveness = held
+        if regained { shedSinceRelease = false }
+        return regained
     }
 
     // MARK: Load shedding
@@ -63,6 +80,7 @@ struct WorkerCapacityState: Sendable {
     /// Claims that still fit below the capacity threshold and the unstored bound (nil when shedding
     /// is disabled). Claims in flight count: they will hold permits soon.
     var remainingClaims: Int? {
+        guard holdsLiveness else { return 0 }
         guard shedding.enabled else { return nil }
         let inFlight = claimsInFlight.count
         let allowed = Int((shedding.capacityThresholdPercent * Double(permits.limit) / 100).rounded(.up))
@@ -94,6 +112,10 @@ struct WorkerCapacityState: Sendable {
     /// Registers a claim of `step` carried by message `message`, or says why not.
     mutating func admitClaim(step: UUID, message: Int64) -> ClaimAdmission {
         if let current = claimsInFlight[step] { return current == message ? .duplicate : .stepBusy }
+        guard holdsLiveness else {
+            shedSinceRelease = true
+            return .shed
+        }
         var warningUsage: Double?
         if shedding.enabled {
             if remainingClaims == 0 {

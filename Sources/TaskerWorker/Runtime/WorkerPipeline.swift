@@ -7,8 +7,8 @@ import TaskerPostgres
 /// The step pipeline of one worker, assembled from the configuration with every dependency in
 /// place (`WorkerDaemon.init` builds it; nothing in it is set later).
 struct WorkerPipeline {
-    /// In group order; the group shuts them down in reverse: event system, dispatch, completion,
-    /// actors' hooks, pool.
+    /// In group order; the group shuts them down in reverse: recovery scanner, event system,
+    /// dispatch, completion, actors' hooks, liveness lock, pool.
     let services: [any Service]
     let commands: ActorCommandProcessor
     let eventSystem: WorkerEventSystem
@@ -33,7 +33,16 @@ struct WorkerPipeline {
                 enabled: handlerDispatch.loadShedding.enabled,
                 capacityThresholdPercent: handlerDispatch.loadShedding.capacityThresholdPercent,
                 warningThresholdPercent: handlerDispatch.loadShedding.warningThresholdPercent,
-                unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize))
+                unstoredLimit: handlerDispatch.maxConcurrentHandlers + handlerDispatch.completionBufferSize),
+            requiresLiveness: true)
+        let recovery = worker.crashRecovery
+        let scanInterval = Duration.milliseconds(recovery.scanIntervalMs)
+        let grace = Duration.milliseconds(recovery.gracePeriodMs)
+        // The own lock is checked at least four times per grace period, and a lost one retaken
+        // well within it, so that this worker stops claiming before others take its steps.
+        let liveness = WorkerLivenessService(
+            url: configuration.common.database.url, identity: identity, capacity: capacity,
+            checkInterval: min(scanInterval, grace / 4), maximumBackoff: grace / 4)
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
@@ -78,7 +87,14 @@ struct WorkerPipeline {
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
             capacityFreed: capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
-        self.services = [pool, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem]
+        let scanner: [any Service] =
+            recovery.enabled
+            ? [
+                RecoveryScanner(
+                    pool: pool, identity: identity, statistics: statistics, interval: scanInterval, grace: grace)
+            ] : []
+        self.services =
+            [pool, liveness, ActorLifecycleService(actors: actors), completionService, dispatchService, eventSystem] + scanner
         self.commands = commands
         self.eventSystem = eventSystem
         self.dispatch = dispatchService

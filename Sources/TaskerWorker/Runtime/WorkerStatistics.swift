@@ -49,7 +49,8 @@ public final class WorkerStatistics: Sendable {
             notificationsRejected: counts.total(Name.notificationsRejected),
             notificationsDropped: counts.total(Name.notificationsDropped),
             notifiedReads: notifiedReads.load(ordering: .relaxed),
-            deliveriesRefused: deliveriesRefused.load(ordering: .relaxed))
+            deliveriesRefused: deliveriesRefused.load(ordering: .relaxed),
+            stepsRecovered: counts.total(Name.stepsRecovered), lateResultsRefused: counts.total(Name.lateResultsRefused))
     }
 
     /// A consistent-enough copy of the counters.
@@ -90,6 +91,11 @@ public final class WorkerStatistics: Sendable {
         /// Deliveries the executor refused because their queue is not one of this worker's
         /// (nothing read, claimed or archived).
         public var deliveriesRefused: Int = 0
+        /// Steps of lost workers (crash recovery) this worker gave a retryable `worker_lost` result.
+        public var stepsRecovered: Int = 0
+        /// Results of this worker not stored because the step was no longer `in_progress` (its
+        /// worker was taken for lost and the step recovered meanwhile, or orchestration moved it on).
+        public var lateResultsRefused: Int = 0
 
         /// Failed / executed, 0 when nothing ran.
         public var failureRate: Double { totalExecuted == 0 ? 0 : Double(totalFailed) / Double(totalExecuted) }

@@ -170,11 +170,14 @@ package struct DetailedHealthResponse: Codable, Sendable, Equatable {
     package var checks: WorkerDetailedChecks
     package var systemInfo: WorkerSystemInfo
     package var distributedCache: DistributedCacheInfo?
+    /// Ours: liveness and crash recovery, long-running `in_progress` steps by worker.
+    package var stepRecovery: StepRecoveryHealth?
 
     package init(
         status: String, timestamp: Date, workerID: String, checks: WorkerDetailedChecks,
-        systemInfo: WorkerSystemInfo, distributedCache: DistributedCacheInfo?
+        systemInfo: WorkerSystemInfo, distributedCache: DistributedCacheInfo?, stepRecovery: StepRecoveryHealth? = nil
     ) {
+        self.stepRecovery = stepRecovery
         self.status = status
         self.timestamp = timestamp
         self.workerID = workerID
@@ -188,6 +191,7 @@ package struct DetailedHealthResponse: Codable, Sendable, Equatable {
         case workerID = "worker_id"
         case systemInfo = "system_info"
         case distributedCache = "distributed_cache"
+        case stepRecovery = "step_recovery"
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -198,6 +202,7 @@ package struct DetailedHealthResponse: Codable, Sendable, Equatable {
         try c.encode(checks, forKey: .checks)
         try c.encode(systemInfo, forKey: .systemInfo)
         try c.encode(distributedCache, forKey: .distributedCache)
+        try c.encodeIfPresent(stepRecovery, forKey: .stepRecovery)
     }
 }
 

@@ -8,6 +8,8 @@ package struct HealthProbes: Sendable {
     package var commandProcessor: HealthCheck
     package var queueProcessing: HealthCheck
     package var status: WorkerStatus?
+    /// Steps `in_progress` longer than the threshold, by worker (nil: not read in time).
+    package var staleInProgress: [StaleInProgressSteps]? = nil
 }
 
 /// One evaluation of `HealthProbes` shared by every probe of the operator surface (REST `/health/ready`,

@@ -61,7 +61,33 @@ package struct WorkerHealthService: Sendable {
         let healthy = checks.all.allSatisfy { $0.verdict == .healthy }
         return DetailedHealthResponse(
             status: healthy ? "healthy" : "degraded", timestamp: Date(), workerID: runtime.identity.publicID,
-            checks: checks, systemInfo: await systemInfo(status: probes.status), distributedCache: DistributedCacheInfo.none)
+            checks: checks, systemInfo: await systemInfo(status: probes.status), distributedCache: DistributedCacheInfo.none,
+            stepRecovery: stepRecovery(probes.staleInProgress))
+    }
+
+    /// `step_recovery`: liveness, recovery counts and the long-running `in_progress` steps.
+    package func stepRecovery(_ stale: [StaleInProgressSteps]?) -> StepRecoveryHealth {
+        let stats = runtime.statistics.snapshot
+        let recovery = runtime.configuration.worker.crashRecovery
+        return StepRecoveryHealth(
+            livenessLockHeld: runtime.dispatch.capacity.holdsLiveness, scannerEnabled: recovery.enabled,
+            stepsRecovered: stats.stepsRecovered, lateResultsRefused: stats.lateResultsRefused,
+            inProgressThresholdSeconds: recovery.staleInProgressThresholdSeconds,
+            staleInProgressSteps: stale.map { $0.reduce(0) { $0 + $1.steps } }, staleInProgressByWorker: stale)
+    }
+
+    /// Steps `in_progress` longer than the threshold (one grouped query on the operator lane,
+    /// bounded like the queue metrics; nil when it did not answer).
+    package func readStaleInProgress() async -> [StaleInProgressSteps]? {
+        let pool = runtime.pool
+        let threshold = runtime.configuration.worker.crashRecovery.staleInProgressThresholdSeconds
+        let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
+            try await pool.withConnection(lane: .operator) { c in
+                try await RecoveryRepository.staleInProgress(c, thresholdSeconds: threshold)
+            }
+        }
+        guard case .value(let stale) = outcome else { return nil }
+        return stale
     }
 
     /// The checks that cost a round trip (shared when `shared` is set), with result storage folded
@@ -75,6 +101,12 @@ package struct WorkerHealthService: Sendable {
             probes = await evaluateProbes()
         }
         probes.commandProcessor = Self.adding(checkResultStorage(), to: probes.commandProcessor)
+        if !runtime.dispatch.capacity.holdsLiveness {
+            probes.commandProcessor = Self.adding(
+                HealthCheck(
+                    status: .degraded, message: "liveness lock not held: not claiming steps until it is taken again", durationMs: 0),
+                to: probes.commandProcessor, label: "liveness")
+        }
         return probes
     }
 
@@ -82,11 +114,14 @@ package struct WorkerHealthService: Sendable {
     package func evaluateProbes() async -> HealthProbes {
         async let database = checkDatabase()
         async let commandProcessor = checkCommandProcessor()
-        async let queues = checkQueueProcessing()
+        // The stale in_progress report after the queue metrics: the operator lane's budget (two
+        // connections by default) is not exceeded by one evaluation.
+        async let queuesAndStale = (checkQueueProcessing(), readStaleInProgress())
         let (processor, status) = await commandProcessor
+        let (queues, stale) = await queuesAndStale
         return HealthProbes(
-            database: await database, commandProcessor: processor, queueProcessing: await queues,
-            status: status)
+            database: await database, commandProcessor: processor, queueProcessing: queues,
+            status: status, staleInProgress: stale)
     }
 
     /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
@@ -103,11 +138,11 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// `check` judged with `extra` too: the worse verdict, and `extra`'s message when it is not healthy.
-    static func adding(_ extra: HealthCheck, to check: HealthCheck) -> HealthCheck {
+    static func adding(_ extra: HealthCheck, to check: HealthCheck, label: String = "result storage") -> HealthCheck {
         guard extra.verdict != .healthy else { return check }
         return HealthCheck(
             status: max(check.verdict, extra.verdict),
-            message: [check.message, "result storage: " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
+            message: [check.message, "\(label): " + (extra.message ?? "")].compactMap { $0 }.joined(separator: "; "),
             durationMs: check.durationMs, lastChecked: check.lastChecked)
     }
 

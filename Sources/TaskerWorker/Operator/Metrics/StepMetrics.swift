@@ -45,6 +45,8 @@ package enum StepMetrics {
         package static let domainEventsPublished = "tasker.domain_events.published.total"
         package static let domainEventsFailed = "tasker.domain_events.failed.total"
         package static let domainEventsInvalid = "tasker.domain_events.invalid.total"
+        package static let stepsRecovered = "tasker.steps.recovered.total"
+        package static let lateResultsRefused = "tasker.steps.late_results_refused.total"
     }
 
     static let help: [String: String] = [
@@ -68,6 +70,8 @@ package enum StepMetrics {
         Name.domainEventsPublished: "Domain events published by delivery mode",
         Name.domainEventsFailed: "Domain events that could not be published",
         Name.domainEventsInvalid: "Domain events skipped because the payload violates the schema",
+        Name.stepsRecovered: "Steps of lost workers given a retryable worker_lost result by this worker",
+        Name.lateResultsRefused: "Results not stored because the step was no longer in_progress (e.g. recovered by another worker)",
     ]
 
     static func timerName(_ label: String) -> String { PrometheusMetricsFactory.timerName(label) }
@@ -221,6 +225,18 @@ package enum StepMetrics {
         time(Name.submissionDuration, start.duration(to: now), ["namespace": namespace])
         let claimStart = inFlight.withLock { $0.claimStarts[completion.step.message.stepUUID] } ?? completion.step.claimedAt
         time(Name.endToEndDuration, claimStart.duration(to: now), ["namespace": namespace])
+    }
+
+    // MARK: - Crash recovery
+
+    /// This worker stored the `worker_lost` result of a lost worker's step.
+    package static func stepRecovered(in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.stepsRecovered)
+    }
+
+    /// A result of this worker was not stored: its step was no longer `in_progress`.
+    package static func lateResultRefused(namespace: String, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.lateResultsRefused, ["namespace": namespace])
     }
 
     // MARK: - Domain events

@@ -200,6 +200,12 @@ package struct WorkerScrape: Sendable {
             "deliveries_refused": .init(
                 Double(steps.deliveriesRefused), "counter",
                 help: "Deliveries refused: their queue is not this worker's"),
+            "steps_recovered": .init(
+                Double(steps.stepsRecovered), "counter",
+                help: "Steps of lost workers given a retryable worker_lost result by this worker"),
+            "steps_late_results_refused": .init(
+                Double(steps.lateResultsRefused), "counter",
+                help: "Results not stored because the step was no longer in_progress"),
         ]
         for queue in queues {
             let labels = ["namespace": queue.namespace]

@@ -1,0 +1,26 @@
+import Foundation
+
+/// `step_recovery` of `GET /health/detailed` (ours, added next to upstream's fields): whether this
+/// worker holds its liveness lock (it claims nothing while it does not), what crash recovery did,
+/// and the steps `in_progress` for longer than `worker.crash_recovery.stale_in_progress_threshold_seconds`
+/// by claiming worker (`unrecorded`: a worker that records no `worker_uuid`, such as upstream's).
+package struct StepRecoveryHealth: Codable, Sendable, Equatable {
+    package var livenessLockHeld: Bool
+    package var scannerEnabled: Bool
+    package var stepsRecovered: Int
+    package var lateResultsRefused: Int
+    package var inProgressThresholdSeconds: Int
+    /// nil when the database did not answer in time.
+    package var staleInProgressSteps: Int?
+    package var staleInProgressByWorker: [StaleInProgressSteps]?
+
+    enum CodingKeys: String, CodingKey {
+        case livenessLockHeld = "liveness_lock_held"
+        case scannerEnabled = "scanner_enabled"
+        case stepsRecovered = "steps_recovered"
+        case lateResultsRefused = "late_results_refused"
+        case inProgressThresholdSeconds = "in_progress_threshold_seconds"
+        case staleInProgressSteps = "stale_in_progress_steps"
+        case staleInProgressByWorker = "stale_in_progress_by_worker"
+    }
+}

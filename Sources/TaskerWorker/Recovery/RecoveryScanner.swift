@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TaskerModel
+import TaskerPostgres
+
+/// Recovers the steps of dead workers (`[worker.crash_recovery]`, `enabled`): every `interval` it
+/// looks (`RecoveryStatements.scan`, one round trip) for `in_progress` steps whose claiming worker
+/// holds no liveness lock; a step seen so for at least `grace` (`AbsenceTracker`) gets a retryable
+/// `worker_lost` error result through the normal completion statement, as a compare-and-set on the
+/// `in_progress` transition seen (`RecoveryStatements.recover`), so that exactly one result is
+/// written however many workers scan, and orchestration (any Tasker orchestration) retries the
+/// step like any retryable failure. The dead worker's id is logged at warning and each recovery
+/// counted (`tasker_steps_recovered_total`).
+///
+/// Steps whose transition records no `worker_uuid` (the upstream worker) are never returned by the
+/// scan, so never touched.
+package final class RecoveryScanner: Service, Sendable {
+    let pool: PostgresConnectionPool
+    let identity: WorkerIdentity
+    let statistics: WorkerStatistics
+    let interval: Duration
+    let grace: Duration
+    let logger: Logger
+    /// Steps looked at per scan at most (the oldest claims first; the rest at the next scan).
+    static let scanLimit = 500
+    private let failureThrottle = Throttle(interval: .seconds(30))
+
+    package init(
+        pool: PostgresConnectionPool, identity: WorkerIdentity, statistics: WorkerStatistics,
+        interval: Duration, grace: Duration, logger: Logger = Logger(label: "tasker.crash_recovery")
+    ) {
+        self.pool = pool
+        self.identity = identity
+        self.statistics = statistics
+        self.interval = interval
+        self.grace = grace
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        // Stops first at shutdown (last in the group): nothing is recovered while the worker drains.
+        await cancelWhenGracefulShutdown { await self.scanUntilCancelled() }
+    }
+
+    private func scanUntilCancelled() async {
+        var tracker = AbsenceTracker(grace: grace)
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return }
+            await scanOnce(&tracker)
+        }
+    }
+
+    /// One scan: look, then recover what has been absent for the grace period. Returns how many
+    /// steps this call recovered.
+    @discardableResult
+    func scanOnce(_ tracker: inout AbsenceTracker) async -> Int {
+        let steps: [LostWorkerStep]
+        do {
+            steps = try await pool.withConnection { c in try await RecoveryRepository.scan(c, limit: Self.scanLimit) }
+        } catch {
+            tracker.reset()
+            if failureThrottle.allow() {
+                logger.warning("crash recovery scan failed; retrying", metadata: ["error": "\(error)"])
+            }
+            return 0
+        }
+        var recovered = 0
+        for step in tracker.observe(steps, at: .now) where !Task.isCancelled {
+            if await recover(step) { recovered += 1 }
+        }
+        return recovered
+    }
+
+    /// Writes the `worker_lost` result of `step`; true when this call wrote it.
+    func recover(_ step: LostWorkerStep) async -> Bool {
+        let lostWorker = WorkerIdentity(uuid: step.workerUUID, hostname: "").workerID
+        let metadata: Logger.Metadata = [
+            "lost_worker_id": "\(lostWorker)", "step_uuid": "\(step.stepUUID)", "task_uuid": "\(step.taskUUID)",
+            "correlation_id": "\(step.correlationID)",
+        ]
+        do {
+            let result = StepExecutionResult.workerLost(step, recoveredBy: identity, grace: grace)
+            let message = StepMessage(taskUUID: step.taskUUID, stepUUID: step.stepUUID, correlationID: step.correlationID)
+            let json: String
+            do {
+                json = try result.jsonString()
+            } catch {
+                throw PostgresError(.usage, "cannot encode the worker_lost result of step \(step.stepUUID): \(error)")
+            }
+            let write = try CompletionWrite(message: message, success: false, resultJSON: json, workerUUID: identity.uuid)
+            let written = try await pool.withConnection { c in try await RecoveryRepository.recover(c, write, step: step) }
+            guard written != nil else {
+                logger.debug("step of a lost worker already recovered or moved on", metadata: metadata)
+                return false
+            }
+            StepMetrics.stepRecovered(in: statistics)
+            logger.warning(
+                "worker lost while running a step: stored a retryable worker_lost result so that orchestration retries it",
+                metadata: metadata)
+            return true
+        } catch {
+            // Still in the next scan's answer (nothing was written): tried again then.
+            logger.warning(
+                "could not store the worker_lost result of a step; retrying at the next scan",
+                metadata: metadata.merging(["error": "\(error)"]) { current, _ in current })
+            return false
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import TaskerPostgres
+import TaskerTestSupport
+import Testing
+
+@testable import TaskerModel
+@testable import TaskerWorker
+
+/// Crash recovery (Sources/TaskerWorker/Recovery) against the real PostgreSQL: which steps the scan
+/// takes (only those of workers whose liveness lock no session holds), exactly one result per step
+/// however many scanners, the late result of a recovered step, `/health/detailed`, configuration.
+/// The SIGKILL of a real worker process is `CrashRecoveryProcessTests`.
+@Suite("Crash recovery", .timeLimit(.minutes(3)))
+struct CrashRecoveryTests {
+    static let yaml = """
+        name: recovery
+        namespace_name: recovery
+        version: 1.0.0
+        steps:
+          - name: dead_one
+            handler: { callable: tasker.noop }
+          - name: dead_two
+            handler: { callable: tasker.noop }
+          - name: upstream
+            handler: { callable: tasker.noop }
+          - name: live
+            handler: { callable: tasker.noop }
+        """
+
+    /// A worker uuid whose liveness key has the high bit set (`objid` above 2^31 in `pg_locks`).
+    static let liveWorker = UUID(uuidString: "01900000-0000-7000-8000-0000ffffffff")!
+
+    /// Enqueues and claims `name` as worker `worker` would (nil: no `worker_uuid`, as upstream).
+    static func claim(_ harness: PipelineHarness, _ task: PipelineHarness.SeededTask, _ name: String, worker: UUID?) async throws {
+        let queue = QueueNames.workerQueue(namespace: harness.namespace)
+        try await harness.enqueue(task, name)
+        let msgID: Int64 = try await harness.admin.query("SELECT max(msg_id) AS id FROM pgmq.q_\(queue)")[0].decode("id")
+        let outcome = try await StepRepository.claim(
+            harness.admin, stepUUID: task[name], queue: queue, msgID: msgID, stamp: ClaimStamp(worker: worker))
+        #expect(outcome == .claimed(attempts: 1))
+    }
+
+    static func scanner(_ db: TestDatabase, grace: Duration = .zero) -> RecoveryScanner {
+        RecoveryScanner(
+            pool: db.pool(maxConnections: 2), identity: WorkerIdentity(), statistics: WorkerStatistics(),
+            interval: .milliseconds(100), grace: grace)
+    }
+
+    /// Two scanners at once: the steps of a dead worker get exactly one retryable `worker_lost`
+    /// result each (result, transition and orchestration message); a step claimed with no
+    /// `worker_uuid` and a step of a worker whose lock is held are never touched.
+    @Test func twoScannersRecoverOnlyDeadWorkersStepsOnce() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let task = try await harness.createTask(steps: ["dead_one", "dead_two", "upstream", "live"])
+            let dead = UUID.v7()
+            try await Self.claim(harness, task, "dead_one", worker: dead)
+            try await Self.claim(harness, task, "dead_two", worker: dead)
+            try await Self.claim(harness, task, "upstream", worker: nil)
+            try await Self.claim(harness, task, "live", worker: Self.liveWorker)
+            // The live worker's lock, held by a session of its own as WorkerLivenessService holds it.
+            let holder = try await db.connect()
+            let pid = try await WorkerLivenessService.take(holder, LivenessKey(worker: Self.liveWorker))
+            #expect(pid > 0)
+
+            let scanners = [Self.scanner(db), Self.scanner(db)]
+            let recovered = await withTaskGroup(of: Int.self) { group in
+                for scanner in scanners {
+                    group.addTask {
+                        var tracker = AbsenceTracker(grace: .zero)
+                        var count = 0
+                        for _ in 0..<3 { count += await scanner.scanOnce(&tracker) }
+                        return count
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            #expect(recovered == 2)
+            #expect(scanners.map { $0.statistics.snapshot.stepsRecovered }.reduce(0, +) == 2)
+
+            for name in ["dead_one", "dead_two"] {
+                let states = try await harness.transitions(task[name]).map(\.to)
+                #expect(states == ["pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration"], "\(name)")
+                let result = try await harness.result(task[name])
+                #expect(result.error?.errorType == "worker_lost")
+                #expect(result.isRetryable)
+                #expect(result.error?.message.contains("worker_\(dead.uuidString.lowercased())") == true)
+                let messages: Int = try await harness.admin.query(
+                    "SELECT count(*)::int AS n FROM pgmq.q_orchestration_step_results WHERE message->>'step_uuid' = $1",
+                    [task[name].uuidString.lowercased()])[0].decode("n")
+                #expect(messages == 1, "\(name)")
+            }
+            #expect(try await harness.state(task["upstream"]) == "in_progress")
+            #expect(try await harness.state(task["live"]) == "in_progress")
+
+            // Once the live worker's session ends, its step is recovered too.
+            await holder.close()
+            try await waitUntil(timeout: .seconds(10)) {
+                var tracker = AbsenceTracker(grace: .zero)
+                return await scanners[0].scanOnce(&tracker) == 1
+            }
+            #expect(try await harness.state(task["live"]) == "enqueued_as_error_for_orchestration")
+            #expect(try await harness.state(task["upstream"]) == "in_progress")
+            for scanner in scanners { await scanner.pool.close() }
+        }
+    }
+
+    /// A step is recovered only after its worker's lock has been seen absent for the grace period;
+    /// a fresh tracker knows nothing, and a step missing from a scan is forgotten.
+    @Test func absenceMustLastTheGracePeriod() throws {
+        var tracker = AbsenceTracker(grace: .seconds(4))
+        let step = LostWorkerStep(
+            transitionUUID: UUID(), stepUUID: UUID(), taskUUID: UUID(), correlationID: UUID(), workerUUID: UUID())
+        let start = ContinuousClock.now
+        #expect(tracker.observe([step], at: start).isEmpty)
+        #expect(tracker.observe([step], at: start + .seconds(3)).isEmpty)
+        #expect(tracker.observe([step], at: start + .seconds(4)) == [step])
+        #expect(tracker.observe([], at: start + .seconds(5)).isEmpty)
+        #expect(tracker.firstSeen.isEmpty)
+        #expect(tracker.observe([step], at: start + .seconds(6)).isEmpty)
+        tracker.reset()
+        #expect(tracker.observe([step], at: start + .seconds(9)).isEmpty)
+    }
+
+    /// Without its liveness lock the worker claims nothing; taken again, the queues are read at once.
+    @Test func noClaimsWithoutTheLivenessLock() {
+        var state = WorkerCapacityState(permits: 4, shedding: .disabled, requiresLiveness: true)
+        #expect(state.remainingClaims == 0)
+        #expect(state.admitClaim(step: UUID(), message: 1) == .shed)
+        #expect(state.admitNotification() == false)
+        #expect(state.setLiveness(true))
+        #expect(state.remainingClaims == nil)
+        #expect(state.admitClaim(step: UUID(), message: 2) == .admitted(warningUsage: nil))
+        #expect(state.setLiveness(false) == false)
+        #expect(state.admitClaim(step: UUID(), message: 3) == .shed)
+        #expect(WorkerCapacityState(permits: 4, shedding: .disabled).remainingClaims == nil)
+    }
+
+    /// The recovery write is the completion statement plus the compare-and-set (derived from it, so
+    /// the two cannot drift apart).
+    @Test func recoveryStatementIsTheCompletionWithACompareAndSet() {
+        #expect(StepStatements.complete.sql.contains(RecoveryStatements.completeRetireCondition))
+        #expect(RecoveryStatements.recover.sql.contains("workflow_step_transition_uuid = $7::uuid"))
+        #expect(RecoveryStatements.recover.sql.contains("live.objid = $8::bigint"))
+    }
+
+    @Test func configurationDefaultsAndValidation() throws {
+        let defaults = WorkerConfiguration.CrashRecovery()
+        #expect(defaults.enabled && defaults.scanIntervalMs == 2000 && defaults.gracePeriodMs == 4000)
+        #expect(defaults.scanIntervalMs + defaults.gracePeriodMs < 10_000)
+        let (error, file) = try loadError(
+            """
+            [worker.crash_recovery]
+            scan_interval_ms = 0
+            grace_period_ms = 10
+            stale_in_progress_threshold_seconds = -1
+            enabled = "yes"
+            """)
+        #expect(
+            error.issues.map(\.description).sorted() == [
+                "\(file): worker.crash_recovery.enabled = \"yes\": wrong type: expected a boolean, found a string",
+                "\(file): worker.crash_recovery.grace_period_ms = 10: must be between 1000 and 3600000",
+                "\(file): worker.crash_recovery.scan_interval_ms = 0: must be between 100 and 60000",
+                "\(file): worker.crash_recovery.stale_in_progress_threshold_seconds = -1: must be between 1 and 604800",
+            ])
+    }
+}
