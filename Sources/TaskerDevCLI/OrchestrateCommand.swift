@@ -22,15 +22,18 @@ struct OrchestrateCommand: AsyncParsableCommand {
         let configuration = try Self.loadConfiguration(configPath, command: "orchestrate")
         let logger = Logger(label: "tasker.orchestration")
         let service = OrchestrationService(configuration: configuration, logger: logger)
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(
-                        service: service, successTerminationBehavior: .gracefullyShutdownGroup,
-                        failureTerminationBehavior: .gracefullyShutdownGroup)
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [
+                .init(
+                    service: service, successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup)
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // The messages in hand get one statement timeout (each statement is bounded by it) plus a
+        // margin; then what is left is cancelled, and those messages return after their visibility timeout.
+        groupConfiguration.maximumGracefulShutdownDuration =
+            .milliseconds(configuration.common.database.statementTimeoutMs) + .seconds(5)
+        try await ServiceGroup(configuration: groupConfiguration).run()
     }
 
     /// The configuration as `run` loads it; exits with EX_CONFIG (78) and every error when invalid.

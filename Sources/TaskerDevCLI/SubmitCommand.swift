@@ -39,9 +39,10 @@ struct SubmitCommand: AsyncParsableCommand {
             namespace: namespace, name: name, version: version, context: contextValue,
             initiator: initiator, sourceSystem: "tasker-worker-cli", reason: reason)
         let database = configuration.common.database
-        let pool = PostgresConnectionPool(
-            configuration: PostgresPoolConfiguration(
-                url: database.url, maxConnections: 2, minConnections: 0, applicationName: "tasker-submit"))
+        var poolConfiguration = PostgresPoolConfiguration(database: database, applicationName: "tasker-submit")
+        poolConfiguration.maxConnections = 2
+        poolConfiguration.minConnections = 0
+        let pool = PostgresConnectionPool(configuration: poolConfiguration)
         do {
             if direct {
                 let service = OrchestrationService(pool: pool, databaseURL: database.url)

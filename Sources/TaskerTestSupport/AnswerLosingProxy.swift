@@ -13,6 +13,10 @@ import Glibc
 /// pipelines get their replies at the `Sync`, after every statement); the client only sees the
 /// connection break.
 ///
+/// `blackHole()` makes the database unreachable the way a dead host or a dropped route does: every
+/// connection stays open, but nothing is forwarded or answered any more, and new connections are
+/// accepted and never answered.
+///
 /// Blocking sockets on threads of its own (test code; nothing here runs on the cooperative pool).
 public final class AnswerLosingProxy: Sendable {
     /// The URL to give the client: the database's URL with the proxy's address.
@@ -24,6 +28,7 @@ public final class AnswerLosingProxy: Sendable {
         var sockets: Set<Int32> = []
         var answersLost = 0
         var closed = false
+        var blackHoled = false
     }
     private let state = Mutex(State())
 
@@ -61,6 +66,14 @@ public final class AnswerLosingProxy: Sendable {
     /// Whether an armed pattern is still waiting for its request.
     public var isArmed: Bool { state.withLock { $0.pattern != nil } }
 
+    /// From now on nothing passes in either direction and new connections get no answer; no
+    /// socket is closed (a client notices only by its own timeouts).
+    public func blackHole() {
+        state.withLock { $0.blackHoled = true }
+    }
+
+    private var isBlackHoled: Bool { state.withLock { $0.blackHoled } }
+
     /// Stops listening and breaks every forwarded connection.
     public func close() {
         state.withLock { state in
@@ -78,6 +91,15 @@ public final class AnswerLosingProxy: Sendable {
             guard client >= 0 else {
                 if errno == EINTR { continue }
                 return
+            }
+            if isBlackHoled {
+                // Accepted, read and never answered (closed only with the proxy).
+                state.withLock { _ = $0.sockets.insert(client) }
+                Thread.detachNewThread {
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    while read(client, &buffer, buffer.count) > 0 {}
+                }
+                continue
             }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = Self.loopback(port: upstreamPort)
@@ -130,6 +152,7 @@ public final class AnswerLosingProxy: Sendable {
                 return true
             }
             if armed { link.losing.store(true, ordering: .sequentiallyConsistent) }
+            if isBlackHoled { continue }
             tail = Array((tail + chunk).suffix(256))
             guard Self.writeAll(link.upstream, chunk) else { break }
         }
@@ -143,6 +166,7 @@ public final class AnswerLosingProxy: Sendable {
         while true {
             let count = read(link.upstream, &buffer, buffer.count)
             guard count > 0 else { break }
+            if isBlackHoled { continue }
             if link.losing.load(ordering: .sequentiallyConsistent) {
                 // The server is answering: the client never hears of it. Only the client's side is
                 // closed; the rest of the reply is read and dropped, so the server finishes the

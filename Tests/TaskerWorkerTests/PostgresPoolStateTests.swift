@@ -56,8 +56,13 @@ struct PostgresPoolStateTests {
         }
         #expect(waiter == first)
         #expect(state.openCount == 3)
-        let replaced = state.checked(checking[1], alive: false)
-        #expect(replaced.count == 2)
+        let dead = state.checked(checking[1], alive: false)
+        guard dead.count == 1, case .close? = dead.first else {
+            Issue.record("a replacement was opened before the dead connection was closed: \(dead)")
+            return
+        }
+        #expect(state.openCount == 3)
+        let replaced = state.closeFinished()
         guard case .open(let slot)? = replaced.last else {
             Issue.record("\(replaced)")
             return
@@ -137,9 +142,64 @@ struct PostgresPoolStateTests {
             Issue.record("\(String(describing: back))")
             return
         }
+        #expect(state.openCount == 1)  // until its close finished
+        #expect(state.closeFinished().isEmpty)
         #expect(state.openCount == 0)
         guard case .closed = state.acquire(.pipeline, waiterID: 2) else {
             Issue.record("acquired from a closed pool")
+            return
+        }
+    }
+
+    /// A connection being closed still counts: at the maximum, a broken connection given back (or a
+    /// dead candidate, or one closed by maintenance) makes a waiter wait until its close finished;
+    /// only then is the replacement opened.
+    @Test func aConnectionBeingClosedCountsUntilItsCloseFinished() {
+        var state = State(maxConnections: 2, operatorBudget: 1)
+        var lent: [FakeConnection] = []
+        for id in 0..<2 {
+            guard case .open = state.acquire(.pipeline, waiterID: id) else {
+                Issue.record("expected an open")
+                return
+            }
+            let opened = Self.entry()
+            state.lend(opened, to: .pipeline)
+            lent.append(opened.connection)
+        }
+        guard case .wait(let waiter) = state.acquire(.pipeline, waiterID: 10) else {
+            Issue.record("expected a wait")
+            return
+        }
+        // Broken on release: closed, still counted; the waiter keeps waiting.
+        let broken = state.release(lent[0], reusable: false, now: .now)
+        guard let actions = broken?.actions, actions.count == 1, case .close? = actions.first else {
+            Issue.record("a replacement was opened while the broken connection was being closed: \(String(describing: broken))")
+            return
+        }
+        #expect(state.openCount == 2 && state.closing == 1)
+        // Only when the close finished does the waiter get a slot to open a connection.
+        guard case .open(let slot)? = state.closeFinished().first else {
+            Issue.record("expected an open for the waiter")
+            return
+        }
+        #expect(slot.waiter == waiter)
+        #expect(state.openCount == 2 && state.closing == 0)
+        _ = state.opened(Self.entry(), for: slot)
+        // A dead candidate: the same.
+        _ = state.release(lent[1], reusable: true, now: .now)
+        guard case .candidate(let candidate) = state.acquire(.pipeline, waiterID: 11) else {
+            Issue.record("expected a candidate")
+            return
+        }
+        guard case .wait = state.acquire(.pipeline, waiterID: 12) else {
+            Issue.record("expected a wait")
+            return
+        }
+        let discarded = state.discardReserved(candidate.connection, .pipeline)
+        #expect(discarded.count == 1)
+        #expect(state.openCount == 2)
+        guard case .open? = state.closeFinished().first else {
+            Issue.record("expected an open after the close")
             return
         }
     }
@@ -160,6 +220,7 @@ struct PostgresPoolStateTests {
         var maintenanceChecks: [State.Entry] = []
         var maintenanceOpens = 0
         var waiting: [Int: PostgresPoolLane] = [:]
+        var closing = 0
         var nextID = 0
 
         func perform(_ actions: [State.Action]) {
@@ -172,7 +233,7 @@ struct PostgresPoolStateTests {
                     }
                     lent.append((entry.connection, lane))
                 case .open(let slot): slotOpens.append(slot)
-                case .close: break
+                case .close: closing += 1
                 case .fail(let waiter):
                     if waiting.removeValue(forKey: waiter) == nil { Issue.record("failed waiter \(waiter), who was not waiting") }
                 }
@@ -180,7 +241,7 @@ struct PostgresPoolStateTests {
         }
 
         for _ in 0..<4000 {
-            switch random.next() % 10 {
+            switch random.next() % 11 {
             case 0, 1:
                 let lane: PostgresPoolLane = random.next() % 3 == 0 ? .operator : .pipeline
                 nextID += 1
@@ -193,7 +254,7 @@ struct PostgresPoolStateTests {
             case 2 where !candidates.isEmpty:
                 let (entry, lane) = candidates.removeFirst()
                 if random.next() % 4 == 0 {
-                    perform(state.dropReserved(lane))
+                    perform(state.discardReserved(entry.connection, lane))
                 } else {
                     state.lend(entry, to: lane)
                     lent.append((entry.connection, lane))
@@ -231,6 +292,9 @@ struct PostgresPoolStateTests {
                     waiting[id] = nil
                     perform(actions)
                 }
+            case 10 where closing > 0:
+                closing -= 1
+                perform(state.closeFinished())
             default:
                 break
             }
@@ -238,7 +302,7 @@ struct PostgresPoolStateTests {
             #expect(state.held(by: .operator) <= 2)
             let existing =
                 lent.count + candidates.count + acquireOpens.count + slotOpens.count
-                + maintenanceChecks.count + maintenanceOpens + state.idle.count
+                + maintenanceChecks.count + maintenanceOpens + state.idle.count + closing
             #expect(state.openCount == existing)
             #expect(state.lent.count == lent.count)
             // Liveness: no waiter is left waiting while there is a connection or a slot for it.

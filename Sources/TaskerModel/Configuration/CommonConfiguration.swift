@@ -52,6 +52,13 @@ extension CommonConfiguration {
         /// `postgres://` or `postgresql://` URL of the Tasker database.
         public var url = "postgresql://localhost/tasker"
         public var pool = PoolSettings()
+        /// Ours: the session `statement_timeout` of every worker and orchestration connection
+        /// (pooled, listener, dedicated), in ms; a statement running longer fails (57014).
+        public var statementTimeoutMs = 30_000
+        /// Ours: the session `lock_timeout` of every connection, in ms; a lock wait longer fails (55P03).
+        public var lockTimeoutMs = 10_000
+        /// Ours: the most a connection attempt waits (an unreachable or black-holed host included).
+        public var connectTimeoutSeconds = 10
         public init() {}
     }
 

@@ -27,6 +27,9 @@ enum ConfigurationSchema {
             ("common.system.default_dependent_system", .nonEmpty),
             ("common.database.url", .postgresURL(allowEmpty: false)),
             ("common.pgmq_database.url", .postgresURL(allowEmpty: true)),
+            ("common.database.statement_timeout_ms", .integer(100...3_600_000)),  // ours
+            ("common.database.lock_timeout_ms", .integer(100...3_600_000)),  // ours
+            ("common.database.connect_timeout_seconds", .integer(1...300)),  // ours
         ]
         for pool in ["common.database.pool", "common.pgmq_database.pool"] {
             r += [

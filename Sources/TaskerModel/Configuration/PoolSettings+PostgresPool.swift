@@ -14,4 +14,27 @@ extension PostgresPoolConfiguration {
             slowAcquireThreshold: .milliseconds(settings.slowAcquireThresholdMs),
             applicationName: applicationName, operatorMaxConnections: operatorMaxConnections)
     }
+
+    /// A pool of the database `database` describes: its URL, `pool` settings, session limits
+    /// (`statement_timeout_ms`, `lock_timeout_ms`) and `connect_timeout_seconds`.
+    public init(
+        database: CommonConfiguration.DatabaseSettings, applicationName: String = "tasker-worker",
+        operatorMaxConnections: Int = 2
+    ) {
+        self.init(
+            url: database.url, settings: database.pool, applicationName: applicationName,
+            operatorMaxConnections: operatorMaxConnections)
+        self.connectTimeout = database.connectTimeout
+        self.sessionLimits = database.sessionLimits
+    }
+}
+
+extension CommonConfiguration.DatabaseSettings {
+    /// `statement_timeout_ms` and `lock_timeout_ms` as the limits every session starts with.
+    public var sessionLimits: PostgresSessionLimits {
+        PostgresSessionLimits(statementTimeout: .milliseconds(statementTimeoutMs), lockTimeout: .milliseconds(lockTimeoutMs))
+    }
+
+    /// `connect_timeout_seconds`.
+    public var connectTimeout: Duration { .seconds(connectTimeoutSeconds) }
 }

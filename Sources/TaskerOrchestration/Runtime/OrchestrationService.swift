@@ -58,6 +58,7 @@ public final class OrchestrationService: Service, Sendable {
             context: OrchestrationContext(pool: pool, processorUUID: processorUUID, logger: logger))
         self.listener = PostgresListener(
             url: databaseURL, channels: [QueueNames.readyChannel(namespace: "orchestration")],
+            connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
             logger: Logger(label: "tasker.orchestration.listener"))
     }
 
@@ -65,9 +66,7 @@ public final class OrchestrationService: Service, Sendable {
     public convenience init(configuration: TaskerConfiguration, logger: Logger = Logger(label: "tasker.orchestration")) {
         let database = configuration.common.database
         let pool = PostgresConnectionPool(
-            configuration: PostgresPoolConfiguration(
-                url: database.url, settings: database.pool,
-                applicationName: "tasker-orchestration"),
+            configuration: PostgresPoolConfiguration(database: database, applicationName: "tasker-orchestration"),
             logger: Logger(label: "tasker.orchestration.pool"))
         self.init(
             pool: pool, databaseURL: database.url, settings: OrchestrationSettings(configuration: configuration),

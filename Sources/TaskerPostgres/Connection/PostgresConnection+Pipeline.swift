@@ -19,7 +19,7 @@ extension PostgresConnection {
     @discardableResult
     public func pipeline(_ statements: [PipelineStatement]) throws(PostgresError) -> [PostgresQueryResult] {
         do {
-            return try runPipeline(statements)
+            return try runStatement { () throws(PostgresError) in try runPipeline(statements) }
         } catch {
             var error = error
             error.backendPID = backendPID
@@ -70,7 +70,7 @@ extension PostgresConnection {
         results.reserveCapacity(statements.count)
         var firstError: PostgresError?
         for item in expected {
-            guard let result = PQgetResult(conn) else { try abandonPipeline(conn) }
+            guard let result = try nextResult(conn) else { try abandonPipeline(conn) }
             let status = PQresultStatus(result)
             switch (item, status) {
             case (.prepare(let name), PGRES_COMMAND_OK):
@@ -84,9 +84,9 @@ extension PostgresConnection {
             }
             PQclear(result)
             // Each statement's results end with a null result.
-            while let extra = PQgetResult(conn) { PQclear(extra) }
+            while let extra = try nextResult(conn) { PQclear(extra) }
         }
-        guard let sync = PQgetResult(conn) else { try abandonPipeline(conn) }
+        guard let sync = try nextResult(conn) else { try abandonPipeline(conn) }
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
         PQclear(sync)
         guard synced, PQexitPipelineMode(conn) == 1 else { try abandonPipeline(conn) }

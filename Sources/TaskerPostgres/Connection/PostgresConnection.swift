@@ -11,14 +11,18 @@ import Logging
 /// transaction body (`transaction(_:)`) cannot be interleaved with another caller's statements.
 ///
 /// Every connection runs with `search_path=tasker,public` (upstream SQL is unqualified),
-/// `TimeZone=UTC` (naive `timestamp` columns hold UTC) and `DateStyle=ISO`.
+/// `TimeZone=UTC` (naive `timestamp` columns hold UTC) and `DateStyle=ISO`, plus the caller's
+/// `PostgresSessionLimits` (`statement_timeout`, `lock_timeout`). A task cancelled while it waits
+/// on a statement inside `cancellable` (every pooled use) cancels that statement on the server.
 public actor PostgresConnection {
     /// The session settings every connection starts with.
     public static let sessionOptions = "-c search_path=tasker,public -c TimeZone=UTC -c DateStyle=ISO,MDY"
 
     private let executor: DedicatedThreadExecutor
-    private let waiter: SocketWaiter
+    let waiter: SocketWaiter
     private let noticeSink: NoticeSink
+    /// Sends `PQcancel` for the running statement when the waiting task is cancelled.
+    let canceller: StatementCanceller
     private var handle: OpaquePointer?
     /// Names of the `PreparedStatement`s this session has prepared.
     var prepared: Set<String> = []
@@ -38,7 +42,9 @@ public actor PostgresConnection {
     /// Throws when the system is out of file descriptors or threads: the connect attempt fails
     /// (and is retried by its caller) instead of the process aborting.
     private init(label: String, logger: Logger) throws(SystemResourceError) {
-        self.waiter = try SocketWaiter()
+        let waiter = try SocketWaiter()
+        self.waiter = waiter
+        self.canceller = StatementCanceller(wake: { waiter.wake() })
         self.executor = try DedicatedThreadExecutor(name: label)
         self.logger = logger
         self.noticeSink = NoticeSink(logger: logger)
@@ -51,11 +57,13 @@ public actor PostgresConnection {
     }
 
     /// Opens a connection. `url` is a `postgresql://` URL or a libpq conninfo string.
-    /// Waits at most `connectTimeout`; cancelling the calling task abandons the attempt at once.
+    /// Waits at most `connectTimeout` (a black-holed host included); cancelling the calling task
+    /// abandons the attempt at once. `limits`: the session's `statement_timeout` / `lock_timeout`.
     public static func connect(
         url: String,
         applicationName: String = "tasker-worker",
         connectTimeout: Duration = .seconds(10),
+        limits: PostgresSessionLimits = .serverDefaults,
         logger: Logger = Logger(label: "tasker.postgres")
     ) async throws(PostgresError) -> PostgresConnection {
         let connection: PostgresConnection
@@ -66,7 +74,8 @@ public actor PostgresConnection {
         }
         do {
             try await withTaskCancellationHandler {
-                try await connection.open(url: url, applicationName: applicationName, timeout: connectTimeout)
+                try await connection.open(
+                    url: url, applicationName: applicationName, timeout: connectTimeout, limits: limits)
             } onCancel: {
                 connection.interrupt()
             }
@@ -83,7 +92,7 @@ public actor PostgresConnection {
         waiter.wake()
     }
 
-    private func open(url: String, applicationName: String, timeout: Duration) throws(PostgresError) {
+    private func open(url: String, applicationName: String, timeout: Duration, limits: PostgresSessionLimits) throws(PostgresError) {
         // libpq reads the parameters in order: the TCP keepalive settings (so a dead peer is noticed
         // in about a minute, not the kernel's two hours) come before the URL, which may override
         // them; the session options and application name come after it and always apply.
@@ -91,7 +100,8 @@ public actor PostgresConnection {
             "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
             "dbname", "options", "application_name",
         ]
-        let values = ["1", "30", "10", "3", url, Self.sessionOptions, applicationName]
+        let options = limits.options.isEmpty ? Self.sessionOptions : Self.sessionOptions + " " + limits.options
+        let values = ["1", "30", "10", "3", url, options, applicationName]
         let raw: OpaquePointer? = CStringArray.with(keys) { keyPtrs in
             CStringArray.with(values) { valuePtrs in
                 PQconnectStartParams(keyPtrs, valuePtrs, 1)
@@ -126,6 +136,7 @@ public actor PostgresConnection {
         }
         PQsetNoticeProcessor(conn, noticeProcessor, Unmanaged.passUnretained(noticeSink).toOpaque())
         backendPID = PQbackendPID(conn)
+        canceller.connected(CancelRequestHandle(connection: conn))
         socketFD.store(PQsocket(conn), ordering: .releasing)
         publishState()
     }
@@ -136,12 +147,24 @@ public actor PostgresConnection {
         return PostgresError(.connectionFailed, "cannot connect to \(Self.redact(url)): \(message)")
     }
 
-    /// Closes the connection; later calls fail with `connectionClosed`.
+    /// Closes the connection; later calls fail with `connectionClosed`. Returns once the server has
+    /// closed the session too (its backend is gone, e.g. from `pg_stat_activity`), or after
+    /// `closeWait` when it does not answer: so a pool that opens a replacement only after a close
+    /// finished never has more sessions on the server than its maximum.
     public func close() {
-        closeHandle()
+        guard let handle else { return }
+        let socket = PQsocket(handle)
+        let watched = socket >= 0 ? dup(socket) : -1
+        closeHandle()  // sends Terminate
+        guard watched >= 0 else { return }
+        SocketWaiter.waitForPeerClose(socket: watched, deadline: ContinuousClock.now.advanced(by: Self.closeWait))
     }
 
+    /// The longest `close()` waits for the server to end the session.
+    static let closeWait: Duration = .seconds(1)
+
     func closeHandle() {
+        canceller.disconnected()
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
@@ -202,15 +225,19 @@ public actor PostgresConnection {
     /// Runs one parameterized statement (`$1`, `$2`, …) and returns its rows.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws(PostgresError) -> PostgresQueryResult {
+        try runStatement { () throws(PostgresError) in try queryNow(sql, parameters) }
+    }
+
+    private func queryNow(_ sql: String, _ parameters: [any PostgresEncodable]) throws(PostgresError) -> PostgresQueryResult {
         let conn = try liveHandle()
         let types = parameters.map { $0.postgresType }
         let texts = parameters.map { $0.postgresText }
-        let result: OpaquePointer? = CStringArray.withOptional(texts) { valuePtrs in
+        let sent = CStringArray.withOptional(texts) { valuePtrs in
             types.withUnsafeBufferPointer { typePtr in
-                PQexecParams(conn, sql, Int32(parameters.count), typePtr.baseAddress, valuePtrs, nil, nil, 0)
+                PQsendQueryParams(conn, sql, Int32(parameters.count), typePtr.baseAddress, valuePtrs, nil, nil, 0)
             }
         }
-        return try consume(result, conn: conn, sql: sql)
+        return try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: sql)
     }
 
     /// Runs a prepared statement: prepared on this connection at its first use, then executed by
@@ -219,21 +246,27 @@ public actor PostgresConnection {
     public func query(
         _ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []
     ) throws(PostgresError) -> PostgresQueryResult {
+        try runStatement { () throws(PostgresError) in try queryNow(statement, parameters) }
+    }
+
+    private func queryNow(
+        _ statement: PreparedStatement, _ parameters: [any PostgresEncodable]
+    ) throws(PostgresError) -> PostgresQueryResult {
         let conn = try liveHandle()
         if !prepared.contains(statement.name) {
             let types = parameters.map { $0.postgresType }
-            let result = types.withUnsafeBufferPointer { typePtr in
-                PQprepare(conn, statement.name, statement.sql, Int32(types.count), typePtr.baseAddress)
+            let sent = types.withUnsafeBufferPointer { typePtr in
+                PQsendPrepare(conn, statement.name, statement.sql, Int32(types.count), typePtr.baseAddress)
             }
-            try consume(result, conn: conn, sql: statement.sql)
+            try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: statement.sql)
             prepared.insert(statement.name)
         }
         let texts = parameters.map { $0.postgresText }
-        let result: OpaquePointer? = CStringArray.withOptional(texts) { valuePtrs in
-            PQexecPrepared(conn, statement.name, Int32(parameters.count), valuePtrs, nil, nil, 0)
+        let sent = CStringArray.withOptional(texts) { valuePtrs in
+            PQsendQueryPrepared(conn, statement.name, Int32(parameters.count), valuePtrs, nil, nil, 0)
         }
         do {
-            return try consume(result, conn: conn, sql: statement.sql)
+            return try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: statement.sql)
         } catch {
             if error.invalidatesPreparedStatements { closeHandle() }
             throw error
@@ -244,8 +277,11 @@ public actor PostgresConnection {
     /// migration file. Returns the last statement's rows.
     @discardableResult
     public func execute(_ script: String) throws(PostgresError) -> PostgresQueryResult {
-        let conn = try liveHandle()
-        return try consume(PQexec(conn, script), conn: conn, sql: script)
+        try runStatement { () throws(PostgresError) in
+            let conn = try liveHandle()
+            let sent = PQsendQuery(conn, script)
+            return try consume(sent == 1 ? try lastResult(conn) : nil, conn: conn, sql: script)
+        }
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`; any thrown error rolls the transaction back and is rethrown.
@@ -368,63 +404,6 @@ public actor PostgresConnection {
         }
     }
 
-    static func copyRows(_ result: OpaquePointer) -> PostgresQueryResult {
-        let fieldCount = Int(PQnfields(result))
-        let rowCount = Int(PQntuples(result))
-        var columns: [PostgresColumn] = []
-        columns.reserveCapacity(fieldCount)
-        for field in 0..<fieldCount {
-            columns.append(
-                PostgresColumn(
-                    name: String(cString: PQfname(result, Int32(field))),
-                    typeOID: PQftype(result, Int32(field))))
-        }
-        let index = PostgresColumnIndex(columns)
-        var rows: [PostgresRow] = []
-        rows.reserveCapacity(rowCount)
-        for row in 0..<rowCount {
-            var values: [[UInt8]?] = []
-            values.reserveCapacity(fieldCount)
-            for field in 0..<fieldCount {
-                if PQgetisnull(result, Int32(row), Int32(field)) == 1 {
-                    values.append(nil)
-                } else {
-                    let length = Int(PQgetlength(result, Int32(row), Int32(field)))
-                    let pointer = UnsafeRawPointer(PQgetvalue(result, Int32(row), Int32(field))!)
-                    values.append(Array(UnsafeRawBufferPointer(start: pointer, count: length)))
-                }
-            }
-            rows.append(PostgresRow(index: index, values: values))
-        }
-        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresQueryResult(rows: rows, affectedRows: affected, index: index)
-    }
-
-    static func serverError(_ result: OpaquePointer, sql: String) -> PostgresError {
-        func field(_ code: Int32) -> String? {
-            PQresultErrorField(result, code).map { String(cString: $0) }
-        }
-        let primary =
-            field(CLIBPQ_DIAG_MESSAGE_PRIMARY)
-            ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
-        return PostgresError(
-            .server, primary,
-            sqlState: field(CLIBPQ_DIAG_SQLSTATE), detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL),
-            hint: field(CLIBPQ_DIAG_MESSAGE_HINT), constraint: field(CLIBPQ_DIAG_CONSTRAINT_NAME),
-            table: field(CLIBPQ_DIAG_TABLE_NAME), column: field(CLIBPQ_DIAG_COLUMN_NAME),
-            query: shorten(sql))
-    }
-
-    static func errorMessage(_ conn: OpaquePointer) -> String {
-        String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    static func shorten(_ sql: String) -> String {
-        let flat = sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-            .joined(separator: " ")
-        return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
-    }
-
     /// `url` (a URL or keyword DSN) with its passwords hidden; see `Redaction.redactCredentials`.
     public static func redact(_ url: String) -> String {
         Redaction.redactCredentials(url)
@@ -437,26 +416,4 @@ public struct PostgresNotification: Sendable, Equatable {
     public let payload: String
     /// Server process id of the session that sent it.
     public let backendPID: Int32
-}
-
-/// Receives libpq notices (e.g. `NOTICE: relation already exists`) and logs them at debug level
-/// instead of libpq writing them to stderr.
-private final class NoticeSink: Sendable {
-    let logger: Logger
-    private let fatal = ManagedAtomic<Bool>(false)
-    init(logger: Logger) { self.logger = logger }
-
-    /// True once the server sent a FATAL message (it is about to close the connection).
-    var sawFatal: Bool { fatal.load(ordering: .relaxed) }
-
-    func receive(_ text: String) {
-        if text.hasPrefix("FATAL") { fatal.store(true, ordering: .relaxed) }
-        logger.debug("postgres notice", metadata: ["notice": "\(text)"])
-    }
-}
-
-private func noticeProcessor(_ context: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
-    guard let context, let message else { return }
-    let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
-    sink.receive(String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines))
 }

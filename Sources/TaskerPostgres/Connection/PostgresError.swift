@@ -80,6 +80,23 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         return state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("54")
     }
 
+    /// Which server-side limit ended the statement, if one did.
+    public enum Timeout: String, Sendable {
+        /// `statement_timeout` (SQLSTATE 57014, "canceling statement due to statement timeout").
+        case statement = "statement_timeout"
+        /// `lock_timeout` (SQLSTATE 55P03, "canceling statement due to lock timeout").
+        case lock = "lock_timeout"
+    }
+
+    /// The server limit that ended the statement: `statement_timeout` or `lock_timeout` (nil for
+    /// any other error, a cancellation we asked for included). Both are retryable.
+    public var timeout: Timeout? {
+        guard kind == .server else { return nil }
+        if sqlState == "55P03", message.contains("lock timeout") { return .lock }
+        if sqlState == "57014", message.contains("statement timeout") { return .statement }
+        return nil
+    }
+
     /// The error's kind and SQLSTATE, without the server's text (for bodies of the operator surface).
     public var summary: String {
         "PostgreSQL \(kind.rawValue) error" + (sqlState.map { " [\($0)]" } ?? "")
@@ -95,6 +112,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "PostgreSQL \(kind.rawValue) error"
         if let sqlState { text += " [\(sqlState)]" }
+        if let timeout { text += " (\(timeout.rawValue) reached)" }
         text += ": \(message)"
         if let detail { text += " (detail: \(detail))" }
         if let hint { text += " (hint: \(hint))" }

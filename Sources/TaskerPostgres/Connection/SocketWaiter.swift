@@ -47,6 +47,25 @@ final class SocketWaiter: Sendable {
         return poll(&fd, 1, 0) != 0
     }
 
+    /// Blocks the calling (dedicated) thread until the peer closes `socket` (EOF or an error) or the
+    /// deadline passes; whatever arrives meanwhile is read and dropped. Closes `socket` (a duplicate
+    /// the caller made for this).
+    static func waitForPeerClose(socket: Int32, deadline: ContinuousClock.Instant) {
+        defer { close(socket) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return }
+            var fd = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let rc = poll(&fd, 1, Int32(clamping: max(1, remaining.inMilliseconds)))
+            if rc < 0 && errno == EINTR { continue }
+            guard rc > 0 else { return }
+            let count = read(socket, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return }
+        }
+    }
+
     /// Ends the current (or the next) wait with `.woken`. Safe from any thread.
     func wake() {
         var byte: UInt8 = 1

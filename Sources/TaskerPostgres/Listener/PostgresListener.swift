@@ -46,6 +46,8 @@ public final class PostgresListener: Service, Sendable {
     public let backoff: ReconnectBackoff
     public let keepaliveInterval: Duration
     public let connectTimeout: Duration
+    /// `statement_timeout` / `lock_timeout` of the listening session.
+    public let sessionLimits: PostgresSessionLimits
     private let logger: Logger
     private let shared = Mutex(Shared())
     private let stream: AsyncStream<ListenerEvent>
@@ -55,8 +57,10 @@ public final class PostgresListener: Service, Sendable {
     public init(
         url: String, channels: [String] = [], backoff: ReconnectBackoff = ReconnectBackoff(),
         keepaliveInterval: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
+        sessionLimits: PostgresSessionLimits = .serverDefaults,
         bufferSize: Int = 10_000, logger: Logger = Logger(label: "tasker.postgres.listener")
     ) {
+        self.sessionLimits = sessionLimits
         self.url = url
         self.backoff = backoff
         self.keepaliveInterval = keepaliveInterval
@@ -110,6 +114,7 @@ public final class PostgresListener: Service, Sendable {
             return shared.connection
         }
         connection?.interrupt()
+        connection?.cancelStatement()
     }
 
     private var isStopping: Bool { shared.withLock { $0.stopping } || Task.isCancelled }
@@ -121,20 +126,25 @@ public final class PostgresListener: Service, Sendable {
             setState(.connecting)
             do {
                 let connection = try await PostgresConnection.connect(
-                    url: url, applicationName: "tasker-worker-listener", connectTimeout: connectTimeout, logger: logger)
+                    url: url, applicationName: "tasker-worker-listener", connectTimeout: connectTimeout,
+                    limits: sessionLimits, logger: logger)
                 shared.withLock { $0.connection = connection }
                 defer { shared.withLock { $0.connection = nil } }
-                var listening: Set<String> = []
-                try await subscribe(connection, listening: &listening)
-                let pid = await connection.backendPID
-                setState(.connected(backendPID: pid))
-                if everConnected {
-                    logger.info("database listener reconnected", metadata: ["backend_pid": "\(pid)", "channels": "\(listening.count)"])
+                // Cancellation (stop, graceful shutdown) also ends a statement in progress (LISTEN,
+                // the keepalive), however long the server or the network takes to answer.
+                try await connection.cancellable {
+                    var listening: Set<String> = []
+                    try await subscribe(connection, listening: &listening)
+                    let pid = await connection.backendPID
+                    setState(.connected(backendPID: pid))
+                    if everConnected {
+                        logger.info("database listener reconnected", metadata: ["backend_pid": "\(pid)", "channels": "\(listening.count)"])
+                    }
+                    publish(.connected(isReconnect: everConnected))
+                    everConnected = true
+                    attempt = 0
+                    try await receive(on: connection, listening: &listening)
                 }
-                publish(.connected(isReconnect: everConnected))
-                everConnected = true
-                attempt = 0
-                try await receive(on: connection, listening: &listening)
                 await connection.close()
             } catch {
                 guard !isStopping else { break }

@@ -12,8 +12,9 @@ import ServiceLifecycle
 ///   `minConnections` and `maxConnections`, closing connections idle for longer than `idleTimeout`.
 ///   The pool also works without `run()` (connections are then opened on demand).
 /// - The counting is `PostgresPoolState`, a pure state machine the actor steps synchronously: a
-///   connection counts against `maxConnections` from the moment its opening is decided until it is
-///   closed, whatever the actor does at its awaits (checks by maintenance included).
+///   connection counts against `maxConnections` from the moment its opening is decided until its
+///   close has finished, whatever the actor does at its awaits (checks by maintenance included), so
+///   a replacement is opened only after the connection it replaces is closed.
 /// - Lane `.operator` (the operator surface: health, templates, metrics) holds at most
 ///   `operatorMaxConnections` of them at once; the step pipeline keeps the rest.
 public actor PostgresConnectionPool: Service {
@@ -48,13 +49,14 @@ public actor PostgresConnectionPool: Service {
 
     // MARK: - Using connections
 
-    /// Lends a connection to `body` and takes it back afterwards, whatever `body` does.
+    /// Lends a connection to `body` and takes it back afterwards, whatever `body` does. Cancelling
+    /// the calling task cancels the statement running on it (`PostgresConnection.cancellable`).
     public func withConnection<T: Sendable>(
         lane: PostgresPoolLane = .pipeline, _ body: sending (PostgresConnection) async throws -> T
     ) async throws -> T {
         let connection = try await acquire(lane: lane)
         do {
-            let value = try await body(connection)
+            let value = try await connection.cancellable { try await body(connection) }
             await release(connection)
             return value
         } catch {
@@ -172,8 +174,7 @@ public actor PostgresConnectionPool: Service {
             case .candidate(let candidate):
                 if age(candidate) > configuration.maxLifetime {
                     connectionsReplaced += 1
-                    discard(candidate.connection)
-                    perform(state.dropReserved(lane))
+                    perform(state.discardReserved(candidate.connection, lane))
                     continue
                 }
                 // Nothing arrived on its socket while idle: lent at once (poll(2) here instead of a hop
@@ -181,8 +182,7 @@ public actor PostgresConnectionPool: Service {
                 // FATAL message, EOF) gets the full check; it stays counted meanwhile.
                 if candidate.connection.hasPendingInput, !(await candidate.connection.checkAlive()) {
                     connectionsReplaced += 1
-                    discard(candidate.connection)
-                    perform(state.dropReserved(lane))
+                    perform(state.discardReserved(candidate.connection, lane))
                     continue
                 }
                 state.lend(candidate, to: lane)
@@ -194,7 +194,7 @@ public actor PostgresConnectionPool: Service {
     private func openConnection() async throws(PostgresError) -> Pooled {
         let connection = try await PostgresConnection.connect(
             url: configuration.url, applicationName: configuration.applicationName,
-            connectTimeout: configuration.connectTimeout, logger: logger)
+            connectTimeout: configuration.connectTimeout, limits: configuration.sessionLimits, logger: logger)
         connectionsOpened += 1
         peakOpen = max(peakOpen, state.openCount)
         let now = ContinuousClock.now
@@ -288,8 +288,16 @@ public actor PostgresConnectionPool: Service {
         }
     }
 
+    /// Closes a connection the state counts as closing; its slot frees when the close finished.
     private func discard(_ connection: PostgresConnection) {
-        Task { await connection.close() }
+        Task {
+            await connection.close()
+            self.closeFinished()
+        }
+    }
+
+    private func closeFinished() {
+        perform(state.closeFinished())
     }
 
     private func age(_ pooled: Pooled) -> Duration {

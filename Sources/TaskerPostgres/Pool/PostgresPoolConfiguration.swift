@@ -18,13 +18,17 @@ public struct PostgresPoolConfiguration: Sendable, Equatable {
     /// at once, inside `maxConnections`; at most `maxConnections - 1`, so the step pipeline always
     /// keeps one (ours: `worker.web.database_pools.operator_max_connections`, default 2).
     public var operatorMaxConnections: Int
+    /// `statement_timeout` / `lock_timeout` of every connection the pool opens (ours:
+    /// `common.database.statement_timeout_ms`, `lock_timeout_ms`).
+    public var sessionLimits: PostgresSessionLimits
 
     public init(
         url: String, maxConnections: Int = 25, minConnections: Int = 5,
         acquireTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
         maxLifetime: Duration = .seconds(1800), slowAcquireThreshold: Duration = .milliseconds(100),
         connectTimeout: Duration = .seconds(10), applicationName: String = "tasker-worker",
-        maintenanceInterval: Duration = .seconds(5), operatorMaxConnections: Int = 2
+        maintenanceInterval: Duration = .seconds(5), operatorMaxConnections: Int = 2,
+        sessionLimits: PostgresSessionLimits = .serverDefaults
     ) {
         self.url = url
         self.maxConnections = max(1, maxConnections)
@@ -37,6 +41,7 @@ public struct PostgresPoolConfiguration: Sendable, Equatable {
         self.applicationName = applicationName
         self.maintenanceInterval = maintenanceInterval
         self.operatorMaxConnections = min(max(1, operatorMaxConnections), max(1, self.maxConnections - 1))
+        self.sessionLimits = sessionLimits
     }
 }
 

@@ -11,9 +11,10 @@ public enum PostgresPoolLane: Sendable, Hashable {
 /// The pool's bookkeeping as a pure state machine: no I/O, no clock reads, no awaits. The
 /// `PostgresConnectionPool` actor calls it synchronously and performs what it answers (open, check,
 /// close a connection; resume a waiter), then reports back. Every open connection is counted from
-/// the moment its opening is decided until it is closed — idle, lent, being opened, or taken out for
-/// a liveness check (by an acquire or by maintenance) — so `openCount <= maxConnections` holds after
-/// every transition, under any interleaving of the actor's awaits.
+/// the moment its opening is decided until its close has finished — idle, lent, being opened, taken
+/// out for a liveness check (by an acquire or by maintenance), or being closed — so
+/// `openCount <= maxConnections` holds after every transition, under any interleaving of the actor's
+/// awaits, and a replacement is opened only once the connection it replaces is closed.
 ///
 /// `Connection` is generic so that the interleavings can be tested without a database.
 struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
@@ -30,7 +31,7 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
         /// Open a connection for this waiter (a slot is reserved for it); report with `opened` or
         /// `openFailed`.
         case open(OpenForWaiter)
-        /// Close this connection (no longer counted).
+        /// Close this connection; it stays counted (`closing`) until `closeFinished()` is reported.
         case close(Connection)
         /// Fail waiter `waiter` with the error of the open made for it (no longer waiting).
         case fail(waiter: Int)
@@ -52,6 +53,9 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     private(set) var reserved: [PostgresPoolLane: Int] = [:]
     /// Being opened or checked by maintenance.
     private(set) var maintaining = 0
+    /// Being closed: counted until `closeFinished()`, so that no replacement is opened while the
+    /// server still holds the old session.
+    private(set) var closing = 0
     /// Callers waiting, first come first served within what their lane may take. `opening`: a
     /// connection is being opened for it (it may still get one given back first).
     private(set) var waiters: [(id: Int, lane: PostgresPoolLane, opening: Bool)] = []
@@ -64,7 +68,7 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     }
 
     /// Every open (or opening) connection.
-    var openCount: Int { idle.count + lent.count + reserved.values.reduce(0, +) + maintaining }
+    var openCount: Int { idle.count + lent.count + reserved.values.reduce(0, +) + maintaining + closing }
 
     /// Connections lent out or taken out for a check or being opened (everything not idle).
     var busyCount: Int { openCount - idle.count }
@@ -126,6 +130,25 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
         return serveWaiters()
     }
 
+    /// A reserved candidate was found dead or too old: it is closed (and stays counted until
+    /// `closeFinished()`), its reservation given up.
+    mutating func discardReserved(_ connection: Connection, _ lane: PostgresPoolLane) -> [Action] {
+        reserved[lane, default: 0] -= 1
+        return [closeAction(connection)] + serveWaiters()
+    }
+
+    /// A connection this state asked to close (`.close`) is closed: its slot is free now.
+    mutating func closeFinished() -> [Action] {
+        closing = max(0, closing - 1)
+        return serveWaiters()
+    }
+
+    /// `.close(connection)`, counted as closing until `closeFinished()`.
+    private mutating func closeAction(_ connection: Connection) -> Action {
+        closing += 1
+        return .close(connection)
+    }
+
     /// Waiter `id` gave up (timeout, cancellation): what to do for the others (nil when it was no
     /// longer waiting).
     mutating func removeWaiter(_ id: Int) -> [Action]? {
@@ -143,7 +166,7 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
         now: ContinuousClock.Instant
     ) -> (lane: PostgresPoolLane, actions: [Action])? {
         guard let (entry, lane) = lent.removeValue(forKey: ObjectIdentifier(connection)) else { return nil }
-        guard reusable, !isClosed else { return (lane, [.close(connection)] + serveWaiters()) }
+        guard reusable, !isClosed else { return (lane, [closeAction(connection)] + serveWaiters()) }
         var used = entry
         used.lastUsed = now
         return (lane, place(used) + serveWaiters())
@@ -190,7 +213,7 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     /// A usable connection nobody holds: to the first waiter whose lane has room, else idle; closed
     /// when the pool is closed or would be over its maximum with it.
     private mutating func place(_ entry: Entry) -> [Action] {
-        if isClosed || openCount >= maxConnections { return [.close(entry.connection)] }
+        if isClosed || openCount >= maxConnections { return [closeAction(entry.connection)] }
         if let index = waiters.firstIndex(where: { hasRoom($0.lane) }) {
             let waiter = waiters.remove(at: index)
             lent[ObjectIdentifier(entry.connection)] = (entry, waiter.lane)
@@ -243,7 +266,7 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     /// A connection taken out by maintenance was checked: `alive` ones go back (to a waiter or idle).
     mutating func checked(_ entry: Entry, alive: Bool) -> [Action] {
         maintaining -= 1
-        guard alive else { return [.close(entry.connection)] + serveWaiters() }
+        guard alive else { return [closeAction(entry.connection)] + serveWaiters() }
         return place(entry) + serveWaiters()
     }
 
@@ -257,11 +280,13 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
 
     // MARK: - Closing
 
-    /// Closes the pool: returns the idle connections to close and the waiters to fail. Connections
-    /// lent or being opened or checked are closed when they come back.
+    /// Closes the pool: returns the idle connections to close (counted as closing until
+    /// `closeFinished()`) and the waiters to fail. Connections lent or being opened or checked are
+    /// closed when they come back.
     mutating func close() -> (idle: [Connection], waiters: [Int]) {
         isClosed = true
         let connections = idle.map(\.connection)
+        closing += connections.count
         idle.removeAll()
         let ids = waiters.map { $0.id }
         waiters.removeAll()

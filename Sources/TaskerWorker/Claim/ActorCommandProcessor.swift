@@ -35,6 +35,7 @@ package struct ActorCommandProcessor: Sendable {
         case .setEventIntegration(let enabled):
             await actors.stepExecutor.setAccepting(enabled)
         case .shutdown:
+            actors.stepExecutor.closeIntake()
             await actors.stepExecutor.setAccepting(false)
         }
         return .accepted

@@ -13,7 +13,7 @@ extension StepExecutorActor {
     /// Outcomes come in `deliveries` order. Never throws.
     package func execute(batch deliveries: [StepDelivery]) async -> [DeliveryOutcome] {
         var outcomes = [DeliveryOutcome](repeating: .notAccepting, count: deliveries.count)
-        guard accepting else { return outcomes }
+        guard accepting, !intakeIsClosed else { return outcomes }
         var accepted: [(index: Int, delivery: StepDelivery, message: StepMessage)] = []
         for (index, delivery) in deliveries.enumerated() {
             guard serves(delivery) else {
@@ -37,6 +37,9 @@ extension StepExecutorActor {
             accepted.append((index, delivery, message))
         }
         defer { for item in accepted { capacity.claimEnded(step: item.message.stepUUID) } }
+        // Shutdown may have begun during the awaits above (poison archiving, shedding): nothing
+        // accepted is claimed then; the messages wait out their visibility timeout.
+        guard !intakeIsClosed else { return outcomes }
         guard accepted.count > 1 else {
             for item in accepted { outcomes[item.index] = await claimOne(item.delivery, item.message) }
             return outcomes
@@ -123,6 +126,7 @@ extension StepExecutorActor {
 
     /// `claimAndDispatch` for one accepted message (its in-flight entry is the caller's).
     private func claimOne(_ delivery: StepDelivery, _ message: StepMessage) async -> DeliveryOutcome {
+        guard !intakeIsClosed else { return .notAccepting }
         do {
             try await claimAndDispatch(delivery, message)
             return .handled

@@ -83,6 +83,8 @@ package actor StepExecutorActor: WorkerActor {
     nonisolated let eventDocuments: Bool
     /// Mirror of `accepting`, for `admitsNotification` without an actor hop.
     private let acceptingFlag = ManagedAtomic<Bool>(true)
+    /// Set once by `closeIntake()` (shutdown) and never cleared: no claim starts after it.
+    private let intakeClosedFlag = ManagedAtomic<Bool>(false)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
     /// `eventDocuments`: a foreign runtime is attached, so hydrate also reads the task and step rows
@@ -108,15 +110,31 @@ package actor StepExecutorActor: WorkerActor {
     /// Turns claiming on or off (off for shutdown); deliveries while off stay in their queues.
     package func setAccepting(_ accepting: Bool) { self.accepting = accepting }
 
-    package func stopped() async { accepting = false }
+    package func stopped() async {
+        closeIntake()
+        accepting = false
+    }
 
-    package var isAccepting: Bool { accepting }
+    /// Whether claiming is on: switched on (`setAccepting`) and intake not closed for shutdown.
+    package var isAccepting: Bool { accepting && !intakeIsClosed }
+
+    /// Stops intake for good (shutdown): from now on no claim starts, whatever `setAccepting` says.
+    /// Any thread, no actor hop, so the shutdown signal takes effect before anything queued on this
+    /// actor. A claim already in its round trip finishes; its steps go to dispatch as usual (the
+    /// drain runs them or gives them their result). Messages read but not claimed are left to their
+    /// visibility timeout (never archived).
+    package nonisolated func closeIntake() {
+        intakeClosedFlag.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// True once `closeIntake()` was called: no message is read or claimed any more.
+    package nonisolated var intakeIsClosed: Bool { intakeClosedFlag.load(ordering: .sequentiallyConsistent) }
 
     /// How many more steps may be claimed before load shedding starts (nil: no limit, shedding is
     /// off; 0 while not accepting). The poller reads no more than this, so that it does not hide
     /// messages for their visibility timeout only to shed them.
     package var readCapacity: Int? {
-        guard accepting else { return 0 }
+        guard accepting, !intakeIsClosed else { return 0 }
         return capacity.remainingClaims
     }
 
@@ -127,7 +145,7 @@ package actor StepExecutorActor: WorkerActor {
     /// this actor each time would add to every step's latency. A stale answer is harmless: a
     /// delivery admitted at the threshold is shed by `execute` as before.
     package nonisolated func admitsNotification(forQueue queue: String) -> Bool {
-        guard acceptingFlag.load(ordering: .relaxed) else { return false }
+        guard acceptingFlag.load(ordering: .relaxed), !intakeIsClosed else { return false }
         // Checked and recorded in one transition: a release after it triggers a read (no shed lost).
         guard !capacity.admitNotification() else { return true }
         StepMetrics.shed(queue: queue, in: statistics)

@@ -67,7 +67,8 @@ package final class CompletionProcessorService: Service, Sendable {
         let queue = CompletionQueue(writers: concurrency)
         await withDiscardingTaskGroup { group in
             for await completion in completions.buffer(policy: .bounded(bufferSize)) {
-                await room.acquire()
+                // Only a forced cancellation ends the wait early; the result is stored all the same.
+                try? await room.acquire()
                 guard queue.add(completion) else { continue }
                 group.addTask {
                     while let batch = queue.next(maximum: Self.maximumBatch) {

@@ -20,6 +20,8 @@ extension WorkerEventSystem {
     func consumeListener(_ listener: PostgresListener, slots: AsyncSemaphore) async {
         await withDiscardingTaskGroup { deliveries in
             for await event in listener.events.cancelOnGracefulShutdown() {
+                // Shutdown began: nothing more is read or claimed (the stream ends soon after).
+                guard intakeOpen else { continue }
                 answerDroppedEvents(listener)
                 switch event {
                 case .connected:
@@ -62,7 +64,8 @@ extension WorkerEventSystem {
                                 + "not its channel's \(queue)")
                         continue
                     }
-                    await slots.acquire()
+                    // Cancelled (forced shutdown): the message waits out its visibility timeout.
+                    guard (try? await slots.acquire()) != nil else { continue }
                     deliveries.addTask {
                         await self.handle(notification)
                         slots.release()
@@ -134,13 +137,16 @@ extension WorkerEventSystem {
         }
         let statistics = commands.actors.stepExecutor.statistics
         for msgID in ids {
+            guard intakeOpen else { return }
             do {
                 let timeout = settings.visibilityTimeoutSeconds
                 statistics.notifiedReads.wrappingIncrement(ordering: .relaxed)
                 let message = try await pool.withConnection { c in
                     try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
                 }
-                if let message { await deliver(StepDelivery(read: message)) }
+                guard let message else { continue }
+                guard intakeOpen else { return leaveUnclaimed(1, queue: queue) }
+                await deliver(StepDelivery(read: message))
             } catch {
                 logger.warning(
                     "could not read a notified message; the poller will find it",
@@ -155,6 +161,7 @@ extension WorkerEventSystem {
         let executor = commands.actors.stepExecutor
         let batch = settings.pollBatchSize
         let quantity = min(announced, batch, await executor.readCapacity ?? batch)
+        guard intakeOpen else { return }
         guard quantity > 0 else {
             scheduleCatchUp(after: .seconds(1))
             return
@@ -173,6 +180,7 @@ extension WorkerEventSystem {
             scheduleCatchUp(after: .seconds(1))
             return
         }
+        guard intakeOpen else { return leaveUnclaimed(messages.count, queue: queue) }
         if !messages.isEmpty { await deliver(batch: messages.map(StepDelivery.init(read:))) }
         if messages.count == quantity && announced > quantity { scheduleCatchUp(after: .milliseconds(1)) }
     }

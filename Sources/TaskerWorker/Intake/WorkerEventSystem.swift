@@ -71,8 +71,12 @@ package struct WorkerEventSystemSettings: Sendable {
 }
 
 /// Feeds `StepExecutorActor` from LISTEN/NOTIFY and the fallback poller, according to the
-/// deployment mode. On graceful shutdown it stops listening and polling, waits for the deliveries
-/// in progress, stops the executor and finishes the dispatch channel, which lets the rest of the
+/// deployment mode. On graceful shutdown it closes intake at once (`StepExecutorActor.closeIntake`):
+/// every loop that reads or claims — a poll drain under way, catch-up reads, notification reads,
+/// the re-read after shedding — checks it before each read and each claim, so no message is read
+/// or claimed after the signal; messages already read but not claimed wait out their visibility
+/// timeout, and a claim already in its round trip finishes (its steps are drained). Then it waits
+/// for the deliveries in progress and finishes the dispatch channel, which lets the rest of the
 /// pipeline drain.
 package final class WorkerEventSystem: Service, Sendable {
     package let settings: WorkerEventSystemSettings
@@ -121,7 +125,8 @@ package final class WorkerEventSystem: Service, Sendable {
                 url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
                 backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
                 keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
-                bufferSize: max(1, settings.listenerBufferSize), logger: Logger(label: "tasker.postgres.listener"))
+                sessionLimits: pool.configuration.sessionLimits, bufferSize: max(1, settings.listenerBufferSize),
+                logger: Logger(label: "tasker.postgres.listener"))
             : nil
     }
 
@@ -131,11 +136,20 @@ package final class WorkerEventSystem: Service, Sendable {
     /// (`WorkerDaemon.shutdown()` calls it too, so a stop requested during start-up is never lost).
     /// `run()` then drains and returns as on graceful shutdown.
     package func stop() {
+        closeIntake()
         onShutdownBegins()
         capacityFreed?.finish()
         listener?.stop()
         pollSignal.finish()
     }
+
+    /// Shutdown began: no read or claim starts from now on.
+    private func closeIntake() {
+        commands.actors.stepExecutor.closeIntake()
+    }
+
+    /// False once shutdown began: every reading loop checks it before each read and each delivery.
+    var intakeOpen: Bool { !commands.actors.stepExecutor.intakeIsClosed }
 
     /// Reads the queues now (e.g. after claiming was switched back on).
     package func catchUp() {
@@ -170,7 +184,8 @@ package final class WorkerEventSystem: Service, Sendable {
                     }
                 }
             }
-        } onGracefulShutdown: { [onShutdownBegins, capacityFreed] in
+        } onGracefulShutdown: { [onShutdownBegins, capacityFreed, commands] in
+            commands.actors.stepExecutor.closeIntake()
             onShutdownBegins()
             capacityFreed?.finish()
         }
@@ -228,6 +243,7 @@ package final class WorkerEventSystem: Service, Sendable {
 
     private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
         for await signalled in reasons.cancelOnGracefulShutdown() {
+            guard intakeOpen else { return }
             // A tick may have replaced a buffered catch-up (the stream keeps the newest only): the
             // flag keeps the catch-up, which reads without the age filters.
             let reason = catchUpWanted.exchange(false, ordering: .sequentiallyConsistent) ? PollReason.catchUp : signalled
@@ -245,7 +261,7 @@ package final class WorkerEventSystem: Service, Sendable {
     /// Reads and delivers batches until the queue has no more visible messages (or work must wait).
     private func drain(_ queue: String, minAge: Int, maxAge: Int, slots: AsyncSemaphore) async {
         let (timeout, batch) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize)
-        while true {
+        while intakeOpen {
             // Reading hides messages for their visibility timeout: not while claiming is off or shed,
             // and no more than can be claimed before load shedding starts.
             let executor = commands.actors.stepExecutor
@@ -258,6 +274,7 @@ package final class WorkerEventSystem: Service, Sendable {
                 }
                 return
             }
+            guard intakeOpen else { return }
             let messages: [QueueMessage]
             do {
                 messages = try await pool.withConnection { c in
@@ -277,15 +294,32 @@ package final class WorkerEventSystem: Service, Sendable {
                 return
             }
             lastPollSucceeded.store(true, ordering: .relaxed)
+            // Shutdown began during the read: the messages are not claimed (nor archived); they
+            // wait out their visibility timeout.
+            guard intakeOpen else {
+                leaveUnclaimed(messages.count, queue: queue)
+                return
+            }
             // The read's messages count against `max_concurrent_operations` like as many deliveries.
             if !messages.isEmpty {
                 let held = min(messages.count, slots.limit)
-                for _ in 0..<held { await slots.acquire() }
-                await deliver(batch: messages.map(StepDelivery.init(read:)))
-                for _ in 0..<held { slots.release() }
+                var taken = 0
+                while taken < held, (try? await slots.acquire()) != nil { taken += 1 }
+                // Cancelled while waiting for slots (forced shutdown): the messages are left to
+                // their visibility timeout.
+                if taken == held { await deliver(batch: messages.map(StepDelivery.init(read:))) }
+                for _ in 0..<taken { slots.release() }
             }
             if messages.count < quantity { return }
         }
+    }
+
+    /// Messages read when shutdown began are left to their visibility timeout.
+    func leaveUnclaimed(_ count: Int, queue: String) {
+        guard count > 0 else { return }
+        logger.info(
+            "shutdown began during a read; its messages are not claimed and return after their visibility timeout",
+            metadata: ["queue": "\(queue)", "messages": "\(count)"])
     }
 
     /// Asks for a catch-up read after `delay`, rounded up to the next whole second of this event

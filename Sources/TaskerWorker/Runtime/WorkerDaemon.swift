@@ -80,7 +80,7 @@ public final class WorkerDaemon: Service, Sendable {
         let database = configuration.common.database
         let pool = PostgresConnectionPool(
             configuration: PostgresPoolConfiguration(
-                url: database.url, settings: database.pool,
+                database: database,
                 operatorMaxConnections: configuration.worker.web.databasePools.operatorMaxConnections),
             logger: Logger(label: "tasker.postgres.pool"))
         self.pool = pool
@@ -138,25 +138,49 @@ public final class WorkerDaemon: Service, Sendable {
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool, then the
         // operator servers (they keep answering health probes while the pipeline drains).
         let services = OperatorServices.make(runtime: runtime, authenticator: authenticator) + pipeline
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services.map {
-                    .init(
-                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
-                        failureTerminationBehavior: .gracefullyShutdownGroup)
-                },
-                logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services.map {
+                .init(
+                    service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup)
+            },
+            logger: logger)
+        // Past the drain deadline plus a margin, what is left is cancelled (every database wait
+        // honours cancellation), so shutdown ends in bounded time even with the database unreachable.
+        let limit = Self.gracefulShutdownLimit(configuration)
+        groupConfiguration.maximumGracefulShutdownDuration = limit
+        let group = ServiceGroup(configuration: groupConfiguration)
         // The inner group follows the enclosing group's graceful shutdown by itself; `shutdown()`
         // (also before this point: the signal stays triggered) is passed on here.
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { [shutdownRequested] in
-                await shutdownRequested.wait()
-                if !Task.isCancelled { await group.triggerGracefulShutdown() }
+        try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { [shutdownRequested] in
+                    await shutdownRequested.wait()
+                    if !Task.isCancelled { await group.triggerGracefulShutdown() }
+                }
+                tasks.addTask { [shutdownRequested, logger] in
+                    await shutdownRequested.wait()
+                    try await Task.sleep(for: limit)
+                    logger.error(
+                        "graceful shutdown did not finish within its limit; cancelling what is left (steps whose result is not stored stay in_progress)",
+                        metadata: ["limit_seconds": "\(limit.components.seconds)"])
+                }
+                try await group.run()
+                tasks.cancelAll()
             }
-            try await group.run()
-            tasks.cancelAll()
+        } onGracefulShutdown: { [shutdownRequested] in
+            shutdownRequested.trigger()
         }
         logger.info("tasker worker stopped", metadata: ["steps_executed": "\(statistics.snapshot.totalExecuted)"])
+    }
+
+    /// Margin after the drain deadline for storing the last results (`gracefulShutdownLimit`).
+    package static let shutdownMargin: Duration = .seconds(5)
+
+    /// How long graceful shutdown may take before the rest is cancelled: the drain deadline
+    /// (`timing.processing_timeout_seconds`) plus `shutdownMargin`.
+    package static func gracefulShutdownLimit(_ configuration: TaskerConfiguration) -> Duration {
+        .seconds(max(1, configuration.worker.eventSystems.worker.timing.processingTimeoutSeconds)) + shutdownMargin
     }
 
     /// Starts a graceful shutdown (as SIGTERM does). Safe at any time, also during boot: the

@@ -68,15 +68,18 @@ public enum WorkerLauncher {
         _ worker: WorkerDaemon, beside services: [any Service],
         gracefulShutdownSignals: [UnixSignal], logger: Logger
     ) async throws {
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: (services + [worker]).map {
-                    .init(
-                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
-                        failureTerminationBehavior: .gracefullyShutdownGroup)
-                },
-                gracefulShutdownSignals: gracefulShutdownSignals,
-                logger: logger))
-        try await group.run()
+        var configuration = ServiceGroupConfiguration(
+            services: (services + [worker]).map {
+                .init(
+                    service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup)
+            },
+            gracefulShutdownSignals: gracefulShutdownSignals,
+            logger: logger)
+        // The worker's own group cancels what is left first (`WorkerDaemon.gracefulShutdownLimit`);
+        // this bounds the program's services as well.
+        configuration.maximumGracefulShutdownDuration =
+            WorkerDaemon.gracefulShutdownLimit(worker.configuration) + .seconds(3)
+        try await ServiceGroup(configuration: configuration).run()
     }
 }
