@@ -36,9 +36,10 @@ struct OrchestrateCommand: AsyncParsableCommand {
         try await ServiceGroup(configuration: groupConfiguration).run()
     }
 
-    /// The configuration as `run` loads it; exits with EX_CONFIG (78) and every error when invalid.
+    /// The configuration as `run` loads it (`common` and `orchestration` files); exits with EX_CONFIG
+    /// (78) and every error when invalid.
     static func loadConfiguration(_ path: String?, command: String) throws -> TaskerConfiguration {
-        let loader = ConfigurationLoader()
+        let loader = ConfigurationLoader(context: "orchestration")
         do {
             let loaded = try path.map { try loader.load(file: $0) } ?? loader.load()
             let logger = Logger(label: "tasker.configuration")

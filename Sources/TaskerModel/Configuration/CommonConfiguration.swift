@@ -11,6 +11,8 @@ public struct TaskerConfiguration: Codable, Sendable, Equatable {
     public var common = CommonConfiguration()
     /// Worker settings.
     public var worker = WorkerConfiguration()
+    /// Companion orchestration settings (`[orchestration.dlq]`).
+    public var orchestration = OrchestrationConfiguration()
     /// The built-in defaults (the base files with no environment variables set).
     public init() {}
 }

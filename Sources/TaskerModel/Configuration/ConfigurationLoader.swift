@@ -5,9 +5,10 @@ import TOMLKit
 ///
 /// File selection (as tasker-core):
 /// - `TASKER_CONFIG_PATH` set: that single, pre-merged file (with `[common]` and `[worker]`).
-/// - otherwise `<root>/base/common.toml`, `<root>/base/worker.toml`, then the overlays
-///   `<root>/environments/$TASKER_ENV/{common,worker}.toml` that exist (`TASKER_ENV` defaults to
-///   `development`). `<root>` is `configRoot`, else `$WORKSPACE_PATH/config/tasker`, else `config/tasker`.
+/// - otherwise `<root>/base/common.toml`, `<root>/base/<context>.toml`, then the overlays
+///   `<root>/environments/$TASKER_ENV/{common,<context>}.toml` that exist (`TASKER_ENV` defaults to
+///   `development`); the context is `worker` (the worker) or `orchestration` (`tasker-dev orchestrate`).
+///   `<root>` is `configRoot`, else `$WORKSPACE_PATH/config/tasker`, else `config/tasker`.
 ///
 /// Pipeline per file: parse → drop unknown keys (warning) and wrong types (error) → expand `${VAR}` /
 /// `${VAR:-default}` (see `EnvironmentSubstitution`) → deep-merge over the built-in defaults, remembering
@@ -18,11 +19,17 @@ public struct ConfigurationLoader: Sendable {
     public let environment: [String: String]
     /// The directory holding `base/` and `environments/`.
     public let configRoot: String
+    /// The files read per directory, in merge order: `common` and the process's own context.
+    public let contexts: [String]
 
     /// Creates a loader. `configRoot` defaults to `$WORKSPACE_PATH/config/tasker`, else `config/tasker`
-    /// relative to the working directory.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, configRoot: String? = nil) {
+    /// relative to the working directory; `context` is `worker` or `orchestration`.
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment, configRoot: String? = nil,
+        context: String = "worker"
+    ) {
         self.environment = environment
+        self.contexts = ["common", context]
         if let configRoot {
             self.configRoot = configRoot
         } else if let workspace = environment["WORKSPACE_PATH"], !workspace.isEmpty {
@@ -59,7 +66,7 @@ public struct ConfigurationLoader: Sendable {
                         + Self.environments.joined(separator: ", "))
             ])
         }
-        let base = ["common", "worker"].map { Self.join(configRoot, "base/\($0).toml") }
+        let base = contexts.map { Self.join(configRoot, "base/\($0).toml") }
         let missing = base.filter { !FileManager.default.fileExists(atPath: $0) }
         guard missing.isEmpty else {
             throw ConfigurationLoadError(
@@ -70,7 +77,7 @@ public struct ConfigurationLoader: Sendable {
                             "base configuration file not found (set TASKER_CONFIG_PATH, WORKSPACE_PATH or run from the repository root)")
                 })
         }
-        let overlays = ["common", "worker"].map { Self.join(configRoot, "environments/\(name)/\($0).toml") }
+        let overlays = contexts.map { Self.join(configRoot, "environments/\(name)/\($0).toml") }
         return base + overlays.filter { FileManager.default.fileExists(atPath: $0) }
     }
 

@@ -20,7 +20,7 @@ enum ConfigurationSchema {
 
     /// `[]` in a path stands for every element of an array.
     static let rules: [(path: String, rule: Rule)] =
-        commonRules + workerRules + enumerations.keys.sorted().map { ($0, .oneOf(enumerations[$0]!)) }
+        commonRules + workerRules + orchestrationRules + enumerations.keys.sorted().map { ($0, .oneOf(enumerations[$0]!)) }
 
     static let commonRules: [(path: String, rule: Rule)] = {
         var r: [(path: String, rule: Rule)] = [
@@ -196,6 +196,20 @@ enum ConfigurationSchema {
         ]
     }()
 
+    /// `[orchestration.dlq]` (upstream's `StalenessDetectionConfig` / `StalenessThresholds` bounds).
+    static let orchestrationRules: [(path: String, rule: Rule)] = {
+        let sd = "orchestration.dlq.staleness_detection"
+        return [
+            ("\(sd).detection_interval_seconds", .integer(30...3600)),
+            ("\(sd).batch_size", .integer(1...10000)),
+            ("\(sd).thresholds.waiting_for_dependencies_minutes", .integer(1...1440)),
+            ("\(sd).thresholds.waiting_for_retry_minutes", .integer(1...1440)),
+            ("\(sd).thresholds.steps_in_process_minutes", .integer(1...1440)),
+            ("\(sd).thresholds.task_max_lifetime_hours", .integer(1...168)),
+            ("\(sd).actions.event_channel", .nonEmpty),
+        ]
+    }()
+
     static let jwtAlgorithms = ["HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "PS384", "PS512", "EdDSA"]
 
     /// Keys whose string value must be one of a fixed set (the Swift enum's raw values).
@@ -217,10 +231,10 @@ enum ConfigurationSchema {
         "common.circuit_breakers.component_configs": ["pgmq": "messaging"]
     ]
 
-    /// Keys skipped without a warning: tasker-core's `_docs` metadata tables anywhere, and the top-level
-    /// `[orchestration]` context that pre-merged "complete" files carry.
+    /// Keys skipped without a warning: tasker-core's `_docs` metadata tables anywhere, and the tables of
+    /// upstream's `[orchestration]` context other than `dlq` (pre-merged "complete" files carry them).
     static func isSilentlyIgnored(key: String, parentPath: String) -> Bool {
-        key == "_docs" || (parentPath.isEmpty && key == "orchestration")
+        key == "_docs" || (parentPath == "orchestration" && key != "dlq")
     }
 
     /// The built-in defaults as a snake_case tree; its shape is the schema.

@@ -90,6 +90,8 @@ public enum TaskTemplateValidator {
                     + "notification channel (pgmq_message_ready.orchestration); choose another namespace_name")
         }
 
+        if let lifecycle = template.lifecycle { findings += validateLifecycle(lifecycle) }
+
         var seen: Set<String> = []
         let names = Set(template.steps.map(\.name))
         for step in template.steps {
@@ -137,6 +139,30 @@ public enum TaskTemplateValidator {
         }
         if let cycle = firstCycle(in: template) {
             report(cycle.first, "dependency cycle: " + cycle.map { "\"\($0)\"" }.joined(separator: " -> "))
+        }
+        return findings
+    }
+
+    /// Upstream's `LifecycleConfig` bounds. The staleness SQL casts these values to `integer`: one out
+    /// of range would fail every staleness sweep, so such a template is refused.
+    static func validateLifecycle(_ lifecycle: LifecycleConfiguration) -> [Finding] {
+        var findings: [Finding] = []
+        let bounded: [(String, Int?, ClosedRange<Int>)] = [
+            ("max_duration_minutes", lifecycle.maxDurationMinutes, 1...43200),
+            ("max_waiting_for_dependencies_minutes", lifecycle.maxWaitingForDependenciesMinutes, 1...10080),
+            ("max_waiting_for_retry_minutes", lifecycle.maxWaitingForRetryMinutes, 1...10080),
+            ("max_steps_in_process_minutes", lifecycle.maxStepsInProcessMinutes, 1...10080),
+        ]
+        for (key, value, range) in bounded {
+            if let value, !range.contains(value) {
+                findings.append(
+                    Finding(
+                        step: nil,
+                        message: "lifecycle.\(key) is \(value); it must be between \(range.lowerBound) and \(range.upperBound)"))
+            }
+        }
+        if lifecycle.stalenessAction.isEmpty || lifecycle.stalenessAction.count > 50 {
+            findings.append(Finding(step: nil, message: "lifecycle.staleness_action must have 1 to 50 characters"))
         }
         return findings
     }

@@ -21,6 +21,8 @@ public struct OrchestrationSettings: Sendable, Equatable {
     public var visibilityTimeoutSeconds = 30
     /// LISTEN on `pgmq_message_ready.orchestration` (else polling only).
     public var listen = true
+    /// The staleness detector (`[orchestration.dlq]`).
+    public var staleness = StalenessDetectionSettings()
 
     public init() {}
 
@@ -28,23 +30,25 @@ public struct OrchestrationSettings: Sendable, Equatable {
     public init(configuration: TaskerConfiguration) {
         pollInterval = .milliseconds(max(10, configuration.common.queues.pgmq.pollIntervalMs))
         visibilityTimeoutSeconds = max(1, configuration.common.queues.defaultVisibilityTimeoutSeconds)
+        staleness = StalenessDetectionSettings(configuration: configuration.orchestration.dlq)
     }
 }
 
 /// The companion orchestration as a swift-service-lifecycle `Service`: consumes
-/// `orchestration_task_requests` and `orchestration_step_results` (LISTEN on
-/// `pgmq_message_ready.orchestration`: each notified message is claimed by id and processed in its
+/// `orchestration_task_requests`, `orchestration_step_results` and `orchestration_task_finalizations`
+/// (LISTEN on `pgmq_message_ready.orchestration`: each notified message is claimed by id and processed in its
 /// own task, without waiting for the others; polling as the fallback; a message is archived once
-/// processed) and runs the readiness discovery, routing everything through
-/// ``OrchestrationCommandProcessorActor``.
+/// processed), runs the readiness discovery, routing everything through
+/// ``OrchestrationCommandProcessorActor``, and the ``StalenessDetector``.
 /// Graceful shutdown stops reading, finishes the messages in hand, then closes the pool.
 public final class OrchestrationService: Service, Sendable {
     public let processor: OrchestrationCommandProcessorActor
     public let settings: OrchestrationSettings
-    public let statistics = OrchestrationStatistics()
+    public let statistics: OrchestrationStatistics
+    public let stalenessDetector: StalenessDetector
     private let pool: PostgresConnectionPool
     private let listener: PostgresListener
-    private let logger: Logger
+    let logger: Logger
 
     /// An orchestration on `pool` (closed when `run()` returns).
     public init(
@@ -60,6 +64,9 @@ public final class OrchestrationService: Service, Sendable {
             url: databaseURL, channels: [QueueNames.readyChannel(namespace: "orchestration")],
             connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
             logger: Logger(label: "tasker.orchestration.listener"))
+        let statistics = OrchestrationStatistics()
+        self.statistics = statistics
+        self.stalenessDetector = StalenessDetector(pool: pool, settings: settings.staleness, statistics: statistics)
     }
 
     /// An orchestration configured from `[common]` (database URL and pool, queue polling).
@@ -104,6 +111,7 @@ public final class OrchestrationService: Service, Sendable {
                     .cancelOnGracefulShutdown()
                 { submit.yield(.read) }
             }
+            group.addTask { try? await self.stalenessDetector.run() }
             group.addTask {
                 for await _ in AsyncTimerSequence(interval: self.settings.readinessInterval, clock: .continuous)
                     .cancelOnGracefulShutdown()
@@ -126,7 +134,7 @@ public final class OrchestrationService: Service, Sendable {
             submit.yield(.read)
             return
         }
-        let ours: Set<String> = [QueueNames.taskRequests, QueueNames.stepResults]
+        let ours: Set<String> = [QueueNames.taskRequests, QueueNames.stepResults, QueueNames.taskFinalizations]
         switch try? QueueNotification.parse(notification.payload) {
         case .messageWithPayload(let queue, let msgID, _)?, .messageReady(let queue, let msgID)?:
             if ours.contains(queue) { submit.yield(.notified(queue: queue, msgID: msgID)) }
@@ -185,8 +193,11 @@ public final class OrchestrationService: Service, Sendable {
                 requestsFirst.toggle()
                 let firstMessages = await read(first, quantity: room)
                 let secondMessages = room > firstMessages.count ? await read(second, quantity: room - firstMessages.count) : []
-                if firstMessages.count + secondMessages.count == room { readWanted = true }
-                for message in firstMessages + secondMessages {
+                let taken = firstMessages.count + secondMessages.count
+                // Finalization requests (rare: nothing in Tasker sends them today) take what is left.
+                let finalizations = room > taken ? await read(QueueNames.taskFinalizations, quantity: room - taken) : []
+                if taken + finalizations.count == room { readWanted = true }
+                for message in firstMessages + secondMessages + finalizations {
                     inFlight += 1
                     handlers.addTask {
                         await self.handle(message)
@@ -233,6 +244,8 @@ public final class OrchestrationService: Service, Sendable {
     private func handle(_ message: QueueMessage) async {
         if message.queue == QueueNames.taskRequests {
             await handleTaskRequest(message)
+        } else if message.queue == QueueNames.taskFinalizations {
+            await handleFinalization(message)
         } else {
             await handleStepResult(message)
         }
@@ -285,7 +298,7 @@ public final class OrchestrationService: Service, Sendable {
         }
     }
 
-    private func archive(_ message: QueueMessage) async {
+    func archive(_ message: QueueMessage) async {
         do {
             _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: message.queue, msgID: message.msgID) }
         } catch {

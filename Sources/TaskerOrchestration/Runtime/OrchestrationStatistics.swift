@@ -5,6 +5,10 @@ public final class OrchestrationStatistics: Sendable {
     private let results = ManagedAtomic<Int>(0)
     private let requests = ManagedAtomic<Int>(0)
     private let poison = ManagedAtomic<Int>(0)
+    private let finalizations = ManagedAtomic<Int>(0)
+    private let stale = ManagedAtomic<Int>(0)
+    private let dlqEntries = ManagedAtomic<Int>(0)
+    private let staleErrors = ManagedAtomic<Int>(0)
 
     public init() {}
 
@@ -15,7 +19,22 @@ public final class OrchestrationStatistics: Sendable {
     /// Messages archived without effect (undecodable, unknown step, invalid results).
     public var poisonMessages: Int { poison.load(ordering: .relaxed) }
 
+    /// Finalization messages (`orchestration_task_finalizations`) processed and archived.
+    public var finalizationsProcessed: Int { finalizations.load(ordering: .relaxed) }
+    /// Stale tasks the staleness detector's sweeps returned (dry runs included).
+    public var staleTasksDetected: Int { stale.load(ordering: .relaxed) }
+    /// Pending `tasks_dlq` entries those sweeps created.
+    public var dlqEntriesCreated: Int { dlqEntries.load(ordering: .relaxed) }
+    /// Stale tasks those sweeps moved to `error`.
+    public var staleTasksTransitionedToError: Int { staleErrors.load(ordering: .relaxed) }
+
     func recordResult() { results.wrappingIncrement(ordering: .relaxed) }
     func recordTaskRequest() { requests.wrappingIncrement(ordering: .relaxed) }
     func recordPoison() { poison.wrappingIncrement(ordering: .relaxed) }
+    func recordFinalization() { finalizations.wrappingIncrement(ordering: .relaxed) }
+    func recordStaleTask(movedToDLQ: Bool, transitionedToError: Bool) {
+        stale.wrappingIncrement(ordering: .relaxed)
+        if movedToDLQ { dlqEntries.wrappingIncrement(ordering: .relaxed) }
+        if transitionedToError { staleErrors.wrappingIncrement(ordering: .relaxed) }
+    }
 }

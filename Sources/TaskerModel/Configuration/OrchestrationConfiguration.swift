@@ -1,0 +1,60 @@
+/// `[orchestration]`: what the companion orchestration (`tasker-dev orchestrate`) reads beyond
+/// `[common]`. Only upstream's `[orchestration.dlq]` is modelled; the other tables of upstream's
+/// orchestration context (event systems, web, gRPC, …) are accepted and ignored without a warning.
+public struct OrchestrationConfiguration: Codable, Sendable, Equatable {
+    /// `[orchestration.dlq]` (upstream TAS-49).
+    public var dlq = DLQSettings()
+    public init() {}
+}
+
+extension OrchestrationConfiguration {
+    /// `[orchestration.dlq]`: the dead-letter investigations of stale tasks (`tasker.tasks_dlq`).
+    public struct DLQSettings: Codable, Sendable, Equatable {
+        /// The DLQ subsystem; when false no staleness detector runs (upstream documents this, its code
+        /// only checks `staleness_detection.enabled`).
+        public var enabled = true
+        public var stalenessDetection = StalenessDetection()
+        public init() {}
+    }
+
+    /// `[orchestration.dlq.staleness_detection]`: the periodic sweep of `detect_and_transition_stale_tasks`.
+    public struct StalenessDetection: Codable, Sendable, Equatable {
+        /// Run the detector (default true).
+        public var enabled = true
+        /// Seconds between sweeps (30–3600, default 300); the first sweep runs at start.
+        public var detectionIntervalSeconds = 300
+        /// Stale tasks handled per sweep at most (1–10000, default 100).
+        public var batchSize = 100
+        /// Only report what would be moved (default false).
+        public var dryRun = false
+        public var thresholds = Thresholds()
+        public var actions = Actions()
+        public init() {}
+    }
+
+    /// `[orchestration.dlq.staleness_detection.thresholds]`: minutes a task may stay in a state before
+    /// it is stale; a template's `lifecycle.max_*_minutes` overrides them per template.
+    public struct Thresholds: Codable, Sendable, Equatable {
+        /// `waiting_for_dependencies` (1–1440, default 60).
+        public var waitingForDependenciesMinutes = 60
+        /// `waiting_for_retry` (1–1440, default 30).
+        public var waitingForRetryMinutes = 30
+        /// `steps_in_process` (1–1440, default 30).
+        public var stepsInProcessMinutes = 30
+        /// A task in one of those states older than this is stale whatever its time in the state
+        /// (1–168, default 24).
+        public var taskMaxLifetimeHours = 24
+        public init() {}
+    }
+
+    /// `[orchestration.dlq.staleness_detection.actions]`: accepted for compatibility. Upstream's SQL always
+    /// creates the DLQ entry and moves the task to `error` (and emits no event); so does this orchestration.
+    public struct Actions: Codable, Sendable, Equatable {
+        public var autoTransitionToError = true
+        public var autoMoveToDlq = true
+        public var emitEvents = true
+        /// 1–255 characters (default `task_staleness_detected`).
+        public var eventChannel = "task_staleness_detected"
+        public init() {}
+    }
+}
