@@ -1,5 +1,5 @@
-"""The faults. Each takes the run (`Chaos`) and returns a record: kind, start, end (epoch seconds) and
-what it did; `stranded` (SIGKILL of a worker) lists the steps the dead worker held in_progress."""
+"""The faults. Each takes the run (`Chaos`) and returns a record: kind, start, hit (when the fault
+struck: a signal waits until the worker holds claims), end (epoch seconds) and what it did; `stranded` (SIGKILL of a worker) lists the steps the dead worker held in_progress."""
 import os
 import signal
 import subprocess
@@ -49,6 +49,7 @@ def _await_claims(run, p, want, timeout=15.0):
 def sigterm_worker(run):
     p = run.fleet["worker-a"]
     held = _await_claims(run, p, run.profile["claims_at_signal"])
+    run.hit = time.time()
     exit_s, status = p.signal_and_wait(signal.SIGTERM, 120)
     if status != 0:
         run.failures.append(f"worker-a exited with status {status} after SIGTERM (expected 0)")
@@ -61,6 +62,7 @@ def sigkill_worker(run):
     p = run.fleet["worker-b"]
     dead = p.current_uuid()
     _await_claims(run, p, run.profile["claims_at_signal"])
+    run.hit = time.time()
     p.signal_and_wait(signal.SIGKILL, 10)
     killed_at = time.time()
     # What the dead worker held: steps whose current transition is its in_progress claim.
@@ -101,7 +103,8 @@ def poison_messages(run):
             ORDER BY ws.workflow_step_uuid DESC LIMIT 500""")]
     per_queue = run.profile["poison_per_queue"]
     out = {}
-    for queue in ("worker_examples_queue", "worker_chaos_queue", "orchestration_step_results"):
+    for queue in ("worker_examples_queue", "worker_chaos_queue", "orchestration_step_results",
+                  "orchestration_task_finalizations"):
         sent, refused = _send_all(run, queue, poison_bodies(run.rng, per_queue, real))
         out[queue] = {"sent": sent, "refused_by_server": refused}
         run.poison_sent += sent
@@ -140,17 +143,17 @@ ACTIONS = {
 
 def inject(run, kind):
     log(f"fault: {kind}")
-    start = time.time()
+    start = run.hit = time.time()
     try:
         record = ACTIONS[kind](run)
     except Exception as error:
         run.failures.append(f"fault {kind} could not be injected: {error}")
         record = {"error": str(error)}
-    record.update(kind=kind, start=start, end=time.time())
+    record.update(kind=kind, start=start, hit=run.hit, end=time.time())
     ready_at = record.pop("_ready_at", None)
     if ready_at is not None:
-        record["restarted_ready_s"] = round(ready_at - start, 2)
+        record["restarted_ready_s"] = round(ready_at - run.hit, 2)
     log(f"fault: {kind} done in {record['end'] - start:.1f} s "
         + ", ".join(f"{k}={v}" for k, v in record.items()
-                    if k not in ("kind", "start", "end", "stranded", "killed_at")))
+                    if k not in ("kind", "start", "hit", "end", "stranded", "killed_at")))
     return record

@@ -1,7 +1,7 @@
 """Recovery times, from the transitions the database recorded.
 
-- resume: from a fault's start to the first step `complete` whose `enqueued` came after the fault
-  ended, i.e. until the whole loop (orchestration → worker → orchestration) moved new work again;
+- resume: from the moment a fault struck to the first step `complete` whose `enqueued` came after
+  it, i.e. until the whole loop (orchestration → worker → orchestration) moved new work again;
 - stranded (SIGKILL of a worker): from the kill to the next transition of each step the dead worker
   held `in_progress`, i.e. until its steps were handed back for a retry (the slowest one counts)."""
 
@@ -22,13 +22,13 @@ def recovery(run):
     for record in run.faults:
         if "error" in record:
             continue
-        at = run.db.one(RESUME, (record["end"],))
+        at = run.db.one(RESUME, (record["hit"],))
         if at is None:
             run.failures.append(f"throughput did not resume after {record['kind']} at "
                                 f"{record['start'] - run.t0:.0f} s (no new step completed)")
             record["resume_s"] = None
         else:
-            record["resume_s"] = round(at - record["start"], 2)
+            record["resume_s"] = round(at - record["hit"], 2)
             if record["resume_s"] > worst:
                 worst, worst_kind = record["resume_s"], record["kind"]
         if record["kind"] == "sigkill_worker":

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 
 from .common import log, tail
@@ -29,6 +30,7 @@ class Process:
         self.work, self.repo, self.rest_port = work, repo, rest_port
         self.log_path = os.path.join(work, f"{name}.log")
         self.popen = None
+        self.last_not_ready = None    # the last answer of a readiness probe that failed
         self.expected_exit = False
         self.starts = 0
         self.worker_uuids = []        # one per start (workers)
@@ -61,16 +63,24 @@ class Process:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.rest_port}/health/ready", timeout=timeout) as r:
                 return r.status == 200
-        except Exception:
+        except urllib.error.HTTPError as error:
+            self.last_not_ready = f"HTTP {error.code}: {error.read()[:2000].decode(errors='replace')}"
+            return False
+        except Exception as error:
+            self.last_not_ready = f"{type(error).__name__}: {error}"
             return False
 
     def wait_ready(self, timeout=90):
-        deadline = time.time() + timeout
+        started = time.time()
+        deadline = started + timeout
+        self.last_not_ready = None
         while time.time() < deadline:
             if self.popen.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {self.popen.returncode} during start-up\n"
                                    + tail(self.log_path))
             if self.ready():
+                if time.time() - started > 3 and self.last_not_ready:
+                    log(f"{self.name} ready after {time.time() - started:.1f} s; before: {self.last_not_ready}")
                 if self.rest_port is not None:
                     match = WORKER_ID.search(self._log_since_start())
                     if match:
