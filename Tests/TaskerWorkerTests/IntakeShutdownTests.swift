@@ -21,7 +21,11 @@ struct IntakeShutdownTests {
             handler: { callable: test.slow }
         """
 
-    @Test func noStepIsClaimedAfterTheSignalBeyondTheClaimInFlight() async throws {
+    /// In every deployment mode: polling (the drain of a long queue), notifications and catch-up
+    /// reads. In flight at the signal: at most one poll read (`batch`) and, with a listener, the
+    /// notified deliveries (`max_concurrent_operations`).
+    @Test(arguments: [WorkerConfiguration.DeploymentMode.pollingOnly, .hybrid, .eventDrivenOnly])
+    func noStepIsClaimedAfterTheSignalBeyondTheClaimsInFlight(mode: WorkerConfiguration.DeploymentMode) async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let handlers = HandlerRegistry.withBuiltIns()
@@ -30,7 +34,9 @@ struct IntakeShutdownTests {
                 return .success(.emptyObject)
             }
             let batch = 5
-            var configuration = harness.configuration(mode: .pollingOnly, maxConcurrentHandlers: 4)
+            let deliveries = 2
+            var configuration = harness.configuration(mode: mode, maxConcurrentHandlers: 4)
+            configuration.worker.eventSystems.worker.processing.maxConcurrentOperations = deliveries
             // Nothing but the shutdown flag stops the poller's drain: no shedding, a small dispatch
             // buffer (claims go at the handlers' pace), a drain deadline that is never reached.
             configuration.worker.mpscChannels.handlerDispatch.loadShedding.enabled = false
@@ -43,11 +49,12 @@ struct IntakeShutdownTests {
             try await waitUntil(timeout: .seconds(20)) { try await harness.countSteps(in: ["in_progress"]) >= 4 }
 
             let claimedAtSignal = worker.daemon.statistics.snapshot.claimed
-            guard await worker.stop(within: .seconds(60), "worker stopped with a long queue") else { return }
+            guard await worker.stop(within: .seconds(60), "worker (\(mode)) stopped with a long queue") else { return }
             let claimedAfterSignal = worker.daemon.statistics.snapshot.claimed - claimedAtSignal
-            // At most the poll read whose claim was in its round trip at the signal.
+            // At most the claims that were in their round trip at the signal.
+            let inFlight = mode == .pollingOnly ? batch : batch + deliveries
             #expect(
-                claimedAfterSignal <= batch,
+                claimedAfterSignal <= inFlight,
                 "\(claimedAfterSignal) steps were claimed after the signal (claimed before: \(claimedAtSignal))")
 
             let summaries = try await harness.stepSummaries()
@@ -57,7 +64,7 @@ struct IntakeShutdownTests {
             #expect(claimed.allSatisfy { $0.state == "enqueued_for_orchestration" && $0.results == 1 }, "\(states)")
             let untouched = summaries.values.filter { $0.starts == 0 }
             #expect(untouched.allSatisfy { $0.state == "enqueued" && $0.attempts == 0 }, "\(states)")
-            #expect(untouched.count >= tasks.count - claimedAtSignal - batch)
+            #expect(untouched.count >= tasks.count - claimedAtSignal - inFlight)
             #expect(untouched.count > tasks.count / 2, "the drain went on claiming: \(states)")
             // Their messages are still queued (read ones wait out their visibility timeout), none archived.
             #expect(try await harness.queuedIDs().count == untouched.count)

@@ -70,6 +70,9 @@ struct UnreachableDatabaseShutdownTests {
             print("exit after SIGTERM with the database unreachable: \(took) (drain deadline \(drainSeconds) s)")
             #expect(took < limit + .seconds(5), "exit took \(took)")
             #expect(worker.log.contains("graceful shutdown did not finish within its limit"), "\(worker.log.suffix(4000))")
+            // A forced shutdown is not a clean exit: non-zero, with the reason as the last word.
+            #expect(worker.process.terminationStatus != 0)
+            #expect(worker.log.contains("graceful shutdown exceeded its limit of 7 s"), "\(worker.log.suffix(4000))")
         }
     }
 }

@@ -148,6 +148,7 @@ public final class WorkerDaemon: Service, Sendable {
         // Past the drain deadline plus a margin, what is left is cancelled (every database wait
         // honours cancellation), so shutdown ends in bounded time even with the database unreachable.
         let limit = Self.gracefulShutdownLimit(configuration)
+        let forced = ManagedAtomic<Bool>(false)
         groupConfiguration.maximumGracefulShutdownDuration = limit
         let group = ServiceGroup(configuration: groupConfiguration)
         // The inner group follows the enclosing group's graceful shutdown by itself; `shutdown()`
@@ -158,15 +159,23 @@ public final class WorkerDaemon: Service, Sendable {
                     await shutdownRequested.wait()
                     if !Task.isCancelled { await group.triggerGracefulShutdown() }
                 }
-                tasks.addTask { [shutdownRequested, logger] in
+                tasks.addTask { [shutdownRequested, logger, forced] in
                     await shutdownRequested.wait()
                     try await Task.sleep(for: limit)
+                    forced.store(true, ordering: .sequentiallyConsistent)
                     logger.error(
                         "graceful shutdown did not finish within its limit; cancelling what is left (steps whose result is not stored stay in_progress)",
                         metadata: ["limit_seconds": "\(limit.components.seconds)"])
                 }
-                try await group.run()
+                var failure: (any Error)?
+                do { try await group.run() } catch { failure = error }
                 tasks.cancelAll()
+                // Cut short: not a clean stop, whatever the cancelled services ended with (an error
+                // they report is a consequence; the forced shutdown is what the operator must read).
+                if forced.load(ordering: .sequentiallyConsistent) {
+                    throw ForcedShutdownError(limit: limit, cause: failure.map { "\($0)" })
+                }
+                if let failure { throw failure }
             }
         } onGracefulShutdown: { [shutdownRequested] in
             shutdownRequested.trigger()
