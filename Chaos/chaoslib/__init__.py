@@ -1,0 +1,1 @@
+"""The chaos suite behind scripts/chaos (issue #14): processes, load, faults, hostile inputs, verdict."""
