@@ -70,7 +70,10 @@ def judge(run):
         longest = longest_line(p.log_path)
         figures.setdefault("longest_log_line", {})[p.name] = longest
         if longest > 16 * 1024:
-            run.warnings.append(f"{p.name} wrote a log line of {longest} bytes (a hostile input echoed in full?)")
+            # The log handler cuts every value at 2,048 characters: a longer line is a hostile input
+            # echoed in full.
+            f.append(f"{p.name} wrote a log line of {longest} bytes (a hostile input echoed in full?)")
+            run.failing_logs.add(p.log_path)
     # Tasks: every submitted one created once and complete.
     rows = db.q(CHAOS_TASKS)
     by_id = {}

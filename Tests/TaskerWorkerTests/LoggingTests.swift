@@ -52,6 +52,20 @@ struct LoggingTests {
         #expect(timestamp.hasSuffix("Z") && timestamp.count == 24, "\(timestamp)")
     }
 
+    /// A hostile value (the 100,000-character template name of a task request, seen in the chaos
+    /// suite) is cut: every line stays bounded, in both formats, and says how much was left out.
+    @Test func longValuesAreClipped() throws {
+        let hostile = String(repeating: "x", count: 100_000)
+        for format in [WorkerLogging.Format.text, .json] {
+            let capture = Capture()
+            let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: format, level: .info) }
+            logger.error("rejected \(hostile)", metadata: ["error": "\(hostile)", "nested": ["deep": "\(hostile)"]])
+            let line = capture.all.joined()
+            #expect(line.count < 4 * LogRecord.maximumValueLength + 600, "\(format): \(line.count) characters")
+            #expect(line.contains("(\(100_000 - LogRecord.maximumValueLength) more characters)"))
+        }
+    }
+
     @Test func textLinesAreHumanReadable() {
         let capture = Capture()
         let logger = Logger(label: "tasker.completion") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }

@@ -44,7 +44,8 @@ package struct WorkerLogHandler: LogHandler {
         if let own = event.metadata { merged.merge(own) { _, new in new } }
         if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
         let record = LogRecord(
-            timestamp: Date(), level: event.level, label: label, message: event.message.description, metadata: merged,
+            timestamp: Date(), level: event.level, label: label, message: LogRecord.clipped(event.message.description),
+            metadata: merged.mapValues(LogRecord.clipped),
             source: settings.includeSourceLocation ? (event.source, event.file, event.function, event.line) : nil)
         let line =
             switch format ?? override?.format ?? settings.format {
@@ -63,6 +64,25 @@ struct LogRecord {
     var message: String
     var metadata: Logger.Metadata
     var source: (module: String, file: String, function: String, line: UInt)?
+
+    /// The most characters of one message or metadata value written: logged values often come from
+    /// hostile input (a 100,000-character template name in a task request), and one line must stay
+    /// readable and bounded. Longer text is cut and says how much was left out.
+    static let maximumValueLength = 2048
+
+    static func clipped(_ text: String) -> String {
+        guard text.count > maximumValueLength else { return text }
+        return String(text.prefix(maximumValueLength)) + "… (\(text.count - maximumValueLength) more characters)"
+    }
+
+    static func clipped(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): .string(clipped(text))
+        case .stringConvertible(let convertible): .string(clipped(convertible.description))
+        case .array(let values): .array(values.prefix(64).map(clipped))
+        case .dictionary(let nested): .dictionary(nested.mapValues(clipped))
+        }
+    }
 
     static let reservedKeys: Set<String> = ["timestamp", "level", "label", "message", "source", "file", "function", "line"]
 
