@@ -20,6 +20,7 @@ struct CrashRecoveryWorkerTests {
         steps:
           - name: crash_nap
             handler: { callable: tasker.sleep, initialization: { ms: 600000 } }
+            timeout_seconds: 900
           - name: crash_after
             dependencies: [crash_nap]
             handler: { callable: tasker.sleep, initialization: { ms: 50 } }
@@ -54,7 +55,7 @@ struct CrashRecoveryWorkerTests {
                 throw error
             }
             #expect(victim.log.contains("liveness lock taken"))
-            // The victim's nap (10 min) never ends before the kill, however slow the machine; the
+            // The victim's nap (10 min, its timeout 15 min) never ends before the kill, however slow the machine; the
             // rescuer's `tasker.sleep` returns at once, so the retried steps complete quickly.
             let quickSleep = HandlerRegistry.withBuiltIns()
             quickSleep.register(BuiltInHandlers.sleep) { _ in .success(.object(["slept_ms": .int(0)])) }

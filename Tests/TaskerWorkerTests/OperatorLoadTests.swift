@@ -115,7 +115,7 @@ struct OperatorLoadTests {
             }
             let floodStart = ContinuousClock.now
             let before = await runtime.pool.statistics.operatorAcquires
-            try await waitUntil(timeout: .seconds(20)) { answered.count >= 200 }
+            try await waitUntil(timeout: .seconds(90)) { answered.count >= 200 }
 
             // Steps run while the flood goes on.
             var tasks: [PipelineHarness.SeededTask] = []
@@ -128,7 +128,7 @@ struct OperatorLoadTests {
                 try await harness.waitForState(task["work"], ["enqueued_for_orchestration"], timeout: .seconds(30))
             }
             let duringSteps = answered.count
-            try await waitUntil(timeout: .seconds(20)) { answered.count >= duringSteps + 200 }
+            try await waitUntil(timeout: .seconds(90)) { answered.count >= duringSteps + 200 }
             flood.cancel()
             await flood.value
             let requests = answered.count

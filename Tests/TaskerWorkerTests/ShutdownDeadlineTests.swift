@@ -179,7 +179,8 @@ struct PollerCapacityTests {
             let tasks = try await harness.createSingleStepTasks(count: 10, step: "stuck")
             try await harness.enqueueBatch(tasks, "stuck")
             let worker = harness.startWorker(handlers, configuration: configuration)
-            let finished = await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(15))
+            // Under 30 s (the visibility timeout), with room for a machine loaded by the parallel suite.
+            let finished = await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(25))
             await worker.stop(within: .seconds(20))
             #expect(finished, "steps waited for the visibility timeout of messages read beyond capacity")
             #expect(worker.daemon.statistics.snapshot.totalExecuted == 10)
