@@ -9,6 +9,7 @@ public func tasker_worker_bootstrap(
 ) -> Int32 {
     withStringOutput(resultJSON, "result_json") { () throws(FFIError) in
         let options = try BootstrapOptions(CStrings.object(configJSON, "config_json"))
+        LibraryPinning.pin()
         try EmbeddedWorkerSlot.beginStarting()
         let worker: EmbeddedWorker
         do throws(FFIError) {

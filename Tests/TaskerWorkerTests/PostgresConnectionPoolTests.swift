@@ -68,6 +68,8 @@ struct PostgresConnectionPoolTests {
                     try await connection.query("SELECT 1")
                 }
             }
+            // The broken connection counts until its close has finished (at most about a second).
+            try await waitUntil(timeout: .seconds(5)) { await pool.statistics.active == 0 }
             let stats = await pool.statistics
             #expect(stats.idle == 0)
             #expect(stats.active == 0)

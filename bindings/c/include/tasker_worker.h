@@ -22,6 +22,8 @@
  *     after `tasker_worker_stop` return TASKER_ERR_NOT_RUNNING.
  *   - The library installs no signal handlers: the host calls `tasker_worker_stop` (or
  *     `tasker_worker_begin_shutdown`) when it is told to stop (SIGTERM).
+ *   - Once a worker has been bootstrapped the library stays loaded until the process exits
+ *     (`dlclose` does not unmap it): its threads may still run its code after `tasker_worker_stop`.
  */
 #ifndef TASKER_WORKER_H
 #define TASKER_WORKER_H
