@@ -92,14 +92,7 @@ struct BoundedWaitTests {
                     """)[0].decode("n", as: Int.self)
             }
             try await waitUntil(timeout: .seconds(10)) { try await activeSleeps() == 1 }
-            let cancelled = ContinuousClock.now
-            task.cancel()
-            let result = await task.result
-            let took = cancelled.duration(to: .now)
-            guard case .failure(let error as PostgresError) = result else {
-                Issue.record("expected a cancelled error, got \(result)")
-                return
-            }
+            guard let (error, took) = await Self.cancel(task) else { return }
             #expect(error.kind == .cancelled, "\(error)")
             #expect(took < .seconds(5), "the cancelled statement returned after \(took)")
             print("cancellation latency (PQcancel): \(took)")
@@ -123,14 +116,7 @@ struct BoundedWaitTests {
             proxy.blackHole()
             let task = Task { try await connection.cancellable { try await connection.query("SELECT 1") } }
             try await Task.sleep(for: .milliseconds(200))
-            let cancelled = ContinuousClock.now
-            task.cancel()
-            let result = await task.result
-            let took = cancelled.duration(to: .now)
-            guard case .failure(let error as PostgresError) = result else {
-                Issue.record("expected a cancelled error, got \(result)")
-                return
-            }
+            guard let (error, took) = await Self.cancel(task) else { return }
             #expect(error.kind == .connectionClosed && error.leavesOutcomeUnknown, "\(error)")
             #expect(error.message.contains("cancelled"), "\(error)")
             #expect(took < .seconds(5), "the abandoned statement returned after \(took)")
@@ -197,5 +183,19 @@ struct BoundedWaitTests {
             await pool.close()
             await admin.close()
         }
+    }
+
+    /// Cancels `task` (a statement waiting in it) and returns the `PostgresError` it ended with and
+    /// how long that took after the cancel; nil (with an issue recorded) when it ended otherwise.
+    static func cancel<T: Sendable>(_ task: Task<T, any Error>) async -> (PostgresError, Duration)? {
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        let took = cancelled.duration(to: .now)
+        guard case .failure(let error as PostgresError) = result else {
+            Issue.record("expected a cancelled error, got \(result)")
+            return nil
+        }
+        return (error, took)
     }
 }
