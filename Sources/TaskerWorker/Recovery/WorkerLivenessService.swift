@@ -97,15 +97,11 @@ package final class WorkerLivenessService: Service, Sendable {
             } catch {
                 capacity.setLiveness(false)
                 backendPID.store(0, ordering: .relaxed)
-                if Task.isCancelled || error is CancellationError {
-                    // Shutdown: closed before the service returns, so that nothing of this service
-                    // runs after the worker has stopped (an embedding host may unload the library).
-                    await connection?.close()
-                    return
-                }
-                // Not awaited: after a check that did not answer, the connection's thread may stay
-                // blocked on a dead socket until TCP gives up; it closes then.
-                if let connection { Task { await connection.close() } }
+                // Closed before going on (a check that did not answer was cancelled, and its
+                // statement abandoned within a second), so that no connection is left behind and
+                // nothing of this service runs after the worker has stopped.
+                await connection?.close()
+                if Task.isCancelled || error is CancellationError { return }
                 let delay = backoff.delay(forAttempt: attempt)
                 attempt += 1
                 logger.warning(
@@ -121,7 +117,10 @@ package final class WorkerLivenessService: Service, Sendable {
     /// lost connection, so that claiming stops before other workers take this worker's steps.
     private func check(_ c: PostgresConnection, pid: Int32) async throws {
         let key = key
-        switch await withDeadline(checkTimeout, { try await Self.holds(c, key) }) {
+        // Cancellable: the check that loses the race is cancelled, which sends PQcancel and, when
+        // the server does not answer (a partition), abandons the connection within a second, so a
+        // hung check never leaves a connection and its thread behind.
+        switch await withDeadline(checkTimeout, { try await c.cancellable { try await Self.holds(c, key) } }) {
         case .value(true): return
         case .value(false): throw LivenessLockError(backendPID: pid)
         case .failed(let error): throw error
