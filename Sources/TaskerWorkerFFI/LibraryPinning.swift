@@ -15,6 +15,9 @@ import Musl
 /// under them and the process would die of SIGSEGV on its way out (seen: the Ruby example host).
 /// `dlopen(…, RTLD_NOLOAD | RTLD_NODELETE)` on the already loaded library marks it as never to be
 /// unloaded, which is what a runtime with threads needs (as, for example, Go's c-shared libraries).
+///
+/// `tests/hosts/ruby_unload_host.rb` checks that the library stays mapped after the host drops
+/// every handle to it.
 enum LibraryPinning {
     /// Pins the library (idempotent; a failure only leaves unloading possible, so it is ignored).
     static func pin() {
@@ -22,24 +25,45 @@ enum LibraryPinning {
     }
 
     private static let pinned: Bool = {
-        guard let path = imagePath(containing: UInt(bitPattern: #dsohandle)) else { return false }
-        return dlopen(path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nil
+        // An address in this library's code (`#dsohandle` lies in its data, which may be mapped
+        // without a path).
+        let anchor: @convention(c) () -> Void = pinningAnchor
+        guard let path = imagePath(containing: UInt(bitPattern: unsafeBitCast(anchor, to: UnsafeRawPointer.self))) else {
+            return false
+        }
+        return dlopen(path, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != nil
     }()
 
     /// The file mapped at `address`, from `/proc/self/maps` (`dladdr` is not visible to Swift's
     /// Glibc module): lines `start-end perms offset dev inode path`, addresses in hex.
+    ///
+    /// Read line by line with `getline`: the file reports size 0, and Foundation's
+    /// `String(contentsOfFile:)` returned only its first 4 KiB, which in a host with many
+    /// libraries ends before this library's lines (so nothing was pinned, seen in the Ruby host).
     static func imagePath(containing address: UInt) -> String? {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
-        for line in maps.split(separator: "\n") {
-            let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-            guard fields.count == 6 else { continue }
-            let range = fields[0].split(separator: "-")
-            guard range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16),
-                (start..<end).contains(address)
-            else { continue }
-            let path = fields[5].trimmingCharacters(in: .whitespaces)
-            return path.hasPrefix("/") ? path : nil
+        guard let file = fopen("/proc/self/maps", "r") else { return nil }
+        defer { fclose(file) }
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var capacity = 0
+        defer { free(buffer) }
+        while getline(&buffer, &capacity, file) > 0, let buffer {
+            if let path = mappedPath(line: String(cString: buffer), containing: address) { return path }
         }
         return nil
     }
+
+    /// The path of one `/proc/self/maps` line when its range contains `address`.
+    static func mappedPath(line: String, containing address: UInt) -> String? {
+        let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+        guard fields.count == 6 else { return nil }
+        let range = fields[0].split(separator: "-")
+        guard range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16),
+            (start..<end).contains(address)
+        else { return nil }
+        let path = fields[5].trimmingCharacters(in: .whitespacesAndNewlines)
+        return path.hasPrefix("/") ? path : nil
+    }
 }
+
+/// A function of this library whose address locates the library's file (see `LibraryPinning`).
+private func pinningAnchor() {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import REPO, Cluster
+from conftest import HOSTS, REPO, Cluster
 
 
 def test_the_ruby_example_handlers_complete_a_task(cluster: Cluster) -> None:
@@ -14,3 +14,10 @@ def test_the_ruby_example_handlers_complete_a_task(cluster: Cluster) -> None:
     assert cluster.db.result(task, "ruby_shout")["result"] == {"greeting": "HELLO, ADA!", "language": "ruby"}
     assert host.terminate() == 0, host.log_tail()
     assert "STOPPED" in host.lines
+
+
+def test_the_library_stays_loaded_when_ruby_unloads_it_after_stop(cluster: Cluster) -> None:
+    # Ruby's ffi loads lazily and dlcloses at exit; unpinned, the worker's threads ran unmapped code.
+    host = cluster.start("ruby-unload", ["ruby", "-I", str(REPO / "bindings/ruby/lib"), str(HOSTS / "ruby_unload_host.rb")])
+    assert host.wait_for_line("MAPPED") == "MAPPED true", host.log_tail()
+    assert host.terminate() == 0, host.log_tail()
