@@ -1,6 +1,12 @@
 """Sizes, constants and small helpers shared by the phases."""
+import pathlib
 import socket
 import sys
+
+# scripts/lib/python (upstream_worker: the upstream worker's configuration, shared with the binding tests).
+REPO_SCRIPTS_PYTHON = str(pathlib.Path(__file__).resolve().parents[2] / "scripts" / "lib" / "python")
+if REPO_SCRIPTS_PYTHON not in sys.path:
+    sys.path.insert(0, REPO_SCRIPTS_PYTHON)
 
 QUEUE = "worker_bench_queue"
 RESULTS_QUEUE = "orchestration_step_results"

@@ -13,13 +13,14 @@ test configuration of config/tasker/generated with the bench's settings applied.
 """
 import json
 import os
-import re
+import pathlib
 import shutil
 import sys
 import time
-import tomllib
 
 from . import worker
+from .common import REPO_SCRIPTS_PYTHON  # noqa: F401  (puts scripts/lib/python on sys.path)
+from upstream_worker import merged_config, upstream_url  # noqa: E402
 from .common import POLL_MS, free_port, log
 from .drain import drain_with
 
@@ -37,61 +38,21 @@ def _python_templates(b):
     return path
 
 
-def _toml_value(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise TypeError(f"no TOML form for {v!r}")
-
-
-def _dump_toml(table, prefix=""):
-    """A TOML document of nested dicts of scalars and arrays of scalars (what the configuration has)."""
-    scalars = [f"{k} = {_toml_value(v)}" for k, v in table.items() if not isinstance(v, dict)]
-    out = ([f"[{prefix}]"] if prefix and scalars else []) + scalars + ([""] if scalars else [])
-    for k, v in table.items():
-        if isinstance(v, dict):
-            out += _dump_toml(v, f"{prefix}.{k}" if prefix else k)
-    return out
-
-
-def _set(table, dotted, value):
-    *path, last = dotted.split(".")
-    for key in path:
-        table = table.setdefault(key, {})
-    table[last] = value
-
-
 def upstream_config(b, c, web, grpc):
     """The merged test configuration with the bench's settings, for upstream's worker."""
-    with open(os.path.join(b.a.repo, "config/tasker/generated/worker-test.toml"), "rb") as f:
-        config = tomllib.load(f)
-    for key, value in {
-        "common.database.url": upstream_url(b.a.db_url),
-        "common.database.pool.max_connections": c + 10,
-        "common.database.pool.min_connections": 2,
-        "common.cache.enabled": False,     # no Redis here: upstream would wait ~8 s before falling back
-        "worker.event_systems.worker.deployment_mode": "Hybrid",
-        "worker.event_systems.worker.metadata.fallback_poller.polling_interval_ms": POLL_MS,
-        "worker.mpsc_channels.handler_dispatch.max_concurrent_handlers": c,
-        "worker.web.bind_address": f"127.0.0.1:{web}",
-        "worker.grpc.bind_address": f"127.0.0.1:{grpc}",
-    }.items():
-        _set(config, key, value)
     path = os.path.join(b.work, f"upstream-{c}.toml")
     with open(path, "w") as f:
-        f.write("\n".join(_dump_toml(config)) + "\n")
+        f.write(merged_config(pathlib.Path(b.a.repo), {
+            "common.database.url": upstream_url(b.a.db_url),
+            "common.database.pool.max_connections": c + 10,
+            "common.database.pool.min_connections": 2,
+            "worker.event_systems.worker.deployment_mode": "Hybrid",
+            "worker.event_systems.worker.metadata.fallback_poller.polling_interval_ms": POLL_MS,
+            "worker.mpsc_channels.handler_dispatch.max_concurrent_handlers": c,
+            "worker.web.bind_address": f"127.0.0.1:{web}",
+            "worker.grpc.bind_address": f"127.0.0.1:{grpc}",
+        }))
     return path
-
-
-def upstream_url(url):
-    """postgresql://user@host:port/db → postgresql://user:user@host:port/db (upstream aborts on a
-    URL without a password; the bench cluster trusts local connections, so any password does)."""
-    return re.sub(r"^(postgres(?:ql)?://)([^:@/]+)@", r"\1\2:\2@", url)
 
 
 def _start_python(b, impl, c, config, port, env):

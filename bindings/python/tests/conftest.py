@@ -18,6 +18,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +32,9 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "scripts" / "lib" / "python"))
+from upstream_worker import merged_config, upstream_url  # noqa: E402  (shared with the benchmarks)
+
 TESTS = Path(__file__).resolve().parent
 TEMPLATES = TESTS / "fixtures" / "templates"
 HOSTS = TESTS / "hosts"
@@ -237,6 +241,21 @@ class Process:
         return f"--- last lines of {self.log} ---\n" + "\n".join(self.log_text().splitlines()[-lines:])
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for servers that must be told their port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class UpstreamWorker:
+    """A running upstream worker: its host process and the addresses of its REST and gRPC servers."""
+    process: Process
+    web: str
+    grpc: str
+
+
 class Cluster:
     """One test's world: its database, the orchestration, and the hosts it starts."""
 
@@ -277,6 +296,31 @@ class Cluster:
             "TASKER_HOST_CONFIG": json.dumps(config or {}), "TASKER_HOST_THREADS": str(threads)})
         host.wait_for_line("READY")
         return host
+
+    def start_upstream_worker(self, *, name: str = "upstream", handler_packages: tuple[str, ...] = (),
+                              templates: Path = TEMPLATES, settings: dict[str, Any] | None = None) -> UpstreamWorker:
+        """Upstream's own worker (PyPI tasker-py 0.1.8, tests/hosts/upstream_host.py) on this test's
+        database, serving ``templates`` with the handler classes of ``handler_packages``; its REST and
+        gRPC on free ports; waits for READY. ``settings``: {"dotted.key": value} over the merged test
+        configuration."""
+        web, grpc = free_port(), free_port()
+        config = self.directory / f"{name}.toml"
+        config.write_text(merged_config(REPO, {
+            "common.database.url": upstream_url(self.db.url),
+            "worker.web.bind_address": f"127.0.0.1:{web}",
+            "worker.grpc.bind_address": f"127.0.0.1:{grpc}",
+            **(settings or {}),
+        }))
+        host = self.start(name, [sys.executable, str(HOSTS / "upstream_host.py")], {
+            "TASKER_CONFIG_PATH": str(config),
+            "DATABASE_URL": upstream_url(self.db.url),
+            "TASKER_TEMPLATE_PATH": str(templates),
+            "TASKER_WEB_BIND_ADDRESS": f"127.0.0.1:{web}",
+            "TASKER_WORKER_GRPC_BIND_ADDRESS": f"127.0.0.1:{grpc}",
+            "TASKER_HOST_HANDLER_PACKAGES": ",".join(handler_packages),
+        })
+        host.wait_for_line("READY", timeout=120)
+        return UpstreamWorker(host, f"127.0.0.1:{web}", f"127.0.0.1:{grpc}")
 
     def submit(self, name: str, context: dict[str, Any]) -> str:
         """Creates and starts a task of ``python_tests/name`` 1.0.0 (`tasker-dev submit --direct`)."""
