@@ -30,8 +30,16 @@ struct SubmitCommand: AsyncParsableCommand {
         let contextValue: JSONValue
         do {
             contextValue = try JSONDecoder().decode(JSONValue.self, from: Data(context.utf8))
+        } catch let DecodingError.dataCorrupted(corrupted) {
+            // JSONDecoder only says "not valid JSON"; JSONSerialization's parser says where
+            // ("Invalid value around character 1.").
+            var reason = corrupted.debugDescription
+            do { _ = try JSONSerialization.jsonObject(with: Data(context.utf8), options: .fragmentsAllowed) } catch {
+                reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? reason
+            }
+            throw ValidationError("--context is not valid JSON: \(reason)\n  got: \(context.prefix(200))")
         } catch {
-            throw ValidationError("--context is not JSON: \(error)")
+            throw ValidationError("--context is not valid JSON: \(error)")
         }
         guard case .object = contextValue else { throw ValidationError("--context must be a JSON object") }
         let configuration = try OrchestrateCommand.loadConfiguration(configPath, command: "submit")

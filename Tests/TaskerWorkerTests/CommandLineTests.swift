@@ -35,6 +35,24 @@ struct CommandLineTests {
         return try Subprocess.run(executable, arguments, environment: env, directory: TestEnvironment.repositoryRoot)
     }
 
+    @Test func bothExecutablesPrintTheirVersion() throws {
+        for executable in [Self.binary, Self.devBinary] {
+            let outcome = try Self.run(["--version"], executable: executable)
+            let name = URL(fileURLWithPath: executable).lastPathComponent
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(name) \(TaskerWorkerVersion.current)")
+        }
+    }
+
+    /// Bad `--context` JSON is refused before any connection, saying where the parser stopped.
+    @Test func submitSaysWhereTheContextJSONIsBroken() throws {
+        let outcome = try Self.run(
+            ["submit", "examples", "linear_workflow", "1.0.0", "--context", #"{"number": }"#], executable: Self.devBinary)
+        #expect(outcome.status != 0)
+        #expect(outcome.stderr.contains("--context is not valid JSON: Invalid value around character 11"), "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains("DecodingError"))
+    }
+
     @Test func configCheckRejectsZeroHandlersAndNamesTheKey() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

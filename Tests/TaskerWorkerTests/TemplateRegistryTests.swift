@@ -186,4 +186,22 @@ struct TemplateRegistryTests {
             #expect(smoke?.steps.count == 3)
         }
     }
+
+    /// A database that was never migrated: registration says so and names the command that fixes it,
+    /// instead of the server's bare "relation … does not exist".
+    @Test func anUnmigratedDatabaseGetsAHintToRunMigrate() async throws {
+        try await withEmptyTestDatabase { db in
+            let pool = db.pool()
+            let error = await #expect(throws: TaskTemplateRegistryError.self) {
+                try await TaskTemplateRegistry(pool: pool).register([Self.template()])
+            }
+            await pool.close()
+            guard case .schemaMissing(let missing) = error else {
+                Issue.record("expected schemaMissing, got \(String(describing: error))")
+                return
+            }
+            #expect(missing.contains("does not exist"))
+            #expect("\(error!)".contains("tasker-worker migrate"))
+        }
+    }
 }

@@ -6,6 +6,9 @@ import TaskerPostgres
 public enum TaskTemplateRegistryError: Error, CustomStringConvertible, Sendable {
     /// The template failed `TaskTemplateValidator` (registration refused).
     case invalidTemplate(template: String, problems: [String])
+    /// The database has no Tasker schema (a table, schema or PGMQ function is missing): it was never
+    /// migrated. `missing`: the server's message.
+    case schemaMissing(missing: String)
     /// `named_tasks.configuration` is NULL or `{}`.
     case emptyConfiguration(template: String)
     /// `named_tasks.configuration` is not a readable template.
@@ -15,6 +18,9 @@ public enum TaskTemplateRegistryError: Error, CustomStringConvertible, Sendable 
         switch self {
         case .invalidTemplate(let template, let problems):
             return "template \(template) is invalid: " + problems.joined(separator: "; ")
+        case .schemaMissing(let missing):
+            return "the database has no Tasker schema (\(missing)): run `tasker-worker migrate` against it first, "
+                + "with the same configuration (DATABASE_URL or --config)"
         case .emptyConfiguration(let template):
             return "template \(template) has an empty configuration in tasker.named_tasks "
                 + "(NULL or {}); re-register it from its YAML file"
@@ -109,6 +115,14 @@ public actor TaskTemplateRegistry {
                     })
             }
         }
+        do {
+            try await upsertAll(templates)
+        } catch let error as PostgresError where error.isUndefinedObject {
+            throw TaskTemplateRegistryError.schemaMissing(missing: error.message)
+        }
+    }
+
+    private func upsertAll(_ templates: [TaskTemplate]) async throws {
         for template in templates {
             try await upsert(template)
             let key = Key(namespace: template.namespaceName, name: template.name, version: template.version)

@@ -57,6 +57,12 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 
     /// 23505: a unique constraint rejected the row (for a step claim: another worker won).
     public var isUniqueViolation: Bool { sqlState == "23505" }
+    /// 42P01 / 3F000 / 42883 / 42704: a table, schema, function or type the statement names does not
+    /// exist (for Tasker's statements: the database was never migrated).
+    public var isUndefinedObject: Bool {
+        guard kind == .server, let state = sqlState else { return false }
+        return ["42P01", "3F000", "42883", "42704"].contains(state)
+    }
     /// 40001 / 40P01: serialization failure or deadlock; the transaction may be retried.
     public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
     /// The connection is unusable: it failed to open, broke, or the server is shutting it down
