@@ -66,6 +66,18 @@ struct LoggingTests {
         }
     }
 
+    /// Swift prints `UUID` in upper case; logs show uuids as the CLI, the database and upstream do.
+    @Test func uuidValuesAreWrittenInLowerCase() {
+        let capture = Capture()
+        let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }
+        let task = UUID(uuidString: "01A21B33-643D-79A8-843F-A66E4CC5462C")!
+        logger.info("task complete", metadata: ["task_uuid": "\(task)", "step_uuid": .stringConvertible(task), "name": "ABC"])
+        let line = capture.all.joined()
+        #expect(line.contains("task_uuid=01a21b33-643d-79a8-843f-a66e4cc5462c"), "\(line)")
+        #expect(line.contains("step_uuid=01a21b33-643d-79a8-843f-a66e4cc5462c"), "\(line)")
+        #expect(line.contains("name=ABC"), "\(line)")
+    }
+
     @Test func textLinesAreHumanReadable() {
         let capture = Capture()
         let logger = Logger(label: "tasker.completion") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }

@@ -45,7 +45,7 @@ package struct WorkerLogHandler: LogHandler {
         if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
         let record = LogRecord(
             timestamp: Date(), level: event.level, label: label, message: LogRecord.clipped(event.message.description),
-            metadata: merged.mapValues(LogRecord.clipped),
+            metadata: merged.mapValues { LogRecord.clipped(LogRecord.lowercasingUUID($0)) },
             source: settings.includeSourceLocation ? (event.source, event.file, event.function, event.line) : nil)
         let line =
             switch format ?? override?.format ?? settings.format {
@@ -82,6 +82,33 @@ struct LogRecord {
         case .array(let values): .array(values.prefix(64).map(clipped))
         case .dictionary(let nested): .dictionary(nested.mapValues(clipped))
         }
+    }
+
+    /// A value that is exactly one UUID, in lower case: Swift writes `UUID` in upper case, the
+    /// command line, PostgreSQL, the REST API and upstream write lower case, and a uuid copied from
+    /// one into a search of the other must match (`task_uuid=01a21b33-…` everywhere).
+    static func lowercasingUUID(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): isUUID(text) ? .string(text.lowercased()) : value
+        case .stringConvertible(let convertible):
+            isUUID(convertible.description) ? .string(convertible.description.lowercased()) : value
+        case .array, .dictionary: value
+        }
+    }
+
+    /// 8-4-4-4-12 hexadecimal digits.
+    static func isUUID(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return false }
+        for (index, byte) in utf8.enumerated() {
+            switch index {
+            case 8, 13, 18, 23: if byte != UInt8(ascii: "-") { return false }
+            default:
+                let isHex = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
+                if !isHex { return false }
+            }
+        }
+        return true
     }
 
     static let reservedKeys: Set<String> = ["timestamp", "level", "label", "message", "source", "file", "function", "line"]
