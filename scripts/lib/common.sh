@@ -35,9 +35,11 @@ TASKER_PG_SUPERUSER="postgres"   # bootstrap superuser created by initdb
 TASKER_PG_ROLE="tasker"          # role the worker and the tests connect as
 TASKER_PG_OS_USER_FALLBACK="tasker-pg"
 
-log()  { printf '[tasker] %s\n' "$*" >&2; }
-warn() { printf '[tasker] warning: %s\n' "$*" >&2; }
-die()  { printf '[tasker] error: %s\n' "$*" >&2; exit 1; }
+# Never fail: stderr may be a pipe whose reader is gone (`scripts/dev 2>&1 | tee dev.log`, then
+# Ctrl-C kills tee too), and a script must still get through its cleanup.
+log()  { printf '[tasker] %s\n' "$*" >&2 2>/dev/null || true; }
+warn() { printf '[tasker] warning: %s\n' "$*" >&2 2>/dev/null || true; }
+die()  { printf '[tasker] error: %s\n' "$*" >&2 2>/dev/null || true; exit 1; }
 
 # --------------------------------------------------------------------------
 # System packages
