@@ -14,6 +14,8 @@ Phases (all against the same server and database, in one run):
   e2e       tasker-dev orchestrate + run, 4-step linear task, request → task `complete`
   ffi       no-op drain: Swift handler, Python handler on our FFI channel (bindings/python), Python
             handler on upstream's worker (PyPI tasker-py 0.1.8), same c, same run
+  network   the same through a TCP proxy delaying each direction 0.25 ms and 1 ms (delay_proxy):
+            round trip, our SQL floor, the upstream-shaped floor, our worker, upstream's worker
 """
 import argparse
 import json
@@ -29,6 +31,7 @@ from benchlib.common import LATENCY_C, LATENCY_SEED, POLL_MS, log  # noqa: E402
 from benchlib.context import Bench  # noqa: E402
 from benchlib.e2e import e2e  # noqa: E402
 from benchlib.latency import latency  # noqa: E402
+from benchlib.network import network  # noqa: E402
 
 
 def run(b):
@@ -42,7 +45,9 @@ def run(b):
     if {"floor", "drain", "pgqueuer"} & set(phases):
         drain.throughput(b, phases)
         log(f"throughput: {time.time() - p0:.1f} s")
-    for name, phase in (("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi)):
+    if "network" in phases and not b.a.delay_proxy:
+        raise SystemExit("the network phase needs --delay-proxy (Benchmarks/delayproxy, built by scripts/bench)")
+    for name, phase in (("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network)):
         if name in phases:
             p0 = time.time()
             phase(b)
@@ -72,7 +77,8 @@ def main():
     p.add_argument("--pgbench", required=True)
     p.add_argument("--repo", required=True)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--phases", default="floor,drain,pgqueuer,latency,e2e,ffi")
+    p.add_argument("--phases", default="floor,drain,pgqueuer,latency,e2e,ffi,network")
+    p.add_argument("--delay-proxy", help="delay_proxy binary (the network phase)")
     p.add_argument("--out", default="bench-results.json")
     p.add_argument("--plot", default="bench-latency.png")
     p.add_argument("--server-settings", default="")

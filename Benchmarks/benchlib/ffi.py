@@ -92,6 +92,16 @@ def wakeup(b, c, n=300, interval_s=0.02):
             "handoff_p50": h.get("p50"), "handoff_p99": h.get("p99")}
 
 
+def upstream_drain(b, c, n):
+    """The Python no-op on upstream's worker (tasker-py 0.1.8) draining n steps at c, on b.a.db_url."""
+    web, grpc = free_port(), free_port()
+    up = upstream_config(b, c, web, grpc)
+    env = {"TASKER_ENV": "test", "DATABASE_URL": upstream_url(b.a.db_url),
+           "TASKER_WEB_BIND_ADDRESS": f"127.0.0.1:{web}", "TASKER_WORKER_GRPC_BIND_ADDRESS": f"127.0.0.1:{grpc}",
+           "RUST_LOG": "warn"}
+    return drain_with(b, n, lambda: _start_python(b, "upstream", c, up, web, env), measure_memory=True)
+
+
 def ffi(b):
     """Swift no-op, Python no-op on our FFI channel, Python no-op on upstream's worker; c = 16."""
     R = b.results.setdefault("ffi", {})
@@ -111,13 +121,7 @@ def ffi(b):
         log(f"ffi python   c={c:2}: {r['python']['steps_per_s']:8.1f} steps/s (ours); poll wake-up after a claim "
             f"p50 {wake.get('p50')} us, p99 {wake.get('p99')} us ({wake.get('count')} wake-ups)")
 
-        web, grpc = free_port(), free_port()
-        up = upstream_config(b, c, web, grpc)
-        env = {"TASKER_ENV": "test", "DATABASE_URL": upstream_url(b.a.db_url),
-               "TASKER_WEB_BIND_ADDRESS": f"127.0.0.1:{web}", "TASKER_WORKER_GRPC_BIND_ADDRESS": f"127.0.0.1:{grpc}",
-               "RUST_LOG": "warn"}
-        n_up = b.cfg["ffi_upstream_n"]
-        r["upstream"] = drain_with(b, n_up, lambda: _start_python(b, "upstream", c, up, web, env), measure_memory=True)
+        r["upstream"] = upstream_drain(b, c, b.cfg["ffi_upstream_n"])
         log(f"ffi upstream c={c:2}: {r['upstream']['steps_per_s']:8.1f} steps/s (tasker-py 0.1.8)")
         r["wakeup_us"] = wakeup(b, c)
         log(f"ffi wake-up  c={c:2}: claim → waiting poller p50 {r['wakeup_us']['p50']} us, p99 {r['wakeup_us']['p99']} us "

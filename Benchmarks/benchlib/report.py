@@ -48,6 +48,10 @@ def targets(R):
     if "worker_over_upstream_floor" in ratio:
         t["drain >= 1.5x upstream floor (c=16 durable)"] = [ratio["worker_over_upstream_floor"],
                                                           ratio["worker_over_upstream_floor"] >= 1.5]
+    net = R.get("network", {}).get("250us")
+    if net:   # issue #16: 0.5 ms round trip added
+        t["drain >= 3x upstream-shaped floor, 0.5 ms round trip added (c=16 durable)"] = [
+            net["worker_over_upstream_floor"], net["worker_over_upstream_floor"] >= 3.0]
     h = R.get("latency", {}).get("Hybrid", {}).get("200", {}).get("to_handler_start_ms")
     if h:
         t["Hybrid 200/s start p50 <= 1.5 ms"] = [round(h["p50"], 2), h["p50"] <= 1.5]
@@ -128,6 +132,19 @@ def table(R):
                          f" {v['upstream']['steps_per_s']:10.0f} {v['python_over_swift']:9.2f} {v['python_over_upstream']:9.2f}")
             lines.append(f"{'  RSS peak (MB)':24} {'':>3} {_fmt(v['swift'].get('rss_peak_mb'), '10.1f'):>10}"
                          f" {_fmt(v['python'].get('rss_peak_mb'), '10.1f'):>10} {_fmt(v['upstream'].get('rss_peak_mb'), '10.1f'):>10}")
+    if R.get("network"):
+        n = R["network"]
+        lines += ["", f"{'network (c=16 durable)':24} {'RTT':>6} {'commit':>7} {'SQL floor':>10} {'upstream':>10} {'worker':>10}"
+                      f" {'upstr wkr':>10} {'w/upfl':>7} {'w/upwk':>7}   (delay each way; RTT = SELECT 1 p50, ms)"]
+        direct = n.get("direct", {})
+        lines.append(f"{'direct':24} {direct.get('select_ms', 0):6.2f} {direct.get('commit_ms', 0):7.2f}")
+        for key, v in n.items():
+            if key == "direct":
+                continue
+            lines.append(f"{'+%.2f ms' % v['delay_each_way_ms']:24} {v['round_trip']['select_ms']:6.2f} {v['round_trip']['commit_ms']:7.2f}"
+                         f" {v['floor_ours']['steps_per_s']:10.0f} {v['floor_upstream']['steps_per_s']:10.0f}"
+                         f" {v['worker']['steps_per_s']:10.0f} {v['upstream_worker']['steps_per_s']:10.1f}"
+                         f" {v['worker_over_upstream_floor']:7.2f} {v['worker_over_upstream_worker']:7.1f}")
     lines += ["", "targets:"] + [f"  {'ok  ' if ok else 'MISS'} {name}: {value}" for name, (value, ok) in R["targets"].items()]
     return "\n".join(lines)
 
