@@ -51,7 +51,7 @@ def drain_with(b, n, start, measure_memory=False):
     if not done or first is None or last is None:
         raise SystemExit(f"bench: the worker completed no step of {n}; see {b.work}")
     r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),
-         "seconds": float(last - first), "steps_per_s": done / float(last - first)}
+         "seconds": float(last - first), "steps_per_s": done / float(last - first), **in_flight(b, a, z)}
     if "floor_payload_check" not in b.results and hasattr(b, "floor_vars"):   # the throughput phase ran
         b.results["floor_payload_check"] = floor.payload_check(b, a, z)
     if measure_memory:
@@ -63,6 +63,26 @@ def drain_with(b, n, start, measure_memory=False):
                   "rss_file_peak_mb": _mb(peak, "RssFile"), "rss_shmem_peak_mb": _mb(peak, "RssShmem"),
                   "threads_peak": max(sampler.max_threads, after.get("Threads", 0))})
     return r
+
+
+def in_flight(b, a, z):
+    """Steps claimed and not yet stored during the drain of steps a..z, from their transitions (no
+    sampling, nothing added to the run): +1 at `in_progress`, −1 at `enqueued_for_orchestration`;
+    the most at once and the time-weighted mean (what bounds a worker that cannot keep c steps in
+    flight)."""
+    most, mean = b.q("""
+        WITH ev AS (
+            SELECT t.created_at AS at, CASE t.to_state WHEN 'in_progress' THEN 1 ELSE -1 END AS d
+              FROM generate_series(%s::bigint, %s::bigint) n
+              JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = md5('s'||n)::uuid
+             WHERE t.to_state IN ('in_progress', 'enqueued_for_orchestration')),
+        run AS (
+            SELECT at, sum(d) OVER w AS inflight, lead(at) OVER w AS next FROM ev
+            WINDOW w AS (ORDER BY at, d ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
+        SELECT max(inflight),
+               sum(inflight * extract(epoch FROM next - at)) / nullif(extract(epoch FROM max(at) - min(at)), 0)
+          FROM run""", (a, z))[0]
+    return {"in_flight_max": most, "in_flight_mean": round(float(mean), 2) if mean is not None else None}
 
 
 def pgqueuer_one(b, c):

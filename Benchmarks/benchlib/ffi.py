@@ -110,7 +110,8 @@ def ffi(b):
         n = b.cfg["drain_n"][c]
         r = R.setdefault(str(c), {})
         r["swift"] = drain_with(b, n, lambda: worker.start_worker(b, "Hybrid", c), measure_memory=True)
-        log(f"ffi swift    c={c:2}: {r['swift']['steps_per_s']:8.1f} steps/s")
+        log(f"ffi swift    c={c:2}: {r['swift']['steps_per_s']:8.1f} steps/s, in flight max {r['swift']['in_flight_max']}"
+            f" mean {r['swift']['in_flight_mean']}")
 
         config = worker.worker_config(b, "Hybrid", c)
         port = worker.web_port(config)
@@ -118,11 +119,13 @@ def ffi(b):
         with open(os.path.join(b.work, f"python-ours-{c}-metrics.json")) as f:
             r["python"]["ffi_dispatch"] = json.load(f)
         wake = r["python"]["ffi_dispatch"].get("wakeup_after_claim_us", {})
-        log(f"ffi python   c={c:2}: {r['python']['steps_per_s']:8.1f} steps/s (ours); poll wake-up after a claim "
+        log(f"ffi python   c={c:2}: {r['python']['steps_per_s']:8.1f} steps/s (ours), in flight max {r['python']['in_flight_max']}"
+            f" mean {r['python']['in_flight_mean']}; poll wake-up after a claim "
             f"p50 {wake.get('p50')} us, p99 {wake.get('p99')} us ({wake.get('count')} wake-ups)")
 
         r["upstream"] = upstream_drain(b, c, b.cfg["ffi_upstream_n"])
-        log(f"ffi upstream c={c:2}: {r['upstream']['steps_per_s']:8.1f} steps/s (tasker-py 0.1.8)")
+        log(f"ffi upstream c={c:2}: {r['upstream']['steps_per_s']:8.1f} steps/s (tasker-py 0.1.8), in flight max "
+            f"{r['upstream']['in_flight_max']} mean {r['upstream']['in_flight_mean']}")
         r["wakeup_us"] = wakeup(b, c)
         log(f"ffi wake-up  c={c:2}: claim → waiting poller p50 {r['wakeup_us']['p50']} us, p99 {r['wakeup_us']['p99']} us "
             f"({r['wakeup_us']['count']} steps, one every {r['wakeup_us']['interval_ms']:.0f} ms); of it the hand-over to "

@@ -130,6 +130,8 @@ def table(R):
         for c, v in R["ffi"].items():
             lines.append(f"{'ffi':24} {c:>3} {v['swift']['steps_per_s']:10.0f} {v['python']['steps_per_s']:10.0f}"
                          f" {v['upstream']['steps_per_s']:10.0f} {v['python_over_swift']:9.2f} {v['python_over_upstream']:9.2f}")
+            lines.append(f"{'  in flight max/mean':24} {'':>3} " + " ".join(
+                f"{str(v[k].get('in_flight_max')) + '/' + str(v[k].get('in_flight_mean')):>10}" for k in ("swift", "python", "upstream")))
             lines.append(f"{'  RSS peak (MB)':24} {'':>3} {_fmt(v['swift'].get('rss_peak_mb'), '10.1f'):>10}"
                          f" {_fmt(v['python'].get('rss_peak_mb'), '10.1f'):>10} {_fmt(v['upstream'].get('rss_peak_mb'), '10.1f'):>10}")
     if R.get("network"):
