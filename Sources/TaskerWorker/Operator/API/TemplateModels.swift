@@ -135,11 +135,11 @@ package struct HandlerMetadata: Codable, Sendable, Equatable {
     package var namespace: String
     package var name: String
     package var version: String
-    /// Tasker templates have no task-level handler class; this is the task's name.
+    /// Tasker templates have no task-level handler class: `""`, as upstream writes it.
     package var handlerClass: String
     /// The registered template (`named_tasks.configuration`).
     package var configSchema: JSONValue?
-    /// The template's primary system dependency.
+    /// Upstream leaves it null (the worker fills it so too).
     package var defaultDependentSystem: String?
     /// When the template was last registered (`named_tasks.updated_at`).
     package var registeredAt: Date
