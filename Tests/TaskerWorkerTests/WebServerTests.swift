@@ -48,6 +48,9 @@ struct WebServerTests {
 
             let detailedResponse = try await worker.get("/health/detailed")
             #expect(detailedResponse.status == .ok)
+            // The pool's f64 figures are floats (`4.0`, not `4`), as upstream's serde writes them.
+            let float = try Regex(#""utilization_percent":-?\d+\.\d+"#)
+            #expect(detailedResponse.text.contains(float), "\(detailedResponse.text)")
             let detailed = try detailedResponse.json()
             // Upstream's keys plus ours, `step_recovery` (crash recovery, Sources/TaskerWorker/Recovery).
             #expect(

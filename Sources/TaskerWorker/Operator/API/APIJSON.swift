@@ -67,7 +67,8 @@ package struct JSONFloat: Encodable, Sendable {
             out += rest[..<start.lowerBound]
             let digits = rest[start.upperBound...]
             guard let end = digits.firstIndex(of: "\"") else { break }
-            out += digits[..<end] + ".0"
+            out += digits[..<end]
+            out += ".0"
             rest = digits[digits.index(after: end)...]
         }
         out += rest

@@ -69,6 +69,18 @@ package struct TemplateCacheStats: Codable, Sendable, Equatable {
         case averageAccessCount = "average_access_count"
         case supportedNamespaces = "supported_namespaces"
     }
+
+    /// `average_access_count` as a float (`4.0`), as upstream writes its `f64`.
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(totalCached, forKey: .totalCached)
+        try c.encode(cacheHits, forKey: .cacheHits)
+        try c.encode(cacheMisses, forKey: .cacheMisses)
+        try c.encode(cacheEvictions, forKey: .cacheEvictions)
+        try c.encode(oldestEntryAgeSeconds, forKey: .oldestEntryAgeSeconds)
+        try c.encode(JSONFloat(averageAccessCount), forKey: .averageAccessCount)
+        try c.encode(supportedNamespaces, forKey: .supportedNamespaces)
+    }
 }
 
 /// `GET /v1/templates/{namespace}/{name}/{version}` (`TemplateResponse`).

@@ -35,7 +35,7 @@ package struct RouteTable: Sendable {
             }
             if matches && !methods.contains(entry.method) { methods.append(entry.method) }
         }
-        if methods.contains(.get) { methods.insert(.head, at: methods.firstIndex(of: .get)! + 1) }
+        if let get = methods.firstIndex(of: .get) { methods.insert(.head, at: get + 1) }
         return methods
     }
 }
