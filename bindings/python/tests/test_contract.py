@@ -11,12 +11,13 @@ import os
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import grpc
 import pytest
 
 from conftest import REPO, Cluster, Process, free_port
+from upstream_worker import merged_config
 from contract import grpc_probe
 from contract.differences import Deliberate, Difference, compare, deliberate_differences
 from contract.rest import Probe, answer_facts, send
@@ -41,12 +42,17 @@ FORMER_ROUTES = (
 ORIGIN = (("Origin", "https://operator.example"),)
 
 
-def start_our_worker(cluster: Cluster) -> tuple[Process, str, str]:
+def start_our_worker(cluster: Cluster, settings: dict[str, Any] | None = None) -> tuple[Process, str, str]:
     """`tasker-worker run` on the test's database and templates; REST and gRPC on free ports; waits
-    until /health answers."""
+    until /health/ready answers. ``settings``: {"dotted.key": value} over the merged test
+    configuration (then loaded from one file, as upstream's)."""
     web, rpc = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
-    process = cluster.start("ours", [str(cluster.tools.worker_binary), "run"], {
-        "TASKER_WEB_BIND_ADDRESS": web, "TASKER_WORKER_GRPC_BIND_ADDRESS": rpc})
+    extra = {"TASKER_WEB_BIND_ADDRESS": web, "TASKER_WORKER_GRPC_BIND_ADDRESS": rpc}
+    if settings:
+        config = cluster.directory / "ours.toml"
+        config.write_text(merged_config(REPO, settings))
+        extra["TASKER_CONFIG_PATH"] = str(config)
+    process = cluster.start("ours", [str(cluster.tools.worker_binary), "run"], extra)
     deadline = time.monotonic() + 90
     while True:
         try:
@@ -183,15 +189,64 @@ def test_the_readme_lists_every_difference_from_the_upstream_worker_and_no_other
             | grpc_observations(our_rpc, pools, calls, services))
     theirs = (rest_observations(their_web, probes, dump and dump / "upstream.jsonl")
               | grpc_observations(their_rpc, pools, calls, services))
-    listed = deliberate_differences(REPO / "README.md")
-    found = compare(ours, theirs)
-    unexplained = [d for d in found if not any(row.covers(d) for row in listed)]
-    stale = [row for row in listed if not any(row.covers(d) for d in found)]
-    report = _report(unexplained, stale)
-    assert not unexplained and not stale, report
+    _assert_only_listed(ours, theirs, auth_on=False)
 
 
 def _report(unexplained: list[Difference], stale: list[Deliberate]) -> str:
     lines = [f"{len(unexplained)} difference(s) not in README's list:"] + [f"  {d}" for d in unexplained]
     lines += [f"{len(stale)} listed difference(s) that no longer occur:"] + [f"  {row}" for row in stale]
     return "\n".join(lines)
+
+
+#: Auth on, with API keys: a reader (templates only), an admin (every worker permission).
+READER, ADMIN = "reader-key-0123456789abcdef", "admin-key-0123456789abcdef"
+AUTH_SETTINGS: dict[str, Any] = {
+    "worker.web.auth.enabled": True,
+    "worker.web.auth.api_keys_enabled": True,
+    "worker.web.auth.api_keys": [
+        {"key": READER, "permissions": ["worker:templates_read"]},
+        {"key": ADMIN, "permissions": ["worker:config_read", "worker:templates_read", "templates:validate"]},
+    ],
+}
+CREDENTIALS: dict[str, tuple[tuple[str, str], ...]] = {
+    "none": (), "bad key": (("x-api-key", "not-a-key"),), "reader": (("x-api-key", READER),),
+    "admin": (("x-api-key", ADMIN),), "bad bearer": (("authorization", "Bearer not-a-token"),),
+    "bad bearer and admin key": (("authorization", "Bearer not-a-token"), ("x-api-key", ADMIN)),
+}
+
+
+def test_with_auth_on_both_answer_every_credential_alike(cluster: Cluster) -> None:
+    """Auth on (`worker.web.auth`, API keys) on both: protected and public REST routes and the
+    tasker.v1 gRPC methods with no, bad, insufficient and sufficient credentials compare as
+    README's table says (status, auth failure headers and bodies, gRPC codes)."""
+    upstream = cluster.start_upstream_worker(settings=AUTH_SETTINGS)
+    _, our_web, our_rpc = start_our_worker(cluster, AUTH_SETTINGS)
+    routes = [("GET", "/health"), ("GET", "/v1/templates"), ("GET", TEMPLATE), ("POST", f"{TEMPLATE}/validate"),
+              ("GET", "/config"), ("GET", "/metrics/worker")]
+    probes = [Probe(method, path, headers, variant=f"auth on, {name}")
+              for method, path in routes for name, headers in CREDENTIALS.items()]
+    calls = [grpc_probe.Call(service, method, variant=f"auth on, {name}", metadata=metadata)
+             for service, method in (("tasker.v1.WorkerConfigService", "GetConfig"),
+                                     ("tasker.v1.WorkerTemplateService", "ListTemplates"),
+                                     ("tasker.v1.WorkerHealthService", "CheckHealth"))
+             for name, metadata in CREDENTIALS.items()]
+    with grpc.insecure_channel(upstream.grpc) as channel:
+        pools = [grpc_probe.load(channel)]
+    ours: dict[str, Facts] = rest_observations(our_web, probes)
+    theirs: dict[str, Facts] = rest_observations(upstream.web, probes)
+    with grpc.insecure_channel(our_rpc) as a, grpc.insecure_channel(upstream.grpc) as b:
+        ours |= {call.name: grpc_probe.invoke(a, [p.pool for p in pools], call) for call in calls}
+        theirs |= {call.name: grpc_probe.invoke(b, [p.pool for p in pools], call) for call in calls}
+    statuses = {name: ours[f"GET /config [auth on, {name}]"]["status"] for name in ("none", "reader", "admin")}
+    assert statuses == {"none": "401", "reader": "403", "admin": "200"}, f"auth did not take effect: {statuses}"
+    _assert_only_listed(ours, theirs, auth_on=True)
+
+
+def _assert_only_listed(ours: dict[str, Facts], theirs: dict[str, Facts], *, auth_on: bool) -> None:
+    """Every difference is covered by a row of README's table; every row of this test's part of
+    the table (rows naming `auth on` belong to the auth test) still covers one."""
+    listed = deliberate_differences(REPO / "README.md")
+    found = compare(ours, theirs)
+    unexplained = [d for d in found if not any(row.covers(d) for row in listed)]
+    stale = [row for row in listed if ("auth on" in row.request) == auth_on and not any(row.covers(d) for d in found)]
+    assert not unexplained and not stale, _report(unexplained, stale)

@@ -80,6 +80,7 @@ class Call:
     method: str
     fields: tuple[tuple[str, Any], ...] = ()
     variant: str = ""
+    metadata: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -116,14 +117,16 @@ def invoke(channel: grpc.Channel, pools: list[descriptor_pool.DescriptorPool], c
     try:
         if method.server_streaming:
             stream = channel.unary_stream(path, request_serializer=request_class.SerializeToString,
-                                          response_deserializer=response_class.FromString)(request, timeout=timeout)
+                                          response_deserializer=response_class.FromString)(
+                request, timeout=timeout, metadata=call.metadata or None)
             try:
                 response = next(iter(stream))
             finally:
                 stream.cancel()
         else:
             response = channel.unary_unary(path, request_serializer=request_class.SerializeToString,
-                                           response_deserializer=response_class.FromString)(request, timeout=timeout)
+                                           response_deserializer=response_class.FromString)(
+                request, timeout=timeout, metadata=call.metadata or None)
     except grpc.RpcError as error:
         return {"code": error.code().name}
     return {"code": "OK", **_message_facts(response)}
