@@ -193,6 +193,7 @@ def test_the_readme_lists_every_difference_from_the_upstream_worker_and_no_other
 
 
 def _report(unexplained: list[Difference], stale: list[Deliberate]) -> str:
+    """The failure message: each difference README does not list, each listed one not found."""
     lines = [f"{len(unexplained)} difference(s) not in README's list:"] + [f"  {d}" for d in unexplained]
     lines += [f"{len(stale)} listed difference(s) that no longer occur:"] + [f"  {row}" for row in stale]
     return "\n".join(lines)
