@@ -41,7 +41,7 @@ final class EmbeddedWorker: Sendable {
         _ = hostLoggingReady
         WorkerLogging.bootstrap(
             level: options.logLevel ?? Self.environmentLevel(), format: options.logFormat,
-            metadata: ["worker_id": "\(identity.workerID)"])
+            metadata: ["worker_id": "\(identity.publicID)"])
         _ = WorkerMetrics.bootstrap()
         let logger = Logger(label: "tasker.worker")
         let environment = options.environment(ProcessInfo.processInfo.environment)

@@ -280,7 +280,7 @@ struct InteropTests {
                 Self.sample(
                     after, "tasker_worker_info", "tasker_worker_info",
                     [
-                        "version": TaskerWorkerVersion.current, "worker_id": runtime.identity.workerID,
+                        "version": TaskerWorkerVersion.current, "worker_id": runtime.identity.publicID,
                         "worker_type": "command_processor",
                     ]) == .int(1))
             #expect(after["tasker_worker_queue_depth"]?["type"] == "gauge")

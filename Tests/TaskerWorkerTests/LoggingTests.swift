@@ -138,7 +138,7 @@ struct LoggingTests {
             let capture = Capture()
             let override = WorkerLogging.Override(
                 output: capture.output, format: .json, level: .info,
-                metadata: ["worker_id": "\(daemon.identity.workerID)"])
+                metadata: ["worker_id": "\(daemon.identity.publicID)"])
             let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run() } }
             let worker = PipelineHarness.RunningWorker(daemon: daemon, task: task)
             try await harness.waitForWorkersReady(1, mode: .hybrid)
@@ -153,7 +153,7 @@ struct LoggingTests {
             let lines = try capture.objects()
             #expect(!lines.isEmpty)
             for line in lines {
-                #expect(line["worker_id"] as? String == daemon.identity.workerID, "\(line)")
+                #expect(line["worker_id"] as? String == daemon.identity.publicID, "\(line)")
                 #expect(line["timestamp"] is String && line["level"] is String && line["label"] is String)
             }
             let broken = seeded["broken"].uuidString

@@ -239,7 +239,7 @@ struct MetricsTests {
                     #expect(s["tasker_worker_queue_depth{\(ns)}"] == 2)
                     #expect((s["tasker_worker_queue_oldest_message_age_seconds{\(ns)}"] ?? -1) >= 0)
                     let info =
-                        "tasker_worker_info{version=\"\(TaskerWorkerVersion.current)\",worker_id=\"\(runtime.identity.workerID)\",worker_type=\"command_processor\"}"
+                        "tasker_worker_info{version=\"\(TaskerWorkerVersion.current)\",worker_id=\"\(runtime.identity.publicID)\",worker_type=\"command_processor\"}"
                     #expect(s[info] == 1)
                     #expect((s["tasker_worker_uptime_seconds"] ?? 0) > 0)
                     #expect((s["tasker_worker_db_pool_size"] ?? 0) >= 1)
@@ -256,8 +256,14 @@ struct MetricsTests {
                 try await client.execute(uri: "/metrics/worker", method: .get) { response in
                     #expect(response.status == .ok)
                     let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
-                    #expect(json["worker_id"] as? String == runtime.identity.workerID)
-                    #expect(json["timestamp"] is String)
+                    // As upstream's: worker-<uuid> (as /health), a timestamp ending in Z, f64 values as floats.
+                    #expect(json["worker_id"] as? String == runtime.identity.publicID)
+                    #expect((json["timestamp"] as? String)?.hasSuffix("Z") == true)
+                    #expect(response.headers[.contentType] == "application/json")
+                    let raw = String(decoding: Data(buffer: response.body), as: UTF8.self)
+                    let pool = try #require(raw.range(of: #""database_pool_size":"#)).upperBound
+                    let value = try #require(raw[pool...].range(of: #""value":"#)).upperBound
+                    #expect(raw[value...].prefix { $0 != "}" && $0 != "," }.contains("."), "\(raw[pool...].prefix(200))")
                     let metrics = try #require(json["metrics"] as? [String: [String: Any]])
                     #expect(metrics["queue_depth_\(namespace)"]?["value"] as? Double == 2)
                     #expect(metrics["queue_depth_\(namespace)"]?["labels"] as? [String: String] == ["namespace": namespace])
@@ -269,8 +275,8 @@ struct MetricsTests {
                 try await client.execute(uri: "/metrics/events", method: .get) { response in
                     #expect(response.status == .ok)
                     let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
-                    #expect(json["worker_id"] as? String == runtime.identity.workerID)
-                    #expect(json["captured_at"] is String)
+                    #expect(json["worker_id"] as? String == runtime.identity.publicID)
+                    #expect((json["captured_at"] as? String)?.hasSuffix("Z") == true)
                     let routerStats = try #require(json["router"] as? [String: Any])
                     #expect(routerStats["total_routed"] as? Int == 1)
                     #expect(routerStats["broadcast_routed"] as? Int == 1)

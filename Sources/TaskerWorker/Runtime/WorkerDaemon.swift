@@ -75,7 +75,7 @@ public final class WorkerDaemon: Service, Sendable {
         let boundAddresses = BoundAddresses()
         self.boundAddresses = boundAddresses
         var metadataLogger = logger
-        metadataLogger[metadataKey: "worker_id"] = "\(identity.workerID)"
+        metadataLogger[metadataKey: "worker_id"] = "\(identity.publicID)"
         self.logger = metadataLogger
         let database = configuration.common.database
         let pool = PostgresConnectionPool(

@@ -39,7 +39,7 @@ public enum WorkerLauncher {
         logger: Logger? = nil
     ) async throws {
         let identity = WorkerIdentity()
-        WorkerLogging.bootstrap(metadata: ["worker_id": "\(identity.workerID)"])
+        WorkerLogging.bootstrap(metadata: ["worker_id": "\(identity.publicID)"])
         WorkerMetrics.bootstrap()
         let logger = logger ?? Logger(label: "tasker.worker")
         let loaded: LoadedConfiguration

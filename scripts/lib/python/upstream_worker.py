@@ -51,11 +51,14 @@ def _toml_value(v: Any) -> str:
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, list):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"no TOML form for {v!r}")
 
 
 def _dump_toml(table: dict[str, Any], prefix: str = "") -> list[str]:
-    """A TOML document of nested dicts of scalars and arrays of scalars (what the configuration has)."""
+    """A TOML document of nested dicts of scalars and arrays (of scalars or of inline tables, e.g.
+    ``worker.web.auth.api_keys``)."""
     scalars = [f"{k} = {_toml_value(v)}" for k, v in table.items() if not isinstance(v, dict)]
     out = ([f"[{prefix}]"] if prefix and scalars else []) + scalars + ([""] if scalars else [])
     for k, v in table.items():

@@ -311,6 +311,20 @@ package struct PoolDetail: Codable, Sendable, Equatable {
         case averageAcquireTimeMs = "average_acquire_time_ms"
         case maxAcquireTimeMs = "max_acquire_time_ms"
     }
+
+    /// The `f64` fields as floats (`4.0`), as upstream writes them.
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(activeConnections, forKey: .activeConnections)
+        try c.encode(idleConnections, forKey: .idleConnections)
+        try c.encode(maxConnections, forKey: .maxConnections)
+        try c.encode(JSONFloat(utilizationPercent), forKey: .utilizationPercent)
+        try c.encode(totalAcquires, forKey: .totalAcquires)
+        try c.encode(slowAcquires, forKey: .slowAcquires)
+        try c.encode(acquireErrors, forKey: .acquireErrors)
+        try c.encode(JSONFloat(averageAcquireTimeMs), forKey: .averageAcquireTimeMs)
+        try c.encode(JSONFloat(maxAcquireTimeMs), forKey: .maxAcquireTimeMs)
+    }
 }
 
 /// The distributed template cache (`DistributedCacheInfo`). This worker has none: it reports

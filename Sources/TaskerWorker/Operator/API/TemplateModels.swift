@@ -69,6 +69,18 @@ package struct TemplateCacheStats: Codable, Sendable, Equatable {
         case averageAccessCount = "average_access_count"
         case supportedNamespaces = "supported_namespaces"
     }
+
+    /// `average_access_count` as a float (`4.0`), as upstream writes its `f64`.
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(totalCached, forKey: .totalCached)
+        try c.encode(cacheHits, forKey: .cacheHits)
+        try c.encode(cacheMisses, forKey: .cacheMisses)
+        try c.encode(cacheEvictions, forKey: .cacheEvictions)
+        try c.encode(oldestEntryAgeSeconds, forKey: .oldestEntryAgeSeconds)
+        try c.encode(JSONFloat(averageAccessCount), forKey: .averageAccessCount)
+        try c.encode(supportedNamespaces, forKey: .supportedNamespaces)
+    }
 }
 
 /// `GET /v1/templates/{namespace}/{name}/{version}` (`TemplateResponse`).
@@ -135,11 +147,11 @@ package struct HandlerMetadata: Codable, Sendable, Equatable {
     package var namespace: String
     package var name: String
     package var version: String
-    /// Tasker templates have no task-level handler class; this is the task's name.
+    /// Tasker templates have no task-level handler class: `""`, as upstream writes it.
     package var handlerClass: String
     /// The registered template (`named_tasks.configuration`).
     package var configSchema: JSONValue?
-    /// The template's primary system dependency.
+    /// Upstream leaves it null (the worker fills it so too).
     package var defaultDependentSystem: String?
     /// When the template was last registered (`named_tasks.updated_at`).
     package var registeredAt: Date

@@ -96,10 +96,11 @@ package struct WorkerTemplateQueryService: Sendable {
         guard let row, let registeredAt = try? row.decode("updated_at", as: Date.self) else {
             throw .handlerMetadataNotFound(namespace: namespace, name: name, version: version)
         }
+        // As upstream fills them: no task-level handler class (""), no default dependent system (null).
         let metadata = HandlerMetadata(
-            namespace: namespace, name: name, version: version, handlerClass: template.name,
+            namespace: namespace, name: name, version: version, handlerClass: "",
             configSchema: try? JSONValue(encoding: template),
-            defaultDependentSystem: template.systemDependencies.primary, registeredAt: registeredAt)
+            defaultDependentSystem: nil, registeredAt: registeredAt)
         let resolved = ResolvedTemplate(
             template: template, environment: runtime.configuration.common.execution.environment,
             resolvedAt: Date())

@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// `Check` on any other name fails with NOT_FOUND. `Watch` sends the current status at once, then
 /// re-evaluates every `pollInterval` and sends only when the status changed; for an unknown name it
-/// sends SERVICE_UNKNOWN once and stays open. A watch ends when the client cancels it or when the
-/// server shuts down (`shutdown` is triggered).
+/// fails with NOT_FOUND as upstream's (tonic-health) does. A watch ends when the client cancels it
+/// or when the server shuts down (`shutdown` is triggered).
 package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol {
     /// The names with a status: the server as a whole and the worker's own services.
     package static let serviceNames: [String] = [
@@ -57,17 +57,14 @@ package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtoco
         response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
         context: ServerContext
     ) async throws {
-        let known = Self.serviceNames.contains(request.service)
+        guard Self.serviceNames.contains(request.service) else {
+            throw RPCError(code: .notFound, message: "unknown service: \(request.service)")
+        }
         try await shutdown.run(until: context) {
-            if known {
-                try await self.stream(to: response)
-            } else {
-                try await response.write(Self.response(.serviceUnknown))
-                try await Task.sleep(for: .seconds(365 * 24 * 3600))
-            }
+            try await self.stream(to: response)
         }
         // As other gRPC servers do: watchers learn that the server is going away.
-        if known, shutdown.isTriggered {
+        if shutdown.isTriggered {
             try? await response.write(Self.response(.notServing))
         }
     }

@@ -14,6 +14,9 @@ import TaskerModel
 /// - `GET /metrics/worker`: JSON `{metrics{name:{value,metric_type,labels,help}},timestamp,worker_id}`.
 /// - `GET /metrics/events`: JSON `{router{…},in_process_bus{…},captured_at,worker_id}`.
 ///
+/// As upstream's: `worker_id` is the public `worker-<uuid>` (as `/health`), timestamps end in `Z`,
+/// the content type is `application/json`.
+///
 /// Metrics need no authentication (as upstream).
 package enum WorkerMetricsRoutes {
     /// `/metrics/worker`'s body.
@@ -60,8 +63,8 @@ package enum WorkerMetricsRoutes {
     package static func workerMetrics(_ runtime: WorkerRuntime) async -> WorkerMetricsResponse {
         let scrape = await WorkerScrape.collect(runtime)
         return WorkerMetricsResponse(
-            metrics: scrape.jsonMetrics, timestamp: RFC3339.string(Date()),
-            workerID: runtime.identity.workerID)
+            metrics: scrape.jsonMetrics, timestamp: ResultTimestamp.string(Date()),
+            workerID: runtime.identity.publicID)
     }
 
     /// `/metrics/events`'s body for `runtime`.
@@ -70,15 +73,13 @@ package enum WorkerMetricsRoutes {
         let subscribers = await runtime.domainEvents.subscriberCount
         return DomainEventStatsResponse(
             router: routing.router, inProcessBus: routing.inProcessBus(subscribers: subscribers),
-            capturedAt: RFC3339.string(Date()), workerID: runtime.identity.workerID)
+            capturedAt: ResultTimestamp.string(Date()), workerID: runtime.identity.publicID)
     }
 
     static func json(_ value: some Encodable) -> Response {
-        let encoder = APIJSON.makeEncoder()
-        encoder.outputFormatting.insert(.sortedKeys)
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        let data = (try? APIJSON.encode(value, sortedKeys: true)) ?? Data("{}".utf8)
         return Response(
-            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            status: .ok, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -68,7 +68,7 @@ package struct WorkerScrape: Sendable {
                 capacity: handlerDispatch.completionBufferSize),
         ]
         return WorkerScrape(
-            workerID: runtime.identity.workerID, version: TaskerWorkerVersion.current,
+            workerID: runtime.identity.publicID, version: TaskerWorkerVersion.current,
             uptimeSeconds: max(0, Date().timeIntervalSince(runtime.startedAt)), pool: await pool.statistics,
             queues: queues ?? [], queuesRead: queues != nil, channels: channels,
             eventSystem: runtime.eventSystem.status, steps: runtime.statistics.snapshot,
@@ -242,5 +242,14 @@ package struct WorkerMetricValue: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case value, labels, help
         case metricType = "metric_type"
+    }
+
+    /// `value` as a float (`4.0`), as upstream writes its `f64`.
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(JSONFloat(value), forKey: .value)
+        try c.encode(metricType, forKey: .metricType)
+        try c.encode(labels, forKey: .labels)
+        try c.encode(help, forKey: .help)
     }
 }

@@ -25,6 +25,7 @@ enum WorkerWebRoutes {
 
         let read = protectedGroup(router, "/v1/templates", .templatesRead, authorizer)
         read.get { request, context in
+            try rejectRepeatedParameters(request, ["namespace", "include_cache_stats"])
             let include = try boolParameter(request, "include_cache_stats") ?? false
             return try await respond(context: context) { () throws(TemplateQueryError) in
                 try await templates.list(includeCacheStats: include)
@@ -86,11 +87,24 @@ enum WorkerWebRoutes {
         }
     }
 
+    /// A query parameter given twice is an error, as serde's query deserializer makes it upstream.
+    static func rejectRepeatedParameters(_ request: Request, _ names: [String]) throws {
+        for name in names where request.uri.queryParameters.getAll(name).count > 1 {
+            throw WebRequestError(code: .badRequest, message: "Invalid query: parameter \(name) given more than once")
+        }
+    }
+
+    /// The template's path parameters, percent-decoded (as axum's `Path` decodes them); one that
+    /// does not decode to UTF-8 is a 400 naming it.
     static func templateKey(_ context: WorkerRequestContext) throws -> (String, String, String) {
-        (
-            try context.parameters.require("namespace"), try context.parameters.require("name"),
-            try context.parameters.require("version")
-        )
+        func decoded(_ name: String) throws -> String {
+            let raw = try context.parameters.require(name)
+            guard let value = raw.removingPercentEncoding else {
+                throw WebRequestError(code: .badRequest, message: "Invalid URL: invalid UTF-8 in path parameter \(name)")
+            }
+            return value
+        }
+        return (try decoded("namespace"), try decoded("name"), try decoded("version"))
     }
 
     /// The body of a template query, or its `ErrorResponse` (404 not found, 500 internal). A 500 body

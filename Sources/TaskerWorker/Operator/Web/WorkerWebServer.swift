@@ -12,7 +12,9 @@ import TaskerModel
 /// `runtime.boundAddresses.web` (port 0 picks a free port).
 ///
 /// Middleware, outermost first: request id (`x-request-id` echoed or generated, on every response),
-/// CORS (any origin; the configured `auth.api_key_header` is an allowed header), JSON errors (unknown paths and thrown errors → `{"error":{"code","message"}}`),
+/// CORS as upstream's (`UpstreamCORSMiddleware`: any origin, method and header; `vary` on every answer),
+/// JSON errors (thrown errors → `{"error":{"code","message"}}`), routing as upstream's axum router
+/// (`UpstreamRoutingMiddleware`: 405 with `Allow` for a wrong method, `HEAD`, empty 404 for no route),
 /// request timeout (`worker.web.request_timeout_ms` → 408). Routes: see `WorkerWebRoutes`; the
 /// metrics routes come from `Metrics/WorkerMetricsRoutes`.
 ///
@@ -36,16 +38,10 @@ package struct WorkerWebServer: Service {
         let web = runtime.configuration.worker.web
         let router = Router(context: WorkerRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
-        router.add(
-            middleware: CORSMiddleware(
-                allowOrigin: .all,
-                allowHeaders: [
-                    .accept, .authorization, .contentType, .origin,
-                    HTTPField.Name(web.auth.apiKeyHeader) ?? HTTPField.Name("x-api-key")!, RequestIDMiddleware.header,
-                ],
-                allowMethods: [.get, .post, .head, .options],
-                exposedHeaders: [RequestIDMiddleware.header.canonicalName]))
+        let routes = RouteTable.worker(configEndpoint: web.configEndpointEnabled)
+        router.add(middleware: UpstreamCORSMiddleware(routes: routes))
         router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: UpstreamRoutingMiddleware(routes: routes))
         router.add(middleware: RequestTimeoutMiddleware(timeout: .milliseconds(max(1, web.requestTimeoutMs))))
         WorkerWebRoutes.register(on: router, runtime: runtime, authorizer: authorizer)
         router.addWorkerMetricsRoutes(runtime: runtime)
@@ -66,7 +62,9 @@ package struct WorkerWebServer: Service {
         let logger = self.logger
         let web = runtime.configuration.worker.web
         let application = Application(
-            router: Self.makeRouter(runtime: runtime, authorizer: authorizer),
+            responder: HeadAsGetResponder(
+                inner: Self.makeRouter(runtime: runtime, authorizer: authorizer).buildResponder(),
+                routes: RouteTable.worker(configEndpoint: web.configEndpointEnabled)),
             server: Self.http1(web, logger: logger),
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port), serverName: nil,
