@@ -26,10 +26,11 @@ FLEET_TEMPLATES = TESTS / "fixtures" / "fleet_templates"
 OURS_NAMESPACES = ("fleet_shared", "fleet_swift")
 UPSTREAM_NAMESPACES = ("fleet_shared", "fleet_upstream")
 RESULT_STATES = ("enqueued_for_orchestration", "enqueued_as_error_for_orchestration")
-#: The queue of the namespace only upstream's worker serves. Upstream's worker leaves some messages
-#: of steps it has already run in it (read again after each visibility timeout, never archived while
-#: the test runs): they are counted, and each must belong to a step already finished.
-UPSTREAM_ONLY_QUEUE = "worker_fleet_upstream_queue"
+#: The queues upstream's worker reads. Its poller leaves messages of steps already finished in them
+#: (it reads them again after each visibility timeout and never archives them while the test runs;
+#: in the shared queue our worker archives those it reads first): they are counted, and each must
+#: belong to a finished step. Every other queue must be empty.
+UPSTREAM_QUEUES = tuple(f"worker_{namespace}_queue" for namespace in UPSTREAM_NAMESPACES)
 #: A line of our text log at level error or critical (`<timestamp> <level> <label>: …`).
 ERROR_LINE = re.compile(r"^\S+ (error|critical) ")
 
@@ -270,12 +271,12 @@ def _queued_messages(cluster: Cluster) -> dict[str, int]:
 
 
 def _wait_for_empty_queues(cluster: Cluster, timeout: float = 45) -> dict[str, int]:
-    """The lengths of the queues other than UPSTREAM_ONLY_QUEUE once they are all empty, or what is
+    """The lengths of the queues other than UPSTREAM_QUEUES once they are all empty, or what is
     left after ``timeout`` s (a message read but not archived comes back after its visibility
     timeout, then is consumed)."""
     deadline = time.monotonic() + timeout
     while True:
-        left = {queue: n for queue, n in _queued_messages(cluster).items() if queue != UPSTREAM_ONLY_QUEUE}
+        left = {queue: n for queue, n in _queued_messages(cluster).items() if queue not in UPSTREAM_QUEUES}
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(1)
@@ -321,12 +322,12 @@ def test_mixed_fleet_of_our_worker_and_upstreams(cluster: Cluster, tmp_path: Pat
     assert len(our_uuids) == 1, f"our worker's claims carry worker_uuids {our_uuids}"
     figures = _judge_transitions(histories, our_uuids)
     left = _wait_for_empty_queues(cluster)
-    stale = _leftovers(cluster, [UPSTREAM_ONLY_QUEUE])
+    stale = _leftovers(cluster, list(UPSTREAM_QUEUES))
     report = {"tasks": total, "seconds": round(elapsed, 1), "steps": figures.steps, "claims": dict(figures.claims),
               "results": dict(figures.results), "double_claims": dict(figures.double_claims),
               "double_claim_percent": round(100 * sum(figures.double_claims.values()) / figures.steps, 2),
               "double_results": figures.double_results, "cross_reads": dict(figures.cross), "queued": left,
-              "upstream_stale_messages": len(stale)}
+              "upstream_stale_messages": dict(Counter(m["queue"] for m in stale))}
     (cluster.directory / "figures.json").write_text(json.dumps(report, indent=2))
     print("mixed fleet:", json.dumps(report))
 
@@ -338,6 +339,6 @@ def test_mixed_fleet_of_our_worker_and_upstreams(cluster: Cluster, tmp_path: Pat
     assert figures.double_results == 0, report
     assert left == {}, f"{report}; left: {_leftovers(cluster, list(left))[:5]}"
     unfinished = [m for m in stale if m["step_state"] not in ("complete", "error")]
-    assert unfinished == [], f"messages of unfinished steps left in {UPSTREAM_ONLY_QUEUE}: {unfinished[:5]}"
+    assert unfinished == [], f"messages of unfinished steps left: {unfinished[:5]}"
     for process in (ours, cluster.processes[0]):
         assert _error_lines(process) == [], f"{process.log}: {_error_lines(process)[:10]}"
