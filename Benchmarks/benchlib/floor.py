@@ -20,7 +20,8 @@ CLAIM_TIMEOUT_MS = "300000"   # timing.claim_timeout_seconds = 300 (default), as
 def variables():
     """-D values for the pgbench scripts: the metadata and result JSON the worker writes for a no-op."""
     upstream_start_meta = '{"event":"{\\"type\\":\\"Start\\"}","timestamp":"2026-11-23T22:00:00.123456+00:00"}'
-    start_meta = upstream_start_meta[:-1] + f',"worker_uuid":"{uuid.uuid4()}"}}'  # ClaimStamp adds the worker
+    worker = str(uuid.uuid4())  # the claim's and the result's: a result is stored only over its own claim
+    start_meta = upstream_start_meta[:-1] + f',"worker_uuid":"{worker}"}}'  # ClaimStamp adds the worker
     result = json.dumps({
         "step_uuid": str(uuid.uuid4()), "success": True, "result": {}, "status": "completed", "error": None,
         "metadata": {"execution_time_ms": 0, "handler_version": None, "retryable": False,
@@ -31,7 +32,7 @@ def variables():
         separators=(",", ":"))
     done_meta = json.dumps({"event": json.dumps({"type": "EnqueueForOrchestration", "data": json.loads(result)},
                                                 separators=(",", ":")),
-                            "timestamp": "2026-11-23T22:00:00.123456+00:00", "worker_uuid": str(uuid.uuid4()),
+                            "timestamp": "2026-11-23T22:00:00.123456+00:00", "worker_uuid": worker,
                             "correlation_id": str(uuid.uuid4())}, separators=(",", ":"))
     values = {"start_meta": start_meta, "upstream_start_meta": upstream_start_meta, "done_meta": done_meta, "result": result, "queue": QUEUE,
               "results_queue": RESULTS_QUEUE, "claim_timeout": CLAIM_TIMEOUT_MS, "to_state": "enqueued_for_orchestration"}

@@ -78,6 +78,7 @@ COMMIT;
 WITH retired AS (
     UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
      WHERE workflow_step_uuid = :s_step_uuid AND most_recent AND to_state = 'in_progress'
+       AND metadata->>'worker_uuid' = (:done_meta::jsonb)->>'worker_uuid'
     RETURNING sort_key),
 transition AS (
     INSERT INTO tasker.workflow_step_transitions

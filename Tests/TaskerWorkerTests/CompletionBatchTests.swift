@@ -27,10 +27,11 @@ struct CompletionBatchTests {
               callable: test.gate
         """
 
-    /// Claims every step of `task` as the executor does, returning what the dispatcher would run.
+    /// Claims every step of `task` as the executor of worker `worker` does (a result is stored only
+    /// over its writer's own claim), returning what the dispatcher would run.
     static func claimAll(
         _ harness: PipelineHarness, _ task: PipelineHarness.SeededTask,
-        _ names: [String]
+        _ names: [String], worker: UUID
     ) async throws -> [ClaimedStep] {
         let queue = QueueNames.workerQueue(namespace: harness.namespace)
         var claimed: [ClaimedStep] = []
@@ -38,7 +39,8 @@ struct CompletionBatchTests {
             try await harness.enqueue(task, name)
             let msgID: Int64 = try await harness.admin.query("SELECT max(msg_id) AS id FROM pgmq.q_\(queue)")[0].decode("id")
             let hydrated = try #require(try await StepRepository.hydrate(harness.admin, taskUUID: task.taskUUID, stepUUID: task[name]))
-            let outcome = try await StepRepository.claim(harness.admin, stepUUID: task[name], queue: queue, msgID: msgID)
+            let outcome = try await StepRepository.claim(
+                harness.admin, stepUUID: task[name], queue: queue, msgID: msgID, stamp: ClaimStamp(worker: worker))
             #expect(outcome == .claimed(attempts: 1))
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task[name], correlationID: task.correlationID)
             claimed.append(ClaimedStep(message: message, hydrated: hydrated, definition: nil, dependencyResults: [:], attempts: 1))
@@ -62,14 +64,15 @@ struct CompletionBatchTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let task = try await harness.createTask(steps: ["one", "two", "three"])
-            let steps = try await Self.claimAll(harness, task, ["one", "two", "three"])
+            let worker = UUID()
+            let steps = try await Self.claimAll(harness, task, ["one", "two", "three"], worker: worker)
             // Someone else moved "two" on (e.g. orchestration's staleness handling): its result must not be written.
             try await harness.transition(task["two"], from: "in_progress", to: "error", event: "fail")
             let writes = try steps.enumerated().map { index, step in
                 try CompletionWrite(
                     message: step.message, success: true,
                     resultJSON: try Self.completion(step, value: index).result.jsonString(),
-                    workerUUID: UUID())
+                    workerUUID: worker)
             }
             let outcomes = try await StepRepository.completeBatch(harness.admin, writes)
             #expect(outcomes.count == 3)
@@ -90,7 +93,8 @@ struct CompletionBatchTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let task = try await harness.createTask(steps: ["one", "two", "three"])
-            let steps = try await Self.claimAll(harness, task, ["one", "two", "three"])
+            let identity = WorkerIdentity()
+            let steps = try await Self.claimAll(harness, task, ["one", "two", "three"], worker: identity.uuid)
             // The first write of "two"'s result fails (as a deadlock would); later writes pass.
             try await harness.admin.execute("CREATE SEQUENCE tasker.test_fail_once")
             try await harness.admin.injectFault(
@@ -108,7 +112,7 @@ struct CompletionBatchTests {
             let service = CompletionProcessorService(
                 completions: AsyncChannel<StepCompletion>(), bufferSize: 10, pool: pool,
                 domainEvents: DomainEventActor(pool: pool, statistics: statistics), statistics: statistics,
-                identity: WorkerIdentity(), capacity: capacity)
+                identity: identity, capacity: capacity)
             await service.store(steps.enumerated().map { Self.completion($1, value: $0) })
 
             for name in ["one", "two", "three"] {

@@ -137,15 +137,27 @@ struct CrashRecoveryWorkerTests {
             try await harness.enqueue(task, "gated")
             try await harness.waitForState(task["gated"], ["in_progress"])
 
-            // Another worker's recovery: the normal completion with a worker_lost result.
+            // Another worker's recovery (`RecoveryStatements.recover` on the claim it saw, as if this
+            // worker's liveness lock had been free: the objid of a lock nobody holds).
+            let claim: UUID = try await harness.admin.query(
+                """
+                SELECT workflow_step_transition_uuid FROM tasker.workflow_step_transitions
+                 WHERE workflow_step_uuid = $1 AND most_recent
+                """, [task["gated"]])[0].decode("workflow_step_transition_uuid")
             let step = LostWorkerStep(
-                transitionUUID: UUID(), stepUUID: task["gated"], taskUUID: task.taskUUID, correlationID: task.correlationID,
+                transitionUUID: claim, stepUUID: task["gated"], taskUUID: task.taskUUID, correlationID: task.correlationID,
                 workerUUID: worker.daemon.identity.uuid)
             let other = WorkerIdentity()
             let result = StepExecutionResult.workerLost(step, recoveredBy: other, grace: .seconds(4))
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["gated"], correlationID: task.correlationID)
             let write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(), workerUUID: other.uuid)
-            #expect(try await StepRepository.completeBatch(harness.admin, [write]) != [.notInProgress])
+            let recovered = try await harness.admin.query(
+                RecoveryStatements.recover,
+                [
+                    write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
+                    QueueNames.stepResults, PostgresJSON(raw: write.body), claim, Int64(LivenessKey(worker: other.uuid).objectID),
+                ])
+            #expect(try recovered.first?.decode("msg_id", as: Int64?.self) != nil)
 
             gate.trigger()
             try await waitUntil(timeout: .seconds(10)) { worker.daemon.statistics.snapshot.lateResultsRefused == 1 }

@@ -147,9 +147,10 @@ struct LostAnswerTests {
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let task = try await harness.createTask(steps: ["work"])
             try await harness.enqueue(task, "work")
-            try await harness.transition(task["work"], from: "enqueued", to: "in_progress", event: "start")
-            let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)
             let worker = UUID()
+            try await SchemaTests.transition(
+                harness.admin, step: task["work"], from: "enqueued", to: "in_progress", metadata: ClaimStamp(worker: worker).metadata)
+            let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)
             let write = try CompletionWrite(message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker)
             let later = try CompletionWrite(
                 message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker,

@@ -38,9 +38,11 @@ package enum ForeignDispatchError: Error, Equatable, CustomStringConvertible {
 
 extension ForeignDispatchChannel {
     /// `complete(eventID:result:)` from the C ABI's text: the id and a `StepExecutionResult`-shaped
-    /// JSON object (missing fields take their defaults; `step_uuid` must be the event's step). A
-    /// failure without `metadata.retryable` (the flag orchestration reads) takes `error.retryable`,
-    /// and without `metadata.error_type` takes `error.error_type`.
+    /// JSON object (missing fields take their defaults; `step_uuid` must be the event's step), stored
+    /// as sent, as upstream's worker stores it (tasker-py's `permanent_error`/`retryable_error`, null
+    /// `result` and `orchestration_metadata`, no `worker_id`). One addition, for SDKs that give
+    /// retryability only in `error`: a failure without `metadata.retryable` (the flag orchestration
+    /// reads) takes `error.retryable` (upstream would store `false` and never retry it).
     package func complete(eventID: String, resultJSON: String) throws(ForeignDispatchError) {
         let id = try Self.eventID(eventID)
         let value: JSONValue
@@ -56,9 +58,8 @@ extension ForeignDispatchChannel {
         } catch {
             throw .invalidArgument("result_json is not a StepExecutionResult object: \(Self.describe(error))")
         }
-        if let error = result.error {
-            if value["metadata"]?["retryable"]?.boolValue == nil { result.metadata.retryable = error.retryable }
-            if result.metadata.errorType == nil { result.metadata.errorType = error.errorType }
+        if let error = result.error, value["metadata"]?["retryable"]?.boolValue == nil {
+            result.metadata.retryable = error.retryable
         }
         try complete(eventID: id, result: result)
     }

@@ -36,7 +36,8 @@ extension HandlerDispatchService {
             switch await channel.submit(event) {
             case .completed(let result):
                 releasePermit()
-                await finish(step, Self.filled(result, identity: identity, startedAt: startedAt))
+                // Stored as the foreign SDK sent it, as upstream's worker stores it (nothing filled in).
+                await finish(step, result)
             case .checkpoint(let yield):
                 do {
                     checkpoint = try await pool.withConnection { c in
@@ -63,21 +64,5 @@ extension HandlerDispatchService {
             }
             return
         }
-    }
-
-    /// A foreign result with what it left out filled in from the dispatch: the worker, the host,
-    /// the start and completion times.
-    static func filled(_ result: StepExecutionResult, identity: WorkerIdentity, startedAt: Date) -> StepExecutionResult {
-        var result = result
-        if result.metadata.workerID == nil { result.metadata.workerID = identity.workerID }
-        if result.metadata.workerHostname == nil { result.metadata.workerHostname = identity.hostname }
-        if result.metadata.startedAt == nil {
-            result.metadata.startedAt = startedAt
-            result.metadata.completedAt = Date()
-            if result.metadata.executionTimeMs == 0 {
-                result.metadata.executionTimeMs = Int64(max(0, Date().timeIntervalSince(startedAt) * 1000))
-            }
-        }
-        return result
     }
 }

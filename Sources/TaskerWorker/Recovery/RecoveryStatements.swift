@@ -54,12 +54,13 @@ enum RecoveryStatements {
 
     /// The normal completion (`StepStatements.complete`: result, transition, orchestration message
     /// in one statement), as a compare-and-set: only while the `in_progress` transition $7 that the
-    /// scan saw is still the most recent one, and while the dead worker's liveness lock (objid $8)
+    /// scan saw is still the most recent one (the dead worker's claim: `complete`'s own-claim
+    /// condition is left out), and while the dead worker's liveness lock (objid $8)
     /// is still not held. Several scanners at once: the first retires the transition, the others
     /// match nothing and write nothing.
     /// $1–$6 as `complete`, $7 transition uuid, $8 liveness objid (bigint).
     static let recover = PreparedStatement(
-        StepStatements.complete.sql.replacing(
+        StepStatements.complete.sql.replacing(StepStatements.ownClaimCondition, with: "").replacing(
             completeRetireCondition,
             with: completeRetireCondition
                 + """

@@ -2,6 +2,7 @@
 HandlerRegistry) with our module in place of its compiled extension, running the handlers of
 fixtures/handlers/compat_handlers.py. Prints ``READY <worker id>``; SIGTERM stops (exit 0)."""
 
+import os
 import signal
 import sys
 import threading
@@ -20,7 +21,8 @@ from tasker_core.types import BootstrapConfig  # noqa: E402
 def main() -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    worker = tasker_core.Worker.start(handler_packages=["compat_handlers"], config=BootstrapConfig(log_level="warn"))
+    packages = [p for p in os.environ.get("TASKER_HOST_HANDLER_PACKAGES", "compat_handlers").split(",") if p]
+    worker = tasker_core.Worker.start(handler_packages=packages, config=BootstrapConfig(log_level="warn"))
     registry = tasker_core.HandlerRegistry.instance()
     print("READY " + worker.worker_id + " " + ",".join(sorted(registry.list_handlers())), flush=True)
     while not stop.wait(0.2):

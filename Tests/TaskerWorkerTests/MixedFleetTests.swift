@@ -1,0 +1,166 @@
+import Foundation
+import TaskerOrchestration
+import TaskerPostgres
+import TaskerTestSupport
+import Testing
+
+@testable import TaskerModel
+@testable import TaskerWorker
+
+/// Next to upstream's worker on one database (issue #15; the live run is
+/// bindings/python/tests/test_mixed_fleet.py): our worker never stores a result over upstream's
+/// claim, and our orchestration handles the results upstream's worker stores for handlers of other
+/// languages (tasker-py: `status` `permanent_error`/`retryable_error`, `result` and
+/// `orchestration_metadata` null).
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MixedFleetTests {
+    static let gatedYAML = """
+        name: gated
+        namespace_name: fleet
+        version: 1.0.0
+        steps:
+          - name: gated
+            handler: { callable: test.gate }
+        """
+
+    /// Upstream's claim as it writes it: check-then-write (the state it read, `enqueued`, as
+    /// `from_state`, over whatever is most recent now), `{"type":"Start"}` and no `worker_uuid`.
+    static func upstreamClaim(_ harness: PipelineHarness, _ step: UUID) async throws {
+        try await harness.transition(step, from: "enqueued", to: "in_progress", event: #"{"type":"Start"}"#)
+    }
+
+    /// Upstream's worker claims a step our worker already claimed and is running (its claim lands
+    /// over ours): the attempt is upstream's from then on, so our result is refused (counted as a
+    /// late result) and nothing is stored or sent to orchestration; upstream's claim stays the most
+    /// recent transition for upstream's own result.
+    @Test func ourResultIsNeverStoredOverUpstreamsClaim() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.gatedYAML)
+            let handlers = HandlerRegistry.withBuiltIns()
+            let gate = OneShotSignal()
+            handlers.register("test.gate") { _ in
+                await gate.wait()
+                return .success(.object(["ran_by": .string("ours")]))
+            }
+            let worker = harness.startWorker(handlers, configuration: harness.configuration())
+            let task = try await harness.createTask(steps: ["gated"])
+            try await harness.enqueue(task, "gated")
+            try await harness.waitForState(task["gated"], ["in_progress"])
+            try await Self.upstreamClaim(harness, task["gated"])
+
+            gate.trigger()
+            try await waitUntil(timeout: .seconds(10)) { worker.daemon.statistics.snapshot.lateResultsRefused == 1 }
+            let transitions = try await harness.transitions(task["gated"])
+            #expect(transitions.map(\.to) == ["pending", "enqueued", "in_progress", "in_progress"])
+            #expect(transitions[2].metadata["worker_uuid"]?.stringValue == worker.daemon.identity.uuid.uuidString.lowercased())
+            #expect(transitions[3].metadata["worker_uuid"] == nil)
+            let unstored: Bool = try await harness.admin.query(
+                "SELECT results IS NULL AS unstored FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [task["gated"]])[0]
+                .decode("unstored")
+            #expect(unstored)
+            let sent: Int = try await harness.admin.query(
+                "SELECT count(*)::int AS n FROM pgmq.q_orchestration_step_results")[0].decode("n")
+            #expect(sent == 0)
+            try await worker.stop()
+        }
+    }
+
+    /// The completion only ever retires the writer's own claim; crash recovery (which stores for a
+    /// dead claimer, on the transition it saw) leaves that condition out.
+    @Test func theOwnClaimConditionIsInTheCompletionAndNotInRecovery() {
+        #expect(StepStatements.complete.sql.contains(StepStatements.ownClaimCondition))
+        #expect(!RecoveryStatements.recover.sql.contains(StepStatements.ownClaimCondition))
+        #expect(RecoveryStatements.recover.sql.contains("workflow_step_transition_uuid = $7::uuid"))
+    }
+
+    // MARK: Results of tasker-py handlers, as upstream's worker stores them
+
+    /// A tasker-py failure as upstream's worker stores it (its Python SDK's `failure_result`,
+    /// deserialized into upstream's `StepExecutionResult` and serialized again).
+    static func pythonFailure(step: UUID, retryable: Bool) -> String {
+        let status = retryable ? "retryable_error" : "permanent_error"
+        return """
+            {"step_uuid":"\(step.uuidString.lowercased())","success":false,"result":null,"status":"\(status)",\
+            "error":{"message":"python says no","error_type":"\(status)","backtrace":null,"retryable":\(retryable)},\
+            "metadata":{"execution_time_ms":0,"handler_version":null,"retryable":\(retryable),\
+            "completed_at":"2026-11-27T05:00:00.123456Z","worker_id":null,"worker_hostname":null,"started_at":null,\
+            "custom":{},"error_code":null,"error_type":null,"context":{}},"orchestration_metadata":null}
+            """
+    }
+
+    /// Plays upstream's worker for one step: `enqueued → in_progress → enqueued_as_error_for_orchestration`,
+    /// `results`, `attempts + 1`, `in_process = false`.
+    static func storeAsUpstream(_ harness: OrchestrationHarness, step: UUID, results: String) async throws {
+        for (from, to) in [("enqueued", "in_progress"), ("in_progress", "enqueued_as_error_for_orchestration")] {
+            try await SchemaTests.transition(harness.admin, step: step, from: from, to: to)
+        }
+        try await harness.admin.query(
+            """
+            UPDATE tasker.workflow_steps SET results = $2::jsonb, attempts = COALESCE(attempts, 0) + 1,
+                   in_process = false, updated_at = NOW() WHERE workflow_step_uuid = $1
+            """, [step, PostgresJSON(raw: results)])
+    }
+
+    /// A `retryable_error` with null `result` and `orchestration_metadata`: retried at once
+    /// (no backoff is written without `orchestration_metadata`, as upstream's orchestration).
+    @Test func aRetryableErrorOfATaskerPyHandlerIsRetriedWithoutBackoff() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let orchestration = harness.startOrchestration()
+            let created = try await orchestration.submit(OrchestrationHarness.request("retry_workflow", ["number": 4]))
+            let fetch = created.steps["retry_fetch"]!
+            try await Self.storeAsUpstream(harness, step: fetch, results: Self.pythonFailure(step: fetch, retryable: true))
+            let message = StepMessage(taskUUID: created.taskUUID, stepUUID: fetch, correlationID: created.correlationID)
+            let reply = try await orchestration.service.process(.processStepResult(message))
+            guard case .stepResultProcessed(let outcome) = reply else {
+                Issue.record("processStepResult answered \(reply)")
+                return
+            }
+            #expect(outcome == .waitingForRetry(backoffSeconds: nil))
+            let row = try await harness.admin.query(
+                "SELECT backoff_request_seconds FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [fetch])[0]
+            #expect(try row.decode("backoff_request_seconds", as: Int?.self) == nil)
+            // Orchestration enqueues it again at once.
+            try await waitUntil(timeout: .seconds(20)) {
+                try await harness.stepTransitions(created.taskUUID, "retry_fetch").last == "enqueued"
+            }
+            #expect(
+                try await harness.stepTransitions(created.taskUUID, "retry_fetch") == [
+                    "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
+                    "pending", "enqueued",
+                ])
+            try await orchestration.stop()
+        }
+    }
+
+    /// A `permanent_error` with null `result` and `orchestration_metadata`: the step fails for good
+    /// and the task ends in `error`.
+    @Test func aPermanentErrorOfATaskerPyHandlerFailsTheTask() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let orchestration = harness.startOrchestration()
+            let created = try await orchestration.submit(OrchestrationHarness.request("retry_workflow", ["number": 4]))
+            let fetch = created.steps["retry_fetch"]!
+            try await Self.storeAsUpstream(harness, step: fetch, results: Self.pythonFailure(step: fetch, retryable: false))
+            let message = StepMessage(taskUUID: created.taskUUID, stepUUID: fetch, correlationID: created.correlationID)
+            _ = try await orchestration.service.process(.processStepResult(message))
+            #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "error")
+            #expect(try await harness.stepTransitions(created.taskUUID, "retry_fetch").last == "error")
+            let stored = try await harness.result(created.taskUUID, "retry_fetch")
+            #expect(stored.status == "permanent_error" && stored.result == .null && stored.orchestrationMetadata == nil)
+            try await orchestration.stop()
+        }
+    }
+
+    /// Our readers decode the tasker-py shape and write it back unchanged (`result` and
+    /// `orchestration_metadata` stay null, the status stays the SDK's).
+    @Test(arguments: [true, false]) func theTaskerPyShapeRoundTrips(retryable: Bool) throws {
+        let step = UUID()
+        let text = Self.pythonFailure(step: step, retryable: retryable)
+        let decoded = try StepExecutionResult.decode(json: text)
+        #expect(decoded.status == (retryable ? "retryable_error" : "permanent_error"))
+        #expect(decoded.result == .null && decoded.orchestrationMetadata == nil && decoded.isRetryable == retryable)
+        let original = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        let again = try JSONDecoder().decode(JSONValue.self, from: Data(try decoded.jsonString().utf8))
+        #expect(again == original)
+    }
+}
