@@ -1,6 +1,7 @@
 """Swagger UI at /api-docs/ui/ loads in a real browser: our `tasker-worker` serves it from the files
 embedded in its binary, Debian's Chromium (headless, no name resolution but 127.0.0.1, so nothing can
-come from a CDN) runs it, and the rendered page shows our OpenAPI document: its title and every path."""
+come from a CDN) runs it, and the rendered page shows our OpenAPI document: its title and every path.
+The worker embedded in Python (libTaskerWorkerFFI.so) serves the same files from the library."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Cluster, free_port
+from conftest import REPO, Cluster, free_port
+
+#: The vendored files the binaries embed.
+VENDORED = REPO / "Sources" / "CSwaggerUI" / "files"
 
 #: Virtual milliseconds Chromium lets the page run (timers are fast-forwarded, so this costs little).
 VIRTUAL_TIME_BUDGET_MS = 30_000
@@ -70,3 +74,19 @@ def test_swagger_ui_renders_our_openapi_document_in_chromium(cluster: Cluster, t
     assert "/health/ready" in paths and "/v1/templates/{namespace}/{name}/{version}" in paths
     missing = [path for path in paths if f'data-path="{path}"' not in dom]
     assert not missing, f"operations not rendered: {missing}"
+
+
+def _get(url: str) -> tuple[int, str, bytes]:
+    """Status, content type and body of a GET."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.headers.get("content-type", ""), response.read()
+
+
+def test_the_worker_embedded_in_python_serves_the_ui_from_its_library(cluster: Cluster) -> None:
+    host = cluster.start_python_host()
+    ready = json.loads(host.wait_for_line("READY").removeprefix("READY "))
+    base = f"http://{ready['web_address']}"
+    assert _get(f"{base}/api-docs/ui/") == (200, "text/html", (VENDORED / "index.html").read_bytes())
+    for name, content_type in (("swagger-ui-bundle.js", "text/javascript"), ("swagger-ui.css", "text/css"),
+                               ("swagger-initializer.js", "text/javascript")):
+        assert _get(f"{base}/api-docs/ui/{name}") == (200, content_type, (VENDORED / name).read_bytes()), name

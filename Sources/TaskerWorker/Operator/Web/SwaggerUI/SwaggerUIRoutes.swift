@@ -18,19 +18,24 @@ enum SwaggerUIRoutes {
     static func register(on router: Router<WorkerRequestContext>) {
         // The router drops empty path components (`/api-docs/ui/`, `//api-docs/ui` land here too):
         // only the two exact spellings are served, as upstream does.
-        router.get(RouterPath(path)) { request, _ in
+        let folder: @Sendable (Request, WorkerRequestContext) async throws -> Response = { request, _ in
             switch request.uri.path {
             case path: return Response(status: .seeOther, headers: [.location: path + "/"])
             case path + "/": return try serve("index.html", request)
             default: throw HTTPError(.notFound)
             }
         }
-        router.get(RouterPath(path + "/{file}")) { request, context in
+        let file: @Sendable (Request, WorkerRequestContext) async throws -> Response = { request, context in
             let raw = try context.parameters.require("file")
             guard request.uri.path == path + "/" + raw, let name = raw.removingPercentEncoding else {
                 throw HTTPError(.notFound)
             }
             return try serve(name, request)
+        }
+        for (route, handler) in [(RouterPath(path), folder), (RouterPath(path + "/{file}"), file)] {
+            router.get(route, use: handler)
+            // HEAD as upstream answers it: GET's status and headers (Content-Length included), no body.
+            router.head(route) { request, context in try await handler(request, context).createHeadResponse() }
         }
     }
 
