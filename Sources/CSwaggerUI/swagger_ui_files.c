@@ -11,7 +11,8 @@
 //   swagger-initializer.js  528  b3f050cda277c970e7e0b7378ee7566125feb8c7b13a373e5bf8a667e68abf53
 // TASKER_SWAGGER_UI_FILES is the absolute path of Sources/CSwaggerUI/files/ (Package.swift defines it
 // from the package directory), so the build finds the files from any working directory. The bytes
-// live in a read-only section: pages stay file-backed, read from the binary only when served.
+// live in the read-only section `tasker_swagger_ui` (the linker places it with the other read-only
+// sections, not in the toolchain's writable .rodata): file-backed pages, read only when served.
 
 #include "swagger_ui_files.h"
 
@@ -23,7 +24,7 @@
 #endif
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_0_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "index.html\"\n"
@@ -33,7 +34,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_0_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_1_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "index.css\"\n"
@@ -43,7 +44,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_1_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_2_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "swagger-ui.css\"\n"
@@ -53,7 +54,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_2_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_3_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "swagger-ui-bundle.js\"\n"
@@ -63,7 +64,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_3_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_4_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "swagger-ui-standalone-preset.js\"\n"
@@ -73,7 +74,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_4_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_5_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "favicon-16x16.png\"\n"
@@ -83,7 +84,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_5_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_6_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "favicon-32x32.png\"\n"
@@ -93,7 +94,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_6_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_7_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "oauth2-redirect.html\"\n"
@@ -103,7 +104,7 @@ __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_
 __attribute__((visibility("hidden"))) extern const unsigned char tasker_swagger_ui_file_7_end[];
 
 __asm__(
-    "  .section .rodata.tasker_swagger_ui,\"a\",@progbits\n"
+    "  .section tasker_swagger_ui,\"a\",@progbits\n"
     "  .balign 16\n"
     "tasker_swagger_ui_file_8_start:\n"
     "  .incbin \"" TASKER_SWAGGER_UI_FILES "swagger-initializer.js\"\n"

@@ -113,7 +113,8 @@ def c_source(served: list[tuple[str, bytes]]) -> str:
     out += [
         "// TASKER_SWAGGER_UI_FILES is the absolute path of Sources/CSwaggerUI/files/ (Package.swift defines it",
         "// from the package directory), so the build finds the files from any working directory. The bytes",
-        "// live in a read-only section: pages stay file-backed, read from the binary only when served.",
+        "// live in the read-only section `tasker_swagger_ui` (the linker places it with the other read-only",
+        "// sections, not in the toolchain's writable .rodata): file-backed pages, read only when served.",
         "",
         '#include "swagger_ui_files.h"',
         "",
@@ -128,7 +129,7 @@ def c_source(served: list[tuple[str, bytes]]) -> str:
     for index, (name, _) in enumerate(served):
         out += [
             "__asm__(",
-            '    "  .section .rodata.tasker_swagger_ui,\\"a\\",@progbits\\n"',
+            '    "  .section tasker_swagger_ui,\\"a\\",@progbits\\n"',
             '    "  .balign 16\\n"',
             f'    "tasker_swagger_ui_file_{index}_start:\\n"',
             f'    "  .incbin \\"" TASKER_SWAGGER_UI_FILES "{name}\\"\\n"',
