@@ -168,7 +168,8 @@ struct SwaggerUITests {
     func theUIIsPublicWithAuthOnAsUpstreams() async throws {
         try await withTestDatabase { db in
             try await Self.withWorker(db, start: AuthIntegrationTests.startWorker) { worker in
-                #expect(try await worker.get("/v1/templates").status == .unauthorized, "auth is on")
+                let denied = try await worker.get("/v1/templates")
+                #expect(denied.status == .unauthorized, "auth is on")
                 #expect(try await worker.get("/api-docs/ui").status == .seeOther)
                 #expect(try await worker.get("/api-docs/ui/").status == .ok)
                 #expect(try await worker.get("/api-docs/ui/swagger-ui-bundle.js").status == .ok)
