@@ -66,6 +66,13 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
+        // Swagger UI's files (vendored by scripts/vendor-swagger-ui), embedded in the binary with `.incbin`
+        // from the absolute path of files/ (any working directory builds it), served at /api-docs/ui/.
+        .target(
+            name: "CSwaggerUI",
+            exclude: ["files"],
+            cSettings: [.define("TASKER_SWAGGER_UI_FILES", to: "\"\(Context.packageDirectory)/Sources/CSwaggerUI/files/\"")]
+        ),
         // Wire and domain types shared by worker and orchestration, and the queue access Tasker uses.
         .target(
             name: "TaskerModel",
@@ -80,7 +87,7 @@ let package = Package(
         .target(
             name: "TaskerWorker",
             dependencies: [
-                "TaskerPostgres", "TaskerModel",
+                "TaskerPostgres", "TaskerModel", "CSwaggerUI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

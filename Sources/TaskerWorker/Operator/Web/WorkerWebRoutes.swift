@@ -59,6 +59,7 @@ enum WorkerWebRoutes {
             configEndpoint: runtime.configuration.worker.web.configEndpointEnabled, metricsEndpoints: metrics)
         let body = (try? APIJSON.encode(document)) ?? Data()
         router.get("/api-docs/openapi.json") { _, _ in JSONResponses.raw(body) }
+        SwaggerUIRoutes.register(on: router)
     }
 
     // MARK: - Helpers

@@ -1,0 +1,189 @@
+"""Vendors Swagger UI's distribution files into Sources/CSwaggerUI (called by scripts/vendor-swagger-ui,
+which downloads the wheel). Standard library only.
+
+From the wheel of PyPI `django-static-swagger-ui` (Swagger UI's `dist` folder, byte-identical to the
+files upstream's worker serves through utoipa-swagger-ui) it copies the files a browser loads for the
+UI into Sources/CSwaggerUI/files/, writes `swagger-initializer.js` as upstream's worker serves it (the
+UI pointed at /api-docs/openapi.json), the licences and PROVENANCE, and generates
+Sources/CSwaggerUI/swagger_ui_files.c, which embeds every file in the binary with the assembler's
+`.incbin` (the file names, sizes and SHA-256 sums are in that source, so changed files recompile it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import zipfile
+from pathlib import Path
+
+#: Swagger UI's version in the package, and what upstream's worker (utoipa-swagger-ui) serves.
+SWAGGER_UI_VERSION = "5.17.14"
+
+#: The files served, in the order of the generated table: what index.html loads, its icons and the
+#: OAuth2 redirect page. Not vendored, though upstream's worker serves them: the source maps and the
+#: CommonJS/ES-module builds (10.9 MB that no browser showing the UI requests).
+DIST_FILES = (
+    "index.html",
+    "index.css",
+    "swagger-ui.css",
+    "swagger-ui-bundle.js",
+    "swagger-ui-standalone-preset.js",
+    "favicon-16x16.png",
+    "favicon-32x32.png",
+    "oauth2-redirect.html",
+)
+
+#: The initializer upstream's worker serves (utoipa-swagger-ui's rendering of Swagger UI's
+#: swagger-initializer.js with the worker's configuration), byte for byte.
+INITIALIZER = """window.onload = function() {
+  //<editor-fold desc="Changeable Configuration Block">
+
+  // the following lines will be replaced by docker/configurator, when it runs in a docker-container
+  window.ui = SwaggerUIBundle({
+      "dom_id": "#swagger-ui",
+  "url": "/api-docs/openapi.json",
+  "deepLinking": true,
+  "layout": "StandaloneLayout",
+    presets: [
+      SwaggerUIBundle.presets.apis,
+      SwaggerUIStandalonePreset
+    ],
+    plugins: [
+      SwaggerUIBundle.plugins.DownloadUrl
+    ],
+    
+  });
+
+  //</editor-fold>
+};
+"""
+
+#: Where Debian keeps the Apache License 2.0 (package base-files), Swagger UI's licence.
+APACHE_LICENSE = Path("/usr/share/common-licenses/Apache-2.0")
+
+
+def extract(wheel: Path, files: Path) -> list[tuple[str, bytes]]:
+    """The served files (name, bytes) from ``wheel`` plus the initializer, written into ``files``."""
+    prefix = "django_static_swagger_ui/static/swagger-ui/"
+    served: list[tuple[str, bytes]] = []
+    with zipfile.ZipFile(wheel) as archive:
+        for name in DIST_FILES:
+            served.append((name, archive.read(prefix + name)))
+        licence = [n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        if len(licence) != 1:
+            raise SystemExit(f"{wheel.name}: expected one dist-info licence, found {licence}")
+        repackager_licence = archive.read(licence[0])
+    bundle = dict(served)["swagger-ui-bundle.js"]
+    if f'"{SWAGGER_UI_VERSION}"'.encode() not in bundle:
+        raise SystemExit(f"{wheel.name}: swagger-ui-bundle.js is not Swagger UI {SWAGGER_UI_VERSION}")
+    served.append(("swagger-initializer.js", INITIALIZER.encode()))
+    for old in files.iterdir():
+        old.unlink()
+    for name, data in served:
+        (files / name).write_bytes(data)
+    (files / "LICENSE").write_bytes(APACHE_LICENSE.read_bytes())
+    (files / "LICENSE.django-static-swagger-ui").write_bytes(repackager_licence)
+    return served
+
+
+def provenance(wheel: Path, wheel_sha256: str, served: list[tuple[str, bytes]]) -> str:
+    """PROVENANCE: what the files are, where they came from, under which licence."""
+    lines = [
+        f"Swagger UI {SWAGGER_UI_VERSION} (https://github.com/swagger-api/swagger-ui), its `dist` files.",
+        "Copyright SmartBear Software Inc.; licensed under the Apache License 2.0 (LICENSE, the text from",
+        "Debian's base-files). Repackaged on PyPI by the maintainers of django-static-swagger-ui (MIT,",
+        "LICENSE.django-static-swagger-ui), from whose wheel these files were taken unchanged:",
+        f"  {wheel.name}  sha256 {wheel_sha256}",
+        "swagger-initializer.js is written by scripts/lib/python/vendor_swagger_ui.py: the initializer",
+        "upstream's worker serves (Swagger UI's own, configured for /api-docs/openapi.json).",
+        "Re-fetch with scripts/vendor-swagger-ui. Files (bytes, sha256):",
+    ]
+    lines += [f"  {name}  {len(data)}  {hashlib.sha256(data).hexdigest()}" for name, data in served]
+    return "\n".join(lines) + "\n"
+
+
+def c_source(served: list[tuple[str, bytes]]) -> str:
+    """swagger_ui_files.c: each file embedded with `.incbin` (by the absolute path Package.swift defines as
+    TASKER_SWAGGER_UI_FILES) and the table the header declares."""
+    out = [
+        "// Generated by scripts/vendor-swagger-ui (scripts/lib/python/vendor_swagger_ui.py): do not edit.",
+        f"// Swagger UI {SWAGGER_UI_VERSION}; the files (bytes, sha256) embedded below:",
+    ]
+    out += [f"//   {name}  {len(data)}  {hashlib.sha256(data).hexdigest()}" for name, data in served]
+    out += [
+        "// TASKER_SWAGGER_UI_FILES is the absolute path of Sources/CSwaggerUI/files/ (Package.swift defines it",
+        "// from the package directory), so the build finds the files from any working directory. The bytes",
+        "// live in the read-only section `tasker_swagger_ui` (the linker places it with the other read-only",
+        "// sections, not in the toolchain's writable .rodata): file-backed pages, read only when served.",
+        "",
+        '#include "swagger_ui_files.h"',
+        "",
+        "#ifndef TASKER_SWAGGER_UI_FILES",
+        '#error "TASKER_SWAGGER_UI_FILES (the absolute path of Sources/CSwaggerUI/files/) is defined by Package.swift"',
+        "#endif",
+        "#if !defined(__ELF__)",
+        '#error "CSwaggerUI embeds its files with ELF assembler directives (.section, .incbin)"',
+        "#endif",
+        "",
+    ]
+    for index, (name, _) in enumerate(served):
+        out += [
+            "__asm__(",
+            '    "  .section tasker_swagger_ui,\\"a\\",@progbits\\n"',
+            '    "  .balign 16\\n"',
+            f'    "tasker_swagger_ui_file_{index}_start:\\n"',
+            f'    "  .incbin \\"" TASKER_SWAGGER_UI_FILES "{name}\\"\\n"',
+            f'    "tasker_swagger_ui_file_{index}_end:\\n"',
+            '    "  .previous\\n");',
+            f"__attribute__((visibility(\"hidden\"))) extern const unsigned char tasker_swagger_ui_file_{index}_start[];",
+            f"__attribute__((visibility(\"hidden\"))) extern const unsigned char tasker_swagger_ui_file_{index}_end[];",
+            "",
+        ]
+    out += [
+        "static const struct {",
+        "    const char *name;",
+        "    const char *sha256;",
+        "    const unsigned char *start;",
+        "    const unsigned char *end;",
+        "} files[] = {",
+    ]
+    for index, (name, data) in enumerate(served):
+        digest = hashlib.sha256(data).hexdigest()
+        out.append(
+            f'    {{"{name}", "{digest}", tasker_swagger_ui_file_{index}_start, tasker_swagger_ui_file_{index}_end}},')
+    out += [
+        "};",
+        "",
+        f'const char *tasker_swagger_ui_version(void) {{ return "{SWAGGER_UI_VERSION}"; }}',
+        "",
+        "size_t tasker_swagger_ui_file_count(void) { return sizeof(files) / sizeof(files[0]); }",
+        "",
+        "tasker_swagger_ui_file tasker_swagger_ui_file_at(size_t index) {",
+        "    tasker_swagger_ui_file file = {0, 0, 0, 0};",
+        "    if (index < tasker_swagger_ui_file_count()) {",
+        "        file.name = files[index].name;",
+        "        file.sha256 = files[index].sha256;",
+        "        file.bytes = files[index].start;",
+        "        file.length = (size_t)(files[index].end - files[index].start);",
+        "    }",
+        "    return file;",
+        "}",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main(wheel: str, wheel_sha256: str, target: str) -> None:
+    """Vendors ``wheel`` (whose SHA-256 pip checked) into the target directory ``target``."""
+    target_dir = Path(target)
+    files = target_dir / "files"
+    files.mkdir(parents=True, exist_ok=True)
+    served = extract(Path(wheel), files)
+    (files / "PROVENANCE").write_text(provenance(Path(wheel), wheel_sha256, served))
+    (target_dir / "swagger_ui_files.c").write_text(c_source(served))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        raise SystemExit("usage: vendor_swagger_ui.py WHEEL WHEEL_SHA256 TARGET_DIR")
+    main(sys.argv[1], sys.argv[2], sys.argv[3])
