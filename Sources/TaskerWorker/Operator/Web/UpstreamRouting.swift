@@ -17,6 +17,10 @@ package struct RouteTable: Sendable {
         ]
         for path in reads + (configEndpoint ? ["/config"] : []) { table.add(.get, path) }
         table.add(.post, "/v1/templates/{}/{}/{}/validate")
+        // Swagger UI (`SwaggerUIRoutes`): upstream's `/api-docs/ui/{*tail}` answers every name with GET
+        // and HEAD (405 for other methods, an empty 404 for unknown names).
+        table.add(.get, SwaggerUIRoutes.path)
+        table.add(.get, SwaggerUIRoutes.path + "/{}")
         return table
     }
 
@@ -27,6 +31,8 @@ package struct RouteTable: Sendable {
     /// The methods served at `path`, in upstream's `Allow` order (`GET`, `HEAD` for a GET route);
     /// empty when no route has this path.
     package func methods(at path: String) -> [HTTPRequest.Method] {
+        // Swagger UI's folder is the one route with a trailing slash: its index.
+        let path = path == SwaggerUIRoutes.path + "/" ? SwaggerUIRoutes.path + "/index.html" : path
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var methods: [HTTPRequest.Method] = []
         for entry in entries where entry.segments.count == segments.count {
@@ -42,16 +48,16 @@ package struct RouteTable: Sendable {
 
 /// Answers as upstream's router does where no route serves a request: a known path with another
 /// method → 405 with `Allow` and no body; an unknown path (a trailing slash included) → 404 with no
-/// body (`HEAD` on a GET route: `HeadAsGetResponder`, around the router). `/api-docs/ui…` (Swagger UI)
-/// is not in the table and passes untouched.
+/// body (`HEAD` on a GET route: `HeadAsGetResponder`, around the router). Swagger UI's folder
+/// `/api-docs/ui/` is the one path served with a trailing slash.
 struct UpstreamRoutingMiddleware: RouterMiddleware {
     typealias Context = WorkerRequestContext
     let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path.hasPrefix("/api-docs/ui") { return try await next(request, context) }
-        if path.count > 1 && path.hasSuffix("/") { return Response(status: .notFound) }
+        let folder = path == SwaggerUIRoutes.path + "/"
+        if path.count > 1 && path.hasSuffix("/") && !folder { return Response(status: .notFound) }
         let methods = routes.methods(at: path)
         if !methods.isEmpty && !methods.contains(request.method) {
             let allow = methods.map(\.rawValue).joined(separator: ",")
