@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,6 +192,22 @@ class Process:
             self.lines.append(line.rstrip("\n"))
             self._queue.put(line.rstrip("\n"))
         self._queue.put(None)
+
+    def wait_for_http(self, url: str, timeout: float = 90) -> None:
+        """Until GET ``url`` (a server of this process) answers 200; fails if the process exits first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.process.poll() is not None:
+                raise AssertionError(f"{self.argv[-1]} exited ({self.process.returncode}) before {url} answered\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{url} did not answer 200 within {timeout} s\n{self.log_tail()}")
+            time.sleep(0.1)
 
     def wait_for_line(self, prefix: str, timeout: float = 90) -> str:
         """The first stdout line starting with ``prefix`` (fails if the process exits first)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
@@ -56,17 +55,8 @@ def start_our_worker(cluster: Cluster, settings: dict[str, Any] | None = None) -
         config.write_text(merged_config(REPO, settings))
         extra["TASKER_CONFIG_PATH"] = str(config)
     process = cluster.start("ours", [str(cluster.tools.worker_binary), "run"], extra)
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://{web}/health/ready", timeout=2) as response:
-                if response.status == 200:
-                    return process, web, rpc
-        except OSError:
-            pass
-        assert process.process.poll() is None, f"tasker-worker exited\n{process.log_tail()}"
-        assert time.monotonic() < deadline, f"tasker-worker not ready within 90 s\n{process.log_tail()}"
-        time.sleep(0.1)
+    process.wait_for_http(f"http://{web}/health/ready")
+    return process, web, rpc
 
 
 def documented_routes(address: str) -> set[tuple[str, str]]:

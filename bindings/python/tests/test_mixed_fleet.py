@@ -14,7 +14,6 @@ import json
 import re
 import shutil
 import time
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,22 +111,6 @@ def _template_directory(root: Path, namespaces: tuple[str, ...]) -> Path:
         if re.search(r"^namespace_name: (\S+)$", path.read_text(), re.M).group(1) in namespaces:
             shutil.copy(path, root / path.name)
     return root
-
-
-def _wait_for_health(process: Process, address: str, timeout: float = 90) -> None:
-    """Until GET /health of our worker answers 200 (it serves once its pipeline is up)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.process.poll() is not None:
-            raise AssertionError(f"our worker exited ({process.process.returncode})\n{process.log_tail()}")
-        try:
-            with urllib.request.urlopen(f"http://{address}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"our worker's /health did not answer 200 within {timeout} s\n{process.log_tail()}")
 
 
 def _submit_all(cluster: Cluster) -> None:
@@ -302,7 +285,7 @@ def test_mixed_fleet_of_our_worker_and_upstreams(cluster: Cluster, tmp_path: Pat
     ours = cluster.start("ours", [str(cluster.tools.dev_binary), "run"], {
         "TASKER_TEMPLATE_PATH": str(_template_directory(tmp_path / "ours-templates", OURS_NAMESPACES)),
         "TASKER_WEB_BIND_ADDRESS": web})
-    _wait_for_health(ours, web)
+    ours.wait_for_http(f"http://{web}/health")
     cluster.start_upstream_worker(handler_packages=("fleet_handlers",),
                                   templates=_template_directory(tmp_path / "upstream-templates", UPSTREAM_NAMESPACES))
     total = sum(kind.count for kind in KINDS)
