@@ -126,12 +126,7 @@ struct CrashRecoveryWorkerTests {
     @Test func lateResultOfRecoveredStepIsRefusedCleanly() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.lateYAML)
-            let handlers = HandlerRegistry.withBuiltIns()
-            let gate = OneShotSignal()
-            handlers.register("test.gate") { _ in
-                await gate.wait()
-                return .success(.object(["late": .bool(true)]))
-            }
+            let (handlers, gate) = HandlerRegistry.withGate(returning: .object(["late": .bool(true)]))
             let worker = harness.startWorker(handlers, configuration: harness.configuration())
             let task = try await harness.createTask(steps: ["gated", "after"])
             try await harness.enqueue(task, "gated")

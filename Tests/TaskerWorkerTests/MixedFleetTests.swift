@@ -35,12 +35,7 @@ import Testing
     @Test func ourResultIsNeverStoredOverUpstreamsClaim() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.gatedYAML)
-            let handlers = HandlerRegistry.withBuiltIns()
-            let gate = OneShotSignal()
-            handlers.register("test.gate") { _ in
-                await gate.wait()
-                return .success(.object(["ran_by": .string("ours")]))
-            }
+            let (handlers, gate) = HandlerRegistry.withGate(returning: .object(["ran_by": .string("ours")]))
             let worker = harness.startWorker(handlers, configuration: harness.configuration())
             let task = try await harness.createTask(steps: ["gated"])
             try await harness.enqueue(task, "gated")

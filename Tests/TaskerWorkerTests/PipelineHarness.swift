@@ -199,3 +199,17 @@ struct PipelineHarness {
         return try StepExecutionResult.decode(raw)
     }
 }
+
+extension HandlerRegistry {
+    /// The built-ins plus `test.gate`, a handler that waits for the returned signal, then succeeds
+    /// with `result` (a step held `in_progress` while a test changes the database under it).
+    static func withGate(returning result: JSONValue) -> (HandlerRegistry, OneShotSignal) {
+        let handlers = HandlerRegistry.withBuiltIns()
+        let gate = OneShotSignal()
+        handlers.register("test.gate") { _ in
+            await gate.wait()
+            return .success(result)
+        }
+        return (handlers, gate)
+    }
+}
