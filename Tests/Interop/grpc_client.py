@@ -37,6 +37,7 @@ import json
 import pathlib
 import sys
 import tempfile
+import time
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
@@ -154,6 +155,15 @@ def run(args) -> dict:
         calls = result["calls"]
         health = worker_pb2_grpc.WorkerHealthServiceStub(channel)
         prefix = "tasker.v1.WorkerHealthService/"
+        # Readiness may flap for a moment on a loaded machine (CI runs 88 suites at once on 2 cores):
+        # wait up to 20 s for a ready answer before the recorded calls.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                health.CheckReadiness(worker_pb2.WorkerReadinessRequest(), timeout=args.timeout)
+                break
+            except grpc.RpcError:
+                time.sleep(0.2)
         calls[prefix + "CheckHealth"] = recorder.call("CheckHealth", health.CheckHealth, worker_pb2.WorkerHealthRequest())
         calls[prefix + "CheckLiveness"] = recorder.call("CheckLiveness", health.CheckLiveness,
                                                         worker_pb2.WorkerLivenessRequest())
