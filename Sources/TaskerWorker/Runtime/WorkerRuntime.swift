@@ -26,6 +26,8 @@ package struct WorkerRuntime: Sendable {
     package var resultStorage = ResultStorageMonitor()
     /// The one health evaluation the REST and gRPC probes share (single-flight, reused for 1 s).
     package let healthProbes = HealthProbeCache()
+    /// Logs each change of readiness with the checks that failed.
+    package let readinessTransitions = ReadinessTransitions()
 
     package var actors: WorkerActorRegistry { commands.actors }
 }

@@ -30,12 +30,22 @@ package struct HealthCheck: Codable, Sendable, Equatable {
     /// How long the check took.
     package var durationMs: Int
     package var lastChecked: Date
+    /// The check gave no answer within its deadline (not part of the body): a slow answer, which
+    /// may be a loaded machine rather than a fault (`HealthProbeCache.settle`).
+    package var timedOut = false
 
     package init(status: HealthStatus, message: String?, durationMs: Int, lastChecked: Date = Date()) {
         self.status = status.rawValue
         self.message = message
         self.durationMs = durationMs
         self.lastChecked = lastChecked
+    }
+
+    /// An unhealthy check that got no answer within its deadline.
+    package static func timedOut(_ message: String, durationMs: Int) -> HealthCheck {
+        var check = HealthCheck(status: .unhealthy, message: message, durationMs: durationMs)
+        check.timedOut = true
+        return check
     }
 
     /// The verdict as an enum (an unknown string counts as `unhealthy`).

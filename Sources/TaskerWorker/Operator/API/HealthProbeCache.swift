@@ -27,6 +27,8 @@ package final class HealthProbeCache: Sendable {
     /// How long an evaluation is reused (the gRPC health watch interval).
     package let maxAge: Duration
     private let state = Mutex<State>(.empty)
+    /// The last settled evaluation (`settle`).
+    private let previous = Mutex<HealthProbes?>(nil)
 
     package init(maxAge: Duration = .seconds(1)) {
         self.maxAge = maxAge
@@ -55,6 +57,35 @@ package final class HealthProbeCache: Sendable {
         case .fresh(let probes): return probes
         case .running(let task): return await task.value
         }
+    }
+
+    /// `fresh` with each round-trip check that timed out while the same check answered in the
+    /// previous evaluation replaced by that previous verdict, its message saying so; remembered for
+    /// the next call. One slow answer on a loaded machine (a CPU-starved host, a checkpoint's I/O
+    /// burst) thus does not take a working worker out of service; two in a row, one evaluation
+    /// (≥ `maxAge`) apart, do. An error (refused connection, failed statement) counts at once.
+    package func settle(_ fresh: HealthProbes) -> HealthProbes {
+        previous.withLock { previous in
+            var settled = fresh
+            if let last = previous {
+                settled.database = Self.settle(fresh.database, after: last.database)
+                settled.commandProcessor = Self.settle(fresh.commandProcessor, after: last.commandProcessor)
+                settled.queueProcessing = Self.settle(fresh.queueProcessing, after: last.queueProcessing)
+                if fresh.commandProcessor.timedOut && !last.commandProcessor.timedOut { settled.status = last.status }
+            }
+            previous = settled
+            return settled
+        }
+    }
+
+    static func settle(_ check: HealthCheck, after last: HealthCheck) -> HealthCheck {
+        guard check.timedOut, !last.timedOut else { return check }
+        var kept = last
+        kept.message = (check.message ?? "") + "; the previous answer stands until the next evaluation: " + (last.message ?? "")
+        kept.durationMs = check.durationMs
+        kept.lastChecked = check.lastChecked
+        kept.timedOut = true
+        return kept
     }
 
     private enum Lookup {

@@ -4,7 +4,8 @@ import TaskerPostgres
 
 /// Computes the health bodies (`/health…` and gRPC `WorkerHealthService`) from the running worker.
 ///
-/// Readiness (every check exactly `healthy`, else 503):
+/// Readiness (every check exactly `healthy`, else 503; a check that merely timed out once keeps its
+/// previous verdict for one evaluation, see `HealthProbeCache.settle`):
 /// - `database`: `SELECT 1` through the pool within `thresholds.databaseTimeout`;
 /// - `command_processor`: the command processor answers a status command within
 ///   `thresholds.commandProcessorTimeout`, the executor takes steps, and the event system runs with
@@ -47,6 +48,7 @@ package struct WorkerHealthService: Sendable {
         let checks = WorkerReadinessChecks(
             database: probes.database, commandProcessor: probes.commandProcessor,
             queueProcessing: probes.queueProcessing)
+        runtime.readinessTransitions.record(checks)
         return ReadinessResponse(
             status: checks.allHealthy ? "ready" : "not_ready", timestamp: Date(), workerID: runtime.identity.publicID,
             checks: checks, systemInfo: await systemInfo(status: probes.status))
@@ -80,11 +82,12 @@ package struct WorkerHealthService: Sendable {
     /// into `command_processor` (read fresh: it costs nothing).
     package func probes() async -> HealthProbes {
         var probes: HealthProbes
+        let history = runtime.healthProbes
         if let shared {
             let service = self
-            probes = await shared.value { await service.evaluateProbes() }
+            probes = await shared.value { history.settle(await service.evaluateProbes()) }
         } else {
-            probes = await evaluateProbes()
+            probes = history.settle(await evaluateProbes())
         }
         probes.commandProcessor = Self.adding(checkResultStorage(), to: probes.commandProcessor)
         if !runtime.dispatch.capacity.holdsLiveness {
@@ -145,9 +148,7 @@ package struct WorkerHealthService: Sendable {
             return HealthCheck(
                 status: .unhealthy, message: "Database connection failed: \(OperatorErrorText.summary(error))", durationMs: clock.elapsedMs)
         case .timedOut:
-            return HealthCheck(
-                status: .unhealthy, message: "Database did not answer SELECT 1 within \(thresholds.databaseTimeout)",
-                durationMs: clock.elapsedMs)
+            return .timedOut("Database did not answer SELECT 1 within \(thresholds.databaseTimeout)", durationMs: clock.elapsedMs)
         }
     }
 
@@ -159,7 +160,7 @@ package struct WorkerHealthService: Sendable {
         let answer = await withDeadline(thresholds.commandProcessorTimeout) { await commands.process(.getWorkerStatus) }
         guard case .value(.status(let status)) = answer else {
             let message = "Command processor did not answer a status command within \(thresholds.commandProcessorTimeout)"
-            return (HealthCheck(status: .unhealthy, message: message, durationMs: clock.elapsedMs), nil)
+            return (.timedOut(message, durationMs: clock.elapsedMs), nil)
         }
         let events = runtime.eventSystem.status
         let verdict: HealthStatus
@@ -219,12 +220,7 @@ package struct WorkerHealthService: Sendable {
                 nil
             )
         case .timedOut:
-            return (
-                HealthCheck(
-                    status: .unhealthy, message: "Queue metrics not read within \(thresholds.queueMetricsTimeout)",
-                    durationMs: clock.elapsedMs),
-                nil
-            )
+            return (.timedOut("Queue metrics not read within \(thresholds.queueMetricsTimeout)", durationMs: clock.elapsedMs), nil)
         }
     }
 
