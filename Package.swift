@@ -158,7 +158,7 @@ let package = Package(
         // A real-PostgreSQL fixture for tests: template database, one fresh clone per test.
         .target(
             name: "TaskerTestSupport",
-            dependencies: ["TaskerPostgres", "TaskerModel", .product(name: "Atomics", package: "swift-atomics")]
+            dependencies: ["TaskerPostgres", "TaskerModel", "TaskerWorker", .product(name: "Atomics", package: "swift-atomics")]
         ),
         .testTarget(
             name: "TaskerWorkerTests",

@@ -41,6 +41,7 @@ public func withEmptyTestDatabase<T: Sendable>(_ body: (TestDatabase) async thro
 }
 
 private func withClonedDatabase<T: Sendable>(template: String?, _ body: (TestDatabase) async throws -> T) async throws -> T {
+    TestLogFiles.install()
     let database = try await TestCluster.shared.createDatabase(template: template)
     do {
         let value = try await body(database)

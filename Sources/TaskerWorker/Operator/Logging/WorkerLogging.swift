@@ -77,6 +77,11 @@ package enum WorkerLogging {
         }
     }
 
+    /// Sets where lines go when no task override or handler names an output (default: standard error).
+    package static func setOutput(_ output: LogOutput) {
+        settings.withLock { $0.output = output }
+    }
+
     /// Sets (or removes, with nil) one global metadata value carried by every line.
     package static func setMetadata(_ key: String, _ value: Logger.Metadata.Value?) {
         settings.withLock { $0.metadata[key] = value }

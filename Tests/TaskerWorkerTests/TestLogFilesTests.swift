@@ -1,0 +1,32 @@
+import Foundation
+import Logging
+import TaskerTestSupport
+import Testing
+
+@testable import TaskerWorker
+
+/// The quiet test log: worker log lines of a test go to its own file under `TASKER_TEST_LOG_DIR`
+/// (`scripts/test` sets it and prints the files of failed tests), lines outside a test to
+/// `unattributed.log`.
+@Suite("Per-test log files")
+struct TestLogFilesTests {
+    @Test("a worker's log line inside a test lands in that test's file, one outside any test in unattributed.log")
+    func linesGoToTheTestsFile() async throws {
+        guard let directory = TestLogFiles.directory else {
+            Issue.record("TASKER_TEST_LOG_DIR is not set: run the tests with scripts/test")
+            return
+        }
+        TestLogFiles.install()
+        let marker = UUID().uuidString.lowercased()
+        Logger(label: "tasker.test").warning("inside the test", metadata: ["marker": "\(marker)"])
+        await Task.detached { Logger(label: "tasker.test").warning("outside any test", metadata: ["marker": "\(marker)"]) }.value
+
+        let own = directory + "/" + TestLogFiles.fileName(for: Test.current)
+        #expect(own.hasSuffix("/a_worker_s_log_line_inside_a_test_lands_in_that_test_s_file__one_outside_any_test_in_unattributed.log.log"))
+        let ownText = try String(contentsOfFile: own, encoding: .utf8)
+        #expect(ownText.contains("warning tasker.test: inside the test marker=\(marker)"), "\(ownText)")
+        #expect(!ownText.contains("outside any test marker=\(marker)"))
+        let unattributed = try String(contentsOfFile: directory + "/unattributed.log", encoding: .utf8)
+        #expect(unattributed.contains("outside any test marker=\(marker)"))
+    }
+}
