@@ -1,35 +1,97 @@
 import Foundation
-import TaskerModel
-import TaskerWorker
+import TaskerOrchestration
+import TaskerTestSupport
 import Testing
 
-/// The handler from the README, kept compiling and behaving as documented.
-private struct ChargeCard: StepHandler {
-    func call(_ context: StepContext) async throws -> StepHandlerResult {
-        guard let amount = try context.input("amount", as: Int.self), amount > 0 else {
-            return .failure(message: "amount must be a positive integer", retryable: false)
-        }
-        return .success(["charged": .int(Int64(amount)), "currency": "EUR"])
-    }
-}
+@testable import TaskerModel
+@testable import TaskerWorker
 
-@Suite("README handler example")
+/// README's "Your first handler": its code blocks are the files of `Examples/first-handler/` (so the
+/// walk-through and the package stay one), the handlers (`FirstHandler/ChargeCard.swift` is a link
+/// to the package's file) do what it says, and the template runs through a real worker and the
+/// companion orchestration as it describes.
+@Suite("README first handler")
 struct ReadmeExampleTests {
+    static let example = TestEnvironment.repositoryRoot + "/Examples/first-handler"
+
+    /// The fenced code blocks of README's "Your first handler" section.
+    static func walkthroughBlocks() throws -> [String] {
+        let readme = try String(contentsOfFile: TestEnvironment.repositoryRoot + "/README.md", encoding: .utf8)
+        let start = try #require(readme.range(of: "\n## Your first handler\n"))
+        let rest = readme[start.upperBound...]
+        let section = rest[..<(rest.range(of: "\n## ")?.lowerBound ?? rest.endIndex)]
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in section.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") {
+                if let lines = current {
+                    blocks.append(lines.joined(separator: "\n") + "\n")
+                    current = nil
+                } else {
+                    current = []
+                }
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    @Test("every file of Examples/first-handler appears verbatim in the README walk-through")
+    func readmeShowsThePackagesFiles() throws {
+        let blocks = try Self.walkthroughBlocks()
+        for file in [
+            "Package.swift", "Sources/PaymentsWorker/ChargeCard.swift", "Sources/PaymentsWorker/main.swift",
+            "tasks/payments/checkout.yaml", "Tests/PaymentsWorkerTests/ChargeCardTests.swift",
+        ] {
+            let text = try String(contentsOfFile: Self.example + "/" + file, encoding: .utf8)
+            #expect(blocks.contains(text), "README's walk-through does not show \(file) as it is")
+        }
+    }
+
     static func context(_ taskContext: JSONValue) -> StepContext {
         StepContext(
             taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID(), namespace: "payments",
-            taskName: "checkout", taskVersion: "1.0.0", stepName: "charge", templateStepName: "charge",
-            taskContext: taskContext, stepInputs: .null, stepConfig: [:], dependencyResults: [:])
+            taskName: "checkout", taskVersion: "1.0.0", stepName: "charge_card", templateStepName: "charge_card",
+            taskContext: taskContext, stepInputs: .null, stepConfig: ["currency": "EUR"], dependencyResults: [:])
     }
 
-    @Test func chargesAPositiveAmountAndRejectsTheRest() async throws {
-        let handlers = HandlerRegistry.withBuiltIns()
-        handlers.register("payments.charge_card", ChargeCard())
-        let handler = try #require(handlers.handler(for: "payments.charge_card"))
-        let charged = try await handler.call(Self.context(["amount": 25]))
-        #expect(charged.result == ["charged": 25, "currency": "EUR"])
-        let rejected = try await handler.call(Self.context(["amount": -1]))
+    @Test("charge_card charges a positive amount and refuses the rest for good")
+    func chargesAPositiveAmountAndRejectsTheRest() async throws {
+        let charged = try await ChargeCard().call(Self.context(["amount": 2500]))
+        #expect(charged.result == ["charged": 2500, "currency": "EUR"])
+        let rejected = try await ChargeCard().call(Self.context(["amount": -1]))
         #expect(rejected.failure?.retryable == false)
-        #expect(handlers.contains("tasker.noop"))
+    }
+
+    @Test("payments/checkout runs as the walk-through says: results of both steps; a bad amount ends in error")
+    func checkoutRunsEndToEnd() async throws {
+        let yaml = try String(contentsOfFile: Self.example + "/tasks/payments/checkout.yaml", encoding: .utf8)
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db, extra: ["checkout.yaml": yaml])
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("payments.charge_card", ChargeCard())
+            handlers.register("payments.send_receipt", SendReceipt())
+            let worker = harness.startWorker(handlers)
+            let orchestration = harness.startOrchestration()
+            func submit(_ context: JSONValue) async throws -> UUID {
+                try await orchestration.submit(
+                    TaskRequest(
+                        namespace: "payments", name: "checkout", version: "1.0.0", context: context,
+                        initiator: "readme", sourceSystem: "tests", reason: "README walk-through")
+                ).taskUUID
+            }
+            let good = try await submit(["amount": 2500])
+            #expect(try await harness.waitForTask(good, in: ["complete", "error"]) == "complete")
+            #expect(try await harness.result(good, "charge_card").result == ["charged": 2500, "currency": "EUR"])
+            #expect(try await harness.result(good, "send_receipt").result == ["receipt": "charged 2500 EUR"])
+
+            let bad = try await submit(["amount": -1])
+            #expect(try await harness.waitForTask(bad, in: ["complete", "error"]) == "error")
+            #expect(try await harness.result(bad, "charge_card").success == false)
+            #expect(try await harness.stepTransitions(bad, "send_receipt").allSatisfy { $0 != "in_progress" })
+            try await orchestration.stop()
+            try await worker.stop()
+        }
     }
 }
