@@ -15,7 +15,8 @@ struct TaskCommand: AsyncParsableCommand {
     /// Options every `task` subcommand takes.
     struct Common: ParsableArguments {
         @Flag(help: "Print the orchestration API's JSON document instead of text.") var json = false
-        @Option(name: .customLong("config"), help: "A pre-merged TOML file (default: TASKER_CONFIG_PATH, else config/tasker by TASKER_ENV).")
+        @Option(
+            name: .customLong("config"), help: "A pre-merged TOML file (default: TASKER_CONFIG_PATH, else config/tasker by TASKER_ENV).")
         var configPath: String?
     }
 
@@ -53,8 +54,10 @@ struct TaskCommand: AsyncParsableCommand {
             do {
                 filter = try TaskListFilter(query: query)
             } catch {
-                throw TaskDatabase.fail("task list", error.message.replacingOccurrences(of: "per_page", with: "--limit")
-                    .replacingOccurrences(of: "status", with: "--state"))
+                throw TaskDatabase.fail(
+                    "task list",
+                    error.message.replacingOccurrences(of: "per_page", with: "--limit")
+                        .replacingOccurrences(of: "status", with: "--state"))
             }
             let configPath = common.configPath
             let json = common.json

@@ -40,7 +40,8 @@ import Testing
         }
     }
 
-    static let linearRequest = #"{"namespace":"examples","name":"linear_workflow","version":"1.0.0","context":{"number":3},"initiator":"api-test","source_system":"tests","reason":"checking the API"}"#
+    static let linearRequest =
+        #"{"namespace":"examples","name":"linear_workflow","version":"1.0.0","context":{"number":3},"initiator":"api-test","source_system":"tests","reason":"checking the API"}"#
 
     /// Sends a request; answers the status and the body parsed as JSON.
     static func call(

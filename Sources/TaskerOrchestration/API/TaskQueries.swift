@@ -14,7 +14,9 @@ public struct TaskQueries: Sendable {
     private let logger: Logger
 
     /// Queries on `pool`; tasks are created by `orchestration` (which may share the pool).
-    public init(pool: PostgresConnectionPool, orchestration: OrchestrationService, logger: Logger = Logger(label: "tasker.orchestration.api")) {
+    public init(
+        pool: PostgresConnectionPool, orchestration: OrchestrationService, logger: Logger = Logger(label: "tasker.orchestration.api")
+    ) {
         self.pool = pool
         self.orchestration = orchestration
         self.logger = logger
@@ -32,7 +34,8 @@ public struct TaskQueries: Sendable {
         } catch let error as TaskAPIError {
             throw error
         } catch OrchestrationError.templateNotFound(let namespace, let name, let version) {
-            throw TaskAPIError(.notFound, "Task template not found: \(namespace)/\(name)/\(version) is not registered (start a worker that serves it)")
+            throw TaskAPIError(
+                .notFound, "Task template not found: \(namespace)/\(name)/\(version) is not registered (start a worker that serves it)")
         } catch let error as OrchestrationError {
             if case .duplicateTask = error { throw TaskAPIError(.conflict, error.description) }
             throw TaskAPIError(.badRequest, error.description)
@@ -68,7 +71,8 @@ public struct TaskQueries: Sendable {
         } catch {
             throw databaseError(error, doing: "listing tasks")
         }
-        let tasks = page.uuids.isEmpty
+        let tasks =
+            page.uuids.isEmpty
             ? [] : try await documents(TaskQueryStatements.tasks, [PostgresArrayLiteral(page.uuids)], doing: "listing tasks")
         let totalPages = (page.total + filter.perPage - 1) / filter.perPage
         let pagination = """

@@ -70,12 +70,19 @@ enum OrchestrationRoutes {
                 guard dlqResolutionStatuses.contains(value) else {
                     throw TaskAPIError(
                         .badRequest,
-                        "resolution_status must be one of \(dlqResolutionStatuses.joined(separator: ", ")), got \(String(value.prefix(64)).debugDescription)")
+                        "resolution_status must be one of \(dlqResolutionStatuses.joined(separator: ", ")), got \(String(value.prefix(64)).debugDescription)"
+                    )
                 }
                 status = value
             }
-            let limit = try parameters.get("limit").map { v throws(TaskAPIError) in try TaskListFilter.integer(v, name: "limit", in: 1...maxDLQLimit) } ?? 50
-            let offset = try parameters.get("offset").map { v throws(TaskAPIError) in try TaskListFilter.integer(v, name: "offset", in: 0...1_000_000) } ?? 0
+            let limit =
+                try parameters.get("limit").map { v throws(TaskAPIError) in
+                    try TaskListFilter.integer(v, name: "limit", in: 1...maxDLQLimit)
+                } ?? 50
+            let offset =
+                try parameters.get("offset").map { v throws(TaskAPIError) in
+                    try TaskListFilter.integer(v, name: "offset", in: 0...1_000_000)
+                } ?? 0
             return json(try await queries.dlqEntries(resolutionStatus: status, limit: limit, offset: offset))
         }
         guarded("dlq:read").get("v1/dlq/task/{task_uuid}") { _, context in
@@ -148,9 +155,13 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 return APIErrorResponse.make(.notFound, message: "No route for \(request.method.rawValue) \(request.uri.path)")
             }
             if error.status.code == 413 {
-                return Self.plain(status: error.status, code: "PAYLOAD_TOO_LARGE", message: "Request body larger than \(OrchestrationWebServer.maxBodyBytes) bytes")
+                return Self.plain(
+                    status: error.status, code: "PAYLOAD_TOO_LARGE",
+                    message: "Request body larger than \(OrchestrationWebServer.maxBodyBytes) bytes")
             }
-            return Self.plain(status: error.status, code: error.status.code >= 500 ? "INTERNAL_ERROR" : "BAD_REQUEST", message: error.body ?? error.status.reasonPhrase)
+            return Self.plain(
+                status: error.status, code: error.status.code >= 500 ? "INTERNAL_ERROR" : "BAD_REQUEST",
+                message: error.body ?? error.status.reasonPhrase)
         } catch {
             return APIErrorResponse.make(.internalError, message: "Internal server error")
         }
@@ -162,8 +173,10 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// `{"error":{"code","message"}}` with any status and code.
     static func plain(status: HTTPResponse.Status, code: String, message: String) -> Response {
-        let body = (try? JSONEncoder().encode(["error": ["code": code, "message": message]]))
+        let body =
+            (try? JSONEncoder().encode(["error": ["code": code, "message": message]]))
             ?? Data(#"{"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#.utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

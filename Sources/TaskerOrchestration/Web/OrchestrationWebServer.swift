@@ -53,7 +53,9 @@ public struct OrchestrationWebServer: Service {
         }
         let authenticator = try await Self.authenticator(web.auth, logger: Logger(label: "tasker.orchestration.auth"))
         for warning in authenticator.warnings {
-            logger.warning("auth configuration", metadata: ["warning": "\(warning.replacingOccurrences(of: "worker.web.auth", with: "orchestration.web.auth"))"])
+            logger.warning(
+                "auth configuration",
+                metadata: ["warning": "\(warning.replacingOccurrences(of: "worker.web.auth", with: "orchestration.web.auth"))"])
         }
         let router = OrchestrationRoutes.makeRouter(
             queries: queries, authenticator: authenticator, requestTimeout: .milliseconds(max(1, web.requestTimeoutMs)))

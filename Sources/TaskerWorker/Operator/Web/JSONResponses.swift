@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import TaskerAuth
 
 /// Builds the server's JSON responses (bodies encoded with `APIJSON`).
 enum JSONResponses {
