@@ -81,7 +81,7 @@ package struct APIKeyRegistry: Sendable, CustomStringConvertible {
     }
 
     /// `APIKeyRegistry(<n> keys: <names>)`; never shows a key.
-    var description: String {
+    package var description: String {
         "APIKeyRegistry(\(entries.count) keys: \(entries.map(\.name).joined(separator: ", ")))"
     }
 }

@@ -87,20 +87,21 @@ struct SubmitCommand: AsyncParsableCommand {
     private func createAndWait(_ request: TaskRequest) async throws {
         let (wait, timeout, json) = (self.wait, self.timeout, self.json)
         let outcome = try await TaskDatabase.withQueries(configPath: configPath, command: "submit") { queries in
-            let created = try await TaskCommand.answer("submit") { () throws(TaskAPIError) in try await queries.create(request) }
+            let created = try await TaskCommand.answer("submit") { () async throws(TaskAPIError) in try await queries.create(request) }
             guard let task = TaskReport.parse(created)["task_uuid"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 throw TaskDatabase.fail("submit", "the created task's answer has no task_uuid")
             }
-            print(task.uuidString.lowercased())
-            fflush(stdout)
+            // Written at once (not through print's buffer): a script reads the uuid while the task runs.
+            FileHandle.standardOutput.write(Data((task.uuidString.lowercased() + "\n").utf8))
             guard wait else { return Int32(0) }
             let deadline = ContinuousClock.now.advanced(by: .seconds(timeout))
             var status = "pending"
             while ContinuousClock.now < deadline {
-                let document = try await TaskCommand.answer("submit") { () throws(TaskAPIError) in try await queries.task(task) }
+                let document = try await TaskCommand.answer("submit") { () async throws(TaskAPIError) in try await queries.task(task) }
                 status = document.flatMap { TaskReport.parse($0)["status"]?.stringValue } ?? "missing"
                 if Self.finishedStates.contains(status) {
-                    print(try await TaskCommand.report(task, queries: queries, json: json, command: "submit"))
+                    let report = try await TaskCommand.report(task, queries: queries, json: json, command: "submit")
+                    FileHandle.standardOutput.write(Data((report + "\n").utf8))
                     return status == "complete" ? 0 : 1
                 }
                 try await Task.sleep(for: .milliseconds(250))

@@ -62,7 +62,7 @@ struct TaskCommand: AsyncParsableCommand {
             let configPath = common.configPath
             let json = common.json
             let output = try await TaskDatabase.withQueries(configPath: configPath, command: "task list") { queries in
-                let document = try await TaskCommand.answer("task list") { () throws(TaskAPIError) in try await queries.list(filter) }
+                let document = try await TaskCommand.answer("task list") { () async throws(TaskAPIError) in try await queries.list(filter) }
                 return json ? String(decoding: document, as: UTF8.self) : TaskReport.list(TaskReport.parse(document))
             }
             print(output)
@@ -81,7 +81,7 @@ struct TaskCommand: AsyncParsableCommand {
             let configPath = common.configPath
             let json = common.json
             let output = try await TaskDatabase.withQueries(configPath: configPath, command: "task cancel") { queries in
-                _ = try await TaskCommand.answer("task cancel") { () throws(TaskAPIError) in try await queries.cancel(task) }
+                _ = try await TaskCommand.answer("task cancel") { () async throws(TaskAPIError) in try await queries.cancel(task) }
                 return try await TaskCommand.report(task, queries: queries, json: json, command: "task cancel")
             }
             print(output)
@@ -99,7 +99,7 @@ struct TaskCommand: AsyncParsableCommand {
 
     /// The task and its steps, as text or as `{"task": TaskResponse, "workflow_steps": [StepResponse]}`.
     static func report(_ task: UUID, queries: TaskQueries, json: Bool, command: String) async throws -> String {
-        let (taskDocument, stepsDocument) = try await answer(command) { () throws(TaskAPIError) in
+        let (taskDocument, stepsDocument) = try await answer(command) { () async throws(TaskAPIError) in
             guard let document = try await queries.task(task), let steps = try await queries.steps(task) else {
                 throw TaskAPIError(.notFound, "task \(task.uuidString.lowercased()) does not exist")
             }

@@ -48,7 +48,7 @@ import Testing
         _ client: Client, _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, headers: HTTPFields = [:]
     ) async throws -> (HTTPResponse.Status, JSONValue) {
         try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
-            let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: response.body))) ?? .null
+            let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))) ?? .null
             return (response.status, json)
         }
     }

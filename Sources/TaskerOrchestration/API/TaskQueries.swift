@@ -66,7 +66,7 @@ public struct TaskQueries: Sendable {
                     ])
                 let total: Int = try rows.first?.decode("total") ?? 0
                 let literal: String = try rows.first?.decode("uuids") ?? "{}"
-                return (total, Self.uuids(inArrayLiteral: literal))
+                return (total: total, uuids: Self.uuids(inArrayLiteral: literal))
             }
         } catch {
             throw databaseError(error, doing: "listing tasks")
@@ -120,10 +120,10 @@ public struct TaskQueries: Sendable {
         do {
             let metadata = #"{"event":"Cancel","from_service":"task_api"}"#
             outcome = try await pool.withConnection(lane: .operator) { c in
-                try await c.transaction { c throws(PostgresError) -> (String, Bool)? in
+                try await c.transaction { c throws(PostgresError) -> (previous: String, cancelled: Bool)? in
                     let rows = try c.query(TaskQueryStatements.cancel, [taskUUID, PostgresJSON(raw: metadata)])
                     guard let row = rows.first else { return nil }
-                    return (try row.decode("previous_state"), try row.decode("cancelled"))
+                    return (previous: try row.decode("previous_state"), cancelled: try row.decode("cancelled"))
                 }
             }
         } catch {

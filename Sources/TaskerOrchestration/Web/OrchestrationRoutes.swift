@@ -35,7 +35,7 @@ enum OrchestrationRoutes {
         guarded("tasks:create").post("v1/tasks") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: OrchestrationWebServer.maxBodyBytes)
-            let taskRequest = try decodeTaskRequest(Data(buffer: body))
+            let taskRequest = try decodeTaskRequest(Data(body.readableBytesView))
             return json(try await queries.create(taskRequest), status: .created)
         }
         guarded("tasks:list").get("v1/tasks") { request, _ in
@@ -66,7 +66,7 @@ enum OrchestrationRoutes {
         guarded("dlq:read").get("v1/dlq") { request, _ in
             let parameters = request.uri.queryParameters
             var status: String?
-            if let value = parameters.get("resolution_status") {
+            if let value = parameters.get("resolution_status").map({ String($0) }) {
                 guard dlqResolutionStatuses.contains(value) else {
                     throw TaskAPIError(
                         .badRequest,
@@ -76,11 +76,11 @@ enum OrchestrationRoutes {
                 status = value
             }
             let limit =
-                try parameters.get("limit").map { v throws(TaskAPIError) in
+                try parameters.get("limit").map { String($0) }.map { v throws(TaskAPIError) in
                     try TaskListFilter.integer(v, name: "limit", in: 1...maxDLQLimit)
                 } ?? 50
             let offset =
-                try parameters.get("offset").map { v throws(TaskAPIError) in
+                try parameters.get("offset").map { String($0) }.map { v throws(TaskAPIError) in
                     try TaskListFilter.integer(v, name: "offset", in: 0...1_000_000)
                 } ?? 0
             return json(try await queries.dlqEntries(resolutionStatus: status, limit: limit, offset: offset))

@@ -45,9 +45,9 @@ public struct OrchestrationWebServer: Service {
     /// Serves until graceful shutdown; throws when the bind address or the auth settings are invalid,
     /// or the address cannot be bound.
     public func run() async throws {
-        let address: BindAddress
+        let address: TaskerModel.BindAddress
         do {
-            address = try BindAddress(parsing: web.bindAddress)
+            address = try TaskerModel.BindAddress(parsing: web.bindAddress)
         } catch {
             throw OrchestrationWebError("orchestration.web.bind_address must be host:port, got \"\(web.bindAddress)\"")
         }
