@@ -210,12 +210,19 @@ enum ConfigurationSchema {
             ("\(sd).actions.event_channel", .nonEmpty),
             ("orchestration.web.bind_address", .bindAddress),
             ("orchestration.web.request_timeout_ms", .integer(100...300_000)),
+            ("orchestration.web.database_pools.web_api_pool_size", .integer(1...1000)),
+            ("orchestration.web.database_pools.web_api_max_connections", .integer(1...1000)),
+            ("orchestration.web.database_pools.web_api_connection_timeout_seconds", .integer(1...300)),
+            ("orchestration.web.database_pools.web_api_idle_timeout_seconds", .integer(1...3600)),
+            ("orchestration.web.database_pools.max_total_connections_hint", .integer(1...10000)),
             ("orchestration.web.database_pools.operator_max_connections", .integer(1...1000)),  // ours
             ("orchestration.web.auth.jwt_issuer", .nonEmpty),
             ("orchestration.web.auth.jwt_audience", .nonEmpty),
             ("orchestration.web.auth.jwt_token_expiry_hours", .integer(1...168)),
             ("orchestration.web.auth.jwt_max_token_lifetime_seconds", .integer(0...31_536_000)),  // ours
             ("orchestration.web.auth.jwt_verification_method", .oneOf(["public_key", "jwks"])),
+            ("orchestration.web.auth.jwks_refresh_interval_seconds", .integer(1...86400)),  // ours
+            ("orchestration.web.auth.jwks_max_stale_seconds", .integer(0...86400)),  // ours
             ("orchestration.web.auth.jwt_allowed_algorithms[]", .oneOf(jwtAlgorithms)),  // ours
             ("orchestration.web.auth.permissions_claim", .nonEmpty),  // ours
             ("orchestration.web.auth.api_key_header", .nonEmpty),

@@ -20,7 +20,13 @@ extension OrchestrationConfiguration {
         public var requestTimeoutMs = 30000
         /// Upstream's separate web pool (unused: the API reads through `common.database.pool`'s operator
         /// lane, at most `operator_max_connections` connections at once).
-        public var databasePools = WorkerConfiguration.WebDatabasePools()
+        public var databasePools: WorkerConfiguration.WebDatabasePools = {
+            var pools = WorkerConfiguration.WebDatabasePools()
+            pools.webApiPoolSize = 20
+            pools.webApiMaxConnections = 30
+            pools.maxTotalConnectionsHint = 50
+            return pools
+        }()
         /// `[orchestration.web.auth]`: the worker's keys and rules; upstream's orchestration defaults
         /// `jwt_issuer = "tasker-core"`, `jwt_audience = "tasker-api"`.
         public var auth: WorkerConfiguration.Auth = {
