@@ -1,8 +1,8 @@
 /// The SQL behind the task API (`/v1/tasks…`, `/v1/dlq…`) and `tasker-dev task`: each statement returns
 /// upstream's JSON document, built by PostgreSQL (`jsonb_build_object`), in one column `doc`, so the REST
 /// answer and the command line's `--json` are the same bytes. Timestamps are RFC 3339 in UTC
-/// (`…Z`, microseconds), as upstream's `DateTime<Utc>` fields; DLQ entries keep upstream's naive
-/// timestamps (no zone), as its `NaiveDateTime` fields.
+/// (`…Z`, microseconds), as upstream's `DateTime<Utc>` fields; DLQ entries and step readiness keep
+/// upstream's naive timestamps (no zone), as its `NaiveDateTime` fields (serde refuses a zone there).
 enum TaskQueryStatements {
     /// `to_char` of a `timestamp` column as upstream's `DateTime<Utc>` (NULL stays NULL).
     private static func utc(_ column: String) -> String {
@@ -14,17 +14,18 @@ enum TaskQueryStatements {
         #"to_char(\#(column), 'YYYY-MM-DD"T"HH24:MI:SS.US')"#
     }
 
-    /// One `StepReadiness` object of readiness row `r` (upstream's `StepReadinessStatus`).
+    /// One `StepReadiness` object of readiness row `r` (upstream's `StepReadinessStatus`; its
+    /// timestamps are `NaiveDateTime`).
     private static let readinessObject = """
         jsonb_build_object(
             'workflow_step_uuid', r.workflow_step_uuid, 'task_uuid', r.task_uuid,
             'named_step_uuid', r.named_step_uuid, 'name', r.name, 'current_state', r.current_state,
             'dependencies_satisfied', r.dependencies_satisfied, 'retry_eligible', r.retry_eligible,
-            'ready_for_execution', r.ready_for_execution, 'last_failure_at', \(utc("r.last_failure_at")),
-            'next_retry_at', \(utc("r.next_retry_at")), 'total_parents', r.total_parents,
+            'ready_for_execution', r.ready_for_execution, 'last_failure_at', \(naive("r.last_failure_at")),
+            'next_retry_at', \(naive("r.next_retry_at")), 'total_parents', r.total_parents,
             'completed_parents', r.completed_parents, 'attempts', coalesce(r.attempts, 0),
             'max_attempts', coalesce(r.max_attempts, 0), 'backoff_request_seconds', r.backoff_request_seconds,
-            'last_attempted_at', \(utc("r.last_attempted_at")))
+            'last_attempted_at', \(naive("r.last_attempted_at")))
         """
 
     /// Upstream's `TaskResponse` of each task in `$1::uuid[]`, newest first (one row per existing task).

@@ -42,19 +42,20 @@ class UpstreamClient:
         self.process = subprocess.Popen(
             [sys.executable, str(HOSTS / "client_host.py")], env=env, cwd=REPO, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.log, "w"))
-        line = self._line(timeout=120)
+        line = self._line("READY", timeout=120)
         assert line.startswith("READY"), f"client host did not start: {line!r}\n{self.log.read_text()[-3000:]}"
 
-    def _line(self, timeout: float) -> str:
+    def _line(self, prefix: str, timeout: float) -> str:
+        """The next stdout line starting with ``prefix`` (tasker-py logs to stdout too)."""
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             line = self.process.stdout.readline()
-            if line:
+            if line.startswith(prefix):
                 return line.rstrip("\n")
-            if self.process.poll() is not None:
+            if not line and self.process.poll() is not None:
                 break
-        return f"(no line; exit {self.process.poll()})"
+        return f"(no {prefix} line; exit {self.process.poll()})"
 
     def call(self, name: str, *args: Any) -> Any:
         """The answer of tasker-py's ``name(*args)``; fails with the client's error."""
@@ -66,7 +67,7 @@ class UpstreamClient:
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps({"call": name, "args": list(args)}) + "\n")
         self.process.stdin.flush()
-        line = self._line(timeout=60)
+        line = self._line("RESULT ", timeout=60)
         assert line.startswith("RESULT "), f"{name}: {line}\n{self.log.read_text()[-3000:]}"
         return json.loads(line[len("RESULT "):])
 
