@@ -94,6 +94,23 @@ import Testing
             let (auditStatus, audit) = try await Self.call(client, .get, "/v1/tasks/\(uuid)/workflow_steps/\(stepUUID)/audit")
             #expect(auditStatus == .ok && audit == .array([]))
 
+            try await harness.admin.query(
+                """
+                INSERT INTO tasker.tasks_dlq (task_uuid, original_state, dlq_reason, task_snapshot)
+                VALUES ($1::uuid, 'steps_in_process', 'staleness_timeout', '{"snapshot": true}')
+                """, [UUID(uuidString: uuid)!])
+            let (dlqStatus, dlq) = try await Self.call(client, .get, "/v1/dlq?resolution_status=pending")
+            guard case .array(let entries) = dlq, let entry = entries.first else {
+                Issue.record("no DLQ entries: \(dlqStatus) \(dlq)")
+                return
+            }
+            #expect(entries.count == 1 && entry["task_uuid"]?.stringValue == uuid)
+            #expect(entry["dlq_reason"]?.stringValue == "staleness_timeout" && entry["task_snapshot"]?["snapshot"] == .bool(true))
+            let (_, resolved) = try await Self.call(client, .get, "/v1/dlq?resolution_status=manually_resolved")
+            #expect(resolved == .array([]))
+            let (ofTaskStatus, ofTask) = try await Self.call(client, .get, "/v1/dlq/task/\(uuid)")
+            #expect(ofTaskStatus == .ok && ofTask["dlq_entry_uuid"] == entry["dlq_entry_uuid"])
+
             let (cancelled, afterCancel) = try await Self.call(client, .delete, "/v1/tasks/\(uuid)")
             #expect(cancelled == .ok && afterCancel["status"]?.stringValue == "cancelled", "\(afterCancel)")
             let state = try await harness.admin.query(
