@@ -83,11 +83,24 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // The operator surface's authentication (JWT / API keys, permission middleware) and API error body,
+        // shared by the worker's and the orchestration's REST APIs.
+        .target(
+            name: "TaskerAuth",
+            dependencies: [
+                "TaskerModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // The SDK (handlers) and the worker: intake → claim → capacity → dispatch → completion, runtime, operator surface.
         .target(
             name: "TaskerWorker",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "CSwaggerUI",
+                "TaskerPostgres", "TaskerModel", "TaskerAuth", "CSwaggerUI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,15 +134,18 @@ let package = Package(
             dependencies: ["TaskerWorker"]
         ),
         // The companion orchestration: drives workflows in the database as Tasker's orchestration does.
-        // It shares the client and the model with the worker, never the worker itself.
+        // It shares the client, the model and the REST auth (TaskerAuth) with the worker, never the worker itself.
         .target(
             name: "TaskerOrchestration",
             dependencies: [
-                "TaskerPostgres", "TaskerModel",
+                "TaskerPostgres", "TaskerModel", "TaskerAuth",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // Example step handlers for the example workflows in config/tasks/examples (tasker-dev only).
@@ -163,7 +179,8 @@ let package = Package(
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerTestSupport", "TaskerOrchestration", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerTestSupport", "TaskerOrchestration",
+                "TaskerExamples",
                 "TaskerWorkerTesting",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -32,6 +32,8 @@ max_concurrent_handlers = {c}
 bind_address = "127.0.0.1:{free_port()}"
 [worker.grpc]
 bind_address = "127.0.0.1:{free_port()}"
+[orchestration.web]
+bind_address = "127.0.0.1:0"
 """)
     return path
 

@@ -143,7 +143,8 @@ class Fleet:
         path = os.path.join(self.work, f"{name}.toml")
         with open(path, "w") as f:
             f.write(f'# scripts/chaos overlay over the built-in defaults (= config/tasker/base)\n'
-                    f'[common.database]\nurl = "{db_url}"\n')
+                    f'[common.database]\nurl = "{db_url}"\n'
+                    f'[orchestration.web]\nbind_address = "127.0.0.1:0"\n')
             if rest is not None:
                 f.write(f'[worker.web]\nbind_address = "127.0.0.1:{rest}"\n'
                         f'[worker.grpc]\nbind_address = "127.0.0.1:{grpc}"\n')

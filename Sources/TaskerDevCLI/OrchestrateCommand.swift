@@ -7,8 +7,9 @@ import TaskerOrchestration
 import TaskerWorker
 import UnixSignals
 
-/// `tasker-worker orchestrate`: run the companion orchestration until SIGINT/SIGTERM (graceful:
-/// the messages in hand are finished and archived, the rest stay queued).
+/// `tasker-dev orchestrate`: run the companion orchestration until SIGINT/SIGTERM (graceful:
+/// the messages in hand are finished and archived, the rest stay queued), with its task REST API
+/// (`[orchestration.web]`, `OrchestrationWebServer`) unless `orchestration.web.enabled = false`.
 struct OrchestrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "orchestrate",
@@ -22,13 +23,22 @@ struct OrchestrateCommand: AsyncParsableCommand {
         let configuration = try Self.loadConfiguration(configPath, command: "orchestrate")
         let logger = Logger(label: "tasker.orchestration")
         let service = OrchestrationService(configuration: configuration, logger: logger)
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: [
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(
+                service: service, successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup)
+        ]
+        let web = configuration.orchestration.web
+        if web.enabled {
+            // After the orchestration in the group, so it stops first: the pool it reads is the service's.
+            let queries = TaskQueries(pool: service.databasePool, orchestration: service)
+            services.append(
                 .init(
-                    service: service, successTerminationBehavior: .gracefullyShutdownGroup,
-                    failureTerminationBehavior: .gracefullyShutdownGroup)
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                    service: OrchestrationWebServer(web: web, queries: queries), successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // The messages in hand get one statement timeout (each statement is bounded by it) plus a
         // margin; then what is left is cancelled, and those messages return after their visibility timeout.
         groupConfiguration.maximumGracefulShutdownDuration =

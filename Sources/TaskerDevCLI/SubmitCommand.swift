@@ -5,13 +5,17 @@ import TaskerOrchestration
 import TaskerPostgres
 import TaskerWorker
 
-/// `tasker-worker submit NAMESPACE NAME VERSION --context JSON`: send a task request to
-/// `orchestration_task_requests`, where a running `tasker-worker orchestrate` picks it up; or,
-/// with `--direct`, create and start the task in this process and print its UUID.
+/// `tasker-dev submit NAMESPACE NAME VERSION --context JSON`: create and start the task in this process
+/// (the task API's creation, `TaskQueries.create`: the orchestration's own task initialization) and
+/// print its uuid; an unknown template or a duplicate identity fails (exit 1) with the reason. `--wait`
+/// then waits for the outcome and prints it with the step results (exit 0 complete, 1 error or
+/// cancelled, 2 still running after `--timeout`). `--queue` instead sends a task request to
+/// `orchestration_task_requests` for a running `tasker-dev orchestrate` (prints the request id; its
+/// outcome shows only in that orchestration's log and the database).
 struct SubmitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "submit",
-        abstract: "Request a task run (through orchestration_task_requests, or --direct).")
+        abstract: "Create and start a task and print its uuid (--wait: and its outcome; --queue: queue a request instead).")
 
     @Argument(help: "Template namespace (namespace_name).") var namespace: String
     @Argument(help: "Template name.") var name: String
@@ -20,10 +24,21 @@ struct SubmitCommand: AsyncParsableCommand {
     @Option(help: "The task context as a JSON object.") var context: String = "{}"
     @Option(help: "initiator recorded on the task.") var initiator: String = "tasker-worker submit"
     @Option(help: "reason recorded on the task.") var reason: String = "submitted from the command line"
-    @Flag(help: "Create and start the task here instead of queueing the request.") var direct = false
+    @Flag(help: "Create and start the task here (the default; kept for scripts).") var direct = false
+    @Flag(help: "Queue a task request for a running orchestrate instead (prints the request id, not the task uuid).")
+    var queue = false
+    @Flag(help: "After the uuid, wait for the task's outcome and print it with the step results.") var wait = false
+    @Option(help: "Seconds --wait waits at most (then exit status 2).") var timeout: Int = 300
+    @Flag(help: "With --wait: print the outcome as the task API's JSON.") var json = false
 
     @Option(name: .customLong("config"), help: "A pre-merged TOML file (default: TASKER_CONFIG_PATH, else config/tasker by TASKER_ENV).")
     var configPath: String?
+
+    func validate() throws {
+        if queue && (direct || wait) { throw ValidationError("--queue cannot be combined with --direct or --wait") }
+        if json && !wait { throw ValidationError("--json needs --wait") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
 
     func run() async throws {
         WorkerLogging.bootstrap()
@@ -42,28 +57,23 @@ struct SubmitCommand: AsyncParsableCommand {
             throw ValidationError("--context is not valid JSON: \(error)")
         }
         guard case .object = contextValue else { throw ValidationError("--context must be a JSON object") }
-        let configuration = try OrchestrateCommand.loadConfiguration(configPath, command: "submit")
         let request = TaskRequest(
             namespace: namespace, name: name, version: version, context: contextValue,
             initiator: initiator, sourceSystem: "tasker-worker-cli", reason: reason)
+        guard queue else { return try await createAndWait(request) }
+        let configuration = try OrchestrateCommand.loadConfiguration(configPath, command: "submit")
         let database = configuration.common.database
         var poolConfiguration = PostgresPoolConfiguration(database: database, applicationName: "tasker-submit")
         poolConfiguration.maxConnections = 2
         poolConfiguration.minConnections = 0
         let pool = PostgresConnectionPool(configuration: poolConfiguration)
         do {
-            if direct {
-                let service = OrchestrationService(pool: pool, databaseURL: database.url)
-                guard case .taskInitialized(let created) = try await service.process(.initializeTask(request)) else { return }
-                print(created.taskUUID.uuidString.lowercased())
-            } else {
-                let message = TaskRequestMessage(taskRequest: request)
-                let body = try PostgresJSON(message)
-                let msgID = try await pool.withConnection { c in
-                    try await PGMQ.sendWithNotify(c, queue: QueueNames.taskRequests, message: body)
-                }
-                print("request \(message.requestID.uuidString.lowercased()) queued (msg_id \(msgID))")
+            let message = TaskRequestMessage(taskRequest: request)
+            let body = try PostgresJSON(message)
+            let msgID = try await pool.withConnection { c in
+                try await PGMQ.sendWithNotify(c, queue: QueueNames.taskRequests, message: body)
             }
+            print("request \(message.requestID.uuidString.lowercased()) queued (msg_id \(msgID))")
             await pool.close()
         } catch {
             await pool.close()
@@ -71,4 +81,38 @@ struct SubmitCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
     }
+
+    /// Creates the task, prints its uuid at once; with `--wait`, polls until it finishes and prints the
+    /// outcome with its steps.
+    private func createAndWait(_ request: TaskRequest) async throws {
+        let (wait, timeout, json) = (self.wait, self.timeout, self.json)
+        let outcome = try await TaskDatabase.withQueries(configPath: configPath, command: "submit") { queries in
+            let created = try await TaskCommand.answer("submit") { () async throws(TaskAPIError) in try await queries.create(request) }
+            guard let task = TaskReport.parse(created)["task_uuid"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
+                throw TaskDatabase.fail("submit", "the created task's answer has no task_uuid")
+            }
+            // Written at once (not through print's buffer): a script reads the uuid while the task runs.
+            FileHandle.standardOutput.write(Data((task.uuidString.lowercased() + "\n").utf8))
+            guard wait else { return Int32(0) }
+            let deadline = ContinuousClock.now.advanced(by: .seconds(timeout))
+            var status = "pending"
+            while ContinuousClock.now < deadline {
+                let document = try await TaskCommand.answer("submit") { () async throws(TaskAPIError) in try await queries.task(task) }
+                status = document.flatMap { TaskReport.parse($0)["status"]?.stringValue } ?? "missing"
+                if Self.finishedStates.contains(status) {
+                    let report = try await TaskCommand.report(task, queries: queries, json: json, command: "submit")
+                    FileHandle.standardOutput.write(Data((report + "\n").utf8))
+                    return status == "complete" ? 0 : 1
+                }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            FileHandle.standardError.write(
+                Data("tasker-dev submit: task \(task.uuidString.lowercased()) is still \(status) after \(timeout) s\n".utf8))
+            return 2
+        }
+        if outcome != 0 { throw ExitCode(outcome) }
+    }
+
+    /// The states a task never leaves on its own.
+    static let finishedStates: Set<String> = ["complete", "error", "cancelled", "resolved_manually"]
 }

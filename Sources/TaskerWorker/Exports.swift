@@ -1,3 +1,5 @@
+// The operator surface's auth and API error body live in `TaskerAuth`, shared with the orchestration's REST API.
+@_exported import TaskerAuth
 // A handler author imports one module: the SDK's signatures use the model's types (`JSONValue`,
 // `StepMessage`, `StepExecutionResult`, templates, configuration), so `TaskerWorker` re-exports
 // `TaskerModel`. The PostgreSQL client (`TaskerPostgres`) is not re-exported: handlers never need it.

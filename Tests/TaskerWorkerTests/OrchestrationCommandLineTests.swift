@@ -21,7 +21,7 @@ import Testing
             let process = orchestrate.process
 
             let submitted = try CommandLineTests.run(
-                ["submit", "examples", "linear_workflow", "1.0.0", "--context", #"{"number": 2}"#],
+                ["submit", "examples", "linear_workflow", "1.0.0", "--context", #"{"number": 2}"#, "--queue"],
                 environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"], executable: CommandLineTests.devBinary)
             #expect(submitted.status == 0, "\(submitted.stderr)")
             #expect(submitted.stdout.contains("queued"))

@@ -196,7 +196,8 @@ enum ConfigurationSchema {
         ]
     }()
 
-    /// `[orchestration.dlq]` (upstream's `StalenessDetectionConfig` / `StalenessThresholds` bounds).
+    /// `[orchestration.dlq]` (upstream's `StalenessDetectionConfig` / `StalenessThresholds` bounds) and
+    /// `[orchestration.web]` (the worker's web and auth rules).
     static let orchestrationRules: [(path: String, rule: Rule)] = {
         let sd = "orchestration.dlq.staleness_detection"
         return [
@@ -207,6 +208,25 @@ enum ConfigurationSchema {
             ("\(sd).thresholds.steps_in_process_minutes", .integer(1...1440)),
             ("\(sd).thresholds.task_max_lifetime_hours", .integer(1...168)),
             ("\(sd).actions.event_channel", .nonEmpty),
+            ("orchestration.web.bind_address", .bindAddress),
+            ("orchestration.web.request_timeout_ms", .integer(100...300_000)),
+            ("orchestration.web.database_pools.web_api_pool_size", .integer(1...1000)),
+            ("orchestration.web.database_pools.web_api_max_connections", .integer(1...1000)),
+            ("orchestration.web.database_pools.web_api_connection_timeout_seconds", .integer(1...300)),
+            ("orchestration.web.database_pools.web_api_idle_timeout_seconds", .integer(1...3600)),
+            ("orchestration.web.database_pools.max_total_connections_hint", .integer(1...10000)),
+            ("orchestration.web.database_pools.operator_max_connections", .integer(1...1000)),  // ours
+            ("orchestration.web.auth.jwt_issuer", .nonEmpty),
+            ("orchestration.web.auth.jwt_audience", .nonEmpty),
+            ("orchestration.web.auth.jwt_token_expiry_hours", .integer(1...168)),
+            ("orchestration.web.auth.jwt_max_token_lifetime_seconds", .integer(0...31_536_000)),  // ours
+            ("orchestration.web.auth.jwt_verification_method", .oneOf(["public_key", "jwks"])),
+            ("orchestration.web.auth.jwks_refresh_interval_seconds", .integer(1...86400)),  // ours
+            ("orchestration.web.auth.jwks_max_stale_seconds", .integer(0...86400)),  // ours
+            ("orchestration.web.auth.jwt_allowed_algorithms[]", .oneOf(jwtAlgorithms)),  // ours
+            ("orchestration.web.auth.permissions_claim", .nonEmpty),  // ours
+            ("orchestration.web.auth.api_key_header", .nonEmpty),
+            ("orchestration.web.auth.api_keys[].key", .nonEmpty),  // ours
         ]
     }()
 
@@ -224,6 +244,7 @@ enum ConfigurationSchema {
     static let arrayElements: [String: ConfigValue] = [
         "worker.event_systems.worker.metadata.fallback_poller.supported_namespaces": .string(""),
         "worker.web.auth.api_keys": (try? ConfigValue.encoding(WorkerConfiguration.APIKey())) ?? .table([:]),
+        "orchestration.web.auth.api_keys": (try? ConfigValue.encoding(WorkerConfiguration.APIKey())) ?? .table([:]),
     ]
 
     /// Old key names still accepted: table path → (old key → current key).
@@ -232,9 +253,9 @@ enum ConfigurationSchema {
     ]
 
     /// Keys skipped without a warning: tasker-core's `_docs` metadata tables anywhere, and the tables of
-    /// upstream's `[orchestration]` context other than `dlq` (pre-merged "complete" files carry them).
+    /// upstream's `[orchestration]` context other than `dlq` and `web` (pre-merged "complete" files carry them).
     static func isSilentlyIgnored(key: String, parentPath: String) -> Bool {
-        key == "_docs" || (parentPath == "orchestration" && key != "dlq")
+        key == "_docs" || (parentPath == "orchestration" && key != "dlq" && key != "web")
     }
 
     /// The built-in defaults as a snake_case tree; its shape is the schema.

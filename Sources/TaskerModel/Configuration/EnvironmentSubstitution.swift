@@ -23,7 +23,7 @@ struct EnvironmentSubstitution: Sendable {
 
     /// The allow-list. Patterns follow tasker-core's, except: database URLs accept `postgres://` as well as
     /// `postgresql://` and any well-formed rest (tasker-core insists on `user:password@` when a user is
-    /// given); bind addresses also accept `[IPv6]:port`; `REDIS_URL` and `MEMCACHED_URL` patterns are ours.
+    /// given); bind addresses also accept `[IPv6]:port`; `TASKER_ORCHESTRATION_BIND_ADDRESS` is ours; `REDIS_URL` and `MEMCACHED_URL` patterns are ours.
     static let allowList: [Variable] = [
         Variable(name: "DATABASE_URL", meaning: "a postgres:// or postgresql:// URL", pattern: #"postgres(ql)?://\S+"#),
         Variable(name: "PGMQ_DATABASE_URL", meaning: "empty or a postgres:// or postgresql:// URL", pattern: #"(postgres(ql)?://\S+)?"#),
@@ -32,6 +32,9 @@ struct EnvironmentSubstitution: Sendable {
         Variable(name: "TASKER_TEMPLATE_PATH", meaning: "a directory path", pattern: #"[/\\]?[a-zA-Z0-9._/-]+"#),
         Variable(name: "TASKER_WEB_BIND_ADDRESS", meaning: "host:port", pattern: bindAddressPattern),
         Variable(name: "TASKER_WORKER_GRPC_BIND_ADDRESS", meaning: "host:port", pattern: bindAddressPattern),
+        // Ours: the orchestration's REST API (upstream's orchestration reads TASKER_WEB_BIND_ADDRESS, which
+        // the worker started next to it by scripts/dev reads too).
+        Variable(name: "TASKER_ORCHESTRATION_BIND_ADDRESS", meaning: "host:port", pattern: bindAddressPattern),
         Variable(name: "TASKER_MESSAGING_BACKEND", meaning: "pgmq or rabbitmq", pattern: "pgmq|rabbitmq"),
         Variable(
             name: "RABBITMQ_URL", meaning: "an amqp:// URL",

@@ -1,10 +1,42 @@
 /// `[orchestration]`: what the companion orchestration (`tasker-dev orchestrate`) reads beyond
-/// `[common]`. Only upstream's `[orchestration.dlq]` is modelled; the other tables of upstream's
-/// orchestration context (event systems, web, gRPC, …) are accepted and ignored without a warning.
+/// `[common]`. Upstream's `[orchestration.dlq]` and `[orchestration.web]` are modelled; the other tables
+/// of upstream's orchestration context (event systems, gRPC, …) are accepted and ignored without a warning.
 public struct OrchestrationConfiguration: Codable, Sendable, Equatable {
     /// `[orchestration.dlq]` (upstream TAS-49).
     public var dlq = DLQSettings()
+    /// `[orchestration.web]`: the task REST API.
+    public var web = Web()
     public init() {}
+}
+
+extension OrchestrationConfiguration {
+    /// `[orchestration.web]`: the REST API (the task part of upstream's orchestration API), upstream's keys.
+    public struct Web: Codable, Sendable, Equatable {
+        /// Serve the API (default true).
+        public var enabled = true
+        /// `host:port` (upstream's default `0.0.0.0:8080`; port 0 picks a free port, logged at start).
+        public var bindAddress = "0.0.0.0:8080"
+        /// A request taking longer gets 408 `TIMEOUT` (100–300000).
+        public var requestTimeoutMs = 30000
+        /// Upstream's separate web pool (unused: the API reads through `common.database.pool`'s operator
+        /// lane, at most `operator_max_connections` connections at once).
+        public var databasePools: WorkerConfiguration.WebDatabasePools = {
+            var pools = WorkerConfiguration.WebDatabasePools()
+            pools.webApiPoolSize = 20
+            pools.webApiMaxConnections = 30
+            pools.maxTotalConnectionsHint = 50
+            return pools
+        }()
+        /// `[orchestration.web.auth]`: the worker's keys and rules; upstream's orchestration defaults
+        /// `jwt_issuer = "tasker-core"`, `jwt_audience = "tasker-api"`.
+        public var auth: WorkerConfiguration.Auth = {
+            var auth = WorkerConfiguration.Auth()
+            auth.jwtIssuer = "tasker-core"
+            auth.jwtAudience = "tasker-api"
+            return auth
+        }()
+        public init() {}
+    }
 }
 
 extension OrchestrationConfiguration {

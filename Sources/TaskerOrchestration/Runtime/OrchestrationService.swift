@@ -80,7 +80,10 @@ public final class OrchestrationService: Service, Sendable {
             logger: logger)
     }
 
-    /// Processes one command directly (tests, `submit`).
+    /// The service's pool (the task API reads through its `.operator` lane); closed when `run()` returns.
+    public var databasePool: PostgresConnectionPool { pool }
+
+    /// Processes one command directly (tests, `submit`, `POST /v1/tasks`).
     public func process(_ command: OrchestrationCommand) async throws -> OrchestrationCommandResult {
         try await processor.process(command)
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import ServiceLifecycle
 import Synchronization
+import TaskerAuth
 
 /// The operator surface run next to the pipeline in the worker's `ServiceGroup`: the REST server
 /// (`worker.web`) and the gRPC server (`worker.grpc`), each only when enabled. They come first in

@@ -40,51 +40,6 @@ package struct ErrorResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// The error body of the API layer (upstream `ApiError` on the wire): `{"error":{"code","message"}}`,
-/// for unknown paths, bad parameters, timeouts, auth failures and unexpected errors.
-package struct APIErrorBody: Codable, Sendable, Equatable {
-    package var error: Detail
-
-    /// `code` is upstream's variant name in UPPER_SNAKE_CASE (`NOT_FOUND`, `BAD_REQUEST`, `TIMEOUT`, …).
-    package struct Detail: Codable, Sendable, Equatable {
-        package var code: String
-        package var message: String
-    }
-
-    package init(code: APIErrorCode, message: String) {
-        error = Detail(code: code.rawValue, message: message)
-    }
-}
-
-/// The `ApiError` codes and the HTTP status each is sent with.
-package enum APIErrorCode: String, Sendable, CaseIterable {
-    case badRequest = "BAD_REQUEST"
-    case unauthorized = "UNAUTHORIZED"
-    case authenticationFailed = "AUTHENTICATION_FAILED"
-    case forbidden = "FORBIDDEN"
-    case authorizationFailed = "AUTHORIZATION_FAILED"
-    case notFound = "NOT_FOUND"
-    case timeout = "TIMEOUT"
-    case conflict = "CONFLICT"
-    case internalError = "INTERNAL_ERROR"
-    case databaseError = "DATABASE_ERROR"
-    case serviceUnavailable = "SERVICE_UNAVAILABLE"
-
-    /// The HTTP status code upstream sends with this code.
-    package var statusCode: Int {
-        switch self {
-        case .badRequest: 400
-        case .unauthorized, .authenticationFailed: 401
-        case .forbidden, .authorizationFailed: 403
-        case .notFound: 404
-        case .timeout: 408
-        case .conflict: 409
-        case .internalError, .databaseError: 500
-        case .serviceUnavailable: 503
-        }
-    }
-}
-
 /// What the operator surface (REST and gRPC bodies, health messages) says about a failure: its class
 /// only, never the database's own text, the SQL or a connection string. The detail goes to the
 /// worker's log, under the request id the body names.

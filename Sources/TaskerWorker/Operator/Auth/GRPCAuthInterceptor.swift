@@ -1,4 +1,5 @@
 import GRPCCore
+import TaskerAuth
 
 /// grpc-swift-2 server interceptor applying ``WorkerAuthenticator`` to the protected worker RPCs.
 ///

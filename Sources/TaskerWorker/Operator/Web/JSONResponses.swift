@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import TaskerAuth
 
 /// Builds the server's JSON responses (bodies encoded with `APIJSON`).
 enum JSONResponses {
@@ -24,12 +25,7 @@ enum JSONResponses {
     /// `{"error":{"code","message"}}` with the code's status; keys sorted, so the bytes are upstream's
     /// (serde writes `code` before `message`) on every run.
     static func apiError(_ code: APIErrorCode, message: String) -> Response {
-        let encoder = APIJSON.makeEncoder()
-        encoder.outputFormatting.insert(.sortedKeys)
-        let body =
-            (try? encoder.encode(APIErrorBody(code: code, message: message)))
-            ?? Data(#"{"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#.utf8)
-        return raw(body, status: HTTPResponse.Status(code: code.statusCode))
+        APIErrorResponse.make(code, message: message)
     }
 
     /// An upstream `ErrorResponse` (`{"error","message","timestamp","request_id"}`) with `status`.

@@ -1,3 +1,4 @@
+import TaskerAuth
 import TaskerModel
 
 /// The OpenAPI 3.1 document of this server's API, served at `/api-docs/openapi.json`. Paths,

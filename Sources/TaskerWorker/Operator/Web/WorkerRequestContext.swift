@@ -1,4 +1,5 @@
 import Hummingbird
+import TaskerAuth
 
 /// The request context of the worker's REST server: Hummingbird's core storage plus the request id
 /// `RequestIDMiddleware` settles on (echoed from `x-request-id` or generated).

@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import TaskerAuth
 import TaskerModel
 
 /// The worker's REST server (`worker.web`): a Hummingbird application run as a `Service` of the

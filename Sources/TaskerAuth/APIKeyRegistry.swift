@@ -6,7 +6,7 @@ import TaskerModel
 /// - `api_keys = [{key, permissions, description}]`, used only when `api_keys_enabled = true` (as upstream);
 /// - the legacy single `api_key`, when non-empty. It has no permission list of its own; it is the worker
 ///   operator's key and gets all three worker permissions (``WorkerPermission/allCases``).
-struct APIKeyRegistry: Sendable, CustomStringConvertible {
+package struct APIKeyRegistry: Sendable, CustomStringConvertible {
     struct Entry: Sendable {
         let key: [UInt8]
         let name: String
@@ -70,7 +70,7 @@ struct APIKeyRegistry: Sendable, CustomStringConvertible {
     }
 
     /// Compares `candidate` with `expected` (non-empty) in time that depends only on `candidate.count`.
-    static func constantTimeEquals(_ candidate: [UInt8], _ expected: [UInt8]) -> Bool {
+    package static func constantTimeEquals(_ candidate: [UInt8], _ expected: [UInt8]) -> Bool {
         guard !expected.isEmpty else { return false }
         var difference = UInt(bitPattern: candidate.count ^ expected.count)
         let expectedCount = expected.count
@@ -81,7 +81,7 @@ struct APIKeyRegistry: Sendable, CustomStringConvertible {
     }
 
     /// `APIKeyRegistry(<n> keys: <names>)`; never shows a key.
-    var description: String {
+    package var description: String {
         "APIKeyRegistry(\(entries.count) keys: \(entries.map(\.name).joined(separator: ", ")))"
     }
 }

@@ -15,11 +15,16 @@ import Hummingbird
 /// `x-auth-failure-reason`, `x-auth-failure-severity` and, for medium/high severity, `Retry-After`.
 package struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddleware {
     private let authenticator: WorkerAuthenticator
-    private let permission: WorkerPermission
+    private let permission: String
     private let apiKeyField: HTTPField.Name
 
     /// Guards the routes behind this middleware with `permission`.
     package init(authenticator: WorkerAuthenticator, permission: WorkerPermission) {
+        self.init(authenticator: authenticator, permissionNamed: permission.rawValue)
+    }
+
+    /// Guards the routes behind this middleware with the upstream permission `permission` (e.g. `tasks:read`).
+    package init(authenticator: WorkerAuthenticator, permissionNamed permission: String) {
         self.authenticator = authenticator
         self.permission = permission
         // The header name was validated when the authenticator was built; the fallback is unreachable.
@@ -34,7 +39,7 @@ package struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddl
         let credentials = AuthCredentials(
             authorizationBytes: Self.firstValue(of: .authorization, in: request.headers),
             apiKeyBytes: Self.firstValue(of: apiKeyField, in: request.headers))
-        switch await authenticator.authorize(credentials, for: permission) {
+        switch await authenticator.authorize(credentials, forPermissionNamed: permission) {
         case .success:
             return try await next(request, context)
         case .failure(let failure):
@@ -55,18 +60,18 @@ extension AuthFailure {
     /// The upstream `error.code`: `AUTHORIZATION_FAILED` for `forbidden`, else `AUTHENTICATION_FAILED`.
     package var errorCode: String { apiErrorCode.rawValue }
 
-    var apiErrorCode: APIErrorCode { isForbidden ? .authorizationFailed : .authenticationFailed }
+    package var apiErrorCode: APIErrorCode { isForbidden ? .authorizationFailed : .authenticationFailed }
 
     /// The upstream response: status, `{"error":{"code","message"}}` (application/json), and the
     /// `x-auth-failure-reason`, `x-auth-failure-severity` and `Retry-After` headers.
     package func response() -> Response {
-        var response = JSONResponses.apiError(apiErrorCode, message: message)
+        var response = APIErrorResponse.make(apiErrorCode, message: message)
         response.headers[Self.reasonField] = kind.rawValue
         response.headers[Self.severityField] = severity.rawValue
         if let seconds = severity.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
         return response
     }
 
-    static let reasonField = HTTPField.Name("x-auth-failure-reason")!
-    static let severityField = HTTPField.Name("x-auth-failure-severity")!
+    package static let reasonField = HTTPField.Name("x-auth-failure-reason")!
+    package static let severityField = HTTPField.Name("x-auth-failure-severity")!
 }

@@ -159,17 +159,26 @@ package struct WorkerAuthenticator: Sendable, CustomStringConvertible {
         _ credentials: AuthCredentials,
         for permission: WorkerPermission
     ) async -> Result<AuthPrincipal, AuthFailure> {
+        await authorize(credentials, forPermissionNamed: permission.rawValue)
+    }
+
+    /// Authenticates the request, then checks that the principal has the upstream permission `permission`
+    /// (e.g. `tasks:read`; the orchestration's routes use names outside ``WorkerPermission``).
+    package func authorize(
+        _ credentials: AuthCredentials,
+        forPermissionNamed permission: String
+    ) async -> Result<AuthPrincipal, AuthFailure> {
         switch await authenticate(credentials) {
         case .failure(let failure):
             return .failure(failure)
         case .success(let principal):
-            guard principal.has(permission) else {
+            guard principal.has(permissionNamed: permission) else {
                 logger.debug(
                     "permission denied",
                     metadata: [
-                        "subject": "\(principal.subject)", "required_permission": "\(permission.rawValue)",
+                        "subject": "\(principal.subject)", "required_permission": "\(permission)",
                     ])
-                return .failure(.missingPermission(permission))
+                return .failure(.missingPermission(named: permission))
             }
             return .success(principal)
         }
@@ -188,7 +197,7 @@ package struct WorkerAuthenticator: Sendable, CustomStringConvertible {
 
     /// The token of a `Bearer <token>` credential; the scheme is matched case-insensitively (RFC 7235
     /// §2.1), with one or more spaces before the token. Nil for any other scheme.
-    static func bearerToken(_ value: String) -> String? {
+    package static func bearerToken(_ value: String) -> String? {
         let scheme = "bearer"
         guard value.utf8.count > scheme.utf8.count,
             value.prefix(scheme.count).lowercased() == scheme,

@@ -39,8 +39,13 @@ package struct AuthPrincipal: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether the principal may do what `permission` guards. Always true when auth is disabled.
     package func has(_ permission: WorkerPermission) -> Bool {
+        has(permissionNamed: permission.rawValue)
+    }
+
+    /// Whether the principal may do what the upstream permission `permission` (e.g. `tasks:read`) guards.
+    package func has(permissionNamed permission: String) -> Bool {
         if method == .disabled { return true }
-        return permissions.contains { PermissionVocabulary.grant($0, satisfies: permission.rawValue) }
+        return permissions.contains { PermissionVocabulary.grant($0, satisfies: permission) }
     }
 
     /// `subject via method [permissions]`; contains no credential.
@@ -116,7 +121,12 @@ package struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// The principal lacks `permission`: `forbidden`/`medium`, "Missing required permission: <perm>".
     package static func missingPermission(_ permission: WorkerPermission) -> AuthFailure {
-        AuthFailure(kind: .forbidden, message: "Missing required permission: \(permission.rawValue)", severity: .medium)
+        missingPermission(named: permission.rawValue)
+    }
+
+    /// The principal lacks the upstream permission `permission`.
+    package static func missingPermission(named permission: String) -> AuthFailure {
+        AuthFailure(kind: .forbidden, message: "Missing required permission: \(permission)", severity: .medium)
     }
 
     /// `<kind>/<severity>: <message>`.

@@ -1,0 +1,85 @@
+import Foundation
+import TaskerModel
+
+/// Renders the task API's JSON documents (`TaskResponse`, `StepResponse`) for people: one block per
+/// task, one line per step with its state, attempts, and its result or error (shortened).
+enum TaskReport {
+    /// The document as a `JSONValue` (the API's own bytes; never fails on them).
+    static func parse(_ document: Data) -> JSONValue {
+        (try? JSONDecoder().decode(JSONValue.self, from: document)) ?? .null
+    }
+
+    /// The task block: identity, status, timings, context, then its steps.
+    static func task(_ task: JSONValue, steps: JSONValue) -> String {
+        var lines: [String] = []
+        lines.append(
+            "task \(text(task["task_uuid"]))  \(text(task["namespace"]))/\(text(task["name"])) \(text(task["version"]))")
+        let percentage = task["completion_percentage"]?.doubleValue.map { String(format: "%.0f%%", $0) } ?? "?"
+        lines.append(
+            "  status     \(text(task["status"]))  (\(text(task["execution_status"])), \(percentage) of "
+                + "\(text(task["total_steps"])) steps complete, health \(text(task["health_status"])))")
+        lines.append("  created    \(text(task["created_at"]))")
+        if let completed = task["completed_at"], !completed.isNull { lines.append("  completed  \(text(completed))") }
+        lines.append("  context    \(compact(task["context"], limit: 200))")
+        lines.append("  initiator  \(text(task["initiator"])) (\(text(task["source_system"]))): \(text(task["reason"]))")
+        if case .array(let rows) = steps {
+            lines.append("  steps (\(rows.count)):")
+            let width = rows.map { text($0["name"]).count }.max() ?? 0
+            for step in rows { lines.append("    " + self.step(step, nameWidth: width)) }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `name  state  attempts a/m  result …` (or `error …`).
+    static func step(_ step: JSONValue, nameWidth: Int) -> String {
+        let name = text(step["name"]).padding(toLength: max(nameWidth, 1), withPad: " ", startingAt: 0)
+        let state = text(step["current_state"]).padding(toLength: 12, withPad: " ", startingAt: 0)
+        var line = "\(name)  \(state)  attempts \(text(step["attempts"]))/\(text(step["max_attempts"]))"
+        if let results = step["results"], !results.isNull {
+            if results["success"]?.boolValue == false {
+                let error = results["error"]?["message"] ?? results["error"] ?? results["metadata"]?["error_message"]
+                line += "  error " + compact(error, limit: 160)
+            } else {
+                line += "  result " + compact(results["result"] ?? results, limit: 160)
+            }
+        }
+        return line
+    }
+
+    /// One line per task of a `TaskListResponse`, then the page.
+    static func list(_ response: JSONValue) -> String {
+        var lines: [String] = []
+        if case .array(let tasks) = response["tasks"] ?? .null {
+            for task in tasks {
+                let state = text(task["status"]).padding(toLength: 24, withPad: " ", startingAt: 0)
+                lines.append(
+                    "\(text(task["task_uuid"]))  \(state)  \(text(task["namespace"]))/\(text(task["name"])) "
+                        + "\(text(task["version"]))  \(text(task["created_at"]))")
+            }
+        }
+        let page = response["pagination"]
+        lines.append(
+            "page \(text(page?["page"])) of \(text(page?["total_pages"])) (\(text(page?["total_count"])) tasks)")
+        return lines.joined(separator: "\n")
+    }
+
+    /// A scalar as text (`-` for absent or null; other JSON compactly).
+    static func text(_ value: JSONValue?) -> String {
+        switch value {
+        case nil, .null?: return "-"
+        case .string(let string)?: return string
+        case .int(let number)?: return String(number)
+        case .double(let number)?: return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .bool(let flag)?: return String(flag)
+        case let other?: return compact(other, limit: 200)
+        }
+    }
+
+    /// Compact JSON, cut at `limit` characters with `…`.
+    static func compact(_ value: JSONValue?, limit: Int) -> String {
+        guard let value else { return "-" }
+        if case .string(let string) = value { return string.count > limit ? String(string.prefix(limit)) + "…" : string }
+        let json = (try? value.jsonString()) ?? "?"
+        return json.count > limit ? String(json.prefix(limit)) + "…" : json
+    }
+}

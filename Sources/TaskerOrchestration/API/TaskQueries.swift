@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import TaskerModel
+import TaskerPostgres
+
+/// The task API's one implementation, shared by the REST routes (`OrchestrationWebServer`) and
+/// `tasker-dev task`: reads answer upstream's JSON documents as built by PostgreSQL
+/// (`TaskQueryStatements`); creation goes through the orchestration's own task initialization (the
+/// path `submit` and queued task requests take); cancellation moves the task and its unclaimed steps
+/// to `cancelled` in one statement.
+public struct TaskQueries: Sendable {
+    private let pool: PostgresConnectionPool
+    private let orchestration: OrchestrationService
+    private let logger: Logger
+
+    /// Queries on `pool`; tasks are created by `orchestration` (which may share the pool).
+    public init(
+        pool: PostgresConnectionPool, orchestration: OrchestrationService, logger: Logger = Logger(label: "tasker.orchestration.api")
+    ) {
+        self.pool = pool
+        self.orchestration = orchestration
+        self.logger = logger
+    }
+
+    /// Creates and starts the task; answers its `TaskResponse`.
+    /// - Throws: ``TaskAPIError`` `NOT_FOUND` for an unknown template, `CONFLICT` for a duplicate identity.
+    public func create(_ request: TaskRequest) async throws(TaskAPIError) -> Data {
+        let created: CreatedTask
+        do {
+            guard case .taskInitialized(let task) = try await orchestration.process(.initializeTask(request)) else {
+                throw TaskAPIError(.databaseError, "the task was not created")
+            }
+            created = task
+        } catch let error as TaskAPIError {
+            throw error
+        } catch OrchestrationError.templateNotFound(let namespace, let name, let version) {
+            throw TaskAPIError(
+                .notFound, "Task template not found: \(namespace)/\(name)/\(version) is not registered (start a worker that serves it)")
+        } catch let error as OrchestrationError {
+            if case .duplicateTask = error { throw TaskAPIError(.conflict, error.description) }
+            throw TaskAPIError(.badRequest, error.description)
+        } catch {
+            throw databaseError(error, doing: "creating a task")
+        }
+        guard let document = try await task(created.taskUUID) else {
+            throw TaskAPIError(.notFound, "task \(created.taskUUID.lowercased) does not exist")
+        }
+        return document
+    }
+
+    /// The task's `TaskResponse`, or nil when there is no such task.
+    public func task(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
+        try await documents(TaskQueryStatements.tasks, [PostgresArrayLiteral([taskUUID])], doing: "reading a task").first
+    }
+
+    /// One page of tasks: upstream's `TaskListResponse` (`tasks`, `pagination`).
+    public func list(_ filter: TaskListFilter) async throws(TaskAPIError) -> Data {
+        let page: (total: Int, uuids: [UUID])
+        do {
+            page = try await pool.withConnection(lane: .operator) { c in
+                let rows = try await c.query(
+                    TaskQueryStatements.taskPage,
+                    [
+                        filter.namespace, filter.status, filter.initiator, filter.sourceSystem, filter.perPage,
+                        (filter.page - 1) * filter.perPage,
+                    ])
+                let total: Int = try rows.first?.decode("total") ?? 0
+                let literal: String = try rows.first?.decode("uuids") ?? "{}"
+                return (total: total, uuids: Self.uuids(inArrayLiteral: literal))
+            }
+        } catch {
+            throw databaseError(error, doing: "listing tasks")
+        }
+        let tasks =
+            page.uuids.isEmpty
+            ? [] : try await documents(TaskQueryStatements.tasks, [PostgresArrayLiteral(page.uuids)], doing: "listing tasks")
+        let totalPages = (page.total + filter.perPage - 1) / filter.perPage
+        let pagination = """
+            {"page":\(filter.page),"per_page":\(filter.perPage),"total_count":\(page.total),\
+            "total_pages":\(totalPages),"has_next":\(filter.page < totalPages),"has_previous":\(filter.page > 1)}
+            """
+        return Data(#"{"tasks":["#.utf8) + Self.joined(tasks) + Data(#"],"pagination":\#(pagination)}"#.utf8)
+    }
+
+    /// The task's steps (`[StepResponse]`), or nil when there is no such task.
+    public func steps(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
+        guard try await task(taskUUID) != nil else { return nil }
+        let steps = try await documents(TaskQueryStatements.steps, [taskUUID, UUID?.none], doing: "reading steps")
+        return Data("[".utf8) + Self.joined(steps) + Data("]".utf8)
+    }
+
+    /// One step's `StepResponse`, or nil when the task has no such step.
+    public func step(_ taskUUID: UUID, _ stepUUID: UUID) async throws(TaskAPIError) -> Data? {
+        try await documents(TaskQueryStatements.steps, [taskUUID, stepUUID], doing: "reading a step").first
+    }
+
+    /// The step's audit history (`[StepAuditResponse]`, newest first), or nil when the task has no such step.
+    public func audit(_ taskUUID: UUID, _ stepUUID: UUID) async throws(TaskAPIError) -> Data? {
+        let exists = try await documents(TaskQueryStatements.stepOfTask, [taskUUID, stepUUID], column: nil, doing: "reading a step")
+        guard !exists.isEmpty else { return nil }
+        let rows = try await documents(TaskQueryStatements.audit, [taskUUID, stepUUID], doing: "reading an audit history")
+        return Data("[".utf8) + Self.joined(rows) + Data("]".utf8)
+    }
+
+    /// DLQ entries (`[DlqEntry]`, newest first), optionally of one resolution status.
+    public func dlqEntries(resolutionStatus: String?, limit: Int, offset: Int) async throws(TaskAPIError) -> Data {
+        let rows = try await documents(TaskQueryStatements.dlqEntries, [resolutionStatus, limit, offset], doing: "listing DLQ entries")
+        return Data("[".utf8) + Self.joined(rows) + Data("]".utf8)
+    }
+
+    /// The newest DLQ entry of the task, or nil when it has none.
+    public func dlqEntry(task taskUUID: UUID) async throws(TaskAPIError) -> Data? {
+        try await documents(TaskQueryStatements.dlqEntryOfTask, [taskUUID], doing: "reading a DLQ entry").first
+    }
+
+    /// Cancels the task (and its steps that no worker holds); answers its `TaskResponse` afterwards.
+    /// - Throws: ``TaskAPIError`` `NOT_FOUND` for no such task, `BAD_REQUEST` when it already finished.
+    public func cancel(_ taskUUID: UUID) async throws(TaskAPIError) -> Data {
+        let outcome: (previous: String, cancelled: Bool)?
+        do {
+            let metadata = #"{"event":"Cancel","from_service":"task_api"}"#
+            outcome = try await pool.withConnection(lane: .operator) { c in
+                try await c.transaction { c throws(PostgresError) -> (previous: String, cancelled: Bool)? in
+                    let rows = try c.query(TaskQueryStatements.cancel, [taskUUID, PostgresJSON(raw: metadata)])
+                    guard let row = rows.first else { return nil }
+                    return (previous: try row.decode("previous_state"), cancelled: try row.decode("cancelled"))
+                }
+            }
+        } catch {
+            throw databaseError(error, doing: "cancelling a task")
+        }
+        guard let outcome else { throw TaskAPIError(.notFound, "task \(taskUUID.lowercased) does not exist") }
+        guard outcome.cancelled else {
+            throw TaskAPIError(.badRequest, "task \(taskUUID.lowercased) cannot be cancelled: it is already \(outcome.previous)")
+        }
+        logger.info("task cancelled", metadata: ["task_uuid": "\(taskUUID.lowercased)", "previous_state": "\(outcome.previous)"])
+        guard let document = try await task(taskUUID) else {
+            throw TaskAPIError(.notFound, "task \(taskUUID.lowercased) does not exist")
+        }
+        return document
+    }
+
+    /// Whether the database answers (`/health`).
+    public func databaseAnswers() async -> Bool {
+        (try? await pool.query("SELECT 1", lane: .operator)) != nil
+    }
+
+    // MARK: - Helpers
+
+    /// The `doc` column (or, with `column: nil`, one empty document per row) of every row.
+    private func documents(
+        _ sql: String, _ parameters: [any PostgresEncodable], column: String? = "doc", doing what: String
+    ) async throws(TaskAPIError) -> [Data] {
+        do {
+            return try await pool.withConnection(lane: .operator) { c in
+                try await c.query(sql, parameters).map { row throws(PostgresError) in
+                    guard let column else { return Data() }
+                    let text: String = try row.decode(column)
+                    return Data(text.utf8)
+                }
+            }
+        } catch {
+            throw databaseError(error, doing: what)
+        }
+    }
+
+    /// A database failure: the detail goes to the log, the answer names only what was being done.
+    private func databaseError(_ error: any Error, doing what: String) -> TaskAPIError {
+        logger.warning("task API database error", metadata: ["while": "\(what)", "error": "\(error)"])
+        return TaskAPIError(.databaseError, "Database operation failed while \(what)")
+    }
+
+    /// The uuids of a `uuid[]` in text form (`{a,b}`); elements that are not uuids are skipped.
+    static func uuids(inArrayLiteral literal: String) -> [UUID] {
+        literal.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap {
+            UUID(uuidString: String($0))
+        }
+    }
+
+    private static func joined(_ documents: [Data]) -> Data {
+        var out = Data()
+        for (index, document) in documents.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(document)
+        }
+        return out
+    }
+}
+
+extension UUID {
+    /// The lower-case text form (`uuidString` is upper case).
+    var lowercased: String { uuidString.lowercased() }
+}

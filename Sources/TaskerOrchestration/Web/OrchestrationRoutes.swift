@@ -1,0 +1,182 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import TaskerAuth
+import TaskerModel
+
+/// The routes of the orchestration's REST API (upstream's paths, methods, status codes and permissions):
+///
+/// | Route | Permission | Answer |
+/// |---|---|---|
+/// | `POST /v1/tasks` | `tasks:create` | 201 `TaskResponse`; 404 unknown template; 409 duplicate identity |
+/// | `GET /v1/tasks?page&per_page&namespace&status&initiator&source_system` | `tasks:list` | `TaskListResponse` |
+/// | `GET /v1/tasks/{uuid}` | `tasks:read` | `TaskResponse` |
+/// | `DELETE /v1/tasks/{uuid}` | `tasks:cancel` | `TaskResponse`; 400 when already finished |
+/// | `GET /v1/tasks/{uuid}/workflow_steps` | `steps:read` | `[StepResponse]` |
+/// | `GET /v1/tasks/{uuid}/workflow_steps/{step_uuid}` | `steps:read` | `StepResponse` |
+/// | `GET /v1/tasks/{uuid}/workflow_steps/{step_uuid}/audit` | `steps:read` | `[StepAuditResponse]` |
+/// | `GET /v1/dlq?resolution_status&limit&offset` | `dlq:read` | `[DlqEntry]` |
+/// | `GET /v1/dlq/task/{task_uuid}` | `dlq:read` | `DlqEntry` |
+/// | `GET /health`, `/health/live`, `/health/ready` | – | `{"status","timestamp"}` |
+///
+/// Every refusal is upstream's `{"error":{"code","message"}}`: 400 `INVALID_UUID` / `BAD_REQUEST`,
+/// 401/403 from auth, 404 `NOT_FOUND`, 408 `TIMEOUT`, 409 `CONFLICT`, 413 for a body over 4 MiB.
+enum OrchestrationRoutes {
+    typealias Context = BasicRequestContext
+
+    static func makeRouter(queries: TaskQueries, authenticator: WorkerAuthenticator, requestTimeout: Duration) -> Router<Context> {
+        let router = Router(context: Context.self)
+        router.add(middleware: APIErrorMiddleware())
+        router.add(middleware: RequestTimeoutMiddleware(timeout: requestTimeout))
+        func guarded(_ permission: String) -> RouterGroup<Context> {
+            router.group().add(middleware: RequirePermissionMiddleware(authenticator: authenticator, permissionNamed: permission))
+        }
+        guarded("tasks:create").post("v1/tasks") { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: OrchestrationWebServer.maxBodyBytes)
+            let taskRequest = try decodeTaskRequest(Data(body.readableBytesView))
+            return json(try await queries.create(taskRequest), status: .created)
+        }
+        guarded("tasks:list").get("v1/tasks") { request, _ in
+            let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+            return json(try await queries.list(try TaskListFilter(query: query)))
+        }
+        guarded("tasks:read").get("v1/tasks/{uuid}") { _, context in
+            let task = try uuid(context, "uuid", what: "task uuid")
+            return try found(await queries.task(task), "task \(task.uuidString.lowercased()) does not exist")
+        }
+        guarded("tasks:cancel").delete("v1/tasks/{uuid}") { _, context in
+            json(try await queries.cancel(try uuid(context, "uuid", what: "task uuid")))
+        }
+        guarded("steps:read").get("v1/tasks/{uuid}/workflow_steps") { _, context in
+            let task = try uuid(context, "uuid", what: "task uuid")
+            return try found(await queries.steps(task), "task \(task.uuidString.lowercased()) does not exist")
+        }
+        guarded("steps:read").get("v1/tasks/{uuid}/workflow_steps/{step_uuid}") { _, context in
+            let task = try uuid(context, "uuid", what: "task uuid")
+            let step = try uuid(context, "step_uuid", what: "step uuid")
+            return try found(await queries.step(task, step), notFound(step: step, task: task))
+        }
+        guarded("steps:read").get("v1/tasks/{uuid}/workflow_steps/{step_uuid}/audit") { _, context in
+            let task = try uuid(context, "uuid", what: "task uuid")
+            let step = try uuid(context, "step_uuid", what: "step uuid")
+            return try found(await queries.audit(task, step), notFound(step: step, task: task))
+        }
+        guarded("dlq:read").get("v1/dlq") { request, _ in
+            let parameters = request.uri.queryParameters
+            var status: String?
+            if let value = parameters.get("resolution_status").map({ String($0) }) {
+                guard dlqResolutionStatuses.contains(value) else {
+                    throw TaskAPIError(
+                        .badRequest,
+                        "resolution_status must be one of \(dlqResolutionStatuses.joined(separator: ", ")), got \(String(value.prefix(64)).debugDescription)"
+                    )
+                }
+                status = value
+            }
+            let limit =
+                try parameters.get("limit").map { String($0) }.map { v throws(TaskAPIError) in
+                    try TaskListFilter.integer(v, name: "limit", in: 1...maxDLQLimit)
+                } ?? 50
+            let offset =
+                try parameters.get("offset").map { String($0) }.map { v throws(TaskAPIError) in
+                    try TaskListFilter.integer(v, name: "offset", in: 0...1_000_000)
+                } ?? 0
+            return json(try await queries.dlqEntries(resolutionStatus: status, limit: limit, offset: offset))
+        }
+        guarded("dlq:read").get("v1/dlq/task/{task_uuid}") { _, context in
+            let task = try uuid(context, "task_uuid", what: "task uuid")
+            return try found(await queries.dlqEntry(task: task), "task \(task.uuidString.lowercased()) has no DLQ entry")
+        }
+        router.get("health") { _, _ in await health(queries) }
+        router.get("health/ready") { _, _ in await health(queries) }
+        router.get("health/live") { _, _ in json(Data(#"{"status":"alive","timestamp":"\#(now())"}"#.utf8)) }
+        return router
+    }
+
+    /// `tasker.dlq_resolution_status` values.
+    static let dlqResolutionStatuses = ["pending", "manually_resolved", "permanently_failed", "cancelled"]
+    /// The most DLQ entries one answer holds (a larger `limit` is capped).
+    static let maxDLQLimit = 100
+
+    static func decodeTaskRequest(_ body: Data) throws(TaskAPIError) -> TaskRequest {
+        do {
+            return try JSONDecoder().decode(TaskRequest.self, from: body)
+        } catch DecodingError.keyNotFound(let key, _) {
+            throw TaskAPIError(.badRequest, "Invalid JSON body: missing field \(key.stringValue.debugDescription)")
+        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw TaskAPIError(.badRequest, "Invalid JSON body: field \(path.debugDescription) has the wrong type")
+        } catch {
+            throw TaskAPIError(.badRequest, "Invalid JSON body: not a JSON object of a task request")
+        }
+    }
+
+    static func uuid(_ context: Context, _ name: String, what: String) throws(TaskAPIError) -> UUID {
+        try TaskAPIError.parseUUID(context.parameters.get(name) ?? "", what: what)
+    }
+
+    static func notFound(step: UUID, task: UUID) -> String {
+        "task \(task.uuidString.lowercased()) has no workflow step \(step.uuidString.lowercased())"
+    }
+
+    static func found(_ document: Data?, _ message: String) throws(TaskAPIError) -> Response {
+        guard let document else { throw TaskAPIError(.notFound, message) }
+        return json(document)
+    }
+
+    static func json(_ document: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: document)))
+    }
+
+    static func health(_ queries: TaskQueries) async -> Response {
+        let healthy = await queries.databaseAnswers()
+        return json(
+            Data(#"{"status":"\#(healthy ? "healthy" : "unhealthy")","timestamp":"\#(now())"}"#.utf8),
+            status: healthy ? .ok : .serviceUnavailable)
+    }
+
+    static func now() -> String { ResultTimestamp.string(Date()) }
+}
+
+/// Answers thrown errors in upstream's `ApiError` shape.
+struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as TaskAPIError {
+            return Self.response(error)
+        } catch let error as HTTPError {
+            if error.status == .notFound {
+                return APIErrorResponse.make(.notFound, message: "No route for \(request.method.rawValue) \(request.uri.path)")
+            }
+            if error.status.code == 413 {
+                return Self.plain(
+                    status: error.status, code: "PAYLOAD_TOO_LARGE",
+                    message: "Request body larger than \(OrchestrationWebServer.maxBodyBytes) bytes")
+            }
+            return Self.plain(
+                status: error.status, code: error.status.code >= 500 ? "INTERNAL_ERROR" : "BAD_REQUEST",
+                message: error.body ?? error.status.reasonPhrase)
+        } catch {
+            return APIErrorResponse.make(.internalError, message: "Internal server error")
+        }
+    }
+
+    static func response(_ error: TaskAPIError) -> Response {
+        plain(status: HTTPResponse.Status(code: error.kind.statusCode), code: error.kind.rawValue, message: error.message)
+    }
+
+    /// `{"error":{"code","message"}}` with any status and code.
+    static func plain(status: HTTPResponse.Status, code: String, message: String) -> Response {
+        let body =
+            (try? JSONEncoder().encode(["error": ["code": code, "message": message]]))
+            ?? Data(#"{"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#.utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import TaskerAuth
+import TaskerModel
+
+/// The orchestration's REST server (`[orchestration.web]`, upstream's orchestration web API, task part):
+/// a Hummingbird application run as a `Service` next to `OrchestrationService`. Port 0 picks a free
+/// port; the address really bound is logged ("REST server listening") and published in
+/// ``boundAddress``. Auth: `[orchestration.web.auth]`, the worker's keys and rules (`TaskerAuth`).
+public struct OrchestrationWebServer: Service {
+    private let web: OrchestrationConfiguration.Web
+    private let queries: TaskQueries
+    private let logger: Logger
+    private let bound = BoundAddressBox()
+
+    /// A server answering from `queries` with the settings of `web`.
+    public init(web: OrchestrationConfiguration.Web, queries: TaskQueries, logger: Logger = Logger(label: "tasker.orchestration.web")) {
+        self.web = web
+        self.queries = queries
+        self.logger = logger
+    }
+
+    /// `host:port` once listening.
+    public var boundAddress: String? { bound.value }
+
+    /// The largest request body accepted (`POST /v1/tasks`); larger bodies get 413.
+    static let maxBodyBytes = 4 << 20
+
+    /// Builds the authenticator from `[orchestration.web.auth]`, naming the orchestration's keys in errors.
+    static func authenticator(_ auth: WorkerConfiguration.Auth, logger: Logger) async throws -> WorkerAuthenticator {
+        do {
+            return try await WorkerAuthenticator(configuration: auth, logger: logger)
+        } catch {
+            var renamed = error
+            renamed.keyPath = renamed.keyPath.replacingOccurrences(of: "worker.web.auth", with: "orchestration.web.auth")
+            throw renamed
+        }
+    }
+
+    /// Serves until graceful shutdown; throws when the bind address or the auth settings are invalid,
+    /// or the address cannot be bound.
+    public func run() async throws {
+        let address: TaskerModel.BindAddress
+        do {
+            address = try TaskerModel.BindAddress(parsing: web.bindAddress)
+        } catch {
+            throw OrchestrationWebError("orchestration.web.bind_address must be host:port, got \"\(web.bindAddress)\"")
+        }
+        let authenticator = try await Self.authenticator(web.auth, logger: Logger(label: "tasker.orchestration.auth"))
+        for warning in authenticator.warnings {
+            logger.warning(
+                "auth configuration",
+                metadata: ["warning": "\(warning.replacingOccurrences(of: "worker.web.auth", with: "orchestration.web.auth"))"])
+        }
+        let router = OrchestrationRoutes.makeRouter(
+            queries: queries, authenticator: authenticator, requestTimeout: .milliseconds(max(1, web.requestTimeoutMs)))
+        let logger = self.logger
+        let bound = self.bound
+        let application = Application(
+            router: router,
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(75))),
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
+            onServerRunning: { channel in
+                let described = Self.describe(channel.localAddress) ?? address.description
+                bound.set(described)
+                logger.info("REST server listening", metadata: ["address": "\(described)", "auth": "\(authenticator)"])
+            },
+            logger: logger)
+        try await application.run()
+    }
+
+    /// `host:port` of a bound socket address.
+    static func describe(_ address: SocketAddress?) -> String? {
+        guard let address, let ip = address.ipAddress, let port = address.port else { return nil }
+        if case .v6 = address { return "[\(ip)]:\(port)" }
+        return "\(ip):\(port)"
+    }
+}
+
+/// The orchestration's REST server could not start.
+public struct OrchestrationWebError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The address the server bound, set once from the server's event loop and read by anyone.
+final class BoundAddressBox: Sendable {
+    private let storage = Mutex<String?>(nil)
+    var value: String? { storage.withLock { $0 } }
+    func set(_ value: String) { storage.withLock { $0 = value } }
+}

@@ -1,0 +1,219 @@
+"""The orchestration's task REST API (issue #17) as upstream's own client sees it: the client functions
+of PyPI tasker-py 0.1.8 (``client_*`` of its compiled core, configured by ``worker.orchestration_client``
+with an API key) against `tasker-dev orchestrate`, each answer checked against the database; and the
+`tasker-dev` task commands (`submit --wait`, `task show|list|cancel`) driven as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from conftest import HOSTS, NAMESPACE, REPO, TEMPLATES, Cluster, free_port, merged_config, upstream_url
+
+API_KEY = "client-test-key-0123456789"
+
+
+class UpstreamClient:
+    """hosts/client_host.py: tasker-py's worker whose client calls our orchestration's API."""
+
+    def __init__(self, cluster: Cluster, orchestration: str) -> None:
+        web, grpc = free_port(), free_port()
+        config = cluster.directory / "client.toml"
+        config.write_text(merged_config(REPO, {
+            "common.database.url": upstream_url(cluster.db.url),
+            "worker.web.bind_address": f"127.0.0.1:{web}",
+            "worker.grpc.bind_address": f"127.0.0.1:{grpc}",
+            "worker.orchestration_client.base_url": f"http://{orchestration}",
+            "worker.orchestration_client.auth": {"type": "api_key", "key": API_KEY, "header_name": "X-API-Key"},
+        }))
+        env = cluster.environment({
+            "TASKER_CONFIG_PATH": str(config), "DATABASE_URL": upstream_url(cluster.db.url),
+            "TASKER_TEMPLATE_PATH": str(TEMPLATES), "TASKER_WEB_BIND_ADDRESS": f"127.0.0.1:{web}",
+            "TASKER_WORKER_GRPC_BIND_ADDRESS": f"127.0.0.1:{grpc}",
+            "TASKER_HOST_HANDLER_PACKAGES": "compat_handlers",
+        })
+        self.log = cluster.directory / "client_host.log"
+        self.process = subprocess.Popen(
+            [sys.executable, str(HOSTS / "client_host.py")], env=env, cwd=REPO, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.log, "w"))
+        line = self._line("READY", timeout=120)
+        assert line.startswith("READY"), f"client host did not start: {line!r}\n{self.log.read_text()[-3000:]}"
+
+    def _line(self, prefix: str, timeout: float) -> str:
+        """The next stdout line starting with ``prefix`` (tasker-py logs to stdout too)."""
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if line.startswith(prefix):
+                return line.rstrip("\n")
+            if not line and self.process.poll() is not None:
+                break
+        return f"(no {prefix} line; exit {self.process.poll()})"
+
+    def call(self, name: str, *args: Any) -> Any:
+        """The answer of tasker-py's ``name(*args)``; fails with the client's error."""
+        outcome = self.try_call(name, *args)
+        assert "ok" in outcome, f"{name}{args}: {outcome['error']}\n{self.log.read_text()[-2000:]}"
+        return outcome["ok"]
+
+    def try_call(self, name: str, *args: Any) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"call": name, "args": list(args)}) + "\n")
+        self.process.stdin.flush()
+        line = self._line("RESULT ", timeout=60)
+        assert line.startswith("RESULT "), f"{name}: {line}\n{self.log.read_text()[-3000:]}"
+        return json.loads(line[len("RESULT "):])
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+def start_orchestration_with_api_key(cluster: Cluster) -> str:
+    """Restarts the test's orchestration with [orchestration.web.auth] requiring an API key (every
+    task permission); answers its API address."""
+    for process in cluster.processes:
+        process.terminate()
+    cluster.processes.clear()
+    port = free_port()
+    config = cluster.directory / "orchestration.toml"
+    config.write_text(
+        f'[common.database]\nurl = "{cluster.db.url}"\n'
+        f'[orchestration.web]\nbind_address = "127.0.0.1:{port}"\n'
+        '[orchestration.web.auth]\nenabled = true\napi_keys_enabled = true\n'
+        f'[[orchestration.web.auth.api_keys]]\nkey = "{API_KEY}"\n'
+        'permissions = ["tasks:*", "steps:read", "dlq:read"]\n')
+    orchestration = cluster.start(
+        "orchestration-auth", [str(cluster.tools.dev_binary), "orchestrate"], {"TASKER_CONFIG_PATH": str(config)})
+    orchestration.wait_for_http(f"http://127.0.0.1:{port}/health")
+    return f"127.0.0.1:{port}"
+
+
+def http_status(url: str, headers: dict[str, str] | None = None) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_tasker_py_client_functions_work_against_our_orchestration(cluster: Cluster) -> None:
+    """Each client function of tasker-py answers from our API, through the API key, matching the database."""
+    address = start_orchestration_with_api_key(cluster)
+    assert http_status(f"http://{address}/v1/tasks") == 401
+    assert http_status(f"http://{address}/v1/tasks", {"X-API-Key": API_KEY}) == 200
+    client = UpstreamClient(cluster, address)
+    try:
+        health = client.call("client_health_check")
+        assert isinstance(health, dict)
+
+        created = client.call("client_create_task", {
+            "namespace": NAMESPACE, "name": "compat_workflow", "version": "1.0.0", "context": {"value": 4},
+            "initiator": "pytest", "source_system": "tasker-py", "reason": "client test"})
+        task = created["task_uuid"]
+        assert task == task.lower() and created["name"] == "compat_workflow"
+        assert cluster.db.scalar(f"SELECT initiator FROM tasker.tasks WHERE task_uuid = '{task}'") == "pytest"
+        assert cluster.wait_for_task(task) == "complete"
+
+        got = client.call("client_get_task", task)
+        assert got["status"] == "complete" == cluster.db.task_state(task)
+        assert got["context"] == {"value": 4}
+        assert got["completed_steps"] == got["total_steps"] == len(cluster.db.step_names(task))
+
+        listed = client.call("client_list_tasks", 50, 0, NAMESPACE, "complete")
+        assert [t["task_uuid"] for t in listed["tasks"]] == [task]
+        assert listed["pagination"]["total_count"] == 1
+        assert client.call("client_list_tasks", 50, 0, "no_such_namespace", None)["tasks"] == []
+
+        steps = client.call("client_list_task_steps", task)
+        states = cluster.db.step_states(task)
+        assert {s["name"]: s["current_state"] for s in steps} == states
+        start = next(s for s in steps if s["name"] == "compat_start")
+        assert start["results"]["result"] == cluster.db.result(task, "compat_start")["result"] == {"value": 5}
+
+        step = client.call("client_get_step", task, start["step_uuid"])
+        assert step["step_uuid"] == start["step_uuid"] and step["current_state"] == "complete"
+
+        audit = client.call("client_get_step_audit_history", task, start["step_uuid"])
+        rows = int(cluster.db.scalar(
+            f"SELECT count(*) FROM tasker.workflow_step_result_audit WHERE workflow_step_uuid = '{start['step_uuid']}'"))
+        assert len(audit) == rows >= 1
+        assert audit[0]["step_name"] == "compat_start" and audit[0]["success"] is True
+
+        refused = client.try_call("client_cancel_task", task)   # a complete task cannot be cancelled
+        assert "error" in refused, refused
+        assert cluster.db.task_state(task) == "complete"
+        second = client.call("client_create_task", {
+            "namespace": NAMESPACE, "name": "compat_workflow", "version": "1.0.0", "context": {"value": 99},
+            "initiator": "pytest", "source_system": "tasker-py", "reason": "cancel test"})
+        client.call("client_cancel_task", second["task_uuid"])
+        assert cluster.db.task_state(second["task_uuid"]) == "cancelled"
+
+        unknown = client.try_call("client_create_task", {
+            "namespace": NAMESPACE, "name": "no_such_workflow", "version": "1.0.0", "context": {},
+            "initiator": "pytest", "source_system": "tasker-py", "reason": "unknown"})
+        assert "error" in unknown, unknown
+    finally:
+        client.close()
+
+
+def dev(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """`tasker-dev ARGS…` in the test's environment."""
+    return subprocess.run([str(cluster.tools.dev_binary), *args], env=cluster.environment(), cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_dev_cli_submits_waits_shows_lists_and_cancels(cluster: Cluster) -> None:
+    """`submit --wait` prints the uuid, then the outcome with the step results; `task show|list|cancel`
+    read what the database holds; unknown templates and duplicates fail with a clear message."""
+    cluster.start_upstream_worker(handler_packages=("compat_handlers",))
+    done = dev(cluster, "submit", NAMESPACE, "compat_workflow", "1.0.0", "--context", '{"value": 4}', "--wait")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    task = lines[0]
+    assert task == task.lower() and cluster.db.task_state(task) == "complete"
+    assert f"task {task}" in done.stdout and "status     complete" in done.stdout
+    assert any(line.strip().startswith("compat_start") and '"value":5' in line.replace(" ", "") for line in lines), done.stdout
+
+    shown = dev(cluster, "task", "show", task.upper(), "--json")
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    assert document["task"]["status"] == "complete"
+    assert {s["name"]: s["current_state"] for s in document["workflow_steps"]} == cluster.db.step_states(task)
+
+    duplicate = dev(cluster, "submit", NAMESPACE, "compat_workflow", "1.0.0", "--context", '{"value": 4}')
+    assert duplicate.returncode != 0 and "same identity already exists" in duplicate.stderr, duplicate.stderr
+    unknown = dev(cluster, "submit", NAMESPACE, "no_such_workflow", "1.0.0")
+    assert unknown.returncode != 0 and "no_such_workflow" in unknown.stderr and "not registered" in unknown.stderr
+
+    listed = dev(cluster, "task", "list", "--namespace", NAMESPACE, "--state", "complete", "--json")
+    assert [t["task_uuid"] for t in json.loads(listed.stdout)["tasks"]] == [task]
+    text = dev(cluster, "task", "list", "--limit", "1000")
+    assert text.returncode == 0 and task in text.stdout and "page 1 of 1 (1 tasks)" in text.stdout, text.stdout
+    bad = dev(cluster, "task", "list", "--state", "exploded")
+    assert bad.returncode != 0 and "is not a task state" in bad.stderr
+
+    cluster.close()   # nothing runs the next task: it stays open until cancelled
+    cluster.processes.clear()
+    pending = dev(cluster, "submit", NAMESPACE, "compat_workflow", "1.0.0", "--context", '{"value": 5}')
+    assert pending.returncode == 0, pending.stderr
+    second = pending.stdout.strip()
+    cancelled = dev(cluster, "task", "cancel", second)
+    assert cancelled.returncode == 0 and "status     cancelled" in cancelled.stdout, cancelled.stderr
+    assert cluster.db.task_state(second) == "cancelled"
+    again = dev(cluster, "task", "cancel", second)
+    assert again.returncode != 0 and "cannot be cancelled" in again.stderr
+    missing = dev(cluster, "task", "show", "not-a-uuid")
+    assert missing.returncode != 0 and "ID is not a uuid" in missing.stderr
