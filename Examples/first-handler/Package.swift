@@ -18,6 +18,7 @@ let package = Package(
             name: "PaymentsWorkerTests",
             dependencies: [
                 "PaymentsWorker",
+                .product(name: "TaskerWorker", package: "tasker-worker-swift"),
                 .product(name: "TaskerWorkerTesting", package: "tasker-worker-swift"),
             ]
         ),

@@ -490,7 +490,7 @@ final class ProgressScreen: Sendable {
 // MARK: - Submitter
 
 /// Submits the six example workflows round-robin at `rate` per second through
-/// `orchestration_task_requests` (as `tasker-worker submit` does). Every context carries a run id and a
+/// `orchestration_task_requests` (as `tasker-dev submit --queue` does). Every context carries a run id and a
 /// sequence number, so no two requests have the same identity (md5 of named task and context).
 final class ExampleSubmitter: Sendable {
     struct Statistics: Sendable {

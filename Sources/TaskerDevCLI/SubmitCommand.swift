@@ -22,7 +22,7 @@ struct SubmitCommand: AsyncParsableCommand {
     @Argument(help: "Template version.") var version: String
 
     @Option(help: "The task context as a JSON object.") var context: String = "{}"
-    @Option(help: "initiator recorded on the task.") var initiator: String = "tasker-worker submit"
+    @Option(help: "initiator recorded on the task.") var initiator: String = "tasker-dev submit"
     @Option(help: "reason recorded on the task.") var reason: String = "submitted from the command line"
     @Flag(help: "Create and start the task here (the default; kept for scripts).") var direct = false
     @Flag(help: "Queue a task request for a running orchestrate instead (prints the request id, not the task uuid).")
@@ -59,7 +59,7 @@ struct SubmitCommand: AsyncParsableCommand {
         guard case .object = contextValue else { throw ValidationError("--context must be a JSON object") }
         let request = TaskRequest(
             namespace: namespace, name: name, version: version, context: contextValue,
-            initiator: initiator, sourceSystem: "tasker-worker-cli", reason: reason)
+            initiator: initiator, sourceSystem: "tasker-dev", reason: reason)
         guard queue else { return try await createAndWait(request) }
         let configuration = try OrchestrateCommand.loadConfiguration(configPath, command: "submit")
         let database = configuration.common.database
@@ -77,7 +77,7 @@ struct SubmitCommand: AsyncParsableCommand {
             await pool.close()
         } catch {
             await pool.close()
-            FileHandle.standardError.write(Data("tasker-worker submit: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("tasker-dev submit: \(error)\n".utf8))
             throw ExitCode.failure
         }
     }

@@ -3,4 +3,4 @@ import TaskerWorker
 let handlers = HandlerRegistry.withBuiltIns()
 handlers.register("payments.charge_card", ChargeCard())
 handlers.register("payments.send_receipt", SendReceipt())
-try await WorkerLauncher.run(handlers: handlers)
+try await WorkerLauncher.runExitingOnLaunchError(handlers: handlers)

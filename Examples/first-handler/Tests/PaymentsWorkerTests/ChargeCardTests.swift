@@ -1,3 +1,4 @@
+import TaskerWorker
 import TaskerWorkerTesting
 import Testing
 
