@@ -37,7 +37,9 @@ public struct AMQPChannel: Sendable {
     }
 
     private func queueDeclare(_ declare: AMQPMethod.QueueDeclare) async throws(AMQPError) -> AMQPQueueInfo {
-        guard case .method(.queueDeclareOk(let queue, let messages, let consumers)) = try await connection.rpc(id, .queueDeclare(declare), replies: [11])
+        guard
+            case .method(.queueDeclareOk(let queue, let messages, let consumers)) = try await connection.rpc(
+                id, .queueDeclare(declare), replies: [11])
         else { throw .unexpectedMethod("queue.declare answered without declare-ok") }
         return AMQPQueueInfo(name: queue, messageCount: messages, consumerCount: consumers)
     }
@@ -45,14 +47,17 @@ public struct AMQPChannel: Sendable {
     /// Deletes a queue; returns how many messages it held.
     @discardableResult
     public func deleteQueue(_ name: String, ifUnused: Bool = false, ifEmpty: Bool = false) async throws(AMQPError) -> UInt32 {
-        guard case .method(.queueDeleteOk(let count)) = try await connection.rpc(id, .queueDelete(queue: name, ifUnused: ifUnused, ifEmpty: ifEmpty), replies: [41])
+        guard
+            case .method(.queueDeleteOk(let count)) = try await connection.rpc(
+                id, .queueDelete(queue: name, ifUnused: ifUnused, ifEmpty: ifEmpty), replies: [41])
         else { throw .unexpectedMethod("queue.delete answered without delete-ok") }
         return count
     }
 
     /// Binds a queue to an exchange (`queue.bind`).
     public func bindQueue(_ queue: String, exchange: String, routingKey: String, arguments: AMQPFieldTable = [:]) async throws(AMQPError) {
-        _ = try await connection.rpc(id, .queueBind(queue: queue, exchange: exchange, routingKey: routingKey, arguments: arguments), replies: [21])
+        _ = try await connection.rpc(
+            id, .queueBind(queue: queue, exchange: exchange, routingKey: routingKey, arguments: arguments), replies: [21])
     }
 
     /// Limits unacknowledged deliveries to this channel's consumers (`basic.qos`; `global` = per channel).
@@ -73,7 +78,8 @@ public struct AMQPChannel: Sendable {
         _ body: ByteBuffer, exchange: String = "", routingKey: String, mandatory: Bool = false,
         properties: AMQPProperties = AMQPProperties()
     ) async throws(AMQPError) {
-        try await connection.publish(id, exchange: exchange, routingKey: routingKey, mandatory: mandatory, properties: properties, body: body)
+        try await connection.publish(
+            id, exchange: exchange, routingKey: routingKey, mandatory: mandatory, properties: properties, body: body)
     }
 
     /// Starts a consumer with manual acknowledgements (`basic.consume`). Deliveries are buffered up
@@ -85,7 +91,8 @@ public struct AMQPChannel: Sendable {
         bufferLimit: Int = 1024
     ) async throws(AMQPError) -> AMQPConsumer {
         let tag = consumerTag ?? "amqp-consumer-\(UInt64.random(in: 0...UInt64.max))"
-        let (stream, continuation) = AsyncThrowingStream<AMQPDelivery, any Error>.makeStream(bufferingPolicy: .bufferingOldest(max(1, bufferLimit)))
+        let (stream, continuation) = AsyncThrowingStream<AMQPDelivery, any Error>.makeStream(
+            bufferingPolicy: .bufferingOldest(max(1, bufferLimit)))
         let connection = connection
         let id = id
         continuation.onTermination = { _ in
@@ -93,7 +100,8 @@ public struct AMQPChannel: Sendable {
         }
         try await connection.addConsumer(id, tag: tag, sink: ConsumerSink(continuation: continuation, bufferLimit: bufferLimit))
         do {
-            _ = try await connection.rpc(id, .basicConsume(queue: queue, consumerTag: tag, noAck: false, exclusive: exclusive, arguments: arguments), replies: [21])
+            _ = try await connection.rpc(
+                id, .basicConsume(queue: queue, consumerTag: tag, noAck: false, exclusive: exclusive, arguments: arguments), replies: [21])
         } catch {
             await connection.finishConsumer(id, tag: tag, error: error)
             throw error

@@ -36,7 +36,8 @@ public final class AMQPConnectionService: Service, Sendable {
     private let setup: @Sendable (AMQPConnection) async throws -> Void
     private let logger: Logger
     private let eventLoopGroup: any EventLoopGroup
-    private let current = Mutex<(state: AMQPConnectionState, connection: AMQPConnection?, generation: Int)>((.connecting(attempt: 0), nil, 0))
+    private let current = Mutex<(state: AMQPConnectionState, connection: AMQPConnection?, generation: Int)>(
+        (.connecting(attempt: 0), nil, 0))
 
     /// - Parameters:
     ///   - delay: the wait before reconnect attempt n (0-based), e.g. `ReconnectBackoff.delay(forAttempt:)`.
@@ -110,7 +111,12 @@ public final class AMQPConnectionService: Service, Sendable {
             if Task.isCancelled { break }
             set(.disconnected(reason: "\(reason)"))
             let wait = delay(attempt)
-            logger.warning("AMQP connection lost; reconnecting", metadata: ["reason": "\(reason)", "in_ms": "\(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)"])
+            logger.warning(
+                "AMQP connection lost; reconnecting",
+                metadata: [
+                    "reason": "\(reason)",
+                    "in_ms": "\(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)",
+                ])
             attempt += 1
             do { try await Task.sleep(for: wait) } catch { break }
         }

@@ -81,7 +81,8 @@ struct AMQPChannelTests {
     @Test func basicGetReturnsMessagesWithTheRemainingCountThenNil() async throws {
         try await Self.withQueue { _, channel, queue in
             #expect(try await channel.get(queue: queue) == nil)
-            try await channel.publish(Self.body("a"), routingKey: queue, properties: AMQPProperties(headers: ["k": .longString("v")], messageID: "m-a"))
+            try await channel.publish(
+                Self.body("a"), routingKey: queue, properties: AMQPProperties(headers: ["k": .longString("v")], messageID: "m-a"))
             try await channel.publish(Self.body("b"), routingKey: queue)
             let first = try #require(try await channel.get(queue: queue))
             #expect(first.messageCount == 1 && String(buffer: first.delivery.body) == "a")

@@ -1,7 +1,7 @@
-import Synchronization
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import TaskerAMQP
 import TaskerPostgres
 import TaskerTestSupport
@@ -62,7 +62,18 @@ struct AMQPConnectionTests {
         #expect(await connection.isOpen)
         proxy.blackHole()
         let started = ContinuousClock.now
-        let reason = await connection.closed()
+        // Bounded: without the detection nothing would ever end this connection.
+        let reason = await withTaskGroup(of: AMQPError?.self) { group in
+            group.addTask { await connection.closed() }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(15))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            await connection.close()
+            return first
+        }
         #expect(reason == .missedHeartbeats(intervalSeconds: 1))
         #expect(ContinuousClock.now - started < .seconds(10))
     }

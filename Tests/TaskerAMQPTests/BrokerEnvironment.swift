@@ -46,7 +46,7 @@ enum BrokerEnvironment {
     /// a pipe that a daemon it starts (epmd) could keep open.
     static func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("amqp-test-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
         let handle = try FileHandle(forWritingTo: log)
         let process = Process()

@@ -34,14 +34,19 @@ struct FrameCodecTests {
     }
 
     static let methods: [AMQPMethod] = [
-        .connectionStart(versionMajor: 0, versionMinor: 9, serverProperties: everyFieldType, mechanisms: "PLAIN AMQPLAIN", locales: "en_US"),
+        .connectionStart(
+            versionMajor: 0, versionMinor: 9, serverProperties: everyFieldType, mechanisms: "PLAIN AMQPLAIN", locales: "en_US"),
         .connectionStartOk(clientProperties: ["product": .longString("x")], mechanism: "PLAIN", response: "\0u\0p", locale: "en_US"),
         .connectionTune(channelMax: 2047, frameMax: 131_072, heartbeat: 60),
         .connectionOpen(virtualHost: "/"), .connectionOpenOk,
-        .connectionClose(AMQPCloseReason(replyCode: 320, replyText: "CONNECTION_FORCED - closed via management plugin", classID: 0, methodID: 0)),
+        .connectionClose(
+            AMQPCloseReason(replyCode: 320, replyText: "CONNECTION_FORCED - closed via management plugin", classID: 0, methodID: 0)),
         .channelClose(AMQPCloseReason(replyCode: 406, replyText: "PRECONDITION_FAILED", classID: 50, methodID: 10)),
         .exchangeDeclare(.init(exchange: "q_dlx", type: "direct", durable: true)),
-        .queueDeclare(.init(queue: "q", passive: false, durable: true, exclusive: false, autoDelete: true, arguments: ["x-dead-letter-exchange": .longString("q_dlx")])),
+        .queueDeclare(
+            .init(
+                queue: "q", passive: false, durable: true, exclusive: false, autoDelete: true,
+                arguments: ["x-dead-letter-exchange": .longString("q_dlx")])),
         .queueDeclareOk(queue: "q", messageCount: 7, consumerCount: 2),
         .queueBind(queue: "q_dlq", exchange: "q_dlx", routingKey: "q", arguments: [:]),
         .basicQos(prefetchSize: 0, prefetchCount: 10, global: false),
@@ -58,7 +63,10 @@ struct FrameCodecTests {
             priority: 3, correlationID: "c", replyTo: "r", expiration: "60000", messageID: "m-1", timestamp: 1_764_000_000,
             type: "t", userID: "guest", appID: "tasker", clusterID: "")
         var frames = Self.methods.map { AMQPFrame.method(channel: 3, $0) }
-        frames += [.header(channel: 3, ContentHeader(bodySize: 5, properties: properties)), .body(channel: 3, ByteBuffer(string: "hello")), .heartbeat]
+        frames += [
+            .header(channel: 3, ContentHeader(bodySize: 5, properties: properties)), .body(channel: 3, ByteBuffer(string: "hello")),
+            .heartbeat,
+        ]
         let bytes = try Self.encode(frames)
         #expect(try Self.decodeAll(bytes) == frames)
         #expect(try Self.decodeAll(bytes, chunk: 1) == frames)
@@ -111,7 +119,9 @@ struct FrameCodecTests {
     @Test func malformedFramesGiveTypedErrorsNamingTheProblem() throws {
         // queue.declare-ok (50.11) whose payload stops inside message-count.
         let truncated: [UInt8] = [0, 50, 0, 11, 1, UInt8(ascii: "q"), 0, 0]
-        #expect(Self.decodeError(Self.rawFrame(type: 1, payload: truncated)) == .truncated(field: "queue.declare-ok.message-count", needed: 4, available: 2))
+        #expect(
+            Self.decodeError(Self.rawFrame(type: 1, payload: truncated))
+                == .truncated(field: "queue.declare-ok.message-count", needed: 4, available: 2))
         #expect(Self.decodeError(Self.rawFrame(type: 8, payload: [], end: 0xCD)) == .badFrameEnd(found: 0xCD, frameType: 8, channel: 0))
         #expect(Self.decodeError(Self.rawFrame(type: 9, channel: 4, payload: [])) == .unknownFrameType(9, channel: 4))
         #expect(Self.decodeError(Self.rawFrame(type: 1, payload: [0, 99, 0, 1])) == .unknownMethod(classID: 99, methodID: 1))
@@ -122,7 +132,9 @@ struct FrameCodecTests {
         #expect(error?.description.contains("server-properties") == true)
         // A field of an unknown type octet.
         let unknownType: [UInt8] = [0, 10, 0, 10, 0, 9, 0, 0, 0, 3, 1, UInt8(ascii: "k"), UInt8(ascii: "Z")]
-        #expect(Self.decodeError(Self.rawFrame(type: 1, payload: unknownType)) == .unknownFieldType(UInt8(ascii: "Z"), field: "connection.start.server-properties.k"))
+        #expect(
+            Self.decodeError(Self.rawFrame(type: 1, payload: unknownType))
+                == .unknownFieldType(UInt8(ascii: "Z"), field: "connection.start.server-properties.k"))
         // A broker that does not accept our version answers with the header of the one it speaks.
         let refused = Array("AMQP".utf8) + [1, 1, 0, 10]
         #expect(Self.decodeError(ByteBuffer(bytes: refused)) == .protocolVersionMismatch(serverHeader: refused))
@@ -132,7 +144,9 @@ struct FrameCodecTests {
         var value = AMQPFieldValue.void
         for _ in 0..<40 { value = .table(["t": value]) }
         var buffer = ByteBuffer()
-        try FrameEncoder.encode(.method(channel: 0, .connectionStartOk(clientProperties: ["x": value], mechanism: "PLAIN", response: "", locale: "")), into: &buffer)
+        try FrameEncoder.encode(
+            .method(channel: 0, .connectionStartOk(clientProperties: ["x": value], mechanism: "PLAIN", response: "", locale: "")),
+            into: &buffer)
         guard case .nestingTooDeep(let field, let limit)? = Self.decodeError(buffer) else {
             Issue.record("a 40-deep table decoded")
             return
@@ -148,7 +162,9 @@ struct FrameCodecTests {
         header.writeInteger(UInt32(1 << 30))
         #expect(Self.decodeError(header, frameMax: 131_072) == .frameTooLarge(size: 1 << 30, limit: 131_072, channel: 1))
         // frame_max counts the 8 bytes of header and end octet: a 4089-byte payload exceeds 4096.
-        #expect(Self.decodeError(Self.rawFrame(type: 3, channel: 1, payload: [UInt8](repeating: 0, count: 4089)), frameMax: 4096) == .frameTooLarge(size: 4089, limit: 4096, channel: 1))
+        #expect(
+            Self.decodeError(Self.rawFrame(type: 3, channel: 1, payload: [UInt8](repeating: 0, count: 4089)), frameMax: 4096)
+                == .frameTooLarge(size: 4089, limit: 4096, channel: 1))
         #expect(Self.decodeError(Self.rawFrame(type: 3, channel: 1, payload: [UInt8](repeating: 0, count: 4088)), frameMax: 4096) == nil)
     }
 

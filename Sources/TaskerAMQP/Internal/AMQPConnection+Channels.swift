@@ -16,7 +16,9 @@ extension AMQPConnection {
         }
     }
 
-    private func register(_ id: UInt16, _ method: AMQPMethod, replies: Set<UInt16>, allowOpening: Bool) throws(AMQPError) -> EventLoopPromise<RPCReply> {
+    private func register(
+        _ id: UInt16, _ method: AMQPMethod, replies: Set<UInt16>, allowOpening: Bool
+    ) throws(AMQPError) -> EventLoopPromise<RPCReply> {
         try checkEncodable(method)
         guard let state = channels[id] else { throw endReason ?? .closedByClient }
         guard state.phase == .open || (allowOpening && state.phase == .opening) else { throw .closedByClient }
@@ -49,7 +51,8 @@ extension AMQPConnection {
 
     func closeChannel(_ id: UInt16) async throws(AMQPError) {
         guard let state = channels[id], state.phase == .open else { return }
-        let promise = try register(id, .channelClose(AMQPCloseReason(replyCode: 200, replyText: "client closing")), replies: [41], allowOpening: false)
+        let promise = try register(
+            id, .channelClose(AMQPCloseReason(replyCode: 200, replyText: "client closing")), replies: [41], allowOpening: false)
         channels[id]!.phase = .closing
         send(.method(channel: id, .channelClose(AMQPCloseReason(replyCode: 200, replyText: "client closing"))))
         _ = try? await promise.futureResult.get()
@@ -63,7 +66,9 @@ extension AMQPConnection {
     }
 
     /// Writes a message's frames; on a confirm channel, waits for the broker's ack.
-    func publish(_ id: UInt16, exchange: String, routingKey: String, mandatory: Bool, properties: AMQPProperties, body: ByteBuffer) async throws(AMQPError) {
+    func publish(
+        _ id: UInt16, exchange: String, routingKey: String, mandatory: Bool, properties: AMQPProperties, body: ByteBuffer
+    ) async throws(AMQPError) {
         let state = try openState(id)
         var buffer = channel.allocator.buffer(capacity: body.readableBytes + 256)
         do {

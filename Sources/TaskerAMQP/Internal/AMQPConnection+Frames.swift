@@ -75,7 +75,8 @@ extension AMQPConnection {
             settleConfirms(id, tag: tag, multiple: multiple, nacked: true)
         case .basicCancel(let tag, let noWait):
             // The broker cancelled a consumer (its queue was deleted, or its node went away).
-            channels[id]?.consumers.removeValue(forKey: tag)?.continuation.finish(throwing: AMQPError.consumerCancelledByBroker(consumerTag: tag))
+            channels[id]?.consumers.removeValue(forKey: tag)?.continuation.finish(
+                throwing: AMQPError.consumerCancelledByBroker(consumerTag: tag))
             if !noWait { send(.method(channel: id, .basicCancelOk(consumerTag: tag))) }
         case .channelCloseOk where channels[id]?.rpcs.first?.replies.contains(41) != true:
             // The close this client sent on its own (a consumer's buffer overflowed).

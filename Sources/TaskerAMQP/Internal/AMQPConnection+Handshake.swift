@@ -22,7 +22,9 @@ extension AMQPConnection {
     /// The connect timeout passed: ends a connection still in its handshake (an open one stays).
     func handshakeTimedOut() {
         guard phase != .open else { return }
-        end(.connectFailed(host: configuration.host, port: configuration.port, reason: "handshake timed out after \(configuration.connectTimeout)"))
+        end(
+            .connectFailed(
+                host: configuration.host, port: configuration.port, reason: "handshake timed out after \(configuration.connectTimeout)"))
     }
 
     func sendProtocolHeader() {
@@ -35,11 +37,16 @@ extension AMQPConnection {
         case (.awaitingStart, .connectionStart(_, _, let properties, let mechanisms, _)):
             serverProperties = properties
             guard mechanisms.split(separator: " ").contains("PLAIN") else {
-                end(.connectFailed(host: configuration.host, port: configuration.port, reason: "the broker does not offer PLAIN (\(mechanisms))"))
+                end(
+                    .connectFailed(
+                        host: configuration.host, port: configuration.port, reason: "the broker does not offer PLAIN (\(mechanisms))"))
                 return
             }
             let response = "\u{0}\(configuration.user)\u{0}\(configuration.password)"
-            send(.method(channel: 0, .connectionStartOk(clientProperties: clientProperties, mechanism: "PLAIN", response: response, locale: "en_US")))
+            send(
+                .method(
+                    channel: 0,
+                    .connectionStartOk(clientProperties: clientProperties, mechanism: "PLAIN", response: response, locale: "en_US")))
             phase = .awaitingTune
         case (.awaitingTune, .connectionTune(let serverChannelMax, let serverFrameMax, let serverHeartbeat)):
             channelMax = Self.negotiate(serverChannelMax, configuration.channelMax)

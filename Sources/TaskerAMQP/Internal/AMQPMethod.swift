@@ -133,14 +133,18 @@ package enum AMQPMethod: Sendable, Hashable {
     package static func name(classID: UInt16, methodID: UInt16) -> String {
         let classes: [UInt16: String] = [10: "connection", 20: "channel", 40: "exchange", 50: "queue", 60: "basic", 85: "confirm"]
         let methods: [UInt16: [UInt16: String]] = [
-            10: [10: "start", 11: "start-ok", 20: "secure", 21: "secure-ok", 30: "tune", 31: "tune-ok", 40: "open", 41: "open-ok",
-                 50: "close", 51: "close-ok", 60: "blocked", 61: "unblocked"],
+            10: [
+                10: "start", 11: "start-ok", 20: "secure", 21: "secure-ok", 30: "tune", 31: "tune-ok", 40: "open", 41: "open-ok",
+                50: "close", 51: "close-ok", 60: "blocked", 61: "unblocked",
+            ],
             20: [10: "open", 11: "open-ok", 20: "flow", 21: "flow-ok", 40: "close", 41: "close-ok"],
             40: [10: "declare", 11: "declare-ok", 20: "delete", 21: "delete-ok"],
             50: [10: "declare", 11: "declare-ok", 20: "bind", 21: "bind-ok", 30: "purge", 31: "purge-ok", 40: "delete", 41: "delete-ok"],
-            60: [10: "qos", 11: "qos-ok", 20: "consume", 21: "consume-ok", 30: "cancel", 31: "cancel-ok", 40: "publish", 50: "return",
-                 60: "deliver", 70: "get", 71: "get-ok", 72: "get-empty", 80: "ack", 90: "reject", 100: "recover-async",
-                 110: "recover", 111: "recover-ok", 120: "nack"],
+            60: [
+                10: "qos", 11: "qos-ok", 20: "consume", 21: "consume-ok", 30: "cancel", 31: "cancel-ok", 40: "publish", 50: "return",
+                60: "deliver", 70: "get", 71: "get-ok", 72: "get-empty", 80: "ack", 90: "reject", 100: "recover-async",
+                110: "recover", 111: "recover-ok", 120: "nack",
+            ],
             85: [10: "select", 11: "select-ok"],
         ]
         return "\(classes[classID] ?? "\(classID)").\(methods[classID]?[methodID] ?? "\(methodID)")"

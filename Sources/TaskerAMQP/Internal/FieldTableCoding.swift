@@ -86,22 +86,53 @@ package enum FieldTableCoding {
     static func writeValue(_ value: AMQPFieldValue, to writer: inout WireWriter, field: String) throws(AMQPFrameError) {
         func tag(_ character: Character) { writer.buffer.writeInteger(character.asciiValue!) }
         switch value {
-        case .bool(let v): tag("t"); writer.buffer.writeInteger(UInt8(v ? 1 : 0))
-        case .int8(let v): tag("b"); writer.buffer.writeInteger(v)
-        case .uint8(let v): tag("B"); writer.buffer.writeInteger(v)
-        case .int16(let v): tag("s"); writer.buffer.writeInteger(v)
-        case .uint16(let v): tag("u"); writer.buffer.writeInteger(v)
-        case .int32(let v): tag("I"); writer.buffer.writeInteger(v)
-        case .uint32(let v): tag("i"); writer.buffer.writeInteger(v)
-        case .int64(let v): tag("l"); writer.buffer.writeInteger(v)
-        case .float(let v): tag("f"); writer.buffer.writeInteger(v.bitPattern)
-        case .double(let v): tag("d"); writer.buffer.writeInteger(v.bitPattern)
-        case .decimal(let scale, let v): tag("D"); writer.buffer.writeInteger(scale); writer.buffer.writeInteger(v)
-        case .timestamp(let v): tag("T"); writer.buffer.writeInteger(v)
+        case .bool(let v):
+            tag("t")
+            writer.buffer.writeInteger(UInt8(v ? 1 : 0))
+        case .int8(let v):
+            tag("b")
+            writer.buffer.writeInteger(v)
+        case .uint8(let v):
+            tag("B")
+            writer.buffer.writeInteger(v)
+        case .int16(let v):
+            tag("s")
+            writer.buffer.writeInteger(v)
+        case .uint16(let v):
+            tag("u")
+            writer.buffer.writeInteger(v)
+        case .int32(let v):
+            tag("I")
+            writer.buffer.writeInteger(v)
+        case .uint32(let v):
+            tag("i")
+            writer.buffer.writeInteger(v)
+        case .int64(let v):
+            tag("l")
+            writer.buffer.writeInteger(v)
+        case .float(let v):
+            tag("f")
+            writer.buffer.writeInteger(v.bitPattern)
+        case .double(let v):
+            tag("d")
+            writer.buffer.writeInteger(v.bitPattern)
+        case .decimal(let scale, let v):
+            tag("D")
+            writer.buffer.writeInteger(scale)
+            writer.buffer.writeInteger(v)
+        case .timestamp(let v):
+            tag("T")
+            writer.buffer.writeInteger(v)
         case .void: tag("V")
-        case .longString(let v): tag("S"); writer.longString(v)
-        case .bytes(let v): tag("x"); writer.longBytes(ByteBuffer(bytes: v))
-        case .table(let v): tag("F"); try writeTable(v, to: &writer, field: field)
+        case .longString(let v):
+            tag("S")
+            writer.longString(v)
+        case .bytes(let v):
+            tag("x")
+            writer.longBytes(ByteBuffer(bytes: v))
+        case .table(let v):
+            tag("F")
+            try writeTable(v, to: &writer, field: field)
         case .array(let values):
             tag("A")
             let start = writer.buffer.writerIndex
