@@ -8,6 +8,11 @@ public struct AMQPChannel: Sendable {
     /// The channel number on the connection.
     public let id: UInt16
 
+    /// Whether the channel is open (false once either side closed it or the connection ended).
+    public var isOpen: Bool {
+        get async { await connection.isChannelOpen(id) }
+    }
+
     /// Declares an exchange (`exchange.declare`).
     public func declareExchange(
         _ name: String, type: String = "direct", durable: Bool = false, autoDelete: Bool = false,

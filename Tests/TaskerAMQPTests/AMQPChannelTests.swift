@@ -197,4 +197,35 @@ struct AMQPChannelTests {
             }
         }
     }
+
+    @Test func concurrentConfirmedPublishesOnOneChannelAreEachConfirmed() async throws {
+        try await Self.withQueue { _, channel, queue in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask { try await channel.publish(Self.body("\(index)"), routingKey: queue) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await channel.inspectQueue(queue).messageCount == 50)
+        }
+    }
+
+    @Test func aConsumerFallingBehindItsBufferLimitClosesItsChannelAndTheMessagesGoBack() async throws {
+        try await Self.withQueue { connection, channel, queue in
+            for index in 0..<6 { try await channel.publish(Self.body("\(index)"), routingKey: queue) }
+            // No prefetch (the broker pushes all 6) and a client buffer of 2 that nobody reads.
+            let consuming = try await connection.openChannel()
+            let consumer = try await consuming.consume(queue: queue, bufferLimit: 2)
+            #expect(
+                try await eventually {
+                    guard await !consuming.isOpen else { return false }
+                    return try await channel.inspectQueue(queue).messageCount == 6
+                })
+            await #expect {
+                for try await _ in consumer {}
+            } throws: { error in
+                (error as? AMQPError) == .deliveryBufferOverflow(consumerTag: consumer.consumerTag, limit: 2)
+            }
+        }
+    }
 }

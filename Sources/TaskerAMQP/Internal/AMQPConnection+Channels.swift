@@ -43,6 +43,8 @@ extension AMQPConnection {
         return state
     }
 
+    func isChannelOpen(_ id: UInt16) -> Bool { channels[id]?.phase == .open }
+
     /// Sends a method that has no reply (ack, nack, reject).
     func sendAsync(_ id: UInt16, _ method: AMQPMethod) throws(AMQPError) {
         _ = try openState(id)
