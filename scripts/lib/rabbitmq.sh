@@ -68,6 +68,7 @@ BROKER_NODE=tasker-$$-${RANDOM}@localhost
 BROKER_PORT=${port}
 BROKER_DIST_PORT=${dist}
 BROKER_EPMD_PORT=${epmd}
+BROKER_STARTED=$(date +%s)
 ENV
     printf 'listeners.tcp.default = 127.0.0.1:%s\nloopback_users = none\n' "${port}" >"${area}/rmq.conf"
     printf '[].\n' >"${area}/enabled_plugins"
@@ -88,7 +89,7 @@ await_broker() {
             >/dev/null 2>&1; then
             export TASKER_RABBITMQ_URL="amqp://guest:guest@127.0.0.1:${BROKER_PORT}/%2F"
             export TASKER_RABBITMQ_NODE="${BROKER_NODE}"
-            log "RabbitMQ ${BROKER_NODE} ready (attempt ${attempt})"
+            log "RabbitMQ ${BROKER_NODE} ready $(($(date +%s) - BROKER_STARTED)) s after its start (attempt ${attempt})"
             return 0
         fi
         if ! kill -0 "$(cat "${area}/launcher.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
