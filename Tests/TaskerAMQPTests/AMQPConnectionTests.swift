@@ -33,12 +33,13 @@ struct AMQPConnectionTests {
     }
 
     @Test func aBrokerForcedCloseFailsEveryWaiterWithTheReplyCode() async throws {
-        let connection = try await BrokerEnvironment.connect()
+        let name = BrokerEnvironment.uniqueName("amqp-test-forced")
+        let connection = try await BrokerEnvironment.connect(name: name)
         let channel = try await connection.openChannel()
-        let queue = BrokerEnvironment.uniqueName("amqp-test-forced")
+        let queue = name
         try await channel.declareQueue(queue, autoDelete: true)
         let consumer = try await channel.consume(queue: queue)
-        try await BrokerEnvironment.rabbitmqctl("close_all_connections", "forced by the test")
+        #expect(try await BrokerEnvironment.forceClose(connectionsNamed: name) == 1)
         let reason = await connection.closed()
         guard case .connectionClosedByBroker(let close) = reason else {
             Issue.record("ended with \(reason)")
@@ -82,7 +83,7 @@ struct AMQPConnectionTests {
         let queue = BrokerEnvironment.uniqueName("amqp-test-service")
         let setups = Counter()
         let service = AMQPConnectionService(
-            configuration: try BrokerEnvironment.configuration(),
+            configuration: try BrokerEnvironment.configuration(name: queue),
             delay: ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(500)).delay(forAttempt:)
         ) { connection in
             let channel = try await connection.openChannel()
@@ -95,7 +96,7 @@ struct AMQPConnectionTests {
         #expect(service.generation == 1 && setups.value == 1)
         let first = try #require(service.connection)
 
-        try await BrokerEnvironment.rabbitmqctl("close_all_connections", "forced by the test")
+        #expect(try await BrokerEnvironment.forceClose(connectionsNamed: queue) == 1)
         #expect(await first.closed().replyCode == AMQPCloseReason.connectionForced)
         #expect(try await eventually { service.generation == 2 && service.state == .connected })
         #expect(setups.value == 2)

@@ -11,15 +11,31 @@ enum BrokerEnvironment {
     static let available = Testing.ConditionTrait.enabled(
         if: url != nil, "TASKER_TEST_RABBITMQ_URL is not set: run the tests with scripts/test, which starts a private RabbitMQ")
 
-    static func configuration(heartbeatSeconds: UInt16 = 30) throws -> AMQPConfiguration {
+    /// `name` is the `connection_name` the broker shows (`forceClose(connectionsNamed:)` finds it by it).
+    static func configuration(heartbeatSeconds: UInt16 = 30, name: String = "tasker-amqp-tests") throws -> AMQPConfiguration {
         var configuration = try AMQPConfiguration(url: url ?? "amqp://guest:guest@127.0.0.1:5672/%2F")
         configuration.heartbeatSeconds = heartbeatSeconds
-        configuration.connectionName = "tasker-amqp-tests"
+        configuration.connectionName = name
         return configuration
     }
 
-    static func connect(heartbeatSeconds: UInt16 = 30) async throws -> AMQPConnection {
-        try await AMQPConnection.connect(try configuration(heartbeatSeconds: heartbeatSeconds), logger: Logger(label: "amqp-test"))
+    static func connect(heartbeatSeconds: UInt16 = 30, name: String = "tasker-amqp-tests") async throws -> AMQPConnection {
+        try await AMQPConnection.connect(
+            try configuration(heartbeatSeconds: heartbeatSeconds, name: name), logger: Logger(label: "amqp-test"))
+    }
+
+    /// Has the broker close (320 CONNECTION_FORCED) only the connections named `name`, so that tests
+    /// running in parallel keep theirs. Returns how many it closed.
+    @discardableResult
+    static func forceClose(connectionsNamed name: String) async throws -> Int {
+        let listing = try await rabbitmqctl("list_connections", "--no-table-headers", "--silent", "pid", "client_properties")
+        var closed = 0
+        for line in listing.split(separator: "\n") where line.contains("\"\(name)\"") {
+            let pid = String(line.split(separator: "\t")[0])
+            try await rabbitmqctl("close_connection", pid, "forced by the test")
+            closed += 1
+        }
+        return closed
     }
 
     /// A name no other test (or run) uses.

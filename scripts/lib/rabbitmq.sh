@@ -89,7 +89,7 @@ await_broker() {
             >/dev/null 2>&1; then
             export TASKER_RABBITMQ_URL="amqp://guest:guest@127.0.0.1:${BROKER_PORT}/%2F"
             export TASKER_RABBITMQ_NODE="${BROKER_NODE}"
-            log "RabbitMQ ${BROKER_NODE} ready $(($(date +%s) - BROKER_STARTED)) s after its start (attempt ${attempt})"
+            log "RabbitMQ ${BROKER_NODE} ready (seen $(($(date +%s) - BROKER_STARTED)) s after its start, attempt ${attempt})"
             return 0
         fi
         if ! kill -0 "$(cat "${area}/launcher.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
