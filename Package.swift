@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "TaskerWorkerTesting", targets: ["TaskerWorkerTesting"]),
         /// The wire and domain types shared by workers and orchestration (messages, results, templates, configuration).
         .library(name: "TaskerModel", targets: ["TaskerModel"]),
+        /// The AMQP 0-9-1 client (RabbitMQ): connection, channels, publisher confirms, consumers, reconnect.
+        .library(name: "TaskerAMQP", targets: ["TaskerAMQP"]),
         /// The libpq client: connections, pipeline, pool, listener, row coding, migrations.
         .library(name: "TaskerPostgres", targets: ["TaskerPostgres"]),
         /// The embedded worker behind a C ABI (`bindings/c/include/tasker_worker.h`): handlers in
@@ -66,6 +68,16 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
+        // The AMQP 0-9-1 client on SwiftNIO (RabbitMQ). Knows nothing about Tasker.
+        .target(
+            name: "TaskerAMQP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // Swagger UI's files (vendored by scripts/vendor-swagger-ui), embedded in the binary with `.incbin`
         // from the absolute path of files/ (any working directory builds it), served at /api-docs/ui/.
         .target(
@@ -77,7 +89,7 @@ let package = Package(
         .target(
             name: "TaskerModel",
             dependencies: [
-                "TaskerPostgres",
+                "TaskerPostgres", "TaskerAMQP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Yams", package: "Yams"),
@@ -191,6 +203,16 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             exclude: ["Fixtures"]
+        ),
+        // The AMQP client: frame codec without I/O, the client and the queue topology against a real broker.
+        .testTarget(
+            name: "TaskerAMQPTests",
+            dependencies: [
+                "TaskerAMQP", "TaskerModel", "TaskerPostgres", "TaskerTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

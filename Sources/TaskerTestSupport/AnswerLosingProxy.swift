@@ -180,7 +180,8 @@ public final class AnswerLosingProxy: Sendable {
             }
             guard Self.writeAll(link.client, Array(buffer[0..<count])) else { break }
         }
-        shutdown(link.client, Int32(SHUT_WR))
+        // Black-holed, the client is not told that the server went away (a dead route tells nobody).
+        if !isBlackHoled { shutdown(link.client, Int32(SHUT_WR)) }
         finish(link)
     }
 

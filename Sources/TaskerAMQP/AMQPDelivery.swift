@@ -1,0 +1,31 @@
+import NIOCore
+
+/// A message delivered to a consumer (`basic.deliver`) or fetched (`basic.get-ok`). Acknowledge it with
+/// its `deliveryTag` on the channel it came from.
+public struct AMQPDelivery: Sendable, Hashable {
+    /// Per channel; valid only on the channel that received it.
+    public let deliveryTag: UInt64
+    /// True when the broker delivered this message before (to a consumer that did not ack it).
+    public let redelivered: Bool
+    public let exchange: String
+    public let routingKey: String
+    /// The consumer's tag (nil for `basic.get`).
+    public let consumerTag: String?
+    public let properties: AMQPProperties
+    public let body: ByteBuffer
+}
+
+/// A message fetched by `basic.get`, with the number of messages left in the queue.
+public struct AMQPGetResult: Sendable, Hashable {
+    public let delivery: AMQPDelivery
+    /// Messages remaining in the queue after this one.
+    public let messageCount: UInt32
+}
+
+/// The broker's answer to `queue.declare` (passive or not).
+public struct AMQPQueueInfo: Sendable, Hashable {
+    public let name: String
+    /// Ready messages (not counting unacknowledged ones).
+    public let messageCount: UInt32
+    public let consumerCount: UInt32
+}

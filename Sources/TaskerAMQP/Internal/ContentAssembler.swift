@@ -1,0 +1,78 @@
+import NIOCore
+
+/// Collects a content-carrying method, its header and its body frames into one message, per channel.
+/// Pure: no I/O. A body larger than `maximumBodySize` is refused from its header, before any of it
+/// is buffered.
+package struct ContentAssembler {
+    package struct Message: Sendable, Hashable {
+        package var method: AMQPMethod
+        package var properties: AMQPProperties
+        package var body: ByteBuffer
+    }
+
+    private enum State {
+        case idle
+        case awaitingHeader(AMQPMethod)
+        case awaitingBody(AMQPMethod, AMQPProperties, expected: Int, body: ByteBuffer)
+    }
+
+    package let channel: UInt16
+    package let maximumBodySize: UInt64
+    private var state = State.idle
+
+    package init(channel: UInt16, maximumBodySize: UInt64) {
+        self.channel = channel
+        self.maximumBodySize = maximumBodySize
+    }
+
+    /// Whether a message is being assembled (then only its header/body frames may arrive).
+    package var isAssembling: Bool {
+        if case .idle = state { return false }
+        return true
+    }
+
+    package mutating func start(_ method: AMQPMethod) throws(AMQPFrameError) {
+        guard case .idle = state else {
+            throw .unexpectedFrame("\(method.name) on channel \(channel) while a message's content was incomplete")
+        }
+        state = .awaitingHeader(method)
+    }
+
+    /// The message, when the header announces an empty body.
+    package mutating func header(_ header: ContentHeader) throws(AMQPFrameError) -> Message? {
+        guard case .awaitingHeader(let method) = state else {
+            throw .unexpectedFrame("content header on channel \(channel) without a method that carries content")
+        }
+        guard header.bodySize <= maximumBodySize else {
+            throw .bodyTooLarge(size: header.bodySize, limit: maximumBodySize, channel: channel)
+        }
+        if header.bodySize == 0 {
+            state = .idle
+            return Message(method: method, properties: header.properties, body: ByteBuffer())
+        }
+        state = .awaitingBody(method, header.properties, expected: Int(header.bodySize), body: ByteBuffer())
+        return nil
+    }
+
+    /// The message, when this body frame completes it.
+    package mutating func body(_ part: ByteBuffer) throws(AMQPFrameError) -> Message? {
+        guard case .awaitingBody(let method, let properties, let expected, var body) = state else {
+            throw .unexpectedFrame("body frame on channel \(channel) without a content header")
+        }
+        guard body.readableBytes + part.readableBytes <= expected else {
+            throw .unexpectedFrame(
+                "body frames on channel \(channel) exceed the \(expected) bytes the content header announced")
+        }
+        state = .idle
+        if body.readableBytes == 0 && part.readableBytes == expected {
+            return Message(method: method, properties: properties, body: part)
+        }
+        if body.capacity == 0 { body.reserveCapacity(expected) }
+        body.writeImmutableBuffer(part)
+        if body.readableBytes == expected {
+            return Message(method: method, properties: properties, body: body)
+        }
+        state = .awaitingBody(method, properties, expected: expected, body: body)
+        return nil
+    }
+}

@@ -1,0 +1,120 @@
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import TaskerAMQP
+import TaskerPostgres
+import TaskerTestSupport
+import Testing
+
+/// The connection's life against the real broker: heartbeats, a broker-forced close as a typed error
+/// for every waiter, a silent broker detected, and the reconnecting service re-running its setup.
+@Suite("AMQP connection against RabbitMQ", BrokerEnvironment.available, .serialized)
+struct AMQPConnectionTests {
+    @Test func aConnectionIsNegotiatedAndClosedCleanly() async throws {
+        let connection = try await BrokerEnvironment.connect(heartbeatSeconds: 7)
+        #expect(await connection.isOpen)
+        #expect(await connection.negotiatedHeartbeatSeconds == 7)
+        #expect(await connection.negotiatedChannelMax > 0)
+        await connection.close()
+        #expect(await connection.closed() == .closedByClient)
+        await #expect(throws: AMQPError.closedByClient) { try await connection.openChannel() }
+    }
+
+    @Test func wrongCredentialsFailToConnectWithoutShowingThePassword() async throws {
+        var configuration = try BrokerEnvironment.configuration()
+        configuration.password = "not-the-password"
+        await #expect {
+            try await AMQPConnection.connect(configuration)
+        } throws: { error in
+            guard case .connectFailed = error as? AMQPError else { return false }
+            return !"\(error)".contains("not-the-password")
+        }
+    }
+
+    @Test func aBrokerForcedCloseFailsEveryWaiterWithTheReplyCode() async throws {
+        let name = BrokerEnvironment.uniqueName("amqp-test-forced")
+        let connection = try await BrokerEnvironment.connect(name: name)
+        let channel = try await connection.openChannel()
+        let queue = name
+        try await channel.declareQueue(queue, autoDelete: true)
+        let consumer = try await channel.consume(queue: queue)
+        #expect(try await BrokerEnvironment.forceClose(connectionsNamed: name) == 1)
+        let reason = await connection.closed()
+        guard case .connectionClosedByBroker(let close) = reason else {
+            Issue.record("ended with \(reason)")
+            return
+        }
+        #expect(close.replyCode == AMQPCloseReason.connectionForced)
+        await #expect(throws: reason) {
+            for try await _ in consumer {}
+        }
+        await #expect(throws: reason) { try await channel.inspectQueue(queue) }
+    }
+
+    @Test func heartbeatsKeepAnIdleConnectionOpenAndASilentBrokerIsDetected() async throws {
+        let proxy = try AnswerLosingProxy(databaseURL: try #require(BrokerEnvironment.url))
+        defer { proxy.close() }
+        var configuration = try AMQPConfiguration(url: proxy.url)
+        configuration.heartbeatSeconds = 1
+        let connection = try await AMQPConnection.connect(configuration)
+        // Idle for three intervals: the broker closes a connection that sends no heartbeats after two.
+        try await Task.sleep(for: .seconds(3))
+        #expect(await connection.isOpen)
+        proxy.blackHole()
+        let started = ContinuousClock.now
+        // Bounded: without the detection nothing would ever end this connection.
+        let reason = await withTaskGroup(of: AMQPError?.self) { group in
+            group.addTask { await connection.closed() }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(15))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            await connection.close()
+            return first
+        }
+        #expect(reason == .missedHeartbeats(intervalSeconds: 1))
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func theServiceReconnectsAfterABrokerForcedCloseAndRerunsItsSetup() async throws {
+        let queue = BrokerEnvironment.uniqueName("amqp-test-service")
+        let setups = Counter()
+        let service = AMQPConnectionService(
+            configuration: try BrokerEnvironment.configuration(name: queue),
+            delay: ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(500)).delay(forAttempt:)
+        ) { connection in
+            let channel = try await connection.openChannel()
+            try await channel.declareQueue(queue, durable: true)
+            setups.increment()
+        }
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        #expect(try await eventually { service.state == .connected })
+        #expect(service.generation == 1 && setups.value == 1)
+        let first = try #require(service.connection)
+
+        #expect(try await BrokerEnvironment.forceClose(connectionsNamed: queue) == 1)
+        #expect(await first.closed().replyCode == AMQPCloseReason.connectionForced)
+        #expect(try await eventually { service.generation == 2 && service.state == .connected })
+        #expect(setups.value == 2)
+        let second = try #require(service.connection)
+        let channel = try await second.openChannel()
+        #expect(try await channel.inspectQueue(queue).messageCount == 0)
+        try await channel.deleteQueue(queue)
+
+        running.cancel()
+        try await running.value
+        #expect(service.state == .stopped)
+        #expect(await second.closed() == .closedByClient)
+    }
+}
+
+/// A thread-safe count for setup closures.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
