@@ -157,10 +157,18 @@ struct WebServerTests {
             let plain = try await worker.get("/v1/templates?namespace=ignored")
             #expect(plain.status == .ok)
             let list = try plain.json()
-            #expect(list.keys == ["cache_stats", "supported_namespaces", "template_count", "worker_capabilities"])
+            #expect(list.keys == ["cache_stats", "supported_namespaces", "template_count", "templates", "worker_capabilities"])
             #expect(list["cache_stats"] == .null)
             #expect(list["supported_namespaces"] == ["webtest"])
             #expect(list["template_count"] == 2)
+            // What it counts, listed (ours only): both templates of the namespace, sorted.
+            guard case .array(let listed)? = list["templates"] else {
+                Issue.record("no templates array: \(list)")
+                return
+            }
+            #expect(listed.count == 2)
+            #expect(listed.allSatisfy { $0["namespace"] == "webtest" && $0["version"] != nil && $0["name"] != nil })
+            #expect(listed.compactMap { $0["name"]?.stringValue } == listed.compactMap { $0["name"]?.stringValue }.sorted())
             #expect(list["worker_capabilities"] == ["command_processing", "database_access", "message_queues", "ffi_integration"])
 
             let withStats = try await worker.get("/v1/templates?include_cache_stats=true").json()

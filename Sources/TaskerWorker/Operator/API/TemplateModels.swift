@@ -4,7 +4,8 @@ import TaskerModel
 // The template bodies of the worker's REST API (`/v1/templates…`), shared with the gRPC
 // `WorkerTemplateService`. Field names and nesting as upstream's `worker-openapi.json`.
 
-/// `GET /v1/templates` (`TemplateListResponse`).
+/// `GET /v1/templates` (`TemplateListResponse`), plus `templates`: what `template_count` counts
+/// (upstream gives only the count; a listed deliberate difference).
 package struct TemplateListResponse: Codable, Sendable, Equatable {
     package var supportedNamespaces: [String]
     /// Templates this worker serves (registered in its namespaces).
@@ -13,12 +14,18 @@ package struct TemplateListResponse: Codable, Sendable, Equatable {
     package var cacheStats: TemplateCacheStats?
     /// Upstream's fixed list: command_processing, database_access, message_queues, ffi_integration.
     package var workerCapabilities: [String]
+    /// The templates `templateCount` counts, by namespace, name and version (ours only).
+    package var templates: [TemplateSummary]
 
-    package init(supportedNamespaces: [String], templateCount: Int, cacheStats: TemplateCacheStats?, workerCapabilities: [String]) {
+    package init(
+        supportedNamespaces: [String], templateCount: Int, cacheStats: TemplateCacheStats?, workerCapabilities: [String],
+        templates: [TemplateSummary] = []
+    ) {
         self.supportedNamespaces = supportedNamespaces
         self.templateCount = templateCount
         self.cacheStats = cacheStats
         self.workerCapabilities = workerCapabilities
+        self.templates = templates
     }
 
     enum CodingKeys: String, CodingKey {
@@ -26,6 +33,16 @@ package struct TemplateListResponse: Codable, Sendable, Equatable {
         case templateCount = "template_count"
         case cacheStats = "cache_stats"
         case workerCapabilities = "worker_capabilities"
+        case templates
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        supportedNamespaces = try c.decode([String].self, forKey: .supportedNamespaces)
+        templateCount = try c.decode(Int.self, forKey: .templateCount)
+        cacheStats = try c.decodeIfPresent(TemplateCacheStats.self, forKey: .cacheStats)
+        workerCapabilities = try c.decode([String].self, forKey: .workerCapabilities)
+        templates = try c.decodeIfPresent([TemplateSummary].self, forKey: .templates) ?? []
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -34,6 +51,20 @@ package struct TemplateListResponse: Codable, Sendable, Equatable {
         try c.encode(templateCount, forKey: .templateCount)
         try c.encode(cacheStats, forKey: .cacheStats)
         try c.encode(workerCapabilities, forKey: .workerCapabilities)
+        try c.encode(templates, forKey: .templates)
+    }
+}
+
+/// One template of `TemplateListResponse.templates`.
+package struct TemplateSummary: Codable, Sendable, Equatable {
+    package var namespace: String
+    package var name: String
+    package var version: String
+
+    package init(namespace: String, name: String, version: String) {
+        self.namespace = namespace
+        self.name = name
+        self.version = version
     }
 }
 

@@ -56,14 +56,14 @@ package struct WorkerTemplateQueryService: Sendable {
         self.runtime = runtime
     }
 
-    /// The namespaces, the number of templates registered in them, and (on request) cache figures.
+    /// The namespaces, the templates registered in them (and their number), and (on request) cache figures.
     ///
     /// The cache figures are the template registry's own (`TaskTemplateRegistry.cacheStatistics`):
     /// entries, hits (lookups from memory: every step hydration asks), misses (database reads),
     /// evictions, the oldest entry's age and the average number of lookups per entry.
     package func list(includeCacheStats: Bool) async throws(TemplateQueryError) -> TemplateListResponse {
         let namespaces = await runtime.templates.supportedNamespaces
-        let count = try await templateCount(namespaces: namespaces)
+        let templates = try await registeredTemplates(namespaces: namespaces)
         var stats: TemplateCacheStats?
         if includeCacheStats {
             let cache = await runtime.templates.cacheStatistics
@@ -73,8 +73,8 @@ package struct WorkerTemplateQueryService: Sendable {
                 averageAccessCount: cache.averageAccessCount, supportedNamespaces: namespaces)
         }
         return TemplateListResponse(
-            supportedNamespaces: namespaces, templateCount: count, cacheStats: stats,
-            workerCapabilities: Self.workerCapabilities)
+            supportedNamespaces: namespaces, templateCount: templates.count, cacheStats: stats,
+            workerCapabilities: Self.workerCapabilities, templates: templates)
     }
 
     /// One template with its registration metadata.
@@ -164,17 +164,20 @@ package struct WorkerTemplateQueryService: Sendable {
         }
     }
 
-    private func templateCount(namespaces: [String]) async throws(TemplateQueryError) -> Int {
-        guard !namespaces.isEmpty else { return 0 }
+    private func registeredTemplates(namespaces: [String]) async throws(TemplateQueryError) -> [TemplateSummary] {
+        guard !namespaces.isEmpty else { return [] }
         do {
             let rows = try await runtime.pool.query(
                 """
-                SELECT count(*) AS n
+                SELECT tn.name AS namespace, nt.name, nt.version
                   FROM tasker.named_tasks nt
                   JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
                  WHERE tn.name = ANY(string_to_array($1::text, ','))
+                 ORDER BY tn.name, nt.name, nt.version
                 """, [namespaces.joined(separator: ",")], lane: .operator)
-            return Int(try rows[0].decode("n", as: Int64.self))
+            return try rows.map {
+                TemplateSummary(namespace: try $0.decode("namespace"), name: try $0.decode("name"), version: try $0.decode("version"))
+            }
         } catch {
             throw .failure(error)
         }

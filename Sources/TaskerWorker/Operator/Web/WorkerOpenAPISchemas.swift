@@ -98,7 +98,9 @@ enum WorkerOpenAPISchemas {
             [
                 "supported_namespaces": strings, "template_count": ["type": "integer", "minimum": 0],
                 "cache_stats": nullable("CacheStats"), "worker_capabilities": strings,
+                "templates": ["type": "array", "items": ref("TemplateSummary")],
             ], optional: ["cache_stats"]),
+        "TemplateSummary": object(["namespace": string, "name": string, "version": string]),
         "CacheStats": object([
             "total_cached": ["type": "integer", "minimum": 0], "cache_hits": uint64, "cache_misses": uint64,
             "cache_evictions": uint64, "oldest_entry_age_seconds": uint64, "average_access_count": double,
