@@ -13,7 +13,8 @@ from .common import LATENCY_C, POLL_MS, free_port
 STATUS_FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "Threads")
 
 
-def worker_config(b, mode, c):
+def worker_config(b, mode, c, extra=""):
+    """The overlay; `extra`: more TOML appended (the levers phase switches settings with it)."""
     path = os.path.join(b.work, f"worker-{mode}-{c}.toml")
     with open(path, "w") as f:
         f.write(f"""# bench overlay, merged over the built-in defaults (= config/tasker/base)
@@ -32,7 +33,7 @@ max_concurrent_handlers = {c}
 bind_address = "127.0.0.1:{free_port()}"
 [worker.grpc]
 bind_address = "127.0.0.1:{free_port()}"
-""")
+{extra}""")
     return path
 
 
@@ -67,8 +68,8 @@ def wait_ready(proc, port, name, b, timeout=60):
     raise SystemExit(f"{name} not ready after {timeout} s; see {b.work}/{name}.log")
 
 
-def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False):
-    config = worker_config(b, mode, c)
+def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False, extra=""):
+    config = worker_config(b, mode, c, extra)
     # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
     # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
     name = f"worker-{mode}-{c}"
