@@ -78,7 +78,9 @@ package struct PGMQQueueTables: Sendable, Equatable {
 
     package init?(queue: String) {
         guard !queue.isEmpty, queue.utf8.count <= 47,
-            queue.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+            queue.utf8.allSatisfy({
+                $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            })
         else { return nil }
         self.queue = queue
         queueTableName = "q_" + queue.lowercased()

@@ -64,7 +64,9 @@ struct ResultWriter: Sendable {
             do {
                 let attempt = write
                 let queues = queueStatements.statements
-                stored.outcome = try await pool.withConnection { c in try await StepRepository.completeBatch(c, [attempt], queues: queues)[0] }
+                stored.outcome = try await pool.withConnection { c in
+                    try await StepRepository.completeBatch(c, [attempt], queues: queues)[0]
+                }
                 return stored
             } catch {
                 if let refusal = ResultRefusal(error) {

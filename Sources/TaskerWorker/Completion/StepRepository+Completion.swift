@@ -67,7 +67,7 @@ package struct CompletionWrite: Sendable {
                 "worker_uuid": .string(workerUUID.uuidString.lowercased()),
                 "correlation_id": .string(message.correlationID.uuidString.lowercased()),
             ]).jsonString()
-            body = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+            body = message.jsonString()
         } catch {
             throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
         }

@@ -1,3 +1,4 @@
+import Logging
 import TaskerModel
 import TaskerPostgres
 
@@ -21,7 +22,8 @@ extension WorkerDaemon {
                     "configured": "\(configuration.worker.pgmq.statements.rawValue)",
                     "static_sql_queues": "\(statements.staticQueues.joined(separator: ","))",
                     "function_queues": "\(useFunctions ? layouts.keys.sorted().joined(separator: ",") : unknown.joined(separator: ","))",
-                    "layouts": "\(layouts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value?.rawValue ?? "unknown")" }.joined(separator: ","))",
+                    "layouts":
+                        "\(layouts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value?.rawValue ?? "unknown")" }.joined(separator: ","))",
                 ])
         } catch {
             logger.warning(

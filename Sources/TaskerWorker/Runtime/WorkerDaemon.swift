@@ -46,7 +46,7 @@ public final class WorkerDaemon: Service, Sendable {
     private let pipeline: [any Service]
     /// The step path's choice of static SQL or PGMQ's functions (`selectQueueStatements`).
     let queueStatements: QueueStatementSelection
-    private let logger: Logger
+    let logger: Logger
     private let shutdownRequested = OneShotSignal()
 
     public convenience init(
