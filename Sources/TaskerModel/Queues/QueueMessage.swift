@@ -120,22 +120,6 @@ public enum PGMQ {
             .first.map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
     }
 
-    /// Reads each of `msgIDs` that is visible (`tasker.pgmq_read_specific_message` per id), in ONE
-    /// round trip and ONE transaction; the messages found, in `msgIDs` order.
-    public static func readSpecific(
-        _ c: isolated PostgresConnection, queue: String, msgIDs: [Int64],
-        visibilityTimeout: Int
-    ) throws(PostgresError) -> [QueueMessage] {
-        let timeout = Int32(clamping: visibilityTimeout)
-        let reads = msgIDs.map { PipelineStatement.prepared(Statements.readSpecific, [queue, $0, timeout]) }
-        let results = try c.pipeline(msgIDs.count == 1 ? reads : [.plain("BEGIN")] + reads + [.plain("COMMIT")])
-        var messages: [QueueMessage] = []
-        for result in results.dropFirst(msgIDs.count == 1 ? 0 : 1).prefix(msgIDs.count) {
-            for row in result { messages.append(try QueueMessage(queue: queue, row: row)) }
-        }
-        return messages
-    }
-
     /// Sets a message's visibility timeout to `seconds` from now (0: visible at once).
     public static func setVisibilityTimeout(
         _ c: isolated PostgresConnection, queue: String, msgID: Int64,

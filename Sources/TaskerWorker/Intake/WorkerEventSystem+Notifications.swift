@@ -135,10 +135,6 @@ extension WorkerEventSystem {
             await readNotifiedBatch(queue: queue, announced: ids.count)
             return
         }
-        if settings.claimNotifiedBursts {
-            await claimInBursts(queue: queue, msgIDs: ids)
-            return
-        }
         let statistics = commands.actors.stepExecutor.statistics
         for msgID in ids {
             guard intakeOpen else { return }

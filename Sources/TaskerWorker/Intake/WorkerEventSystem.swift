@@ -44,9 +44,6 @@ package struct WorkerEventSystemSettings: Sendable {
     /// `mpsc_channels.event_listeners.pgmq_event_buffer_size`: listener events buffered for the
     /// consumer; beyond it the oldest are dropped, counted and followed by a catch-up read.
     package var listenerBufferSize: Int = 10_000
-    /// `processing.claim_notified_bursts`: notified messages that arrive while a claim of their
-    /// queue is in flight are read and claimed together after it (`WorkerEventSystem+Bursts`).
-    package var claimNotifiedBursts = true
 
     /// The namespaces the poller reads.
     var polledNamespaces: [String] {
@@ -105,8 +102,6 @@ package final class WorkerEventSystem: Service, Sendable {
     let droppedNotificationLog = Throttle(interval: .seconds(10))
     /// The listener's `droppedEvents` already counted and answered with a catch-up read.
     let droppedSeen = ManagedAtomic<Int>(0)
-    /// Notified message ids waiting for their queue's claimer (`WorkerEventSystem+Bursts`).
-    let bursts = Mutex<[String: NotifiedBurst]>([:])
     let logger: Logger
 
     package init(
