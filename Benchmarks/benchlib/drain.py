@@ -7,7 +7,7 @@ import psycopg
 
 from . import floor, worker
 from .common import log
-from .server_cpu import ServerCPU
+from .server_cpu import ServerCPU, process_ticks, worker_per_step
 
 
 def _mb(m, k):
@@ -33,7 +33,7 @@ def drain_with(b, n, start, measure_memory=False):
         time.sleep(1.0)
         idle = worker.memory(w)
         cpu = ServerCPU(b)
-        cpu_before = cpu.snapshot()
+        cpu_before, worker_before = cpu.snapshot(), process_ticks(w.pid)
         with worker.MemorySampler(w) as sampler:
             t0 = time.time()
             for lo in range(a, z + 1, 500):
@@ -42,7 +42,7 @@ def drain_with(b, n, start, measure_memory=False):
                 b.send_steps(lo, hi)
             enqueue_s = time.time() - t0
             ok = b.wait_results(n, timeout=max(60, n / 20))
-        cpu_after = cpu.snapshot()
+        cpu_after, worker_after = cpu.snapshot(), process_ticks(w.pid)
         after = worker.memory(w)
     finally:
         worker.stop(w)
@@ -56,7 +56,7 @@ def drain_with(b, n, start, measure_memory=False):
         raise SystemExit(f"bench: the worker completed no step of {n}; see {b.work}")
     r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),
          "seconds": float(last - first), "steps_per_s": done / float(last - first), **in_flight(b, a, z),
-         **ServerCPU.per_step(cpu_before, cpu_after, done)}
+         **ServerCPU.per_step(cpu_before, cpu_after, done), **worker_per_step(worker_before, worker_after, done)}
     if "floor_payload_check" not in b.results and hasattr(b, "floor_vars"):   # the throughput phase ran
         b.results["floor_payload_check"] = floor.payload_check(b, a, z)
     if measure_memory:

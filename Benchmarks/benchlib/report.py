@@ -117,7 +117,8 @@ def table(R):
     for name, v in R.get("levers", {}).items():
         lines.append(f"lever {name} (c={v['c']}, {v['steps']} steps, median of {len(v['runs']['on'])}): steps/s on "
                      f"{v['on_median_steps_per_s']:.0f} / off {v['off_median_steps_per_s']:.0f}; server CPU ms/step on "
-                     f"{v['on_median_server_cpu_ms_per_step']:.3f} / off {v['off_median_server_cpu_ms_per_step']:.3f}")
+                     f"{v['on_median_server_cpu_ms_per_step']:.3f} / off {v['off_median_server_cpu_ms_per_step']:.3f}; "
+                     f"worker CPU ms/step on {v['on_median_worker_cpu_ms_per_step']:.3f} / off {v['off_median_worker_cpu_ms_per_step']:.3f}")
     m = R.get("memory")
     if m:
         lines += ["", f"memory: RSS idle {m['rss_idle_mb']} MB = anon {m['rss_anon_idle_mb']} + file {m['rss_file_idle_mb']}"

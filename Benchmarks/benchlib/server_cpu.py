@@ -16,6 +16,17 @@ def _stat(pid):
     return int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14])
 
 
+def process_ticks(pid):
+    """utime + stime of process `pid` (all its threads) in clock ticks; 0 when it is gone."""
+    s = _stat(pid)
+    return s[1] if s else 0
+
+
+def worker_per_step(before, after, steps):
+    """`worker_cpu_ms_per_step`: the worker process's own CPU (utime + stime) per step."""
+    return {"worker_cpu_ms_per_step": round((after - before) * 1000.0 / TICKS / max(1, steps), 3)}
+
+
 class ServerCPU:
     """Snapshots of the server's CPU: the postmaster's own time plus its reaped children's
     (cutime/cstime: backends that ended between snapshots still count), plus every live child's.
