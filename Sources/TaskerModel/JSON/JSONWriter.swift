@@ -1,3 +1,5 @@
+import Foundation
+
 /// Compact JSON text without Foundation's `JSONEncoder`, byte for byte what `JSONEncoder` writes
 /// for the same value (tested against it in `JSONWriterTests` on generated values): strings with
 /// `"`, `\`, `\b`, `\f`, `\n`, `\r`, `\t` and other C0 controls as `\u00xx` (lower-case hex), `/`
@@ -8,16 +10,21 @@
 /// arbitrary too). The worker encodes three small documents per step (the result, the transition
 /// metadata, the orchestration message); Foundation's encoder was about 40 % of its instructions.
 package struct JSONWriter {
-    /// The text written so far.
-    package var text = ""
+    /// The UTF-8 bytes written so far.
+    package private(set) var bytes: [UInt8] = []
     package let sortedKeys: Bool
     package let escapeSlashes: Bool
 
     package init(sortedKeys: Bool, escapeSlashes: Bool) {
         self.sortedKeys = sortedKeys
         self.escapeSlashes = escapeSlashes
-        text.reserveCapacity(256)
+        bytes.reserveCapacity(512)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// The text written so far.
+    package var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// A value `JSONEncoder` would refuse: a double that is not finite.
     package struct NonConformingNumber: Error, CustomStringConvertible {
@@ -25,43 +32,65 @@ package struct JSONWriter {
         package var description: String { "cannot write \(value) as JSON (not a finite number)" }
     }
 
-    package mutating func null() { text += "null" }
-    package mutating func bool(_ value: Bool) { text += value ? "true" : "false" }
-    package mutating func int<I: BinaryInteger>(_ value: I) { text += String(value) }
+    /// JSON punctuation or a literal, as is.
+    package mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func null() { raw("null") }
+    package mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
+    package mutating func int<I: BinaryInteger>(_ value: I) { bytes.append(contentsOf: String(value).utf8) }
 
     package mutating func double(_ value: Double) throws(NonConformingNumber) {
         guard value.isFinite else { throw NonConformingNumber(value: value) }
         var written = value.description
         if written.hasSuffix(".0") { written.removeLast(2) }
-        text += written
+        bytes.append(contentsOf: written.utf8)
     }
 
-    /// A string literal, quotes included.
+    /// A string literal, quotes included. Only ASCII bytes are ever escaped, so the UTF-8 bytes of
+    /// everything else are copied as they are.
     package mutating func string(_ value: String) {
-        text += "\""
-        if value.utf8.contains(where: needsEscape) {
-            text += StringEscaping.escaped(
-                value, quoting: true, isControl: { $0.value < 0x20 || ($0 == "/" && escapeSlashes) },
-                control: Self.escape)
-        } else {
-            text += value
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var start = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C || (byte == 0x2F && escapeSlashes) else { continue }
+                bytes.append(contentsOf: utf8[start..<index])
+                start = index + 1
+                switch byte {
+                case 0x22: raw("\\\"")
+                case 0x5C: raw("\\\\")
+                case 0x2F: raw("\\/")
+                case 0x08: raw("\\b")
+                case 0x0C: raw("\\f")
+                case 0x0A: raw("\\n")
+                case 0x0D: raw("\\r")
+                case 0x09: raw("\\t")
+                default:
+                    raw("\\u00")
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                }
+            }
+            bytes.append(contentsOf: utf8[start...])
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 
-    private func needsEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || (escapeSlashes && byte == UInt8(ascii: "/"))
-    }
-
-    private static func escape(_ scalar: Unicode.Scalar) -> String {
-        switch scalar.value {
-        case 0x08: return "\\b"
-        case 0x0C: return "\\f"
-        case 0x2F: return "\\/"
-        default:
-            let hex = String(scalar.value, radix: 16)
-            return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+    /// A uuid as a string literal in lower case (`uuidString.lowercased()`), without building either.
+    package mutating func uuid(_ value: UUID) {
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: value.uuid) { octets in
+            for (index, octet) in octets.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                bytes.append(Self.hexDigits[Int(octet >> 4)])
+                bytes.append(Self.hexDigits[Int(octet & 0xF)])
+            }
         }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     package mutating func optional(_ value: String?) {
@@ -70,9 +99,9 @@ package struct JSONWriter {
 
     /// `"key":` (the key escaped as any string), after a comma unless `first`.
     package mutating func key(_ key: String, first: Bool = false) {
-        if !first { text += "," }
+        if !first { raw(",") }
         string(key)
-        text += ":"
+        raw(":")
     }
 
     package mutating func value(_ value: JSONValue) throws(NonConformingNumber) {
@@ -83,12 +112,12 @@ package struct JSONWriter {
         case .double(let value): try double(value)
         case .string(let value): string(value)
         case .array(let elements):
-            text += "["
+            raw("[")
             for (index, element) in elements.enumerated() {
-                if index > 0 { text += "," }
+                if index > 0 { raw(",") }
                 try self.value(element)
             }
-            text += "]"
+            raw("]")
         case .object(let members): try object(members)
         }
     }
@@ -106,7 +135,7 @@ package struct JSONWriter {
     private mutating func object<V, E: Error>(
         _ members: [String: V], _ write: (inout JSONWriter, V) throws(E) -> Void
     ) throws(E) {
-        text += "{"
+        raw("{")
         var first = true
         if sortedKeys && members.count > 1 {
             // `JSONEncoder` orders keys by their Unicode scalars (UTF-8 bytes), not by `String`'s
@@ -123,7 +152,7 @@ package struct JSONWriter {
                 try write(&self, member)
             }
         }
-        text += "}"
+        raw("}")
     }
 }
 

@@ -7,7 +7,7 @@ import Foundation
 
 extension StepExecutionResult {
     package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.text += "{"
+        writer.raw("{")
         writer.key("error", first: true)
         if let error { try error.write(to: &writer) } else { writer.null() }
         writer.key("metadata")
@@ -19,16 +19,16 @@ extension StepExecutionResult {
         writer.key("status")
         writer.string(status)
         writer.key("step_uuid")
-        writer.string(stepUUID.uuidString.lowercased())
+        writer.uuid(stepUUID)
         writer.key("success")
         writer.bool(success)
-        writer.text += "}"
+        writer.raw("}")
     }
 }
 
 extension StepExecutionMetadata {
     package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.text += "{"
+        writer.raw("{")
         writer.key("completed_at", first: true)
         writer.string(ResultTimestamp.string(completedAt))
         writer.key("context")
@@ -51,21 +51,21 @@ extension StepExecutionMetadata {
         writer.optional(workerHostname)
         writer.key("worker_id")
         writer.optional(workerID)
-        writer.text += "}"
+        writer.raw("}")
     }
 }
 
 extension StepExecutionError {
     package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.text += "{"
+        writer.raw("{")
         writer.key("backtrace", first: true)
         if let backtrace {
-            writer.text += "["
+            writer.raw("[")
             for (index, line) in backtrace.enumerated() {
-                if index > 0 { writer.text += "," }
+                if index > 0 { writer.raw(",") }
                 writer.string(line)
             }
-            writer.text += "]"
+            writer.raw("]")
         } else {
             writer.null()
         }
@@ -83,13 +83,13 @@ extension StepExecutionError {
             writer.key("status_code")
             writer.int(statusCode)
         }
-        writer.text += "}"
+        writer.raw("}")
     }
 }
 
 extension OrchestrationMetadata {
     package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.text += "{"
+        writer.raw("{")
         writer.key("backoff_hint", first: true)
         if let backoffHint { backoffHint.write(to: &writer) } else { writer.null() }
         writer.key("custom")
@@ -98,20 +98,20 @@ extension OrchestrationMetadata {
         writer.optional(errorContext)
         writer.key("headers")
         writer.object(headers)
-        writer.text += "}"
+        writer.raw("}")
     }
 }
 
 extension BackoffHint {
     package func write(to writer: inout JSONWriter) {
-        writer.text += "{"
+        writer.raw("{")
         writer.key("backoff_type", first: true)
         writer.string(backoffType.rawValue)
         writer.key("context")
         writer.optional(context)
         writer.key("delay_seconds")
         writer.int(delaySeconds)
-        writer.text += "}"
+        writer.raw("}")
     }
 }
 
@@ -119,14 +119,14 @@ extension StepMessage {
     /// The message as `JSONEncoder().encode(self)` writes it (members in sorted order), without Foundation.
     package func jsonString() -> String {
         var writer = JSONWriter(sortedKeys: true, escapeSlashes: true)
-        writer.text += "{"
+        writer.raw("{")
         writer.key("correlation_id", first: true)
-        writer.string(correlationID.uuidString.lowercased())
+        writer.uuid(correlationID)
         writer.key("step_uuid")
-        writer.string(stepUUID.uuidString.lowercased())
+        writer.uuid(stepUUID)
         writer.key("task_uuid")
-        writer.string(taskUUID.uuidString.lowercased())
-        writer.text += "}"
+        writer.uuid(taskUUID)
+        writer.raw("}")
         return writer.text
     }
 }
