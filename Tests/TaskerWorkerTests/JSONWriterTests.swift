@@ -30,7 +30,7 @@ struct JSONWriterTests {
 
     static let doubles: [Double] = [
         0, -0.0, 1, -1, 0.1, 0.5, 1.5, -2.25, 1e-5, 1e-7, 0.001, 100, 1e15, 1e16, 1e17, 1e21, 1e22, -1e22, 1e300,
-        123_456_789_012_345_678, 9_007_199_254_740_992, 9_007_199_254_740_993, 1.0 / 3.0, .pi, -.pi,
+        1.2345678901234568e17, 9_007_199_254_740_992, 9_007_199_254_740_994, 1.0 / 3.0, .pi, -.pi,
         .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNormalMagnitude, .leastNonzeroMagnitude,
         -.leastNonzeroMagnitude, 4.35, 0.1 + 0.2, 2.5e-8, 12_345.678_9,
     ]

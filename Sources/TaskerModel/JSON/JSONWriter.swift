@@ -29,7 +29,7 @@ package struct JSONWriter {
     /// A value `JSONEncoder` would refuse: a double that is not finite.
     package struct NonConformingNumber: Error, CustomStringConvertible {
         package let value: Double
-        package var description: String { "cannot write \(value) as JSON (not a finite number)" }
+        package var description: String { "cannot write \(value) as JSON (NaN and infinite numbers have no JSON form)" }
     }
 
     /// JSON punctuation or a literal, as is.
