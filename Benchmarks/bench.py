@@ -16,6 +16,8 @@ Phases (all against the same server and database, in one run):
             handler on upstream's worker (PyPI tasker-py 0.1.8), same c, same run
   network   the same through a TCP proxy delaying each direction 0.25 ms and 1 ms (delay_proxy):
             round trip, our SQL floor, the upstream-shaped floor, our worker, upstream's worker
+  levers    A/B drains (c = 16, durable) with one worker setting switched, alternated: server CPU
+            per step and steps/s with and without each lever (benchlib/levers.py)
 """
 import argparse
 import json
@@ -31,6 +33,7 @@ from benchlib.common import LATENCY_C, LATENCY_SEED, POLL_MS, log  # noqa: E402
 from benchlib.context import Bench  # noqa: E402
 from benchlib.e2e import e2e  # noqa: E402
 from benchlib.latency import latency  # noqa: E402
+from benchlib.levers import levers  # noqa: E402
 from benchlib.network import network  # noqa: E402
 
 
@@ -47,7 +50,7 @@ def run(b):
         log(f"throughput: {time.time() - p0:.1f} s")
     if "network" in phases and not b.a.delay_proxy:
         raise SystemExit("the network phase needs --delay-proxy (Benchmarks/delayproxy, built by scripts/bench)")
-    for name, phase in (("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network)):
+    for name, phase in (("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network), ("levers", levers)):
         if name in phases:
             p0 = time.time()
             phase(b)

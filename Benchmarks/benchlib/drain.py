@@ -7,6 +7,7 @@ import psycopg
 
 from . import floor, worker
 from .common import log
+from .server_cpu import ServerCPU, process_ticks, worker_per_step
 
 
 def _mb(m, k):
@@ -31,6 +32,8 @@ def drain_with(b, n, start, measure_memory=False):
         b.q("CHECKPOINT")
         time.sleep(1.0)
         idle = worker.memory(w)
+        cpu = ServerCPU(b)
+        cpu_before, worker_before = cpu.snapshot(), process_ticks(w.pid)
         with worker.MemorySampler(w) as sampler:
             t0 = time.time()
             for lo in range(a, z + 1, 500):
@@ -39,6 +42,7 @@ def drain_with(b, n, start, measure_memory=False):
                 b.send_steps(lo, hi)
             enqueue_s = time.time() - t0
             ok = b.wait_results(n, timeout=max(60, n / 20))
+        cpu_after, worker_after = cpu.snapshot(), process_ticks(w.pid)
         after = worker.memory(w)
     finally:
         worker.stop(w)
@@ -51,7 +55,8 @@ def drain_with(b, n, start, measure_memory=False):
     if not done or first is None or last is None:
         raise SystemExit(f"bench: the worker completed no step of {n}; see {b.work}")
     r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),
-         "seconds": float(last - first), "steps_per_s": done / float(last - first), **in_flight(b, a, z)}
+         "seconds": float(last - first), "steps_per_s": done / float(last - first), **in_flight(b, a, z),
+         **ServerCPU.per_step(cpu_before, cpu_after, done), **worker_per_step(worker_before, worker_after, done)}
     if "floor_payload_check" not in b.results and hasattr(b, "floor_vars"):   # the throughput phase ran
         b.results["floor_payload_check"] = floor.payload_check(b, a, z)
     if measure_memory:
@@ -140,7 +145,8 @@ def throughput(b, phases):
             if "drain" in phases:
                 r = drain_one(b, c, durable, measure_memory=(durable and c == 16))
                 R.setdefault("drain", {}).setdefault(key, {})[str(c)] = r
-                log(f"drain worker   {key:7} c={c:2}: {r['steps_per_s']:8.1f} steps/s ({r['completed']}/{r['steps']})")
+                log(f"drain worker   {key:7} c={c:2}: {r['steps_per_s']:8.1f} steps/s ({r['completed']}/{r['steps']}), "
+                    f"server CPU {r['server_cpu_ms_per_step']:.3f} ms/step")
                 if "rss_idle_mb" in r:
                     R["memory"] = {"queued": r["steps"], "rss_idle_mb": r["rss_idle_mb"], "rss_peak_mb": r["rss_peak_mb"],
                                    "rss_after_drain_mb": r["rss_after_mb"], **{k: r[k] for k in MEMORY_KEYS}}

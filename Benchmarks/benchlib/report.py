@@ -102,6 +102,10 @@ def table(R):
                          f" {_fmt(rt.get('worker_over_upstream_floor'), '8.2f'):>8} {_fmt(rt.get('worker_over_pgqueuer'), '8.2f'):>8}")
     if f:
         lines.append("  SQL floor = pgbench/ours.sql -M prepared (the worker's statements); (extended) = same, unnamed")
+    cpu = [(key, c, v) for key, by_c in R.get("drain", {}).items() for c, v in by_c.items() if "server_cpu_ms_per_step" in v]
+    if cpu:
+        lines.append("  server CPU per step (ms, all PostgreSQL processes but the bench's enqueueing backend): "
+                     + ", ".join(f"{key} c={c} {v['server_cpu_ms_per_step']:.3f}" for key, c, v in cpu))
     if R.get("latency"):
         lines += ["", f"{'latency (ms, c=%d)' % LATENCY_C:24} {'rate':>5} {'sent/s':>7} {'start p50':>10} {'p95':>8} {'p99':>8}"
                       f" {'result p50':>11} {'p95':>8} {'p99':>8}   (Poisson arrivals)"]
@@ -110,6 +114,11 @@ def table(R):
             s, r = v["to_handler_start_ms"], v["to_result_ms"]
             lines.append(f"{mode:24} {rate:>5} {v['achieved_rate']:7.0f} {s['p50']:10.2f} {s['p95']:8.2f} {s['p99']:8.2f}"
                          f" {_fmt(r['p50'], '11.2f')} {_fmt(r['p95'], '8.2f')} {_fmt(r['p99'], '8.2f')}")
+    for name, v in R.get("levers", {}).items():
+        lines.append(f"lever {name} (c={v['c']}, {v['steps']} steps, median of {len(v['runs']['on'])}): steps/s on "
+                     f"{v['on_median_steps_per_s']:.0f} / off {v['off_median_steps_per_s']:.0f}; server CPU ms/step on "
+                     f"{v['on_median_server_cpu_ms_per_step']:.3f} / off {v['off_median_server_cpu_ms_per_step']:.3f}; "
+                     f"worker CPU ms/step on {v['on_median_worker_cpu_ms_per_step']:.3f} / off {v['off_median_worker_cpu_ms_per_step']:.3f}")
     m = R.get("memory")
     if m:
         lines += ["", f"memory: RSS idle {m['rss_idle_mb']} MB = anon {m['rss_anon_idle_mb']} + file {m['rss_file_idle_mb']}"
@@ -130,6 +139,8 @@ def table(R):
         for c, v in R["ffi"].items():
             lines.append(f"{'ffi':24} {c:>3} {v['swift']['steps_per_s']:10.0f} {v['python']['steps_per_s']:10.0f}"
                          f" {v['upstream']['steps_per_s']:10.0f} {v['python_over_swift']:9.2f} {v['python_over_upstream']:9.2f}")
+            lines.append(f"{'  server CPU ms/step':24} {'':>3} " + " ".join(
+                f"{_fmt(v[k].get('server_cpu_ms_per_step'), '10.3f'):>10}" for k in ("swift", "python", "upstream")))
             lines.append(f"{'  in flight max/mean':24} {'':>3} " + " ".join(
                 f"{str(v[k].get('in_flight_max')) + '/' + str(v[k].get('in_flight_mean')):>10}" for k in ("swift", "python", "upstream")))
             lines.append(f"{'  RSS peak (MB)':24} {'':>3} {_fmt(v['swift'].get('rss_peak_mb'), '10.1f'):>10}"

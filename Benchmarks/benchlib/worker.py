@@ -13,7 +13,8 @@ from .common import LATENCY_C, POLL_MS, free_port
 STATUS_FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "Threads")
 
 
-def worker_config(b, mode, c):
+def worker_config(b, mode, c, extra=""):
+    """The overlay; `extra`: more TOML appended (the levers phase switches settings with it)."""
     path = os.path.join(b.work, f"worker-{mode}-{c}.toml")
     with open(path, "w") as f:
         f.write(f"""# bench overlay, merged over the built-in defaults (= config/tasker/base)
@@ -34,7 +35,7 @@ bind_address = "127.0.0.1:{free_port()}"
 bind_address = "127.0.0.1:{free_port()}"
 [orchestration.web]
 bind_address = "127.0.0.1:0"
-""")
+{extra}""")
     return path
 
 
@@ -69,8 +70,8 @@ def wait_ready(proc, port, name, b, timeout=60):
     raise SystemExit(f"{name} not ready after {timeout} s; see {b.work}/{name}.log")
 
 
-def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False):
-    config = worker_config(b, mode, c)
+def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False, extra=""):
+    config = worker_config(b, mode, c, extra)
     # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
     # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
     name = f"worker-{mode}-{c}"

@@ -95,7 +95,9 @@ struct LostAnswerTests {
             let worker = harness.startWorker(PipelineRobustnessTests.countingHandlers(invocations), configuration: configuration)
             try await harness.waitForWorkersReady(1, mode: mode)
             let tasks = try await harness.createSingleStepTasks(count: 4, step: "work")
-            proxy.loseNextAnswer(toRequestContaining: StepStatements.claim.name)
+            // The worker claims with the static statement of its queue (a known PGMQ layout).
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            proxy.loseNextAnswer(toRequestContaining: StepQueueStatements(layouts: [queue: .withLastReadAt]).claim(queue: queue).name)
             try await harness.enqueueBatch(tasks, "work")
             #expect(await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(20)))
             try await worker.stop()
@@ -125,7 +127,8 @@ struct LostAnswerTests {
             let worker = harness.startWorker(handlers, configuration: configuration)
             try await harness.waitForWorkersReady(1, mode: .hybrid)
             let task = try await harness.createTask(steps: ["announce"])
-            proxy.loseNextAnswer(toRequestContaining: StepStatements.complete.name)
+            proxy.loseNextAnswer(
+                toRequestContaining: StepQueueStatements(layouts: [QueueNames.stepResults: .withLastReadAt]).complete.name)
             try await harness.enqueue(task, "announce")
             try await harness.waitForState(task["announce"], ["enqueued_for_orchestration"])
             try await waitUntil(timeout: .seconds(10)) { worker.daemon.statistics.snapshot.domainEventsPublished == 1 }

@@ -237,6 +237,7 @@ enum ConfigurationSchema {
         "common.queues.backend": CommonConfiguration.QueueBackend.allCases.map(\.rawValue),
         "common.cache.backend": CommonConfiguration.CacheBackend.allCases.map(\.rawValue),
         "worker.event_systems.worker.deployment_mode": WorkerConfiguration.DeploymentMode.allCases.map(\.rawValue),
+        "worker.pgmq.statements": WorkerConfiguration.PGMQStatements.allCases.map(\.rawValue),  // ours
         "worker.orchestration_client.transport": WorkerConfiguration.ClientTransport.allCases.map(\.rawValue),
     ]
 

@@ -16,6 +16,8 @@ public struct WorkerConfiguration: Codable, Sendable, Equatable {
     public var resultStorage = ResultStorage()
     /// Ours: `[worker.crash_recovery]`.
     public var crashRecovery = CrashRecovery()
+    /// Ours: `[worker.pgmq]`.
+    public var pgmq = PGMQSettings()
     public init() {}
 }
 
@@ -250,6 +252,20 @@ extension WorkerConfiguration {
         /// handler returned makes readiness fail (`command_processor`) and shows in `/health/detailed`.
         public var unstoredAlertSeconds = 60
         public init() {}
+    }
+
+    /// `[worker.pgmq]` (ours): how the step path addresses PGMQ's queues.
+    public struct PGMQSettings: Codable, Sendable, Equatable {
+        /// `auto`: static SQL on the queue tables of every queue whose table layout is a known one
+        /// (detected at boot), PGMQ's functions for the others; `functions`: PGMQ's functions always.
+        public var statements = PGMQStatements.auto
+        public init() {}
+    }
+
+    /// `worker.pgmq.statements`.
+    public enum PGMQStatements: String, Codable, Sendable, CaseIterable {
+        case auto
+        case functions
     }
 
     /// `[worker.crash_recovery]` (ours): steps claimed by a worker that died are retried. Every

@@ -90,11 +90,6 @@ public enum JSONValue: Sendable, Hashable, Codable {
     public init<T: Encodable>(encoding value: T) throws {
         self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
     }
-
-    /// Compact JSON text.
-    public func jsonString() throws -> String {
-        String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
-    }
 }
 
 extension JSONValue: PostgresDecodable {

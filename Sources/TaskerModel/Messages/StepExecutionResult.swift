@@ -99,11 +99,12 @@ public struct StepExecutionResult: Codable, Sendable, Equatable {
         try container.encode(orchestrationMetadata, forKey: .orchestrationMetadata)
     }
 
-    /// Compact JSON with sorted keys, ready for `workflow_steps.results`.
+    /// Compact JSON with sorted keys, ready for `workflow_steps.results`: what `JSONEncoder` with
+    /// `[.sortedKeys, .withoutEscapingSlashes]` writes, without Foundation (`JSONWriter`).
     public func jsonString() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        var writer = JSONWriter(sortedKeys: true, escapeSlashes: false)
+        try write(to: &writer)
+        return writer.text
     }
 
     /// Decodes a `workflow_steps.results` blob.

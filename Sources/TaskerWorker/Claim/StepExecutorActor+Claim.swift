@@ -89,8 +89,9 @@ extension StepExecutorActor {
     func claimSteps(_ requests: [ClaimRequest]) async throws -> [ClaimAttempt] {
         let stamp = ClaimStamp(worker: identity.uuid)
         do {
+            let queues = queueStatements.statements
             return try await pool.withConnection { [claimTimeout] c in
-                try await StepRepository.hydrateAndClaim(c, requests, timeout: claimTimeout, stamp: stamp)
+                try await StepRepository.hydrateAndClaim(c, requests, timeout: claimTimeout, stamp: stamp, queues: queues)
             }
         } catch let error as PostgresError where error.leavesOutcomeUnknown {
             let session = error.backendPID

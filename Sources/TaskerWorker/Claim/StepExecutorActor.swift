@@ -69,6 +69,8 @@ package actor StepExecutorActor: WorkerActor {
     let capacity: WorkerCapacity
     /// `timing.claim_timeout_seconds`: the claim transaction's statement timeout.
     let claimTimeout: Duration?
+    /// Static SQL or `pgmq.archive` for the claim's archive, per queue.
+    let queueStatements: QueueStatementSelection
     /// Names this worker in the error result of a step it claimed but cannot run.
     let identity: WorkerIdentity
     /// `worker_<ns>_queue` of every namespace this worker serves: the only queues it reads,
@@ -93,8 +95,10 @@ package actor StepExecutorActor: WorkerActor {
         pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
         statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
         identity: WorkerIdentity = WorkerIdentity(), eventDocuments: Bool = false,
+        queueStatements: QueueStatementSelection = QueueStatementSelection(),
         logger: Logger = Logger(label: "tasker.step_executor")
     ) {
+        self.queueStatements = queueStatements
         self.identity = identity
         self.eventDocuments = eventDocuments
         self.servedQueues = Set(namespaces.map(QueueNames.workerQueue(namespace:)))
@@ -271,7 +275,8 @@ package actor StepExecutorActor: WorkerActor {
                 metadata: Self.metadata(message, ["error": "\(error)"]))
             return
         }
-        let writer = ResultWriter(pool: pool, backoff: Self.recoveryBackoff, logger: logger)
+        let writer = ResultWriter(
+            pool: pool, backoff: Self.recoveryBackoff, logger: logger, queueStatements: queueStatements)
         let outcome = await writer.store(write) { [logger] error, attempt, delay in
             logger.warning(
                 "storing the error result failed; retrying",

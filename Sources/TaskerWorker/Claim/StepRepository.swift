@@ -124,16 +124,17 @@ package enum StepRepository {
     /// is `.notClaimable`, the others are still claimed); a statement error rolls the whole batch
     /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
     /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `stamp` tells what happened.
+    /// `queues` picks the claim statement per queue (static SQL or `pgmq.archive`).
     package static func hydrateAndClaim(
         _ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
-        stamp: ClaimStamp = ClaimStamp()
+        stamp: ClaimStamp = ClaimStamp(), queues: StepQueueStatements = .functions
     ) throws(PostgresError) -> [ClaimAttempt] {
         let metadata = stamp.metadata
         let timeoutMs = timeout.map { String(max(1, $0.inMilliseconds)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
         statements += claimStatements(requests) { request in
             .prepared(
-                StepStatements.claim,
+                queues.claim(queue: request.queue),
                 [
                     request.stepUUID, PostgresJSON(raw: metadata), request.queue,
                     request.msgID, request.taskUUID,

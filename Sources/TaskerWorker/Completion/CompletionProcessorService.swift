@@ -30,6 +30,8 @@ package final class CompletionProcessorService: Service, Sendable {
     /// Every result being stored, for readiness (`ResultStorageMonitor`).
     package let monitor: ResultStorageMonitor
     private let logger: Logger
+    /// Static SQL or PGMQ's functions for the completion's send.
+    private let queueStatements: QueueStatementSelection
 
     package init(
         completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
@@ -38,8 +40,10 @@ package final class CompletionProcessorService: Service, Sendable {
         eventDrainTimeout: Duration = .seconds(5), capacity: WorkerCapacity? = nil,
         maxResultBytes: Int = WorkerConfiguration.ResultStorage().maxResultBytes,
         monitor: ResultStorageMonitor = ResultStorageMonitor(),
+        queueStatements: QueueStatementSelection = QueueStatementSelection(),
         logger: Logger = Logger(label: "tasker.completion")
     ) {
+        self.queueStatements = queueStatements
         self.maxResultBytes = maxResultBytes
         self.monitor = monitor
         self.capacity = capacity
@@ -108,7 +112,10 @@ package final class CompletionProcessorService: Service, Sendable {
         defer { for token in tokens { monitor.stored(token) } }
         do {
             let batchWrites = writes
-            outcomes = try await pool.withConnection { c in try await StepRepository.completeBatch(c, batchWrites) }
+            let queues = queueStatements.statements
+            outcomes = try await pool.withConnection { c in
+                try await StepRepository.completeBatch(c, batchWrites, queues: queues)
+            }
         } catch {
             logger.info(
                 "storing \(written.count) results in one transaction failed; storing them one by one",
@@ -140,7 +147,8 @@ package final class CompletionProcessorService: Service, Sendable {
             monitor.stored(token)
             settled(completion)
         }
-        let writer = ResultWriter(pool: pool, backoff: retryBackoff, logger: logger)
+        let writer = ResultWriter(
+            pool: pool, backoff: retryBackoff, logger: logger, queueStatements: queueStatements)
         let stored = await writer.store(write, lostAnswer: lostAnswer) { [statistics, logger, monitor] error, attempt, delay in
             monitor.failed(token, error)
             StepMetrics.completionRetry(completion, in: statistics)

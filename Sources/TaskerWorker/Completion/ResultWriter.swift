@@ -20,6 +20,8 @@ struct ResultWriter: Sendable {
     let pool: PostgresConnectionPool
     let backoff: ReconnectBackoff
     let logger: Logger
+    /// Static SQL or PGMQ's functions for the completion's send.
+    var queueStatements = QueueStatementSelection()
 
     /// A failed attempt: the error, the attempt number (from 1), and the wait before the next.
     typealias RetryReport = @Sendable (_ error: any Error, _ attempt: Int, _ delay: Duration) -> Void
@@ -61,7 +63,10 @@ struct ResultWriter: Sendable {
             }
             do {
                 let attempt = write
-                stored.outcome = try await pool.withConnection { c in try await StepRepository.completeBatch(c, [attempt])[0] }
+                let queues = queueStatements.statements
+                stored.outcome = try await pool.withConnection { c in
+                    try await StepRepository.completeBatch(c, [attempt], queues: queues)[0]
+                }
                 return stored
             } catch {
                 if let refusal = ResultRefusal(error) {

@@ -21,13 +21,14 @@ extension StepRepository {
     /// under load the completion processor batches what has piled up). Each write is checked on its own: a step no longer
     /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
     /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
+    /// `queues` picks the statement (static SQL or `tasker.pgmq_send_with_notify`).
     package static func completeBatch(
         _ c: isolated PostgresConnection,
-        _ writes: [CompletionWrite]
+        _ writes: [CompletionWrite], queues: StepQueueStatements = .functions
     ) throws(PostgresError) -> [CompletionOutcome] {
         let statements = writes.map { write in
             PipelineStatement.prepared(
-                StepStatements.complete,
+                queues.complete,
                 [
                     write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
                     QueueNames.stepResults, PostgresJSON(raw: write.body),
@@ -66,7 +67,7 @@ package struct CompletionWrite: Sendable {
                 "worker_uuid": .string(workerUUID.uuidString.lowercased()),
                 "correlation_id": .string(message.correlationID.uuidString.lowercased()),
             ]).jsonString()
-            body = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+            body = message.jsonString()
         } catch {
             throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
         }

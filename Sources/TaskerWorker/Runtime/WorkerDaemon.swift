@@ -45,7 +45,9 @@ public final class WorkerDaemon: Service, Sendable {
     private let namespaces: [String]
     /// The pipeline's services, in group order (shut down in reverse).
     private let pipeline: [any Service]
-    private let logger: Logger
+    /// The step path's choice of static SQL or PGMQ's functions (`selectQueueStatements`).
+    let queueStatements: QueueStatementSelection
+    let logger: Logger
     private let shutdownRequested = OneShotSignal()
 
     public convenience init(
@@ -95,6 +97,7 @@ public final class WorkerDaemon: Service, Sendable {
             configuration: configuration, identity: identity, handlers: handlers, pool: pool, templates: templates,
             statistics: statistics, namespaces: namespaces, foreign: foreignHandlers)
         self.pipeline = pipeline.services
+        self.queueStatements = pipeline.queueStatements
         self.runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
             statistics: statistics, commands: pipeline.commands, eventSystem: pipeline.eventSystem,
@@ -116,6 +119,7 @@ public final class WorkerDaemon: Service, Sendable {
             logger.error("invalid task template (skipped)", metadata: ["problem": "\(problem)"])
         }
         try await templates.register(templateReport.templates.map(\.template))
+        await selectQueueStatements()
         logger.info(
             "tasker worker starting",
             metadata: [

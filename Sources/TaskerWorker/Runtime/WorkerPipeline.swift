@@ -14,6 +14,8 @@ struct WorkerPipeline {
     let eventSystem: WorkerEventSystem
     let dispatch: HandlerDispatchService
     let resultStorage: ResultStorageMonitor
+    /// Static SQL or PGMQ's functions for the step path's queue work; chosen by `WorkerDaemon.run`.
+    let queueStatements = QueueStatementSelection()
 
     init(
         configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
@@ -50,7 +52,7 @@ struct WorkerPipeline {
             domainEvents: domainEvents, statistics: statistics, identity: identity,
             eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs),
             capacity: capacity, maxResultBytes: worker.resultStorage.maxResultBytes,
-            monitor: resultStorage)
+            monitor: resultStorage, queueStatements: queueStatements)
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
             registry: handlers, pool: pool, capacity: capacity,
@@ -62,7 +64,7 @@ struct WorkerPipeline {
             pool: pool, templates: templates, dispatch: dispatchChannel,
             statistics: statistics, capacity: capacity, namespaces: namespaces,
             claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
-            identity: identity, eventDocuments: foreign != nil)
+            identity: identity, eventDocuments: foreign != nil, queueStatements: queueStatements)
         let actors = WorkerActorRegistry(stepExecutor: executor, domainEvents: domainEvents)
         let commands = ActorCommandProcessor(
             actors: actors, identity: identity, statistics: statistics, pool: pool,

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+@testable import TaskerModel
+
+/// `JSONWriter` (the Foundation-free encoder of the per-step documents) writes byte for byte what
+/// `JSONEncoder` writes, on generated values: strings with every kind of character that is escaped
+/// or not (controls, quotes, slashes, DEL, C1, U+2028, combining marks, emoji), doubles at their
+/// edges, integers at their limits, nested values, random keys.
+@Suite("JSON writer")
+struct JSONWriterTests {
+    /// A fixed-seed generator (SplitMix64), so a failure is reproducible.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let scalars: [Unicode.Scalar] =
+        (0x00...0x20).compactMap(Unicode.Scalar.init)
+        + [
+            "\"", "\\", "/", "a", "Z", "_", "0", "9", "é", "ß", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{301}", "\u{2028}",
+            "\u{2029}", "\u{FEFF}", "\u{FFFD}", "\u{FFFF}", "中", "😀", "\u{1F1E9}", "\u{10FFFF}",
+        ]
+
+    static let doubles: [Double] = [
+        0, -0.0, 1, -1, 0.1, 0.5, 1.5, -2.25, 1e-5, 1e-7, 0.001, 100, 1e15, 1e16, 1e17, 1e21, 1e22, -1e22, 1e300,
+        1.2345678901234568e17, 9_007_199_254_740_992, 9_007_199_254_740_994, 1.0 / 3.0, .pi, -.pi,
+        .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNormalMagnitude, .leastNonzeroMagnitude,
+        -.leastNonzeroMagnitude, 4.35, 0.1 + 0.2, 2.5e-8, 12_345.678_9,
+    ]
+
+    static func string(_ g: inout Generator) -> String {
+        var text = String.UnicodeScalarView()
+        for _ in 0..<Int.random(in: 0...12, using: &g) { text.append(scalars.randomElement(using: &g)!) }
+        return String(text)
+    }
+
+    static func double(_ g: inout Generator) -> Double {
+        switch Int.random(in: 0...2, using: &g) {
+        case 0: return doubles.randomElement(using: &g)!
+        case 1:
+            let value = Double(bitPattern: g.next())
+            return value.isFinite ? value : 0.25
+        default: return Double(Int.random(in: -1_000_000...1_000_000, using: &g)) / 1000
+        }
+    }
+
+    static func value(_ g: inout Generator, depth: Int = 0) -> JSONValue {
+        switch Int.random(in: 0...(depth < 4 ? 7 : 5), using: &g) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &g))
+        case 2: return .int([Int64.min, Int64.max, 0, -1, Int64.random(in: .min ... .max, using: &g)].randomElement(using: &g)!)
+        case 3: return .double(double(&g))
+        case 4, 5: return .string(string(&g))
+        case 6: return .array((0..<Int.random(in: 0...4, using: &g)).map { _ in value(&g, depth: depth + 1) })
+        default: return .object(members(&g, depth: depth + 1))
+        }
+    }
+
+    static func members(_ g: inout Generator, depth: Int = 1) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for _ in 0..<Int.random(in: 0...5, using: &g) { members[string(&g)] = value(&g, depth: depth) }
+        return members
+    }
+
+    static func optional(_ g: inout Generator) -> String? { Bool.random(using: &g) ? string(&g) : nil }
+
+    static func result(_ g: inout Generator) -> StepExecutionResult {
+        let date = Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_000_000_000_000_000, using: &g)) / 1_000_000)
+        let metadata = StepExecutionMetadata(
+            executionTimeMs: Int64.random(in: .min ... .max, using: &g), handlerVersion: optional(&g),
+            retryable: Bool.random(using: &g), completedAt: date, workerID: optional(&g), workerHostname: optional(&g),
+            startedAt: Bool.random(using: &g) ? date.addingTimeInterval(-0.5) : nil, custom: members(&g),
+            errorCode: optional(&g), errorType: optional(&g), context: members(&g))
+        let error =
+            Bool.random(using: &g)
+            ? StepExecutionError(
+                message: string(&g), errorType: optional(&g),
+                backtrace: Bool.random(using: &g) ? (0..<Int.random(in: 0...3, using: &g)).map { _ in string(&g) } : nil,
+                retryable: Bool.random(using: &g), statusCode: Bool.random(using: &g) ? UInt16.random(in: 0...UInt16.max, using: &g) : nil,
+                context: Bool.random(using: &g) ? members(&g) : [:]) : nil
+        let hint =
+            Bool.random(using: &g)
+            ? BackoffHint(
+                backoffType: BackoffHint.BackoffType.allCases.randomElement(using: &g)!,
+                delaySeconds: UInt32.random(in: 0...UInt32.max, using: &g), context: optional(&g)) : nil
+        var headers: [String: String] = [:]
+        for _ in 0..<Int.random(in: 0...3, using: &g) { headers[string(&g)] = string(&g) }
+        let orchestration =
+            Bool.random(using: &g)
+            ? OrchestrationMetadata(headers: headers, errorContext: optional(&g), backoffHint: hint, custom: members(&g)) : nil
+        return StepExecutionResult(
+            stepUUID: UUID(), success: Bool.random(using: &g), result: value(&g), metadata: metadata, status: string(&g),
+            error: error, orchestrationMetadata: orchestration)
+    }
+
+    static func foundation<T: Encodable>(_ value: T, _ formatting: JSONEncoder.OutputFormatting) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = formatting
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    @Test func resultsAreWrittenAsJSONEncoderWritesThem() throws {
+        var g = Generator(state: 16)
+        for _ in 0..<600 {
+            let result = Self.result(&g)
+            let expected = try Self.foundation(result, [.sortedKeys, .withoutEscapingSlashes])
+            let written = try result.jsonString()
+            #expect(written == expected)
+            if written != expected { return }
+        }
+    }
+
+    @Test func valuesAreWrittenAsJSONEncoderWritesThem() throws {
+        var g = Generator(state: 1)
+        for _ in 0..<1500 {
+            let value = JSONValue.object(Self.members(&g))
+            for (formatting, escapeSlashes) in [
+                (JSONEncoder.OutputFormatting.sortedKeys, true), ([.sortedKeys, .withoutEscapingSlashes], false),
+            ] {
+                var writer = JSONWriter(sortedKeys: true, escapeSlashes: escapeSlashes)
+                try writer.value(value)
+                let expected = try Self.foundation(value, formatting)
+                #expect(writer.text == expected)
+                if writer.text != expected { return }
+            }
+            // Unsorted, member order is the dictionary's (JSONEncoder's is arbitrary): same document.
+            let decoder = JSONDecoder()
+            let unsorted = try decoder.decode(JSONValue.self, from: Data(try value.jsonString().utf8))
+            #expect(unsorted == (try decoder.decode(JSONValue.self, from: JSONEncoder().encode(value))))
+        }
+    }
+
+    @Test func messagesAreWrittenAsJSONEncoderWritesThem() throws {
+        for _ in 0..<50 {
+            let message = StepMessage(taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID())
+            #expect(message.jsonString() == (try Self.foundation(message, [.sortedKeys])))
+        }
+    }
+
+    /// What `JSONEncoder` refuses (a non-finite number), the writer refuses too.
+    @Test(arguments: [Double.nan, .infinity, -.infinity])
+    func nonFiniteNumbersAreRefused(_ number: Double) {
+        let value = JSONValue.array([.double(number)])
+        #expect(throws: (any Error).self) { try JSONEncoder().encode(value) }
+        #expect(throws: JSONWriter.NonConformingNumber.self) { try value.jsonString() }
+    }
+}
