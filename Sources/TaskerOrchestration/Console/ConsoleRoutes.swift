@@ -33,9 +33,10 @@ enum ConsoleRoutes {
         router.get("console/console.js") { _, _ in file(ConsoleScript.source, type: "text/javascript; charset=utf-8") }
         router.get("console/console.css") { _, _ in file(ConsolePage.css, type: "text/css; charset=utf-8") }
         router.get("console/api/auth") { _, _ in
-            let header = (try? JSONEncoder().encode(authenticator.apiKeyHeader)).flatMap { String(data: $0, encoding: .utf8) }
-            return OrchestrationRoutes.json(
-                Data(#"{"enabled":\#(authenticator.isEnabled),"api_key_header":\#(header ?? #""X-API-Key""#)}"#.utf8))
+            let header =
+                (try? JSONEncoder().encode(authenticator.apiKeyHeader)).flatMap { String(data: $0, encoding: .utf8) }
+                ?? "\"X-API-Key\""
+            return OrchestrationRoutes.json(Data("{\"enabled\":\(authenticator.isEnabled),\"api_key_header\":\(header)}".utf8))
         }
         func guarded(_ permission: String) -> RouterGroup<OrchestrationRoutes.Context> {
             router.group().add(middleware: RequirePermissionMiddleware(authenticator: authenticator, permissionNamed: permission))
