@@ -8,6 +8,7 @@ import Testing
 
 @testable import TaskerModel
 @testable import TaskerOrchestration
+@testable import TaskerPostgres
 
 /// The task console's routes (`ConsoleRoutes`) on a test database: the page and its files with the
 /// console's Content-Security-Policy, the console-only JSON (counts by state, a task's DAG with the

@@ -251,7 +251,9 @@ enum ConsoleScript {
             $("task-context").textContent = json(task.context);
             const steps = Array.isArray(dag.steps) ? dag.steps : [];
             renderDAG(steps);
-            const rows = steps.map((s) => el("tr", { "data-step": String(s.name) },
+            const depth = layersOf(steps);
+            const ordered = [...steps].sort((a, b) => (depth.get(a.step_uuid) || 0) - (depth.get(b.step_uuid) || 0));
+            const rows = ordered.map((s) => el("tr", { "data-step": String(s.name) },
               el("td", {}, s.name), el("td", {}, stateBadge(s.state)), el("td", {}, `${s.attempts}/${s.max_attempts}`),
               el("td", {}, time(s.created_at)), el("td", {}, time(s.claimed_at)),
               el("td", {}, time(s.completed_at) + (s.claimed_at && s.completed_at ? millisBetween(s.claimed_at, s.completed_at) : "")),

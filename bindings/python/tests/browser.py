@@ -118,24 +118,29 @@ class Browser:
         return json.loads(message)
 
     def open(self, url: str) -> None:
-        """Navigates the page to ``url``."""
+        """Navigates the page to ``url`` and waits until it has loaded."""
         self.command("Page.navigate", {"url": url}, session=True)
+        self.wait_for(f"location.href === {json.dumps(url)} && document.readyState === 'complete'", f"{url} loaded")
 
     def evaluate(self, expression: str) -> Any:
-        """The value of a JavaScript expression in the page (promises are awaited)."""
-        answer = self.command("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
-                              session=True)
+        """The value of a JavaScript expression in the page (promises are awaited); fails when it throws."""
+        answer = self._evaluate(expression)
         assert "exceptionDetails" not in answer, f"{expression}: {answer['exceptionDetails']}"
         return answer["result"].get("value")
 
+    def _evaluate(self, expression: str) -> dict[str, Any]:
+        return self.command("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
+                            session=True)
+
     def wait_for(self, expression: str, what: str, timeout: float = 30,
                  describe: Callable[[], str] | None = None) -> Any:
-        """Polls ``expression`` in the page until it is truthy; answers its value."""
+        """Polls ``expression`` in the page until it is truthy (an exception counts as not yet: the page
+        may still be loading); answers its value."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = self.evaluate(expression)
-            if value:
-                return value
+            answer = self._evaluate(expression)
+            if "exceptionDetails" not in answer and answer["result"].get("value"):
+                return answer["result"]["value"]
             time.sleep(0.1)
         raise AssertionError(f"the page did not show {what} within {timeout} s\n"
                              f"{describe() if describe else self.text()[:3000]}")

@@ -82,7 +82,7 @@ def test_console_shows_tasks_dag_results_errors_and_the_dlq(cluster: Cluster, br
 
     browser.open(f"{base}/console")
     for task in (mixed, failed):
-        browser.wait_for(f"document.querySelector('#tasks tr[data-task=\"{task}\"]')", f"task {task} in the list")
+        browser.wait_for(f"!!document.querySelector('#tasks tr[data-task=\"{task}\"]')", f"task {task} in the list")
     rows = browser.evaluate("[...document.querySelectorAll('#tasks tbody tr')].map(r => r.dataset.task)")
     assert rows == [failed, mixed], "newest first"
     states = browser.evaluate("[...document.querySelectorAll('#tasks tbody tr')].map(r => r.cells[3].textContent)")
@@ -115,7 +115,7 @@ def test_console_shows_tasks_dag_results_errors_and_the_dlq(cluster: Cluster, br
         next(s["step_uuid"] for s in dag["steps"] if s["name"] == "mixed_echo")]
     double = json.loads(steps["mixed_double"]["outcome"])
     assert double["value"] == 42 and double["echoed_context"]["note"] == HOSTILE
-    assert HOSTILE in browser.evaluate("document.getElementById('task-context').textContent")
+    assert json.loads(browser.evaluate("document.getElementById('task-context').textContent"))["note"] == HOSTILE
     assert browser.evaluate("document.querySelectorAll('main script, main img').length") == 0
     assert browser.evaluate("window.__pwned === undefined && document.title === 'Tasker task console'")
     if screenshot := os.environ.get("TASKER_CONSOLE_SCREENSHOT"):
