@@ -148,7 +148,7 @@ public struct TaskQueries: Sendable {
     // MARK: - Helpers
 
     /// The `doc` column (or, with `column: nil`, one empty document per row) of every row.
-    private func documents(
+    func documents(
         _ sql: String, _ parameters: [any PostgresEncodable], column: String? = "doc", doing what: String
     ) async throws(TaskAPIError) -> [Data] {
         do {

@@ -5,7 +5,7 @@
 /// upstream's naive timestamps (no zone), as its `NaiveDateTime` fields (serde refuses a zone there).
 enum TaskQueryStatements {
     /// `to_char` of a `timestamp` column as upstream's `DateTime<Utc>` (NULL stays NULL).
-    private static func utc(_ column: String) -> String {
+    static func utc(_ column: String) -> String {
         #"to_char(\#(column), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"#
     }
 

@@ -19,6 +19,7 @@ import TaskerModel
 /// | `GET /v1/dlq?resolution_status&limit&offset` | `dlq:read` | `[DlqEntry]` |
 /// | `GET /v1/dlq/task/{task_uuid}` | `dlq:read` | `DlqEntry` |
 /// | `GET /health`, `/health/live`, `/health/ready` | – | `{"status","timestamp"}` |
+/// | `GET /console…` | see ``ConsoleRoutes`` | the task console |
 ///
 /// Every refusal is upstream's `{"error":{"code","message"}}`: 400 `INVALID_UUID` / `BAD_REQUEST`,
 /// 401/403 from auth, 404 `NOT_FOUND`, 408 `TIMEOUT`, 409 `CONFLICT`, 413 for a body over 4 MiB.
@@ -92,6 +93,7 @@ enum OrchestrationRoutes {
         router.get("health") { _, _ in await health(queries) }
         router.get("health/ready") { _, _ in await health(queries) }
         router.get("health/live") { _, _ in json(Data(#"{"status":"alive","timestamp":"\#(now())"}"#.utf8)) }
+        ConsoleRoutes.add(to: router, queries: queries, authenticator: authenticator)
         return router
     }
 

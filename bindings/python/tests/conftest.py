@@ -307,6 +307,22 @@ class Cluster:
     def start_orchestration(self) -> Process:
         return self.start("orchestration", [str(self.tools.dev_binary), "orchestrate"])
 
+    def restart_orchestration(self, extra_toml: str = "") -> str:
+        """Stops what runs and starts the orchestration again with its REST server on a free port (and
+        ``extra_toml`` appended to its configuration, e.g. ``[orchestration.web.auth]``); answers its
+        address once /health answers."""
+        for process in self.processes:
+            process.terminate()
+        self.processes.clear()
+        port = free_port()
+        config = self.directory / "orchestration.toml"
+        config.write_text(f'[common.database]\nurl = "{self.db.url}"\n'
+                          f'[orchestration.web]\nbind_address = "127.0.0.1:{port}"\n{extra_toml}')
+        orchestration = self.start("orchestration-web", [str(self.tools.dev_binary), "orchestrate"],
+                                   {"TASKER_CONFIG_PATH": str(config)})
+        orchestration.wait_for_http(f"http://127.0.0.1:{port}/health")
+        return f"127.0.0.1:{port}"
+
     def start_python_host(self, *, config: dict[str, Any] | None = None, threads: int = 4, name: str = "host") -> Process:
         """tests/hosts/python_host.py (our API with fixtures/handlers/py_handlers.py); waits for READY."""
         host = self.start(name, [sys.executable, str(HOSTS / "python_host.py")], {

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,9 @@ def test_ctrl_c_on_a_piped_scripts_dev_stops_the_worker_the_orchestration_and_po
         assert postmaster is not None and _alive(postmaster)
         started = [worker, orchestration, postmaster]
         submit = re.search(r"submit by hand (.*)", text).group(1)
+        console = re.search(r"task console +(http://\S+)", text).group(1)
+        with urllib.request.urlopen(console, timeout=10) as response:   # the banner's console URL serves the page
+            assert response.status == 200 and b"<title>Tasker task console</title>" in response.read()
 
         os.killpg(pipeline.pid, signal.SIGINT)   # Ctrl-C
 

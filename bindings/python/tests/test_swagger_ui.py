@@ -6,15 +6,12 @@ The worker embedded in Python (libTaskerWorkerFFI.so) serves the same files from
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-import pytest
-
+from browser import rendered_dom
 from conftest import REPO, Cluster, free_port
 
 #: The vendored files the binaries embed.
@@ -43,27 +40,11 @@ def _start_worker(cluster: Cluster) -> str:
     raise AssertionError(f"tasker-worker did not answer /health within 60 s\n{worker.log_tail()}")
 
 
-def _rendered_dom(url: str, profile: Path) -> str:
-    """The DOM Chromium has after running the page at ``url`` (headless, --dump-dom)."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("Debian's chromium is not installed (scripts/test installs it: apt-get install chromium)")
-    done = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-extensions", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-         f"--user-data-dir={profile}", f"--virtual-time-budget={VIRTUAL_TIME_BUDGET_MS}", "--dump-dom", url],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
-    )
-    assert done.returncode == 0, f"chromium exited {done.returncode}\n{done.stderr[-3000:]}"
-    return done.stdout
-
-
 def test_swagger_ui_renders_our_openapi_document_in_chromium(cluster: Cluster, tmp_path: Path) -> None:
     base = _start_worker(cluster)
     with urllib.request.urlopen(f"{base}/api-docs/openapi.json", timeout=10) as response:
         document = json.load(response)
-    dom = _rendered_dom(f"{base}/api-docs/ui/", tmp_path / "chromium-profile")
+    dom = rendered_dom(f"{base}/api-docs/ui/", tmp_path / "chromium-profile", VIRTUAL_TIME_BUDGET_MS)
 
     assert '<div id="swagger-ui">' in dom and 'class="swagger-ui"' in dom, f"Swagger UI did not render:\n{dom[:2000]}"
     assert "Failed to load API definition" not in dom, dom[:4000]

@@ -84,21 +84,10 @@ class UpstreamClient:
 def start_orchestration_with_api_key(cluster: Cluster) -> str:
     """Restarts the test's orchestration with [orchestration.web.auth] requiring an API key (every
     task permission); answers its API address."""
-    for process in cluster.processes:
-        process.terminate()
-    cluster.processes.clear()
-    port = free_port()
-    config = cluster.directory / "orchestration.toml"
-    config.write_text(
-        f'[common.database]\nurl = "{cluster.db.url}"\n'
-        f'[orchestration.web]\nbind_address = "127.0.0.1:{port}"\n'
+    return cluster.restart_orchestration(
         '[orchestration.web.auth]\nenabled = true\napi_keys_enabled = true\n'
         f'[[orchestration.web.auth.api_keys]]\nkey = "{API_KEY}"\n'
         'permissions = ["tasks:*", "steps:read", "dlq:read"]\n')
-    orchestration = cluster.start(
-        "orchestration-auth", [str(cluster.tools.dev_binary), "orchestrate"], {"TASKER_CONFIG_PATH": str(config)})
-    orchestration.wait_for_http(f"http://127.0.0.1:{port}/health")
-    return f"127.0.0.1:{port}"
 
 
 def http_status(url: str, headers: dict[str, str] | None = None) -> int:
