@@ -14,6 +14,7 @@ extension WorkerLauncher {
     /// end the program with a crash report instead of the message).
     ///
     /// - Parameters:
+    ///   - handlers: the handlers the worker runs, by callable.
     ///   - configPath: a pre-merged TOML file; nil: `TASKER_CONFIG_PATH`, else `config/tasker` by `TASKER_ENV`.
     ///   - command: the name the message starts with; by default the executable's file name.
     public static func runExitingOnLaunchError(
