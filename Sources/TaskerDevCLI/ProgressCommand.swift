@@ -159,14 +159,28 @@ struct ProgressCommand: AsyncParsableCommand {
         }
         screen.hideCursor()
         await loop.value
-        // Final snapshot: what was reached when submission stopped.
-        if let snapshot = try? await pool.transaction({ c in try query.snapshot(c) }) {
-            let stats = submitter?.statistics
-            if terminal {
-                screen.draw(header + ProgressRenderer.lines(snapshot, submitter: stats, final: true))
-            } else {
-                ProgressScreen.emit(ProgressRenderer.plainLine(snapshot, submitter: stats, final: true))
+        // Final snapshot: what was reached when submission stopped. Retried: the loop's cancellation
+        // may have cancelled a statement in flight, and the pool replaces that connection first.
+        var lastError: (any Error)?
+        for attempt in 0..<5 {
+            do {
+                let snapshot = try await pool.transaction { c in try query.snapshot(c) }
+                let stats = submitter?.statistics
+                if terminal {
+                    screen.draw(header + ProgressRenderer.lines(snapshot, submitter: stats, final: true))
+                } else {
+                    ProgressScreen.emit(ProgressRenderer.plainLine(snapshot, submitter: stats, final: true))
+                }
+                lastError = nil
+                break
+            } catch {
+                lastError = error
+                try? await Task.sleep(for: .milliseconds(100 * (attempt + 1)))
             }
+        }
+        if let lastError {
+            let line = "[progress, final] no final snapshot: \(lastError)"
+            if terminal { screen.draw(header + [line]) } else { ProgressScreen.emit(line) }
         }
         screen.showCursor()
         signals.forEach { $0.cancel() }
