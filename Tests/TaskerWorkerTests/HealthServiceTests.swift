@@ -195,6 +195,36 @@ struct HealthServiceTests {
 
     // MARK: - Helpers
 
+    /// The settling is wired into readiness: with the queue table locked, queue metrics time out;
+    /// the first timeout after a healthy answer keeps the worker ready (saying so), the second does not,
+    /// and the worker is ready again once the lock is gone.
+    @Test
+    func oneQueueMetricsTimeoutKeepsTheWorkerReadyTheSecondDoesNot() async throws {
+        try await withTestDatabase { db in
+            let worker = try await WebTestWorker.start(db)
+            var thresholds = HealthThresholds()
+            thresholds.queueMetricsTimeout = .milliseconds(500)
+            let health = WorkerHealthService(runtime: worker.daemon.runtime, thresholds: thresholds)
+            #expect(await health.readiness().isReady)
+
+            let locker = try await db.connect()
+            try await locker.execute("BEGIN")
+            try await locker.execute("LOCK TABLE pgmq.q_worker_webtest_queue IN ACCESS EXCLUSIVE MODE")
+            let first = await health.readiness()
+            #expect(first.isReady, "\(first.checks.queueProcessing)")
+            #expect(first.checks.queueProcessing.message?.contains("not read within") == true)
+            #expect(first.checks.queueProcessing.message?.contains("the previous answer stands") == true)
+            let second = await health.readiness()
+            #expect(!second.isReady)
+            #expect(second.checks.queueProcessing.verdict == .unhealthy)
+            try await locker.execute("ROLLBACK")
+            await locker.close()
+
+            try await waitUntil(timeout: .seconds(10)) { await health.readiness().isReady }
+            try await worker.stop()
+        }
+    }
+
     static func send(_ admin: PostgresConnection, queue: String, delaySeconds: Int) async throws {
         try await admin.query(
             "SELECT pgmq.send($1::text, $2::jsonb, $3::integer)",

@@ -49,6 +49,33 @@ struct ReadmeExampleTests {
         }
     }
 
+    @Test("the example's manifest evaluates: the executable and test targets on this repository's products")
+    func theExampleManifestEvaluates() async throws {
+        let outcome = try await Subprocess.run(
+            "/usr/bin/env", ["swift", "package", "dump-package", "--package-path", Self.example],
+            environment: ProcessInfo.processInfo.environment, timeout: .seconds(180))
+        #expect(outcome.status == 0, "\(outcome)")
+        let manifest = try JSONDecoder().decode(JSONValue.self, from: Data(outcome.stdout.utf8))
+        guard case .array(let targets)? = manifest["targets"] else {
+            Issue.record("no targets in \(outcome.stdout)")
+            return
+        }
+        #expect(targets.compactMap { $0["name"]?.stringValue }.sorted() == ["PaymentsWorker", "PaymentsWorkerTests"])
+        // Every product dependency is one of this repository's products, by the name the README uses.
+        var products: [String] = []
+        for target in targets {
+            guard case .array(let dependencies)? = target["dependencies"] else { continue }
+            for dependency in dependencies {
+                if case .array(let product)? = dependency["product"], product.count >= 2 {
+                    products.append("\(product[0].stringValue ?? "?")@\(product[1].stringValue ?? "?")")
+                }
+            }
+        }
+        #expect(
+            products.sorted()
+                == ["TaskerWorker@tasker-worker-swift", "TaskerWorker@tasker-worker-swift", "TaskerWorkerTesting@tasker-worker-swift"])
+    }
+
     static func context(_ taskContext: JSONValue) -> StepContext {
         StepContext(
             taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID(), namespace: "payments",
