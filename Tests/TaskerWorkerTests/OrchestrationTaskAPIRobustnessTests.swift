@@ -76,4 +76,14 @@ import Testing
             await pool.close()
         }
     }
+
+    /// `orchestration.web.database_pools.operator_max_connections` bounds the connections the task API
+    /// reads through (the `.operator` lane of the orchestration's pool), as its comment says.
+    @Test func theOperatorBudgetOfThePoolIsConfigured() async throws {
+        var configuration = TaskerConfiguration()
+        configuration.orchestration.web.databasePools.operatorMaxConnections = 3
+        let service = OrchestrationService(configuration: configuration)
+        #expect(service.databasePool.configuration.operatorMaxConnections == 3)
+        await service.databasePool.close()
+    }
 }
