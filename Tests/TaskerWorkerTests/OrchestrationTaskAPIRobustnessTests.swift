@@ -86,4 +86,22 @@ import Testing
         #expect(service.databasePool.configuration.operatorMaxConnections == 3)
         await service.databasePool.close()
     }
+
+    /// Refusals are built by the one `{"error":{"code","message"}}` builder (`APIErrorResponse`): keys
+    /// in upstream's order on every run, whatever the hash seed; an oversized body is 413.
+    @Test func errorBodiesAreTheSharedBuildersBytes() async throws {
+        try await OrchestrationTaskAPITests.withAPI { client, _ in
+            let body = try await client.execute(uri: "/v1/tasks/not-a-uuid", method: .get) { String(buffer: $0.body) }
+            #expect(body == #"{"error":{"code":"INVALID_UUID","message":"task uuid is not a uuid: \"not-a-uuid\""}}"#)
+            let oversized = ByteBuffer(string: String(repeating: " ", count: OrchestrationWebServer.maxBodyBytes + 1))
+            let (status, text) = try await client.execute(uri: "/v1/tasks", method: .post, body: oversized) {
+                ($0.status, String(buffer: $0.body))
+            }
+            #expect(status.code == 413)
+            #expect(
+                text
+                    == #"{"error":{"code":"PAYLOAD_TOO_LARGE","message":"Request body larger than \#(OrchestrationWebServer.maxBodyBytes) bytes"}}"#
+            )
+        }
+    }
 }

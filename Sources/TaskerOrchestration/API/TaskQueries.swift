@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 
