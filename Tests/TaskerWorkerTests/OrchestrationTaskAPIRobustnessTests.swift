@@ -104,4 +104,91 @@ import Testing
             )
         }
     }
+
+    /// `DELETE /v1/tasks/{uuid}` while the orchestration moves the task (a transition not yet
+    /// committed): the cancel waits, then cancels from the state the orchestration reached, instead of
+    /// failing with a unique violation; a step a worker holds (`in_progress`) is left to finish.
+    @Test func cancelWaitsOutAConcurrentTransitionAndLeavesRunningStepsAlone() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let pool = db.pool(maxConnections: 4)
+            let service = OrchestrationService(pool: pool, databaseURL: db.url)
+            let queries = TaskQueries(pool: pool, orchestration: service)
+            let other = try await db.connect()
+            do {
+                let request = try JSONDecoder().decode(TaskRequest.self, from: Data(OrchestrationTaskAPITests.linearRequest.utf8))
+                let created = try JSONDecoder().decode(JSONValue.self, from: try await queries.create(request))
+                let task = try #require(created["task_uuid"]?.stringValue.flatMap(UUID.init(uuidString:)))
+
+                // A worker holds one step.
+                let held = try await harness.admin.query(
+                    """
+                    WITH one AS (
+                        SELECT wst.workflow_step_uuid, wst.to_state, wst.sort_key
+                          FROM tasker.workflow_steps ws JOIN tasker.workflow_step_transitions wst
+                            ON wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent
+                         WHERE ws.task_uuid = $1::uuid ORDER BY ws.created_at LIMIT 1),
+                    retired AS (
+                        UPDATE tasker.workflow_step_transitions t SET most_recent = false
+                          FROM one WHERE t.workflow_step_uuid = one.workflow_step_uuid AND t.most_recent
+                        RETURNING t.workflow_step_uuid)
+                    INSERT INTO tasker.workflow_step_transitions
+                        (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+                    SELECT one.workflow_step_uuid, 'in_progress', one.to_state, '{}'::jsonb, one.sort_key + 1, true, NOW(), NOW()
+                      FROM one JOIN retired USING (workflow_step_uuid)
+                    RETURNING workflow_step_uuid
+                    """, [task])
+                let heldStep: UUID = try held[0].decode("workflow_step_uuid")
+
+                // The orchestration moves the task in a transaction that has not committed yet.
+                try await other.execute("BEGIN")
+                let moved = try await other.query(
+                    """
+                    WITH retired AS (
+                        UPDATE tasker.task_transitions SET most_recent = false, updated_at = NOW()
+                         WHERE task_uuid = $1::uuid AND most_recent RETURNING to_state, sort_key)
+                    INSERT INTO tasker.task_transitions
+                        (task_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
+                    SELECT $1::uuid, 'evaluating_results', to_state, '{}'::jsonb, sort_key + 1, true, NOW(), NOW() FROM retired
+                    RETURNING sort_key
+                    """, [task])
+                #expect(moved.count == 1)
+                let cancelling = Task { try await queries.cancel(task) }
+                try await Task.sleep(for: .milliseconds(500))
+                try await other.execute("COMMIT")
+                let answer = try JSONDecoder().decode(JSONValue.self, from: try await cancelling.value)
+                #expect(answer["status"]?.stringValue == "cancelled", "\(answer)")
+
+                let transitions = try await harness.admin.query(
+                    "SELECT from_state, most_recent FROM tasker.task_transitions WHERE task_uuid = $1::uuid AND to_state = 'cancelled'",
+                    [task])
+                #expect(transitions.count == 1)
+                #expect(try transitions.first?.decode("from_state") as String? == "evaluating_results")
+                let steps = try await harness.admin.query(
+                    """
+                    SELECT ws.workflow_step_uuid, t.to_state FROM tasker.workflow_steps ws
+                      JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = ws.workflow_step_uuid AND t.most_recent
+                     WHERE ws.task_uuid = $1::uuid
+                    """, [task])
+                #expect(steps.count > 1)
+                for row in steps {
+                    let step: UUID = try row.decode("workflow_step_uuid")
+                    let state: String = try row.decode("to_state")
+                    #expect(state == (step == heldStep ? "in_progress" : "cancelled"), "step \(step)")
+                }
+                do {
+                    _ = try await queries.cancel(task)
+                    Issue.record("a second cancel succeeded")
+                } catch {
+                    #expect(error.code == .badRequest, "\(error)")
+                }
+            } catch {
+                await other.close()
+                await pool.close()
+                throw error
+            }
+            await other.close()
+            await pool.close()
+        }
+    }
 }
