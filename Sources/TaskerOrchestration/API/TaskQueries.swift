@@ -83,9 +83,22 @@ public struct TaskQueries: Sendable {
         return Data(#"{"tasks":["#.utf8) + Self.joined(tasks) + Data(#"],"pagination":\#(pagination)}"#.utf8)
     }
 
+    /// Whether the task exists: the orchestration's own identity read (`TaskRepository`), not the
+    /// whole `TaskResponse` (its readiness and execution context are computed per step).
+    func exists(_ taskUUID: UUID) async throws(TaskAPIError) -> Bool {
+        do {
+            return try await pool.withConnection(lane: .operator) { c in
+                let rows = try await c.query(TaskRepository.Statements.identity, [taskUUID])
+                return !rows.isEmpty
+            }
+        } catch {
+            throw databaseError(error, doing: "reading a task")
+        }
+    }
+
     /// The task's steps (`[StepResponse]`), or nil when there is no such task.
     public func steps(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
-        guard try await task(taskUUID) != nil else { return nil }
+        guard try await exists(taskUUID) else { return nil }
         let steps = try await documents(TaskQueryStatements.steps, [taskUUID, UUID?.none], doing: "reading steps")
         return Data("[".utf8) + Self.joined(steps) + Data("]".utf8)
     }
