@@ -191,4 +191,36 @@ import Testing
             await pool.close()
         }
     }
+
+    /// `tasker-dev task show` prints contexts, reasons and results that API clients and handlers wrote:
+    /// their control characters (a terminal's escape sequences) come out escaped.
+    @Test func taskShowEscapesControlCharacters() async throws {
+        try await withTestDatabase { db in
+            _ = try await OrchestrationHarness.make(db)
+            let pool = db.pool(maxConnections: 2)
+            let service = OrchestrationService(pool: pool, databaseURL: db.url)
+            let request = TaskRequest(
+                namespace: "examples", name: "linear_workflow", version: "1.0.0",
+                context: .object(["note": .string("\u{9B}31mred")]), initiator: "tests", sourceSystem: "tests",
+                reason: "\u{1B}]0;retitled\u{07}")
+            let created: Data
+            do {
+                created = try await TaskQueries(pool: pool, orchestration: service).create(request)
+            } catch {
+                await pool.close()
+                throw error
+            }
+            await pool.close()
+            let task = try #require(try JSONDecoder().decode(JSONValue.self, from: created)["task_uuid"]?.stringValue)
+            let outcome = try CommandLineTests.run(
+                ["task", "show", task], environment: ["DATABASE_URL": db.url, "TASKER_ENV": "test"],
+                executable: CommandLineTests.devBinary)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stdout.contains(task))
+            #expect(
+                !outcome.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B || $0.value == 0x07 },
+                "\(outcome.stdout.debugDescription)")
+            #expect(outcome.stdout.contains("\\u{1b}]0;retitled\\u{7}"), "\(outcome.stdout)")
+        }
+    }
 }
