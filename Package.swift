@@ -104,8 +104,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
         // The SDK (handlers) and the worker: intake → claim → capacity → dispatch → completion, runtime, operator surface.

@@ -22,6 +22,8 @@ package struct APIErrorBody: Codable, Sendable, Equatable {
 /// The `ApiError` codes and the HTTP status each is sent with.
 package enum APIErrorCode: String, Sendable, CaseIterable {
     case badRequest = "BAD_REQUEST"
+    /// A path segment that must be a uuid is not one (the orchestration's task API).
+    case invalidUUID = "INVALID_UUID"
     case unauthorized = "UNAUTHORIZED"
     case authenticationFailed = "AUTHENTICATION_FAILED"
     case forbidden = "FORBIDDEN"
@@ -29,6 +31,8 @@ package enum APIErrorCode: String, Sendable, CaseIterable {
     case notFound = "NOT_FOUND"
     case timeout = "TIMEOUT"
     case conflict = "CONFLICT"
+    /// A request body over the server's limit.
+    case payloadTooLarge = "PAYLOAD_TOO_LARGE"
     case internalError = "INTERNAL_ERROR"
     case databaseError = "DATABASE_ERROR"
     case serviceUnavailable = "SERVICE_UNAVAILABLE"
@@ -36,30 +40,44 @@ package enum APIErrorCode: String, Sendable, CaseIterable {
     /// The HTTP status code upstream sends with this code.
     package var statusCode: Int {
         switch self {
-        case .badRequest: 400
+        case .badRequest, .invalidUUID: 400
         case .unauthorized, .authenticationFailed: 401
         case .forbidden, .authorizationFailed: 403
         case .notFound: 404
         case .timeout: 408
         case .conflict: 409
+        case .payloadTooLarge: 413
         case .internalError, .databaseError: 500
         case .serviceUnavailable: 503
         }
     }
 }
 
+extension APIErrorCode {
+    /// The code for an HTTP status (a status without a code of its own maps by class).
+    package static func forStatus(_ status: Int) -> APIErrorCode {
+        if let code = allCases.first(where: {
+            $0.statusCode == status && $0 != .authenticationFailed
+                && $0 != .authorizationFailed && $0 != .databaseError && $0 != .invalidUUID
+        }) {
+            return code
+        }
+        return status >= 500 ? .internalError : .badRequest
+    }
+}
+
 /// The one builder of `{"error":{"code","message"}}` responses (worker and orchestration REST).
 package enum APIErrorResponse {
-    /// The body with the code's status; keys sorted, so the bytes are upstream's (serde writes `code`
-    /// before `message`) on every run.
-    package static func make(_ code: APIErrorCode, message: String) -> Response {
+    /// The body with the code's status (or `status`); keys sorted, so the bytes are upstream's (serde
+    /// writes `code` before `message`) on every run.
+    package static func make(_ code: APIErrorCode, message: String, status: HTTPResponse.Status? = nil) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body =
             (try? encoder.encode(APIErrorBody(code: code, message: message)))
             ?? Data(#"{"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#.utf8)
         return Response(
-            status: HTTPResponse.Status(code: code.statusCode), headers: [.contentType: "application/json"],
+            status: status ?? HTTPResponse.Status(code: code.statusCode), headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

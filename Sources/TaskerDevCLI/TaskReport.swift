@@ -63,11 +63,13 @@ enum TaskReport {
         return lines.joined(separator: "\n")
     }
 
-    /// A scalar as text (`-` for absent or null; other JSON compactly).
+    /// A scalar as text (`-` for absent or null; other JSON compactly). Control characters are escaped
+    /// (`StringEscaping`): contexts, results and errors come from API clients and handlers, and an
+    /// escape sequence must not reach the terminal.
     static func text(_ value: JSONValue?) -> String {
         switch value {
         case nil, .null?: return "-"
-        case .string(let string)?: return string
+        case .string(let string)?: return StringEscaping.escapingControls(string)
         case .int(let number)?: return String(number)
         case .double(let number)?: return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
         case .bool(let flag)?: return String(flag)
@@ -75,11 +77,12 @@ enum TaskReport {
         }
     }
 
-    /// Compact JSON, cut at `limit` characters with `…`.
+    /// Compact JSON, cut at `limit` characters with `…`, control characters escaped (as `text`).
     static func compact(_ value: JSONValue?, limit: Int) -> String {
         guard let value else { return "-" }
-        if case .string(let string) = value { return string.count > limit ? String(string.prefix(limit)) + "…" : string }
-        let json = (try? value.jsonString()) ?? "?"
-        return json.count > limit ? String(json.prefix(limit)) + "…" : json
+        let raw: String
+        if case .string(let string) = value { raw = string } else { raw = (try? value.jsonString()) ?? "?" }
+        let escaped = StringEscaping.escapingControls(raw)
+        return escaped.count > limit ? String(escaped.prefix(limit)) + "…" : escaped
     }
 }

@@ -210,6 +210,10 @@ enum ConfigurationSchema {
             ("\(sd).actions.event_channel", .nonEmpty),
             ("orchestration.web.bind_address", .bindAddress),
             ("orchestration.web.request_timeout_ms", .integer(100...300_000)),
+            ("orchestration.web.max_connections", .integer(1...100_000)),  // ours
+            ("orchestration.web.max_connections_per_address", .integer(0...100_000)),  // ours
+            ("orchestration.web.header_read_timeout_seconds", .integer(1...3600)),  // ours
+            ("orchestration.web.idle_timeout_seconds", .integer(1...86400)),  // ours
             ("orchestration.web.database_pools.web_api_pool_size", .integer(1...1000)),
             ("orchestration.web.database_pools.web_api_max_connections", .integer(1...1000)),
             ("orchestration.web.database_pools.web_api_connection_timeout_seconds", .integer(1...300)),

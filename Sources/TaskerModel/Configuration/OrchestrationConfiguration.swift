@@ -18,6 +18,17 @@ extension OrchestrationConfiguration {
         public var bindAddress = "0.0.0.0:8080"
         /// A request taking longer gets 408 `TIMEOUT` (100–300000).
         public var requestTimeoutMs = 30000
+        /// Ours (as `worker.web`): at most this many open HTTP connections; beyond it new connections
+        /// wait in the listen backlog until one closes (they are not accepted).
+        public var maxConnections = 1000
+        /// Ours: at most this many open HTTP connections from one client IP address (more are closed
+        /// when accepted), so one client cannot fill `max_connections` alone; 0 = no limit.
+        public var maxConnectionsPerAddress = 100
+        /// Ours: a connection must deliver a complete request head within this many seconds of
+        /// opening, or of its first byte after a response; else it is closed (slowloris).
+        public var headerReadTimeoutSeconds = 30
+        /// Ours: a keep-alive connection with no request in progress is closed after this many seconds.
+        public var idleTimeoutSeconds = 75
         /// Upstream's separate web pool (unused: the API reads through `common.database.pool`'s operator
         /// lane, at most `operator_max_connections` connections at once).
         public var databasePools: WorkerConfiguration.WebDatabasePools = {

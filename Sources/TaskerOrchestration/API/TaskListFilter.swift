@@ -1,3 +1,5 @@
+import TaskerAuth
+
 /// The filters and page of `GET /v1/tasks` (upstream `TaskListQuery`) and `tasker-dev task list`.
 public struct TaskListFilter: Sendable, Equatable {
     /// 1-based page (default 1).

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 
@@ -82,9 +83,22 @@ public struct TaskQueries: Sendable {
         return Data(#"{"tasks":["#.utf8) + Self.joined(tasks) + Data(#"],"pagination":\#(pagination)}"#.utf8)
     }
 
+    /// Whether the task exists: the orchestration's own identity read (`TaskRepository`), not the
+    /// whole `TaskResponse` (its readiness and execution context are computed per step).
+    func exists(_ taskUUID: UUID) async throws(TaskAPIError) -> Bool {
+        do {
+            return try await pool.withConnection(lane: .operator) { c in
+                let rows = try await c.query(TaskRepository.Statements.identity, [taskUUID])
+                return !rows.isEmpty
+            }
+        } catch {
+            throw databaseError(error, doing: "reading a task")
+        }
+    }
+
     /// The task's steps (`[StepResponse]`), or nil when there is no such task.
     public func steps(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
-        guard try await task(taskUUID) != nil else { return nil }
+        guard try await exists(taskUUID) else { return nil }
         let steps = try await documents(TaskQueryStatements.steps, [taskUUID, UUID?.none], doing: "reading steps")
         return Data("[".utf8) + Self.joined(steps) + Data("]".utf8)
     }
@@ -116,29 +130,72 @@ public struct TaskQueries: Sendable {
     /// Cancels the task (and its steps that no worker holds); answers its `TaskResponse` afterwards.
     /// - Throws: ``TaskAPIError`` `NOT_FOUND` for no such task, `BAD_REQUEST` when it already finished.
     public func cancel(_ taskUUID: UUID) async throws(TaskAPIError) -> Data {
-        let outcome: (previous: String, cancelled: Bool)?
+        let outcome: CancelOutcome
         do {
-            let metadata = #"{"event":"Cancel","from_service":"task_api"}"#
+            let processorUUID = orchestration.processor.context.processorUUID
             outcome = try await pool.withConnection(lane: .operator) { c in
-                try await c.transaction { c throws(PostgresError) -> (previous: String, cancelled: Bool)? in
-                    let rows = try c.query(TaskQueryStatements.cancel, [taskUUID, PostgresJSON(raw: metadata)])
-                    guard let row = rows.first else { return nil }
-                    return (previous: try row.decode("previous_state"), cancelled: try row.decode("cancelled"))
+                try await c.transaction { c throws(PostgresError) -> CancelOutcome in
+                    try Self.cancel(c, taskUUID: taskUUID, processorUUID: processorUUID)
                 }
             }
         } catch {
             throw databaseError(error, doing: "cancelling a task")
         }
-        guard let outcome else { throw TaskAPIError(.notFound, "task \(taskUUID.lowercased) does not exist") }
-        guard outcome.cancelled else {
-            throw TaskAPIError(.badRequest, "task \(taskUUID.lowercased) cannot be cancelled: it is already \(outcome.previous)")
+        switch outcome {
+        case .notFound:
+            throw TaskAPIError(.notFound, "task \(taskUUID.lowercased) does not exist")
+        case .finished(let state):
+            throw TaskAPIError(.badRequest, "task \(taskUUID.lowercased) cannot be cancelled: it is already \(state.rawValue)")
+        case .busy:
+            throw TaskAPIError(.conflict, "task \(taskUUID.lowercased) kept changing state; try again")
+        case .cancelled(let previous, let steps):
+            logger.info(
+                "task cancelled",
+                metadata: ["task_uuid": "\(taskUUID.lowercased)", "previous_state": "\(previous.rawValue)", "cancelled_steps": "\(steps)"])
         }
-        logger.info("task cancelled", metadata: ["task_uuid": "\(taskUUID.lowercased)", "previous_state": "\(outcome.previous)"])
         guard let document = try await task(taskUUID) else {
             throw TaskAPIError(.notFound, "task \(taskUUID.lowercased) does not exist")
         }
         return document
     }
+
+    /// What ``cancel(_:)`` found and did.
+    enum CancelOutcome: Sendable, Equatable {
+        case notFound
+        /// The task was already in this final state.
+        case finished(TaskState)
+        /// The task's state changed under every attempt (the orchestration kept moving it).
+        case busy
+        case cancelled(from: TaskState, steps: Int)
+    }
+
+    /// The cancellation inside the caller's transaction: moves the task to `cancelled` with the
+    /// orchestration's own compare-and-set (`TransitionRepository.transitionTask`, event `Cancel`),
+    /// re-reading the state when the orchestration moved it in between (at most `cancelAttempts`
+    /// times), then its unclaimed steps. The task row is not locked: the orchestration takes that
+    /// lock (finalization) after its own transitions, so taking it first here could deadlock with a
+    /// result being processed; the compare-and-set alone orders the two.
+    static func cancel(_ c: isolated PostgresConnection, taskUUID: UUID, processorUUID: UUID) throws(PostgresError) -> CancelOutcome {
+        guard !(try c.query(TaskRepository.Statements.identity, [taskUUID])).isEmpty else { return .notFound }
+        for _ in 0..<cancelAttempts {
+            // No transition yet: the task is being created (its first transition commits with it).
+            guard let state = try TransitionRepository.currentTaskState(c, taskUUID: taskUUID) else { continue }
+            if state.isTerminal { return .finished(state) }
+            if try TransitionRepository.transitionTask(
+                c, taskUUID: taskUUID, from: state, to: .cancelled, event: .cancel, processorUUID: processorUUID)
+            {
+                let metadata = try TransitionRepository.stepMetadata(.cancel, stepUUID: taskUUID, now: Date())
+                let steps: Int =
+                    try c.query(TaskQueryStatements.cancelSteps, [taskUUID, metadata])
+                    .first?.decode("cancelled_steps") ?? 0
+                return .cancelled(from: state, steps: steps)
+            }
+        }
+        return .busy
+    }
+
+    /// How often ``cancel(_:taskUUID:processorUUID:)`` re-reads a task whose state changed under it.
+    static let cancelAttempts = 5
 
     /// Whether the database answers (`/health`).
     public func databaseAnswers() async -> Bool {

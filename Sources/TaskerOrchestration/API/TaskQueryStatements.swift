@@ -152,51 +152,32 @@ enum TaskQueryStatements {
          LIMIT 1
         """
 
-    /// Cancels task `$1` (metadata `$2`) if it is not finished: locks the task row, moves the task to
-    /// `cancelled` and each of its steps that no worker holds (`pending`, `enqueued`, `waiting_for_retry`)
-    /// to `cancelled`. Returns the state the task was in (no row: no such task); `cancelled` is false
-    /// when the task had already finished.
-    static let cancel = """
-        WITH locked AS (
-            SELECT t.task_uuid FROM tasker.tasks t WHERE t.task_uuid = $1::uuid FOR UPDATE),
-        current AS (
-            SELECT l.task_uuid, coalesce(tt.to_state, 'pending') AS state, tt.sort_key
-              FROM locked l
-              LEFT JOIN tasker.task_transitions tt ON tt.task_uuid = l.task_uuid AND tt.most_recent),
-        cancellable AS (
-            SELECT * FROM current
-             WHERE state NOT IN ('complete', 'error', 'cancelled', 'resolved_manually')),
-        retired AS (
-            UPDATE tasker.task_transitions tt SET most_recent = false, updated_at = NOW()
-              FROM cancellable c WHERE tt.task_uuid = c.task_uuid AND tt.most_recent
-            RETURNING tt.task_uuid),
-        moved AS (
-            INSERT INTO tasker.task_transitions
-                (task_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            SELECT c.task_uuid, 'cancelled', c.state, $2::jsonb, coalesce(c.sort_key, 0) + 1, true, NOW(), NOW()
-              FROM cancellable c
-              LEFT JOIN retired r ON r.task_uuid = c.task_uuid
-            RETURNING task_uuid),
-        open_steps AS (
+    /// Moves each step of task `$1` that no worker holds (`pending`, `enqueued`, `waiting_for_retry`) to
+    /// `cancelled` (metadata `$2`), after the task itself moved (`TaskQueries.cancel`). A step another
+    /// writer moves meanwhile (a worker's claim, the orchestration's enqueue) is skipped: its retiring
+    /// UPDATE waits for that writer and then no longer matches (`most_recent` and the state are
+    /// re-checked), so no second `most_recent` row is written. Steps in progress finish; their results
+    /// are processed, and the task, being final, is left alone.
+    static let cancelSteps = """
+        WITH open_steps AS (
             SELECT wst.workflow_step_uuid, wst.to_state, wst.sort_key
               FROM tasker.workflow_steps ws
               JOIN tasker.workflow_step_transitions wst
                 ON wst.workflow_step_uuid = ws.workflow_step_uuid AND wst.most_recent
-             WHERE ws.task_uuid IN (SELECT task_uuid FROM moved)
+             WHERE ws.task_uuid = $1::uuid
                AND wst.to_state IN ('pending', 'enqueued', 'waiting_for_retry')),
         retired_steps AS (
             UPDATE tasker.workflow_step_transitions wst SET most_recent = false, updated_at = NOW()
               FROM open_steps o
              WHERE wst.workflow_step_uuid = o.workflow_step_uuid AND wst.most_recent
-            RETURNING wst.workflow_step_uuid),
+               AND wst.to_state IN ('pending', 'enqueued', 'waiting_for_retry')
+            RETURNING wst.workflow_step_uuid, wst.to_state, wst.sort_key),
         moved_steps AS (
             INSERT INTO tasker.workflow_step_transitions
                 (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            SELECT o.workflow_step_uuid, 'cancelled', o.to_state, $2::jsonb, o.sort_key + 1, true, NOW(), NOW()
-              FROM open_steps o JOIN retired_steps r USING (workflow_step_uuid)
+            SELECT r.workflow_step_uuid, 'cancelled', r.to_state, $2::jsonb, r.sort_key + 1, true, NOW(), NOW()
+              FROM retired_steps r
             RETURNING workflow_step_uuid)
-        SELECT c.state AS previous_state, EXISTS (SELECT 1 FROM moved) AS cancelled,
-               (SELECT count(*) FROM moved_steps)::bigint AS cancelled_steps
-          FROM current c
+        SELECT (SELECT count(*) FROM moved_steps)::bigint AS cancelled_steps
         """
 }

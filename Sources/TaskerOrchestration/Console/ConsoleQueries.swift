@@ -13,7 +13,7 @@ extension TaskQueries {
     /// `{"task_uuid","steps":[{step_uuid,name,state,attempts,max_attempts,parents,created_at,claimed_at,completed_at,results}]}`,
     /// or nil when there is no such task.
     public func consoleDAG(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
-        guard try await task(taskUUID) != nil else { return nil }
+        guard try await exists(taskUUID) else { return nil }
         let steps = try await documents(ConsoleStatements.dag, [taskUUID, ConsoleStatements.maxSteps], doing: "reading a task's DAG")
         var out = Data(#"{"task_uuid":"\#(taskUUID.lowercased)","truncated":\#(steps.count >= ConsoleStatements.maxSteps),"steps":["#.utf8)
         for (index, step) in steps.enumerated() {

@@ -73,7 +73,10 @@ public final class OrchestrationService: Service, Sendable {
     public convenience init(configuration: TaskerConfiguration, logger: Logger = Logger(label: "tasker.orchestration")) {
         let database = configuration.common.database
         let pool = PostgresConnectionPool(
-            configuration: PostgresPoolConfiguration(database: database, applicationName: "tasker-orchestration"),
+            configuration: PostgresPoolConfiguration(
+                database: database, applicationName: "tasker-orchestration",
+                // The task API's reads (`TaskQueries`) hold at most this many at once.
+                operatorMaxConnections: configuration.orchestration.web.databasePools.operatorMaxConnections),
             logger: Logger(label: "tasker.orchestration.pool"))
         self.init(
             pool: pool, databaseURL: database.url, settings: OrchestrationSettings(configuration: configuration),

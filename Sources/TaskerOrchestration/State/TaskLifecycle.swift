@@ -54,6 +54,8 @@ public enum TaskEvent: Sendable, Equatable {
     case permanentFailure(String)
     case giveUp
     case retryReady
+    /// The task API's `DELETE /v1/tasks/{uuid}`.
+    case cancel
 
     /// Rust's `{:?}` of the event, as stored in `metadata.event`.
     public var debugRendering: String {
@@ -71,6 +73,7 @@ public enum TaskEvent: Sendable, Equatable {
         case .permanentFailure(let message): return "PermanentFailure(\(Self.rustDebugString(message)))"
         case .giveUp: return "GiveUp"
         case .retryReady: return "RetryReady"
+        case .cancel: return "Cancel"
         }
     }
 
@@ -92,12 +95,15 @@ public enum StepEvent: Sendable, Equatable {
     case complete(resultsJSON: String)
     case fail(String)
     case waitForRetry(String)
+    /// The task API cancelled the step's task before a worker claimed the step.
+    case cancel
 
     /// The serde JSON of the event.
     public func jsonString() throws -> String {
         switch self {
         case .enqueue: return #"{"type":"Enqueue"}"#
         case .retry: return #"{"type":"Retry"}"#
+        case .cancel: return #"{"type":"Cancel"}"#
         case .complete(let results): return #"{"type":"Complete","data":"# + results + "}"
         case .fail(let message): return #"{"type":"Fail","data":"# + (try Self.jsonString(message)) + "}"
         case .waitForRetry(let message): return #"{"type":"WaitForRetry","data":"# + (try Self.jsonString(message)) + "}"

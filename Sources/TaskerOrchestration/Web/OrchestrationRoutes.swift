@@ -144,41 +144,26 @@ enum OrchestrationRoutes {
     static func now() -> String { ResultTimestamp.string(Date()) }
 }
 
-/// Answers thrown errors in upstream's `ApiError` shape.
+/// Answers thrown errors in upstream's `ApiError` shape (`APIErrorResponse`, the worker's builder).
 struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as TaskAPIError {
-            return Self.response(error)
+            return APIErrorResponse.make(error.code, message: error.message)
         } catch let error as HTTPError {
-            if error.status == .notFound {
+            switch APIErrorCode.forStatus(error.status.code) {
+            case .notFound:
                 return APIErrorResponse.make(.notFound, message: "No route for \(request.method.rawValue) \(request.uri.path)")
+            case .payloadTooLarge:
+                return APIErrorResponse.make(
+                    .payloadTooLarge, message: "Request body larger than \(OrchestrationWebServer.maxBodyBytes) bytes")
+            case let code:
+                return APIErrorResponse.make(code, message: error.body ?? error.status.reasonPhrase, status: error.status)
             }
-            if error.status.code == 413 {
-                return Self.plain(
-                    status: error.status, code: "PAYLOAD_TOO_LARGE",
-                    message: "Request body larger than \(OrchestrationWebServer.maxBodyBytes) bytes")
-            }
-            return Self.plain(
-                status: error.status, code: error.status.code >= 500 ? "INTERNAL_ERROR" : "BAD_REQUEST",
-                message: error.body ?? error.status.reasonPhrase)
         } catch {
             return APIErrorResponse.make(.internalError, message: "Internal server error")
         }
-    }
-
-    static func response(_ error: TaskAPIError) -> Response {
-        plain(status: HTTPResponse.Status(code: error.kind.statusCode), code: error.kind.rawValue, message: error.message)
-    }
-
-    /// `{"error":{"code","message"}}` with any status and code.
-    static func plain(status: HTTPResponse.Status, code: String, message: String) -> Response {
-        let body =
-            (try? JSONEncoder().encode(["error": ["code": code, "message": message]]))
-            ?? Data(#"{"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#.utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -12,6 +12,8 @@ import TaskerModel
 /// a Hummingbird application run as a `Service` next to `OrchestrationService`. Port 0 picks a free
 /// port; the address really bound is logged ("REST server listening") and published in
 /// ``boundAddress``. Auth: `[orchestration.web.auth]`, the worker's keys and rules (`TaskerAuth`).
+/// Connection limits as the worker's REST server (`HTTPConnectionLimits`): `max_connections`,
+/// `max_connections_per_address`, `header_read_timeout_seconds`, `idle_timeout_seconds`.
 public struct OrchestrationWebServer: Service {
     private let web: OrchestrationConfiguration.Web
     private let queries: TaskQueries
@@ -63,8 +65,10 @@ public struct OrchestrationWebServer: Service {
         let bound = self.bound
         let application = Application(
             router: router,
-            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(75))),
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
+            server: Self.limits(web).http1(server: "orchestration-rest", logger: logger),
+            configuration: ApplicationConfiguration(
+                address: .hostname(address.host, port: address.port), serverName: nil,
+                availableConnectionsDelegate: Self.limits(web).connectionCap(server: "orchestration-rest", logger: logger)),
             onServerRunning: { channel in
                 let described = Self.describe(channel.localAddress) ?? address.description
                 bound.set(described)
@@ -72,6 +76,13 @@ public struct OrchestrationWebServer: Service {
             },
             logger: logger)
         try await application.run()
+    }
+
+    /// The connection limits of `[orchestration.web]`: the worker's (`HTTPConnectionLimits`).
+    static func limits(_ web: OrchestrationConfiguration.Web) -> HTTPConnectionLimits {
+        HTTPConnectionLimits(
+            maxConnections: web.maxConnections, maxConnectionsPerAddress: web.maxConnectionsPerAddress,
+            headerReadTimeoutSeconds: web.headerReadTimeoutSeconds, idleTimeoutSeconds: web.idleTimeoutSeconds)
     }
 
     /// `host:port` of a bound socket address.

@@ -25,21 +25,3 @@ package struct LoadShedding: Sendable, Equatable {
     /// No shedding (components run on their own, e.g. in tests).
     package static let disabled = LoadShedding(enabled: false, capacityThresholdPercent: 100, warningThresholdPercent: 100)
 }
-
-/// Lets an action through at most once per `interval` (for warnings that would otherwise repeat
-/// on every message under load).
-final class Throttle: Sendable {
-    private let intervalNanoseconds: Int64
-    private let last = ManagedAtomic<Int64>(Int64.min / 2)
-
-    init(interval: Duration) {
-        intervalNanoseconds = interval.inNanoseconds
-    }
-
-    func allow() -> Bool {
-        let now = Int64(DispatchTime.now().uptimeNanoseconds)
-        let previous = last.load(ordering: .relaxed)
-        guard now - previous >= intervalNanoseconds else { return false }
-        return last.compareExchange(expected: previous, desired: now, ordering: .relaxed).exchanged
-    }
-}

@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import Logging
+import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 

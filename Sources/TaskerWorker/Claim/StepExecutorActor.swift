@@ -2,6 +2,7 @@ import AsyncAlgorithms
 import Atomics
 import Foundation
 import Logging
+import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 

@@ -4,6 +4,7 @@ import GRPCNIOTransportHTTP2
 import Logging
 import NIOCore
 import ServiceLifecycle
+import TaskerAuth
 import TaskerModel
 
 /// The worker's gRPC server (`worker.grpc`), a `Service` of the worker's `ServiceGroup`.

@@ -62,16 +62,3 @@ struct WebRequestError: Error, Sendable {
     let code: APIErrorCode
     let message: String
 }
-
-extension APIErrorCode {
-    /// The code for an HTTP status (a status without a code of its own maps by class).
-    static func forStatus(_ status: Int) -> APIErrorCode {
-        if let code = allCases.first(where: {
-            $0.statusCode == status && $0 != .authenticationFailed
-                && $0 != .authorizationFailed && $0 != .databaseError
-        }) {
-            return code
-        }
-        return status >= 500 ? .internalError : .badRequest
-    }
-}

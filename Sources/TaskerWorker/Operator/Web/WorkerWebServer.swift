@@ -66,10 +66,10 @@ package struct WorkerWebServer: Service {
             responder: HeadAsGetResponder(
                 inner: Self.makeRouter(runtime: runtime, authorizer: authorizer).buildResponder(),
                 routes: RouteTable.worker(configEndpoint: web.configEndpointEnabled)),
-            server: Self.http1(web, logger: logger),
+            server: Self.limits(web).http1(server: "rest", logger: logger),
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port), serverName: nil,
-                availableConnectionsDelegate: ConnectionCap(maximum: web.maxConnections, server: "rest", logger: logger)),
+                availableConnectionsDelegate: Self.limits(web).connectionCap(server: "rest", logger: logger)),
             onServerRunning: { channel in
                 let address = Self.describe(channel.localAddress) ?? bind
                 addresses.setWeb(address)
@@ -79,15 +79,11 @@ package struct WorkerWebServer: Service {
         try await application.run()
     }
 
-    /// HTTP/1 with the connection timeouts of `worker.web`: `idle_timeout_seconds` (no request in
-    /// progress) and `header_read_timeout_seconds` (`RequestHeadTimeoutHandler`).
-    static func http1(_ web: WorkerConfiguration.Web, logger: Logger) -> HTTPServerBuilder {
-        let headerTimeout = TimeAmount.seconds(Int64(max(1, web.headerReadTimeoutSeconds)))
-        let perAddress = ConnectionsPerAddress(maximum: web.maxConnectionsPerAddress, server: "rest", logger: logger)
-        return .http1(
-            configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: [perAddress.makeHandler(), RequestHeadTimeoutHandler(timeout: headerTimeout, logger: logger)],
-                idleTimeout: .seconds(Int64(max(1, web.idleTimeoutSeconds)))))
+    /// The connection limits of `worker.web` (`HTTPConnectionLimits`, shared with the orchestration's server).
+    static func limits(_ web: WorkerConfiguration.Web) -> HTTPConnectionLimits {
+        HTTPConnectionLimits(
+            maxConnections: web.maxConnections, maxConnectionsPerAddress: web.maxConnectionsPerAddress,
+            headerReadTimeoutSeconds: web.headerReadTimeoutSeconds, idleTimeoutSeconds: web.idleTimeoutSeconds)
     }
 
     /// `host:port` of a bound socket address.

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTPTypes
 
 /// Closes an HTTP/1 connection whose request head (request line and headers) does not arrive in
-/// time (`worker.web.header_read_timeout_seconds`): the defence against slowloris clients, which
+/// time (`worker.web.header_read_timeout_seconds`, `orchestration.web.header_read_timeout_seconds`): the defence against slowloris clients, which
 /// open connections, send part of a request and stall.
 ///
 /// The clock starts when the connection opens, and on a keep-alive connection at the first byte of
@@ -11,11 +11,11 @@ import NIOHTTPTypes
 /// parsed. Added after the HTTP codec (through `HTTP1Channel.Configuration.additionalChannelHandlers`);
 /// it puts a `RequestBytesObserver` at the front of the pipeline to see raw bytes before the decoder
 /// buffers them. Both handlers live on the connection's event loop.
-final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+package final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
 
     private let timeout: TimeAmount
     private let logger: Logger
@@ -24,34 +24,34 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
     /// Request heads read whose response has not ended yet.
     private var requestsInProgress = 0
 
-    init(timeout: TimeAmount, logger: Logger) {
+    package init(timeout: TimeAmount, logger: Logger) {
         self.timeout = timeout
         self.logger = logger
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         // Sees the raw bytes ahead of the HTTP decoder, which holds a partial head back.
         try? context.pipeline.syncOperations.addHandler(RequestBytesObserver(owner: self), position: .first)
         if context.channel.isActive { arm() }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         disarm()
         self.context = nil
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         arm()
         context.fireChannelActive()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         disarm()
         context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head = unwrapInboundIn(data) {
             requestsInProgress += 1
             disarm()
@@ -59,7 +59,7 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
         context.fireChannelRead(data)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             requestsInProgress = max(0, requestsInProgress - 1)
         }
@@ -95,9 +95,9 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
 extension RequestHeadTimeoutHandler: Sendable {}
 
 /// Tells its `RequestHeadTimeoutHandler` when bytes arrive; passes everything on unchanged.
-final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
+package final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
 
     private let owner: RequestHeadTimeoutHandler
 
@@ -105,7 +105,7 @@ final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler
         self.owner = owner
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if unwrapInboundIn(data).readableBytes > 0 { owner.bytesArrived() }
         context.fireChannelRead(data)
     }

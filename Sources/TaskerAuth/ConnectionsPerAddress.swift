@@ -3,29 +3,29 @@ import NIOCore
 import Synchronization
 
 /// At most `maximum` open connections from one client IP address on a server
-/// (`worker.web.max_connections_per_address`, `worker.grpc.max_connections_per_address`; 0 = no
+/// (`worker.web.max_connections_per_address`, `worker.grpc.max_connections_per_address`, `orchestration.web.max_connections_per_address`; 0 = no
 /// limit). `ConnectionCap` bounds the total, which one client could otherwise fill alone (a
 /// slowloris from one host would then keep every probe out until its connections time out); with
 /// this limit one address takes at most its share and other clients (the kubelet, Prometheus) still
 /// get in. A connection over the limit is closed as soon as it is accepted. Logs at most every 10 s.
-final class ConnectionsPerAddress: Sendable {
-    let maximum: Int
+package final class ConnectionsPerAddress: Sendable {
+    package let maximum: Int
     private let server: String
     private let logger: Logger
     private let open = Mutex<[String: Int]>([:])
     private let refusalLog = Throttle(interval: .seconds(10))
 
-    init(maximum: Int, server: String, logger: Logger) {
+    package init(maximum: Int, server: String, logger: Logger) {
         self.maximum = maximum
         self.server = server
         self.logger = logger
     }
 
     /// Open connections from `address` now.
-    func count(_ address: String) -> Int { open.withLock { $0[address, default: 0] } }
+    package func count(_ address: String) -> Int { open.withLock { $0[address, default: 0] } }
 
     /// Takes a place for a connection from `address`; false when the address has `maximum` already.
-    func admit(_ address: String) -> Bool {
+    package func admit(_ address: String) -> Bool {
         guard maximum > 0 else { return true }
         let admitted = open.withLock { counts in
             guard counts[address, default: 0] < maximum else { return false }
@@ -43,7 +43,7 @@ final class ConnectionsPerAddress: Sendable {
     }
 
     /// Gives back the place of a connection from `address`.
-    func release(_ address: String) {
+    package func release(_ address: String) {
         open.withLock { counts in
             let left = counts[address, default: 0] - 1
             counts[address] = left > 0 ? left : nil
@@ -51,27 +51,27 @@ final class ConnectionsPerAddress: Sendable {
     }
 
     /// The handler of one accepted connection (added to its pipeline).
-    func makeHandler() -> Handler { Handler(limit: self) }
+    package func makeHandler() -> Handler { Handler(limit: self) }
 
     /// Admits its connection when it becomes active (or at once when added to an active one);
     /// closes it when its address is over the limit; gives its place back when it closes.
-    final class Handler: ChannelInboundHandler, RemovableChannelHandler {
-        typealias InboundIn = NIOAny
+    package final class Handler: ChannelInboundHandler, RemovableChannelHandler {
+        package typealias InboundIn = NIOAny
         private let limit: ConnectionsPerAddress
         private var admitted: String?
 
         init(limit: ConnectionsPerAddress) { self.limit = limit }
 
-        func handlerAdded(context: ChannelHandlerContext) {
+        package func handlerAdded(context: ChannelHandlerContext) {
             if context.channel.isActive { admit(context) }
         }
 
-        func channelActive(context: ChannelHandlerContext) {
+        package func channelActive(context: ChannelHandlerContext) {
             if admitted == nil { admit(context) }
             context.fireChannelActive()
         }
 
-        func channelInactive(context: ChannelHandlerContext) {
+        package func channelInactive(context: ChannelHandlerContext) {
             if let address = admitted {
                 admitted = nil
                 limit.release(address)

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 
 /// At most `maximum` open connections on a server (`worker.web.max_connections`,
-/// `worker.grpc.max_connections`).
+/// `worker.grpc.max_connections`, `orchestration.web.max_connections`).
 ///
 /// A Hummingbird `AvailableConnectionsDelegate`: its `AvailableConnectionsChannelHandler` on the
 /// listening channel stops accepting while `maximum` connections are open, so further clients wait
@@ -15,20 +15,20 @@ import NIOCore
 /// and offers no way to change it, so in a burst the REST server can exceed its cap by up to 3.
 ///
 /// Logs a warning when the cap is reached (at most every 10 s).
-struct ConnectionCap: AvailableConnectionsDelegate {
-    let maximum: Int
+package struct ConnectionCap: AvailableConnectionsDelegate {
+    package let maximum: Int
     let server: String
     let logger: Logger
     private var open = 0
     private let warningLog = Throttle(interval: .seconds(10))
 
-    init(maximum: Int, server: String, logger: Logger) {
+    package init(maximum: Int, server: String, logger: Logger) {
         self.maximum = max(1, maximum)
         self.server = server
         self.logger = logger
     }
 
-    mutating func connectionOpened() {
+    package mutating func connectionOpened() {
         open += 1
         if open == maximum, warningLog.allow() {
             logger.warning(
@@ -39,16 +39,16 @@ struct ConnectionCap: AvailableConnectionsDelegate {
         }
     }
 
-    mutating func connectionClosed() {
+    package mutating func connectionClosed() {
         open -= 1
     }
 
-    func isAcceptingNewConnections() -> Bool {
+    package func isAcceptingNewConnections() -> Bool {
         open < maximum
     }
 
     /// The listening channel's handler enforcing this cap.
-    func makeHandler() -> AvailableConnectionsChannelHandler<ConnectionCap> {
+    package func makeHandler() -> AvailableConnectionsChannelHandler<ConnectionCap> {
         AvailableConnectionsChannelHandler(delegate: self)
     }
 }
