@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import Logging
 import NIOCore
@@ -180,7 +181,7 @@ import Testing
                     _ = try await queries.cancel(task)
                     Issue.record("a second cancel succeeded")
                 } catch {
-                    #expect(error.code == .badRequest, "\(error)")
+                    #expect((error as? TaskAPIError)?.code == .badRequest, "\(error)")
                 }
             } catch {
                 await other.close()

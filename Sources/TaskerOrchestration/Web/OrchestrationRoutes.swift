@@ -152,7 +152,9 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as TaskAPIError {
             return APIErrorResponse.make(error.code, message: error.message)
-        } catch let error as HTTPError {
+        } catch let error as any HTTPResponseError {
+            // `HTTPError`s of the routes, and Hummingbird's own (`collectBody(upTo:)` throws
+            // `NIOTooManyBytesError`, a 413).
             switch APIErrorCode.forStatus(error.status.code) {
             case .notFound:
                 return APIErrorResponse.make(.notFound, message: "No route for \(request.method.rawValue) \(request.uri.path)")
@@ -160,7 +162,8 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 return APIErrorResponse.make(
                     .payloadTooLarge, message: "Request body larger than \(OrchestrationWebServer.maxBodyBytes) bytes")
             case let code:
-                return APIErrorResponse.make(code, message: error.body ?? error.status.reasonPhrase, status: error.status)
+                return APIErrorResponse.make(
+                    code, message: (error as? HTTPError)?.body ?? error.status.reasonPhrase, status: error.status)
             }
         } catch {
             return APIErrorResponse.make(.internalError, message: "Internal server error")
