@@ -212,6 +212,7 @@ let package = Package(
             dependencies: [
                 "TaskerAMQP", "TaskerModel", "TaskerPostgres", "TaskerTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]

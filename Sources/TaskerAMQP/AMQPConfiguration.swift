@@ -9,7 +9,8 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     public var virtualHost: String
     /// Requested heartbeat interval in seconds (0 disables heartbeats).
     public var heartbeatSeconds: UInt16
-    /// Largest frame the client accepts and sends (the broker's proposal is lowered to this).
+    /// Largest frame the client accepts and sends (the broker's proposal is lowered to this; at
+    /// least 4096, AMQP's minimum, also when set to 0).
     public var frameMax: UInt32
     /// Most channels the client opens (the broker's proposal is lowered to this).
     public var channelMax: UInt16

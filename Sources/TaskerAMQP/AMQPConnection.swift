@@ -130,7 +130,16 @@ public actor AMQPConnection {
         guard channels[id] == nil, id != 0 else { throw .channelLimitReached(limit) }
         lastChannelID = id
         channels[id] = ChannelState(id: id, maximumBodySize: configuration.maximumBodySize)
-        _ = try await rpc(id, .channelOpen, replies: [11], allowOpening: true)
+        do throws(AMQPError) {
+            _ = try await rpc(id, .channelOpen, replies: [11], allowOpening: true)
+        } catch {
+            if error == .cancelled, channels[id]?.phase == .opening {
+                // Nobody will use the channel: close it behind the open (its close-ok frees the number).
+                channels[id]?.phase = .closing
+                send(.method(channel: id, .channelClose(AMQPCloseReason(replyCode: 200, replyText: "client closing"))))
+            }
+            throw error
+        }
         channels[id]?.phase = .open
         return AMQPChannel(connection: self, id: id)
     }

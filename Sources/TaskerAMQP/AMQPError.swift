@@ -30,6 +30,9 @@ public enum AMQPError: Error, Sendable, Hashable, CustomStringConvertible {
     case channelLimitReached(UInt16)
     /// A caller's argument cannot be sent (e.g. a name over 255 bytes).
     case invalidArgument(String)
+    /// The waiting task was cancelled. The request was sent and may still take effect at the broker;
+    /// its late reply is consumed without reaching anyone.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -48,6 +51,7 @@ public enum AMQPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .deliveryBufferOverflow(let tag, let limit): "consumer \(tag) buffered more than \(limit) deliveries"
         case .channelLimitReached(let max): "no free AMQP channel (channel_max \(max))"
         case .invalidArgument(let what): "invalid AMQP argument: \(what)"
+        case .cancelled: "the wait for the AMQP broker was cancelled"
         }
     }
 

@@ -79,6 +79,69 @@ struct AMQPConnectionTests {
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
+    /// A broker that stops answering but keeps the TCP connection is noticed only after two heartbeat
+    /// intervals (60 s here); until then a cancelled caller must not stay stuck in its wait.
+    @Test func waitsForASilentBrokerEndAtOnceWhenTheirTaskIsCancelled() async throws {
+        let proxy = try AnswerLosingProxy(databaseURL: try #require(BrokerEnvironment.url))
+        defer { proxy.close() }
+        var configuration = try AMQPConfiguration(url: proxy.url)
+        configuration.heartbeatSeconds = 30
+        let connection = try await AMQPConnection.connect(configuration)
+        let channel = try await connection.openChannel()
+        try await channel.enablePublisherConfirms()
+        proxy.blackHole()
+        let waits: [Task<AMQPError?, Never>] = [
+            Task {
+                do {
+                    try await channel.declareQueue(BrokerEnvironment.uniqueName("amqp-test-silent"), autoDelete: true)
+                    return nil
+                } catch { return error as? AMQPError }
+            },
+            Task {
+                do {
+                    try await channel.publish(ByteBuffer(string: "unconfirmed"), routingKey: "amqp-test-nowhere")
+                    return nil
+                } catch { return error as? AMQPError }
+            },
+            Task {
+                do {
+                    _ = try await connection.openChannel()
+                    return nil
+                } catch { return error as? AMQPError }
+            },
+        ]
+        try await Task.sleep(for: .milliseconds(300))
+        let cancelled = ContinuousClock.now
+        for wait in waits { wait.cancel() }
+        for wait in waits { #expect(await wait.value == .cancelled) }
+        #expect(ContinuousClock.now - cancelled < .seconds(5))
+        #expect(await connection.isOpen)
+        await connection.close()
+    }
+
+    @Test func theServiceStopsPromptlyWhileItsSetupWaitsForASilentBroker() async throws {
+        let proxy = try AnswerLosingProxy(databaseURL: try #require(BrokerEnvironment.url))
+        defer { proxy.close() }
+        var configuration = try AMQPConfiguration(url: proxy.url)
+        configuration.heartbeatSeconds = 30
+        let waiting = Counter()
+        let service = AMQPConnectionService(configuration: configuration, delay: { _ in .seconds(1) }) { connection in
+            let channel = try await connection.openChannel()
+            proxy.blackHole()
+            waiting.increment()
+            try await channel.declareQueue(BrokerEnvironment.uniqueName("amqp-test-silent"), autoDelete: true)
+        }
+        let running = Task { try await service.run() }
+        #expect(try await eventually { waiting.value == 1 })
+        try await Task.sleep(for: .milliseconds(200))
+        let cancelled = ContinuousClock.now
+        running.cancel()
+        try await running.value
+        // The setup's connection is closed with up to 5 s for a close-ok that never comes.
+        #expect(ContinuousClock.now - cancelled < .seconds(10))
+        #expect(service.state == .stopped)
+    }
+
     @Test func theServiceReconnectsAfterABrokerForcedCloseAndRerunsItsSetup() async throws {
         let queue = BrokerEnvironment.uniqueName("amqp-test-service")
         let setups = Counter()

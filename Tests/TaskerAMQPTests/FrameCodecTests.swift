@@ -176,6 +176,15 @@ struct FrameCodecTests {
         }
     }
 
+    @Test func aBodyHoldsOnlyTheMemoryOfTheBytesReceivedNotWhatItsHeaderAnnounces() throws {
+        let limit: UInt64 = 64 * 1024 * 1024
+        var assembler = ContentAssembler(channel: 2, maximumBodySize: limit)
+        try assembler.start(.basicDeliver(consumerTag: "t", deliveryTag: 1, redelivered: false, exchange: "", routingKey: "q"))
+        #expect(try assembler.header(ContentHeader(bodySize: limit, properties: AMQPProperties())) == nil)
+        #expect(try assembler.body(ByteBuffer(string: "one byte at a time")) == nil)
+        #expect(assembler.bodyCapacity > 0 && assembler.bodyCapacity < 64 * 1024)
+    }
+
     @Test func contentFramesOutOfOrderAreRefused() throws {
         var assembler = ContentAssembler(channel: 2, maximumBodySize: 1024)
         #expect(throws: AMQPFrameError.self) { _ = try assembler.body(ByteBuffer(string: "x")) }

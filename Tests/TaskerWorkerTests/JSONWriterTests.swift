@@ -149,6 +149,61 @@ struct JSONWriterTests {
     func nonFiniteNumbersAreRefused(_ number: Double) {
         let value = JSONValue.array([.double(number)])
         #expect(throws: (any Error).self) { try JSONEncoder().encode(value) }
-        #expect(throws: JSONWriter.NonConformingNumber.self) { try value.jsonString() }
+        #expect(throws: JSONWriter.Refusal.self) { try value.jsonString() }
+    }
+
+    /// The same escaping's log and TOML flavour (`StringEscaping.jsonQuoted`, which also escapes DEL,
+    /// C1, U+2028 and U+2029) reads back as the same string and carries no control character raw.
+    @Test func quotedStringsReadBackWithoutRawControls() throws {
+        var g = Generator(state: 7)
+        for _ in 0..<2000 {
+            let text = Self.string(&g)
+            let quoted = StringEscaping.jsonQuoted(text)
+            #expect(!quoted.unicodeScalars.contains(where: StringEscaping.isControl), "\(quoted)")
+            #expect(try JSONDecoder().decode(String.self, from: Data(quoted.utf8)) == text)
+        }
+        #expect(StringEscaping.jsonQuoted("/\u{8}\u{C}\u{7F}\u{9F}\u{2029}") == #""/\b\f\u007f\u009f\u2029""#)
+    }
+
+    static func nested(_ depth: Int, object: Bool) -> JSONValue {
+        var value = JSONValue.int(1)
+        for _ in 0..<depth { value = object ? .object(["k": value]) : .array([value]) }
+        return value
+    }
+
+    /// Nesting is refused where `JSONEncoder` refuses it (511 arrays or objects, the document's own
+    /// included), for a value alone and inside a result.
+    @Test func nestingIsRefusedWhereJSONEncoderRefusesIt() throws {
+        for object in [false, true] {
+            for depth in (JSONWriter.maxDepth - 3)...(JSONWriter.maxDepth + 2) {
+                let value = Self.nested(depth, object: object)
+                let expected = try? Self.foundation(value, [.sortedKeys])
+                #expect((try? value.jsonString()) == expected, "value, depth \(depth)")
+                var g = Generator(state: UInt64(depth))
+                var result = Self.result(&g)
+                result.result = value
+                let expectedResult = try? Self.foundation(result, [.sortedKeys, .withoutEscapingSlashes])
+                #expect((try? result.jsonString()) == expectedResult, "result, depth \(depth)")
+            }
+        }
+    }
+
+    /// A handler's result nested 20,000 levels deep (which `JSONEncoder` crashed on) is refused
+    /// with the bounded recursion, on the cooperative pool as in the worker.
+    @Test(arguments: [false, true])
+    func aVeryDeepResultIsRefusedWithoutExhaustingTheStack(object: Bool) async throws {
+        let refusal = await Task.detached { () -> JSONWriter.Refusal? in
+            let result = StepExecutionResult.success(
+                stepUUID: UUID(), result: Self.nested(20_000, object: object), startedAt: Date(), completedAt: Date(),
+                workerID: nil, hostname: nil)
+            do {
+                _ = try result.jsonString()
+                return nil
+            } catch {
+                return error as? JSONWriter.Refusal
+            }
+        }.value
+        #expect(refusal == .tooDeep)
+        #expect("\(JSONWriter.Refusal.tooDeep)".contains("nested more than 511 levels"))
     }
 }

@@ -106,6 +106,14 @@ struct PGMQStaticStatementsTests {
                         "SELECT message::text AS m FROM pgmq.q_orchestration_step_results WHERE msg_id = $1", [msgID])[0].decode("m")
                     #expect(
                         sent == (try await harness.admin.query("SELECT $1::jsonb::text AS m", [PostgresJSON(raw: body)])[0].decode("m")))
+                    // The other columns as `pgmq.send(queue, message, 0)` sets them: unread, no headers, visible now.
+                    let shape: String = try await harness.admin.query(
+                        """
+                        SELECT (read_ct, last_read_at IS NULL, headers IS NULL,
+                                vt BETWEEN enqueued_at AND clock_timestamp())::text AS shape
+                          FROM pgmq.q_orchestration_step_results WHERE msg_id = $1
+                        """, [msgID])[0].decode("shape")
+                    #expect(shape == "(0,t,t,t)")
                     // Only the result message's (the enqueue of `claimAll` notified too).
                     let notes = try await Self.notifications(listener, count: 2, queue: QueueNames.stepResults)
                     #expect(notes.map(\.channel) == ["pgmq_message_ready.orchestration", "pgmq_message_ready"])

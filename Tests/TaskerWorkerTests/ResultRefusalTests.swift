@@ -7,10 +7,11 @@ import Testing
 @testable import TaskerWorker
 
 /// Issue #11 item 4: a result the database refuses for good (a NUL character in `jsonb`, a
-/// constraint, a program limit), one too large, or one that does not encode as JSON (NaN) no longer
-/// occupies a writer forever or vanishes: the step gets a non-retryable `result_not_storable` error
-/// result naming the cause, and other results keep being stored. A result left unstored by a
-/// failing database makes readiness fail until it is stored.
+/// constraint, a program limit), one too large, or one that does not encode as JSON (NaN, nesting
+/// deeper than `JSONEncoder` allows) no longer occupies a writer forever, vanishes or crashes the
+/// worker: the step gets a non-retryable `result_not_storable` error result naming the cause, and
+/// other results keep being stored. A result left unstored by a failing database makes readiness
+/// fail until it is stored.
 @Suite("Results the database refuses", .timeLimit(.minutes(3)))
 struct ResultRefusalTests {
     static let yaml = """
@@ -24,6 +25,8 @@ struct ResultRefusalTests {
             handler: { callable: test.big }
           - name: nan
             handler: { callable: test.nan }
+          - name: deep
+            handler: { callable: test.deep }
           - name: constraint
             handler: { callable: test.ok }
           - name: limit
@@ -38,6 +41,8 @@ struct ResultRefusalTests {
         handlers.register("test.big") { _ in .success(["blob": .string(String(repeating: "x", count: 4096))]) }
         handlers.register("test.nan") { _ in .success(["ratio": .double(.nan), "fine": 1]) }
         handlers.register("test.ok") { _ in .success(["ok": true]) }
+        // Nested 20,000 levels deep: refused while encoding (a bounded recursion), not crashing the worker.
+        handlers.register("test.deep") { _ in .success(JSONWriterTests.nested(20_000, object: false)) }
         return handlers
     }
 
@@ -51,7 +56,7 @@ struct ResultRefusalTests {
     @Test func refusedResultsBecomeNonRetryableErrorsNamingTheCauseAndStorageGoesOn() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
-            let steps = ["nul", "big", "nan", "constraint", "limit", "ok"]
+            let steps = ["nul", "big", "nan", "deep", "constraint", "limit", "ok"]
             let task = try await harness.createTask(steps: steps)
             // The database refuses these two steps' successful results for good.
             try await harness.admin.injectFault(
@@ -69,7 +74,7 @@ struct ResultRefusalTests {
             for step in steps { try await harness.enqueue(task, step) }
 
             let expected = [
-                "nul": "SQLSTATE 22P05", "big": "limit of 2048 bytes", "nan": "NaN",
+                "nul": "SQLSTATE 22P05", "big": "limit of 2048 bytes", "nan": "NaN", "deep": "nested more than 511 levels",
                 "constraint": "SQLSTATE 23514: injected check violation", "limit": "SQLSTATE 54000: injected program limit",
             ]
             for (step, cause) in expected {

@@ -7,12 +7,24 @@ extension AMQPConnection {
     func rpc(_ id: UInt16, _ method: AMQPMethod, replies: Set<UInt16>, allowOpening: Bool = false) async throws(AMQPError) -> RPCReply {
         let promise = try register(id, method, replies: replies, allowOpening: allowOpening)
         send(.method(channel: id, method))
+        return try await wait(for: promise)
+    }
+
+    /// Waits for `promise` (a reply, a write, a confirm) until it completes, the channel or the
+    /// connection ends, or the waiting task is cancelled: then it throws `.cancelled` at once. A
+    /// cancelled request stays in its channel's queue, so the broker's late reply still lands on it
+    /// and not on the next request (completing a failed promise again does nothing).
+    func wait<Value: Sendable>(for promise: EventLoopPromise<Value>) async throws(AMQPError) -> Value {
         do {
-            return try await promise.futureResult.get()
+            return try await withTaskCancellationHandler {
+                try await promise.futureResult.get()
+            } onCancel: {
+                promise.fail(AMQPError.cancelled)
+            }
         } catch let error as AMQPError {
             throw error
         } catch {
-            throw .connectionLost("\(error)")
+            throw endReason ?? .connectionLost("\(error)")
         }
     }
 
@@ -57,8 +69,8 @@ extension AMQPConnection {
             id, .channelClose(AMQPCloseReason(replyCode: 200, replyText: "client closing")), replies: [41], allowOpening: false)
         channels[id]!.phase = .closing
         send(.method(channel: id, .channelClose(AMQPCloseReason(replyCode: 200, replyText: "client closing"))))
-        _ = try? await promise.futureResult.get()
-        closeChannelState(id, .closedByClient)
+        // The close-ok forgets the channel (its number is free again only then).
+        _ = try? await wait(for: promise)
     }
 
     func enableConfirms(_ id: UInt16) async throws(AMQPError) {
@@ -90,15 +102,10 @@ extension AMQPConnection {
         }
         let written = channel.eventLoop.makePromise(of: Void.self)
         channel.writeAndFlush(buffer, promise: written)
-        do {
-            try await written.futureResult.get()
-            try await confirm?.futureResult.get()
-        } catch let error as AMQPError {
-            throw error
-        } catch {
-            // The write failed: the connection is going away; its end fails the confirm too.
-            throw endReason ?? .connectionLost("\(error)")
-        }
+        // A failed write: the connection is going away; its end fails the confirm too. A blocked
+        // broker (`connection.blocked`) stops reading: the write and the confirm wait until cancelled.
+        try await wait(for: written)
+        if let confirm { try await wait(for: confirm) }
     }
 
     /// Registers a consumer's sink (before `basic.consume` is sent, so no delivery is missed).

@@ -78,8 +78,9 @@ extension AMQPConnection {
             channels[id]?.consumers.removeValue(forKey: tag)?.continuation.finish(
                 throwing: AMQPError.consumerCancelledByBroker(consumerTag: tag))
             if !noWait { send(.method(channel: id, .basicCancelOk(consumerTag: tag))) }
-        case .channelCloseOk where channels[id]?.rpcs.first?.replies.contains(41) != true:
-            // The close this client sent on its own (a consumer's buffer overflowed).
+        case .channelCloseOk:
+            // The answer to a close this client sent (`close()`, a consumer's buffer overflowed, an
+            // open whose waiter was cancelled): the channel is gone, its waiters fail.
             closeChannelState(id, .closedByClient)
         case .basicCancelOk(let tag) where channels[id]?.rpcs.first?.replies.contains(31) != true:
             channels[id]?.consumers.removeValue(forKey: tag)?.continuation.finish()

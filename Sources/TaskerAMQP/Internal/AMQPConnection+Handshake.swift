@@ -49,8 +49,18 @@ extension AMQPConnection {
                     .connectionStartOk(clientProperties: clientProperties, mechanism: "PLAIN", response: response, locale: "en_US")))
             phase = .awaitingTune
         case (.awaitingTune, .connectionTune(let serverChannelMax, let serverFrameMax, let serverHeartbeat)):
+            // Below AMQP's minimum a body could not be split into frames (no room for a payload).
+            guard serverFrameMax == 0 || serverFrameMax >= AMQPFrame.minimumFrameMax else {
+                end(
+                    .connectFailed(
+                        host: configuration.host, port: configuration.port,
+                        reason: "the broker proposed frame_max \(serverFrameMax), below AMQP's minimum of \(AMQPFrame.minimumFrameMax)"))
+                return
+            }
             channelMax = Self.negotiate(serverChannelMax, configuration.channelMax)
-            frameMax = Self.negotiate(serverFrameMax, configuration.frameMax)
+            // Never unlimited (0) nor below the minimum, whatever `configuration.frameMax` was set to:
+            // the decoder buffers at most one frame of this size.
+            frameMax = max(Self.negotiate(serverFrameMax, configuration.frameMax), AMQPFrame.minimumFrameMax)
             heartbeatSeconds = serverHeartbeat == 0 ? configuration.heartbeatSeconds : min(serverHeartbeat, configuration.heartbeatSeconds)
             if configuration.heartbeatSeconds == 0 { heartbeatSeconds = 0 }
             decoder.maximumFrameSize = frameMax

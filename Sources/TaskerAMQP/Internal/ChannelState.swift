@@ -47,9 +47,6 @@ package struct ChannelState {
     package var assembler: ContentAssembler
     package var confirms: ConfirmTracker?
     package var consumers: [String: ConsumerSink] = [:]
-    /// Consumers the client cancelled: their deliveries until cancel-ok are dropped (they are requeued
-    /// when the channel closes, or acked/nacked by nobody: the broker redelivers them).
-    package var cancelling: Set<String> = []
 
     package init(id: UInt16, maximumBodySize: UInt64) {
         assembler = ContentAssembler(channel: id, maximumBodySize: maximumBodySize)

@@ -2,7 +2,8 @@ import NIOCore
 
 /// Collects a content-carrying method, its header and its body frames into one message, per channel.
 /// Pure: no I/O. A body larger than `maximumBodySize` is refused from its header, before any of it
-/// is buffered.
+/// is buffered; a body is held in memory only as far as its frames arrived (the size its header
+/// announces is never reserved up front: a peer could announce the limit and send one byte).
 package struct ContentAssembler {
     package struct Message: Sendable, Hashable {
         package var method: AMQPMethod
@@ -25,10 +26,10 @@ package struct ContentAssembler {
         self.maximumBodySize = maximumBodySize
     }
 
-    /// Whether a message is being assembled (then only its header/body frames may arrive).
-    package var isAssembling: Bool {
-        if case .idle = state { return false }
-        return true
+    /// Bytes of memory held for the body being assembled.
+    package var bodyCapacity: Int {
+        if case .awaitingBody(_, _, _, let body) = state { return body.capacity }
+        return 0
     }
 
     package mutating func start(_ method: AMQPMethod) throws(AMQPFrameError) {
@@ -67,7 +68,6 @@ package struct ContentAssembler {
         if body.readableBytes == 0 && part.readableBytes == expected {
             return Message(method: method, properties: properties, body: part)
         }
-        if body.capacity == 0 { body.reserveCapacity(expected) }
         body.writeImmutableBuffer(part)
         if body.readableBytes == expected {
             return Message(method: method, properties: properties, body: body)

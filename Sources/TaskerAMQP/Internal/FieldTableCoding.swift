@@ -4,11 +4,7 @@ import NIOCore
 package enum FieldTableCoding {
     static func readTable(from reader: inout WireReader, field: String, depth: Int) throws(AMQPFrameError) -> AMQPFieldTable {
         guard depth < WireReader.maximumNesting else { throw .nestingTooDeep(field: field, limit: WireReader.maximumNesting) }
-        let length = try reader.long(field)
-        guard Int(length) <= reader.buffer.readableBytes else {
-            throw .lengthExceedsPayload(field: field, declared: length, available: reader.buffer.readableBytes)
-        }
-        var inner = WireReader(try reader.bytes(field, count: Int(length)), context: field)
+        var inner = WireReader(try reader.longBytes(field), context: field)
         var table: AMQPFieldTable = [:]
         while inner.buffer.readableBytes > 0 {
             let key = try inner.shortString("key")
@@ -60,11 +56,7 @@ package enum FieldTableCoding {
 
     static func readArray(from reader: inout WireReader, field: String, depth: Int) throws(AMQPFrameError) -> [AMQPFieldValue] {
         guard depth < WireReader.maximumNesting else { throw .nestingTooDeep(field: field, limit: WireReader.maximumNesting) }
-        let length = try reader.long(field)
-        guard Int(length) <= reader.buffer.readableBytes else {
-            throw .lengthExceedsPayload(field: field, declared: length, available: reader.buffer.readableBytes)
-        }
-        var inner = WireReader(try reader.bytes(field, count: Int(length)), context: field)
+        var inner = WireReader(try reader.longBytes(field), context: field)
         var values: [AMQPFieldValue] = []
         while inner.buffer.readableBytes > 0 {
             values.append(try readValue(from: &inner, field: "\(field)[\(values.count)]", depth: depth))
@@ -85,44 +77,25 @@ package enum FieldTableCoding {
 
     static func writeValue(_ value: AMQPFieldValue, to writer: inout WireWriter, field: String) throws(AMQPFrameError) {
         func tag(_ character: Character) { writer.buffer.writeInteger(character.asciiValue!) }
+        func fixed<T: FixedWidthInteger>(_ character: Character, _ value: T) {
+            tag(character)
+            writer.buffer.writeInteger(value)
+        }
         switch value {
-        case .bool(let v):
-            tag("t")
-            writer.buffer.writeInteger(UInt8(v ? 1 : 0))
-        case .int8(let v):
-            tag("b")
-            writer.buffer.writeInteger(v)
-        case .uint8(let v):
-            tag("B")
-            writer.buffer.writeInteger(v)
-        case .int16(let v):
-            tag("s")
-            writer.buffer.writeInteger(v)
-        case .uint16(let v):
-            tag("u")
-            writer.buffer.writeInteger(v)
-        case .int32(let v):
-            tag("I")
-            writer.buffer.writeInteger(v)
-        case .uint32(let v):
-            tag("i")
-            writer.buffer.writeInteger(v)
-        case .int64(let v):
-            tag("l")
-            writer.buffer.writeInteger(v)
-        case .float(let v):
-            tag("f")
-            writer.buffer.writeInteger(v.bitPattern)
-        case .double(let v):
-            tag("d")
-            writer.buffer.writeInteger(v.bitPattern)
+        case .bool(let v): fixed("t", UInt8(v ? 1 : 0))
+        case .int8(let v): fixed("b", v)
+        case .uint8(let v): fixed("B", v)
+        case .int16(let v): fixed("s", v)
+        case .uint16(let v): fixed("u", v)
+        case .int32(let v): fixed("I", v)
+        case .uint32(let v): fixed("i", v)
+        case .int64(let v): fixed("l", v)
+        case .float(let v): fixed("f", v.bitPattern)
+        case .double(let v): fixed("d", v.bitPattern)
         case .decimal(let scale, let v):
-            tag("D")
-            writer.buffer.writeInteger(scale)
+            fixed("D", scale)
             writer.buffer.writeInteger(v)
-        case .timestamp(let v):
-            tag("T")
-            writer.buffer.writeInteger(v)
+        case .timestamp(let v): fixed("T", v)
         case .void: tag("V")
         case .longString(let v):
             tag("S")

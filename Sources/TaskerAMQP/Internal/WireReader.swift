@@ -93,22 +93,15 @@ package struct WireWriter {
         bitsPending = 0
     }
 
-    package mutating func octet(_ value: UInt8) {
+    private mutating func integer<T: FixedWidthInteger>(_ value: T) {
         flushBits()
         buffer.writeInteger(value)
     }
-    package mutating func short(_ value: UInt16) {
-        flushBits()
-        buffer.writeInteger(value)
-    }
-    package mutating func long(_ value: UInt32) {
-        flushBits()
-        buffer.writeInteger(value)
-    }
-    package mutating func longlong(_ value: UInt64) {
-        flushBits()
-        buffer.writeInteger(value)
-    }
+
+    package mutating func octet(_ value: UInt8) { integer(value) }
+    package mutating func short(_ value: UInt16) { integer(value) }
+    package mutating func long(_ value: UInt32) { integer(value) }
+    package mutating func longlong(_ value: UInt64) { integer(value) }
 
     package mutating func bit(_ value: Bool) {
         if bitsPending == 8 { flushBits() }

@@ -1,19 +1,27 @@
 import Foundation
 
 /// Compact JSON text without Foundation's `JSONEncoder`, byte for byte what `JSONEncoder` writes
-/// for the same value (tested against it in `JSONWriterTests` on generated values): strings with
-/// `"`, `\`, `\b`, `\f`, `\n`, `\r`, `\t` and other C0 controls as `\u00xx` (lower-case hex), `/`
-/// as `\/` unless `escapeSlashes` is off (`.withoutEscapingSlashes`), everything else as is;
-/// doubles as Swift's `description` without a trailing `.0` (`1`, `1e-05`, `1.2345678901234568e+17`,
-/// `-0`), non-finite ones refused (`JSONEncoder`'s default `.throw`); object members in key order
-/// (by UTF-8 bytes) with `sortedKeys`, else in the dictionary's order (`JSONEncoder`'s own order is then
-/// arbitrary too). The worker encodes three small documents per step (the result, the transition
-/// metadata, the orchestration message); Foundation's encoder was about 40 % of its instructions.
+/// for the same value (tested against it in `JSONWriterTests` on generated values): strings escaped
+/// by `StringEscaping.appendJSONQuoted` (`/` as `\/` unless `escapeSlashes` is off,
+/// `.withoutEscapingSlashes`); doubles as Swift's `description` without a trailing `.0` (`1`, `1e-05`,
+/// `1.2345678901234568e+17`, `-0`); object members in key order (by UTF-8 bytes) with `sortedKeys`,
+/// else in the dictionary's order (`JSONEncoder`'s own order is then arbitrary too). What
+/// `JSONEncoder` refuses is refused (`Refusal`): a non-finite double (its default `.throw`), and an
+/// array or object nested deeper than `maxDepth` (a handler's result is not trusted to be shallow:
+/// the recursion stays bounded, and the worker stores a `result_not_storable` result instead). The
+/// worker encodes three small documents per step (the result, the transition metadata, the
+/// orchestration message); Foundation's encoder was about 40 % of its instructions.
 package struct JSONWriter {
     /// The UTF-8 bytes written so far.
     package private(set) var bytes: [UInt8] = []
     package let sortedKeys: Bool
     package let escapeSlashes: Bool
+    /// Arrays and objects open at this point.
+    private var depth = 0
+
+    /// `JSONEncoder`'s limit: an array or object inside 511 others is refused (counting the
+    /// document's own, e.g. the result's `{"result": …}`).
+    package static let maxDepth = 511
 
     package init(sortedKeys: Bool, escapeSlashes: Bool) {
         self.sortedKeys = sortedKeys
@@ -26,10 +34,19 @@ package struct JSONWriter {
     /// The text written so far.
     package var text: String { String(decoding: bytes, as: UTF8.self) }
 
-    /// A value `JSONEncoder` would refuse: a double that is not finite.
-    package struct NonConformingNumber: Error, CustomStringConvertible {
-        package let value: Double
-        package var description: String { "cannot write \(value) as JSON (NaN and infinite numbers have no JSON form)" }
+    /// A value `JSONEncoder` would refuse.
+    package enum Refusal: Error, CustomStringConvertible, Equatable {
+        /// A double that is not finite.
+        case nonFiniteNumber(Double)
+        /// An array or object nested deeper than `maxDepth`.
+        case tooDeep
+
+        package var description: String {
+            switch self {
+            case .nonFiniteNumber(let value): "cannot write \(value) as JSON (NaN and infinite numbers have no JSON form)"
+            case .tooDeep: "arrays and objects are nested more than \(JSONWriter.maxDepth) levels deep"
+            }
+        }
     }
 
     /// JSON punctuation or a literal, as is.
@@ -37,47 +54,38 @@ package struct JSONWriter {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// `{` or `[` of the documents' own fixed nesting (counted towards `maxDepth`, never refused).
+    package mutating func open(_ bracket: StaticString) {
+        raw(bracket)
+        depth += 1
+    }
+
+    /// `}` or `]`.
+    package mutating func close(_ bracket: StaticString) {
+        raw(bracket)
+        depth -= 1
+    }
+
+    /// `open` for a value's own array or object: refused past `maxDepth`.
+    private mutating func nest(_ bracket: StaticString) throws(Refusal) {
+        guard depth < Self.maxDepth else { throw .tooDeep }
+        open(bracket)
+    }
+
     package mutating func null() { raw("null") }
     package mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
     package mutating func int<I: BinaryInteger>(_ value: I) { bytes.append(contentsOf: String(value).utf8) }
 
-    package mutating func double(_ value: Double) throws(NonConformingNumber) {
-        guard value.isFinite else { throw NonConformingNumber(value: value) }
+    package mutating func double(_ value: Double) throws(Refusal) {
+        guard value.isFinite else { throw .nonFiniteNumber(value) }
         var written = value.description
         if written.hasSuffix(".0") { written.removeLast(2) }
         bytes.append(contentsOf: written.utf8)
     }
 
-    /// A string literal, quotes included. Only ASCII bytes are ever escaped, so the UTF-8 bytes of
-    /// everything else are copied as they are.
+    /// A string literal, quotes included, escaped as `JSONEncoder` does.
     package mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { utf8 in
-            var start = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C || (byte == 0x2F && escapeSlashes) else { continue }
-                bytes.append(contentsOf: utf8[start..<index])
-                start = index + 1
-                switch byte {
-                case 0x22: raw("\\\"")
-                case 0x5C: raw("\\\\")
-                case 0x2F: raw("\\/")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                default:
-                    raw("\\u00")
-                    bytes.append(Self.hexDigits[Int(byte >> 4)])
-                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
-                }
-            }
-            bytes.append(contentsOf: utf8[start...])
-        }
-        bytes.append(UInt8(ascii: "\""))
+        StringEscaping.appendJSONQuoted(value, to: &bytes, escapeSlashes: escapeSlashes, allControls: false)
     }
 
     /// A uuid as a string literal in lower case (`uuidString.lowercased()`), without building either.
@@ -104,7 +112,31 @@ package struct JSONWriter {
         raw(":")
     }
 
-    package mutating func value(_ value: JSONValue) throws(NonConformingNumber) {
+    /// `"key":` and a string or null.
+    package mutating func member(_ key: String, _ value: String?, first: Bool = false) {
+        self.key(key, first: first)
+        optional(value)
+    }
+
+    /// `"key":` and a boolean.
+    package mutating func member(_ key: String, _ value: Bool) {
+        self.key(key)
+        bool(value)
+    }
+
+    /// `"key":` and an integer.
+    package mutating func member<I: BinaryInteger>(_ key: String, _ value: I) {
+        self.key(key)
+        int(value)
+    }
+
+    /// `"key":` and an object of `members`.
+    package mutating func member(_ key: String, _ members: [String: JSONValue]) throws(Refusal) {
+        self.key(key)
+        try object(members)
+    }
+
+    package mutating func value(_ value: JSONValue) throws(Refusal) {
         switch value {
         case .null: null()
         case .bool(let value): bool(value)
@@ -112,30 +144,32 @@ package struct JSONWriter {
         case .double(let value): try double(value)
         case .string(let value): string(value)
         case .array(let elements):
-            raw("[")
+            try nest("[")
             for (index, element) in elements.enumerated() {
                 if index > 0 { raw(",") }
                 try self.value(element)
             }
-            raw("]")
+            close("]")
         case .object(let members): try object(members)
         }
     }
 
     /// An object of `members` (`[String: JSONValue]`, e.g. `custom`, `context`).
-    package mutating func object(_ members: [String: JSONValue]) throws(NonConformingNumber) {
-        try object(members) { (writer: inout JSONWriter, member: JSONValue) throws(NonConformingNumber) in try writer.value(member) }
+    package mutating func object(_ members: [String: JSONValue]) throws(Refusal) {
+        try nest("{")
+        try object(members) { (writer: inout JSONWriter, member: JSONValue) throws(Refusal) in try writer.value(member) }
     }
 
     /// An object of string members (`headers`).
     package mutating func object(_ members: [String: String]) {
+        open("{")
         object(members) { (writer: inout JSONWriter, member: String) in writer.string(member) }
     }
 
+    /// The members of an object already opened, and its `}`.
     private mutating func object<V, E: Error>(
         _ members: [String: V], _ write: (inout JSONWriter, V) throws(E) -> Void
     ) throws(E) {
-        raw("{")
         var first = true
         if sortedKeys && members.count > 1 {
             // `JSONEncoder` orders keys by their Unicode scalars (UTF-8 bytes), not by `String`'s
@@ -152,7 +186,7 @@ package struct JSONWriter {
                 try write(&self, member)
             }
         }
-        raw("}")
+        close("}")
     }
 }
 

@@ -6,8 +6,8 @@ import Foundation
 // `JSONEncoder` on generated values; a key added to `encode(to:)` must be added here too.
 
 extension StepExecutionResult {
-    package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.raw("{")
+    package func write(to writer: inout JSONWriter) throws(JSONWriter.Refusal) {
+        writer.open("{")
         writer.key("error", first: true)
         if let error { try error.write(to: &writer) } else { writer.null() }
         writer.key("metadata")
@@ -16,102 +16,75 @@ extension StepExecutionResult {
         if let orchestrationMetadata { try orchestrationMetadata.write(to: &writer) } else { writer.null() }
         writer.key("result")
         try writer.value(result)
-        writer.key("status")
-        writer.string(status)
+        writer.member("status", status)
         writer.key("step_uuid")
         writer.uuid(stepUUID)
-        writer.key("success")
-        writer.bool(success)
-        writer.raw("}")
+        writer.member("success", success)
+        writer.close("}")
     }
 }
 
 extension StepExecutionMetadata {
-    package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.raw("{")
-        writer.key("completed_at", first: true)
-        writer.string(ResultTimestamp.string(completedAt))
-        writer.key("context")
-        try writer.object(context)
-        writer.key("custom")
-        try writer.object(custom)
-        writer.key("error_code")
-        writer.optional(errorCode)
-        writer.key("error_type")
-        writer.optional(errorType)
-        writer.key("execution_time_ms")
-        writer.int(executionTimeMs)
-        writer.key("handler_version")
-        writer.optional(handlerVersion)
-        writer.key("retryable")
-        writer.bool(retryable)
-        writer.key("started_at")
-        writer.optional(startedAt.map(ResultTimestamp.string))
-        writer.key("worker_hostname")
-        writer.optional(workerHostname)
-        writer.key("worker_id")
-        writer.optional(workerID)
-        writer.raw("}")
+    package func write(to writer: inout JSONWriter) throws(JSONWriter.Refusal) {
+        writer.open("{")
+        writer.member("completed_at", ResultTimestamp.string(completedAt), first: true)
+        try writer.member("context", context)
+        try writer.member("custom", custom)
+        writer.member("error_code", errorCode)
+        writer.member("error_type", errorType)
+        writer.member("execution_time_ms", executionTimeMs)
+        writer.member("handler_version", handlerVersion)
+        writer.member("retryable", retryable)
+        writer.member("started_at", startedAt.map(ResultTimestamp.string))
+        writer.member("worker_hostname", workerHostname)
+        writer.member("worker_id", workerID)
+        writer.close("}")
     }
 }
 
 extension StepExecutionError {
-    package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.raw("{")
+    package func write(to writer: inout JSONWriter) throws(JSONWriter.Refusal) {
+        writer.open("{")
         writer.key("backtrace", first: true)
         if let backtrace {
-            writer.raw("[")
+            writer.open("[")
             for (index, line) in backtrace.enumerated() {
                 if index > 0 { writer.raw(",") }
                 writer.string(line)
             }
-            writer.raw("]")
+            writer.close("]")
         } else {
             writer.null()
         }
-        if !context.isEmpty {
-            writer.key("context")
-            try writer.object(context)
-        }
-        writer.key("error_type")
-        writer.optional(errorType)
-        writer.key("message")
-        writer.string(message)
-        writer.key("retryable")
-        writer.bool(retryable)
-        if let statusCode {
-            writer.key("status_code")
-            writer.int(statusCode)
-        }
-        writer.raw("}")
+        if !context.isEmpty { try writer.member("context", context) }
+        writer.member("error_type", errorType)
+        writer.member("message", message)
+        writer.member("retryable", retryable)
+        if let statusCode { writer.member("status_code", statusCode) }
+        writer.close("}")
     }
 }
 
 extension OrchestrationMetadata {
-    package func write(to writer: inout JSONWriter) throws(JSONWriter.NonConformingNumber) {
-        writer.raw("{")
+    package func write(to writer: inout JSONWriter) throws(JSONWriter.Refusal) {
+        writer.open("{")
         writer.key("backoff_hint", first: true)
         if let backoffHint { backoffHint.write(to: &writer) } else { writer.null() }
-        writer.key("custom")
-        try writer.object(custom)
-        writer.key("error_context")
-        writer.optional(errorContext)
+        try writer.member("custom", custom)
+        writer.member("error_context", errorContext)
         writer.key("headers")
         writer.object(headers)
-        writer.raw("}")
+        writer.close("}")
     }
 }
 
 extension BackoffHint {
     package func write(to writer: inout JSONWriter) {
-        writer.raw("{")
-        writer.key("backoff_type", first: true)
-        writer.string(backoffType.rawValue)
-        writer.key("context")
-        writer.optional(context)
-        writer.key("delay_seconds")
-        writer.int(delaySeconds)
-        writer.raw("}")
+        writer.open("{")
+        writer.member("backoff_type", backoffType.rawValue, first: true)
+        writer.member("context", context)
+        writer.member("delay_seconds", delaySeconds)
+        writer.close("}")
     }
 }
 
@@ -119,14 +92,14 @@ extension StepMessage {
     /// The message as `JSONEncoder().encode(self)` writes it (members in sorted order), without Foundation.
     package func jsonString() -> String {
         var writer = JSONWriter(sortedKeys: true, escapeSlashes: true)
-        writer.raw("{")
+        writer.open("{")
         writer.key("correlation_id", first: true)
         writer.uuid(correlationID)
         writer.key("step_uuid")
         writer.uuid(stepUUID)
         writer.key("task_uuid")
         writer.uuid(taskUUID)
-        writer.raw("}")
+        writer.close("}")
         return writer.text
     }
 }

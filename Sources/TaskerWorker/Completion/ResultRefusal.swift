@@ -6,7 +6,8 @@ import TaskerPostgres
 /// non-retryable error result (`error_type` `result_not_storable`) whose message says why, and moves
 /// on (orchestration fails it for good, as for any non-retryable error).
 package enum ResultRefusal: Sendable, Equatable {
-    /// The result does not encode as JSON (a `Double` that is NaN or infinite).
+    /// The result does not encode as JSON (a `Double` that is NaN or infinite, arrays and objects
+    /// nested deeper than `JSONWriter.maxDepth`).
     case unencodable(String)
     /// Its JSON is larger than `worker.result_storage.max_result_bytes`.
     case tooLarge(bytes: Int, limit: Int)
@@ -23,16 +24,10 @@ package enum ResultRefusal: Sendable, Equatable {
         self = .refusedByDatabase(sqlState: state, message: error.message + (error.detail.map { " (\($0))" } ?? ""))
     }
 
-    /// The refusal of a result that did not encode.
+    /// The refusal of a result that did not encode (`JSONWriter.Refusal`, which says why without
+    /// repeating the value).
     package init(encoding error: any Error) {
-        if let encoding = error as? EncodingError, case .invalidValue(let value, let context) = encoding {
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            self = .unencodable(
-                "\(value) at \(path.isEmpty ? "the top level" : path) is not a JSON value "
-                    + "(NaN and infinite numbers have no JSON form)")
-        } else {
-            self = .unencodable("\(error)")
-        }
+        self = .unencodable("\(error)")
     }
 
     /// The message of the error result stored instead (no control characters, at most ~500 characters).
