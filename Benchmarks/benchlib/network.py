@@ -2,20 +2,19 @@
 ~0.05 ms, which hides how many round trips a step needs (upstream's worker: ~24 per step; ours: 2).
 Here every connection goes through delay_proxy (Benchmarks/delayproxy, built by scripts/bench), which
 delays each direction by d (0.25 ms and 1 ms: round trips of 0.5 ms and 2 ms), and at c = 16 durable
-the same run measures: one round trip through the proxy (`SELECT 1`, and a durable
-`BEGIN; SELECT 1; COMMIT`), our SQL floor and the upstream-shaped floor (pgbench), our worker's drain
+the same run measures: round trips through the proxy (`SELECT 1`, `BEGIN; SELECT 1; COMMIT`, and a
+durable commit: see `round_trips`), our SQL floor and the upstream-shaped floor (pgbench), our worker's drain
 (Swift no-op) and upstream's worker's drain (tasker-py 0.1.8, Python no-op). Seeding and checks use
 the direct connection, so only the measured parties pay the delay."""
 import contextlib
 import re
-import statistics
 import subprocess
 import time
 
 import psycopg
 
 from . import floor, worker
-from .common import log
+from .common import log, pct
 from .drain import drain_with
 from .ffi import upstream_drain
 
@@ -46,20 +45,31 @@ def proxied(b, delay_us):
 
 
 def round_trips(url, n=200):
-    """p50 of `SELECT 1` and of a durable `BEGIN; SELECT 1; COMMIT` (ms) on one connection to url."""
+    """Round trips (ms) on one connection to url, n of each, p50 and p99:
+      select_ms          `SELECT 1`
+      commit_ms          `BEGIN; SELECT 1; COMMIT` in one message (a read-only transaction: its
+                         commit writes no WAL, so no flush: a round trip and a commit's own work)
+      durable_commit_ms  `BEGIN; UPDATE bench.commit_probe …; COMMIT` in one message: the transaction
+                         writes WAL, so its commit waits for the WAL flush (synchronous_commit = on;
+                         PostgreSQL does not flush for a transaction that wrote no WAL, even one with
+                         an xid): the floor of any claim that commits before its handler starts
+    (`*_p99_ms` the p99 of each)."""
     with psycopg.connect(url, autocommit=True) as conn:
-        def timed(fn):
+        def timed(sql):
             out = []
             for _ in range(n):
                 t = time.perf_counter()
-                fn()
+                conn.execute(sql)   # no parameters: the simple protocol, one message, one round trip
                 out.append((time.perf_counter() - t) * 1000)
-            return round(statistics.median(out), 3)
+            return round(pct(out, 50), 3), round(pct(out, 99), 3)
 
-        def commit():
-            with conn.transaction():
-                conn.execute("SELECT 1")
-        return {"select_ms": timed(lambda: conn.execute("SELECT 1").fetchone()), "commit_ms": timed(commit)}
+        conn.execute("CREATE TABLE IF NOT EXISTS bench.commit_probe (id int PRIMARY KEY, n bigint NOT NULL)")
+        conn.execute("INSERT INTO bench.commit_probe VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
+        r = {"n": n}
+        for key, sql in (("select", "SELECT 1"), ("commit", "BEGIN; SELECT 1; COMMIT"),
+                         ("durable_commit", "BEGIN; UPDATE bench.commit_probe SET n = n + 1 WHERE id = 1; COMMIT")):
+            r[f"{key}_ms"], r[f"{key}_p99_ms"] = timed(sql)
+        return r
 
 
 def network(b):
