@@ -12,10 +12,17 @@ from .common import LATENCY_C, log, summary
 
 
 def e2e(b):
+    b.results["e2e"] = measure(b, b.a.dev_bin)
+    s = b.results["e2e"]["submit_to_complete_ms"]
+    log(f"e2e linear 4-step: p50 {s['p50']:.1f} p99 {s['p99']:.1f} ms ({b.results['e2e']['completed']}/{b.cfg['e2e_tasks']})")
+
+
+def measure(b, dev_bin):
+    """One end-to-end run with `dev_bin` as orchestration, worker (its example handlers) and submit."""
     b.purge_results()
     orch = worker.spawn(b, ["orchestrate"], worker.worker_config(b, "Hybrid", LATENCY_C), "orchestrate",
-                        binary=b.a.dev_bin)
-    w = worker.start_worker(b, "Hybrid", LATENCY_C, examples=True)
+                        binary=dev_bin)
+    w = worker.start_worker(b, "Hybrid", LATENCY_C, examples=True, binary=dev_bin)
     tag = uuid.uuid4().hex[:8]
     try:
         time.sleep(1.0)
@@ -39,7 +46,7 @@ def e2e(b):
         cli = {}
         for i in range(b.cfg["e2e_cli"]):
             t = time.time()
-            subprocess.run([b.a.dev_bin, "submit", "examples", "linear_workflow", "1.0.0", "--context",
+            subprocess.run([dev_bin, "submit", "examples", "linear_workflow", "1.0.0", "--context",
                             json.dumps({"number": 1000 + i, "bench": tag, "cli": i})],
                            env=dict(os.environ, TASKER_CONFIG_PATH=worker.worker_config(b, "Hybrid", 1),
                                     TASKER_LOG_LEVEL="warning"), check=True, capture_output=True)
@@ -68,13 +75,12 @@ def e2e(b):
         worker.stop(orch)
     lat = [(float(e) - sends[c]) * 1000 for c, k, e in rows if k is None and c in sends]
     cli_lat = [(float(e) - cli[int(k)]) * 1000 for c, k, e in rows if k is not None]
-    b.results["e2e"] = {"workflow": "examples/linear_workflow (4 steps)", "rate_per_s": rate, "tasks": count,
-                        "completed": len(lat), "submit_to_complete_ms": summary(lat),
-                        "cli_submit_to_complete_ms": summary(cli_lat),
-                        # per task: Σ over its 4 steps of `enqueued` → `enqueued_for_orchestration` (the
-                        # worker's share); the rest of submit→complete is orchestration and queueing.
-                        "worker_share_ms": summary(worker_ms)}
-    s = b.results["e2e"]["submit_to_complete_ms"]
-    if s["p50"] is None:
-        raise SystemExit(f"bench: no end-to-end task completed; see {b.work}")
-    log(f"e2e linear 4-step: p50 {s['p50']:.1f} p99 {s['p99']:.1f} ms ({len(lat)}/{count})")
+    r = {"workflow": "examples/linear_workflow (4 steps)", "rate_per_s": rate, "tasks": count,
+         "completed": len(lat), "submit_to_complete_ms": summary(lat),
+         "cli_submit_to_complete_ms": summary(cli_lat),
+         # per task: Σ over its 4 steps of `enqueued` → `enqueued_for_orchestration` (the
+         # worker's share); the rest of submit→complete is orchestration and queueing.
+         "worker_share_ms": summary(worker_ms)}
+    if r["submit_to_complete_ms"]["p50"] is None:
+        raise SystemExit(f"bench: no end-to-end task completed ({dev_bin}); see {b.work}")
+    return r

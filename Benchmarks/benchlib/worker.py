@@ -70,12 +70,27 @@ def wait_ready(proc, port, name, b, timeout=60):
     raise SystemExit(f"{name} not ready after {timeout} s; see {b.work}/{name}.log")
 
 
-def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False, extra=""):
+_RUN_FLAGS = {}
+
+
+def examples_args(binary):
+    """["run"], or ["run", "--examples"] for a build whose `run` registers the example handlers only
+    on request (the tasker-worker of 2026-11-26, before tasker-dev existed; read from its `help run`)."""
+    if binary not in _RUN_FLAGS:
+        p = subprocess.run([binary, "help", "run"], capture_output=True, text=True)
+        _RUN_FLAGS[binary] = ["run", "--examples"] if "--examples" in p.stdout + p.stderr else ["run"]
+    return _RUN_FLAGS[binary]
+
+
+def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False, extra="", binary=None):
+    """`binary`: another build (the baseline phase's landed build); default the run's worker, or with
+    `examples` its tasker-dev."""
     config = worker_config(b, mode, c, extra)
     # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
     # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
     name = f"worker-{mode}-{c}"
-    proc = spawn(b, ["run"], config, name, binary=b.a.dev_bin if examples else None)
+    binary = binary or (b.a.dev_bin if examples else b.a.worker_bin)
+    proc = spawn(b, examples_args(binary) if examples else ["run"], config, name, binary=binary)
     return wait_ready(proc, web_port(config), name, b)
 
 
