@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The benchmark driver behind scripts/bench (issue #6). Run it through scripts/bench, which starts
+"""The benchmark driver behind scripts/bench (issues #6, #16). Run it through scripts/bench, which starts
 the private PostgreSQL, migrates it and builds the release binary; see docs/benchmarks.md.
 The phases live in benchlib/ (one module each).
 
@@ -9,7 +9,9 @@ Phases (all against the same server and database, in one run):
             every run is checked (each step claimed, completed, its result message sent)
   drain     tasker-worker run, max_concurrent_handlers = c, N no-op steps enqueued as orchestration does
   pgqueuer  PgQueuer draining N no-op jobs, batch_size = c
-  latency   open-loop pgmq_send_with_notify, Poisson arrivals, Hybrid / EventDrivenOnly / PollingOnly
+  commit    the latency floor: durable commit round trip p50/p99 (direct connection) and pg_test_fsync
+  latency   open-loop pgmq_send_with_notify, Poisson arrivals, Hybrid / EventDrivenOnly / PollingOnly,
+            and PgQueuer (its own consumer process) with the same arrival times
   memory    worker RSS (anon/file split, threads) idle and at peak during the largest drain
   e2e       tasker-dev orchestrate + run, 4-step linear task, request → task `complete`
   ffi       no-op drain: Swift handler, Python handler on our FFI channel (bindings/python), Python
@@ -18,6 +20,10 @@ Phases (all against the same server and database, in one run):
             round trip, our SQL floor, the upstream-shaped floor, our worker, upstream's worker
   levers    A/B drains (c = 16, durable) with one worker setting switched, alternated: server CPU
             per step and steps/s with and without each lever (benchlib/levers.py)
+  baseline  the landed build (--baseline-worker-bin) against the current one, A/B alternated drains
+            (c = 16, durable); with --baseline-dev-bin also the 4-step end-to-end p50
+  callgrind the worker's instructions per no-op step under valgrind callgrind (start-up excluded,
+            idle subtracted)
 """
 import argparse
 import json
@@ -29,6 +35,9 @@ sys.dont_write_bytecode = True   # no __pycache__ in the repository
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import drain, ffi, report  # noqa: E402
+from benchlib.baseline import baseline  # noqa: E402
+from benchlib.callgrind import callgrind  # noqa: E402
+from benchlib.commit_floor import commit_floor  # noqa: E402
 from benchlib.common import LATENCY_C, LATENCY_SEED, POLL_MS, log  # noqa: E402
 from benchlib.context import Bench  # noqa: E402
 from benchlib.e2e import e2e  # noqa: E402
@@ -36,30 +45,41 @@ from benchlib.latency import latency  # noqa: E402
 from benchlib.levers import levers  # noqa: E402
 from benchlib.network import network  # noqa: E402
 
+# The default: every phase a target needs (levers only on request).
+PHASES = "floor,drain,pgqueuer,commit,latency,e2e,ffi,network,baseline,callgrind"
+
 
 def run(b):
     b.load_start = list(os.getloadavg())
     t0 = time.time()
     b.setup()
     phases = b.a.phases.split(",")
+    unknown = set(phases) - set(PHASES.split(",")) - {"levers"}
+    if unknown:
+        raise SystemExit(f"unknown phase(s) {', '.join(sorted(unknown))}; phases: {PHASES},levers")
     if "e2e" in phases and not b.a.dev_bin:
         raise SystemExit("the e2e phase needs --dev-bin (tasker-dev: orchestrate, submit, the example handlers)")
     p0 = time.time()
     if {"floor", "drain", "pgqueuer"} & set(phases):
         drain.throughput(b, phases)
+        b.results.setdefault("phase_seconds", {})["throughput"] = round(time.time() - p0, 1)
         log(f"throughput: {time.time() - p0:.1f} s")
     if "network" in phases and not b.a.delay_proxy:
         raise SystemExit("the network phase needs --delay-proxy (Benchmarks/delayproxy, built by scripts/bench)")
-    for name, phase in (("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network), ("levers", levers)):
+    for name, phase in (("commit", commit_floor), ("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network),
+                        ("baseline", baseline), ("callgrind", callgrind), ("levers", levers)):
         if name in phases:
             p0 = time.time()
             phase(b)
+            b.results.setdefault("phase_seconds", {})[name] = round(time.time() - p0, 1)
             log(f"{name}: {time.time() - p0:.1f} s")
     R = b.results
     R["machine"] = report.machine(b)
     R["settings"] = {"latency_and_e2e_max_concurrent_handlers": LATENCY_C, "polling_interval_ms": POLL_MS,
                      "latency_arrivals": f"poisson, seed {LATENCY_SEED}", "server": b.a.server_settings,
-                     "worker_bin": b.a.worker_bin, "dev_bin": b.a.dev_bin, "config": b.cfg}
+                     "worker_bin": b.a.worker_bin, "dev_bin": b.a.dev_bin, "baseline_worker_bin": b.a.baseline_worker_bin,
+                     "baseline_dev_bin": b.a.baseline_dev_bin, "config": b.cfg}
+    R["phases"] = phases
     R["ratios"] = report.ratios(R)
     R["targets"] = report.targets(R)
     R["elapsed_s"] = round(time.time() - t0, 1)
@@ -80,7 +100,9 @@ def main():
     p.add_argument("--pgbench", required=True)
     p.add_argument("--repo", required=True)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--phases", default="floor,drain,pgqueuer,latency,e2e,ffi,network")
+    p.add_argument("--phases", default=PHASES)
+    p.add_argument("--baseline-worker-bin", help="the landed build's tasker-worker (baseline phase)")
+    p.add_argument("--baseline-dev-bin", help="the landed build's tasker-dev (baseline phase: end to end)")
     p.add_argument("--delay-proxy", help="delay_proxy binary (the network phase)")
     p.add_argument("--out", default="bench-results.json")
     p.add_argument("--plot", default="bench-latency.png")

@@ -93,7 +93,11 @@ def in_flight(b, a, z):
 def pgqueuer_one(b, c):
     """PgQueuer (psycopg driver) draining n no-op jobs: batch_size = c and max_concurrent_tasks = 2c
     (PgQueuer's minimum for that batch; an entrypoint concurrency_limit = c stalls its drain mode),
-    drain mode; jobs/s from the first handler start to the return of run()."""
+    drain mode; jobs/s from the first handler start to the return of run(). Server CPU per job as
+    for the worker (every server process but the bench's own backend: PgQueuer's connection is its
+    own); "worker" CPU per job = this process's CPU during run() (PgQueuer runs in the bench's
+    interpreter here)."""
+    import os
     from datetime import timedelta
     from pgqueuer import PsycopgDriver, Queries, QueueManager
     from pgqueuer.domain.types import QueueExecutionMode
@@ -109,18 +113,22 @@ def pgqueuer_one(b, c):
         await conn.execute("CHECKPOINT")
         qm = QueueManager(q)
         first = []
+        cpu = ServerCPU(b)
 
         @qm.entrypoint("noop")
         async def noop(job):
             if not first:
                 first.append(time.time())
 
+        cpu_before, own_before = cpu.snapshot(), process_ticks(os.getpid())
         await qm.run(mode=QueueExecutionMode.drain, batch_size=c, max_concurrent_tasks=2 * c,
                      dequeue_timeout=timedelta(seconds=1))
         end = time.time()
+        cpu_after, own_after = cpu.snapshot(), process_ticks(os.getpid())
         left = (await (await conn.execute("SELECT count(*) FROM pgqueuer")).fetchone())[0]
         await conn.close()
-        return {"jobs": n, "left": left, "seconds": end - first[0], "steps_per_s": n / (end - first[0])}
+        return {"jobs": n, "left": left, "seconds": end - first[0], "steps_per_s": n / (end - first[0]),
+                **ServerCPU.per_step(cpu_before, cpu_after, n), **worker_per_step(own_before, own_after, n)}
 
     return asyncio.run(run())
 

@@ -10,6 +10,7 @@ import uuid
 
 from .common import QUEUE, RESULTS_QUEUE, log
 from .context import BENCH_DIR
+from .server_cpu import ServerCPU
 
 # shape -> (script, pgbench -M). "ours" runs prepared, as the worker (PQprepare once per connection);
 # "ours_extended" is the same script with unnamed statements (parsed and planned on every execution).
@@ -111,7 +112,10 @@ def floor_one(b, shape, c):
            "-f", os.path.join(BENCH_DIR, "pgbench", f"{script}.sql"),
            "-D", "i=-1", "-D", f"base={a}", "-D", f"per_client={per_client}", "-D", f"msg_offset={offset}"]
     cmd += b.floor_vars + [b.a.db_url]
+    cpu = ServerCPU(b)
+    before = cpu.snapshot()
     p = subprocess.run(cmd, capture_output=True, text=True)
+    after = cpu.snapshot()
     m = re.search(r"tps = ([\d.]+)", p.stdout)
     failed = re.search(r"number of failed transactions: (\d+)", p.stdout)
     if p.returncode != 0 or not m or (failed and int(failed.group(1)) > 0):
@@ -122,7 +126,8 @@ def floor_one(b, shape, c):
     per_command = [[float(ms), " ".join(text.split())[:60]] for ms, text in
                    re.findall(r"^\s+([\d.]+)\s+\d+\s+(\S.*)$", p.stdout.split("statement latencies", 1)[-1], re.M)]
     r = {"steps_per_s": float(m.group(1)), "latency_ms": float(lat.group(1)) if lat else None,
-         "steps": per_client * c, "pgbench_mode": mode, "verified": checks, "command_latency_ms": per_command}
+         "steps": per_client * c, "pgbench_mode": mode, "verified": checks, "command_latency_ms": per_command,
+         "server_cpu_ms_per_step": ServerCPU.per_step(before, after, per_client * c)["server_cpu_ms_per_step"]}
     if script == "ours" and per_command:
         # The uuid SELECT before the pipeline is the floor's only statement the worker does not run.
         r["extra_select_ms"] = next((ms for ms, text in per_command if text.startswith("SELECT md5(")), None)
