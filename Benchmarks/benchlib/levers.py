@@ -29,7 +29,8 @@ def alternate(sides, keys, rounds=ROUNDS, label=""):
         for name, run in (sides if i % 2 == 0 else sides[::-1]):
             r = run()
             runs[name].append({k: r.get(k) for k in keys + ("completed", "ok") if k in r})
-            log(f"{label} {name} (round {i + 1}/{rounds}): " + ", ".join(f"{k} {r.get(k)}" for k in keys))
+            log(f"{label} {name} (round {i + 1}/{rounds}): "
+                + ", ".join(f"{k} {r[k]:.3f}" if isinstance(r.get(k), float) else f"{k} {r.get(k)}" for k in keys))
     out = {"runs": runs}
     for name in runs:
         for key in keys:

@@ -176,8 +176,9 @@ def side_by_side(R):
         return []
     return ["", f"{'side by side (c=16 durable)':34} {'steps/s':>9} {'srv ms/st':>9} {'wkr ms/st':>9} {'start p50':>9}"
                 f" {'p99':>9} {'idle MB':>8}  source", *rows,
-            "  srv = server CPU per step (all PostgreSQL processes but the bench's own backend); wkr = the worker"
-            " process's CPU per step; start = enqueue commit → handler start (ms) at 200/s"]
+            "  srv = server CPU per step (all PostgreSQL processes but the bench's own backend; the floors' include"
+            " pgbench's c backends starting), wkr = the worker process's CPU per step; start = enqueue commit →"
+            " handler start (ms) at 200/s"]
 
 
 def _fmt(v, spec):

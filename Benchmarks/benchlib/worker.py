@@ -89,6 +89,8 @@ def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False, extra="", binary
     # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
     # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
     name = f"worker-{mode}-{c}"
+    if binary:   # another build: its own log, named after the binary's directory
+        name += "-" + re.sub(r"[^\w.-]", "_", os.path.basename(os.path.dirname(os.path.abspath(binary))))
     binary = binary or (b.a.dev_bin if examples else b.a.worker_bin)
     proc = spawn(b, examples_args(binary) if examples else ["run"], config, name, binary=binary)
     return wait_ready(proc, web_port(config), name, b)
