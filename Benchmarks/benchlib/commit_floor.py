@@ -8,7 +8,7 @@ that section is printed (about 5 s at `-s 1`), so the phase is bounded."""
 import os
 import re
 import subprocess
-import time
+import threading
 
 from .common import log
 from .network import round_trips
@@ -29,7 +29,8 @@ def pg_test_fsync(b):
     proc = subprocess.Popen([binary, "-s", str(FSYNC_SECONDS_PER_TEST), "-f", path],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out, in_section, found = [], False, None
-    deadline = time.time() + FSYNC_TIMEOUT_S
+    timer = threading.Timer(FSYNC_TIMEOUT_S, proc.kill)   # a stalled disk ends the read below
+    timer.start()
     try:
         for line in proc.stdout:   # pg_test_fsync flushes each line: read as it goes
             out.append(line.rstrip())
@@ -39,9 +40,8 @@ def pg_test_fsync(b):
                 found = FDATASYNC.match(line)
             elif in_section and not line.strip():
                 break   # end of the one-8kB-write section
-            if time.time() > deadline:
-                break
     finally:
+        timer.cancel()
         proc.kill()
         proc.wait()
         if os.path.exists(path):

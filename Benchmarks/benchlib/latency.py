@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 
 import psycopg
@@ -15,6 +16,7 @@ from . import worker
 from .common import LATENCY_C, LATENCY_SEED, MODES, POLL_MS, log, summary
 
 PGQUEUER = "PgQueuer"   # its entry in results["latency"], next to the worker's modes
+READY_TIMEOUT_S = 60
 
 
 def arrivals(rate, count, seed=LATENCY_SEED):
@@ -100,7 +102,10 @@ def pgqueuer_latency(b, sender):
                             stdout=subprocess.PIPE, stderr=logf, text=True)
     out, commits = {}, {}
     try:
+        timer = threading.Timer(READY_TIMEOUT_S, proc.kill)   # a consumer that never gets ready ends the read
+        timer.start()
         ready = proc.stdout.readline().strip()
+        timer.cancel()
         if ready != "READY":
             raise SystemExit(f"bench: PgQueuer's consumer did not start (said {ready!r}); see {b.work}/pgqueuer-latency.log")
         time.sleep(1.0)

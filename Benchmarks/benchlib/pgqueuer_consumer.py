@@ -18,7 +18,6 @@ from datetime import timedelta
 
 import psycopg
 from pgqueuer import PsycopgDriver, Queries, QueueManager
-from pgqueuer.domain.types import QueueExecutionMode
 
 
 async def main(url, batch, poll_ms, out):

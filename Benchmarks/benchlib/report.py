@@ -332,7 +332,7 @@ def plot(R, rates_cfg, path):
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("latency (ms)")
-    axes[1].legend(fontsize=7)
+    axes[0].legend(fontsize=7)   # the left plot has every series (PgQueuer has no result message)
     fig.suptitle(f"tasker-worker latency ({R['mode']}, max_concurrent_handlers={LATENCY_C}, poll {POLL_MS} ms)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
