@@ -20,6 +20,7 @@ def e2e(b):
 def measure(b, dev_bin):
     """One end-to-end run with `dev_bin` as orchestration, worker (its example handlers) and submit."""
     b.purge_results()
+    b.finish_synthetic_tasks()
     orch = worker.spawn(b, ["orchestrate"], worker.worker_config(b, "Hybrid", LATENCY_C), "orchestrate",
                         binary=dev_bin)
     w = worker.start_worker(b, "Hybrid", LATENCY_C, examples=True, binary=dev_bin)
