@@ -1,0 +1,261 @@
+import Foundation
+import NIOCore
+import TaskerAMQP
+import TaskerTestSupport
+import Testing
+
+@testable import TaskerModel
+@testable import TaskerPostgres
+@testable import TaskerWorker
+
+/// The worker with `[common.queues] backend = "rabbitmq"` against the real broker of `scripts/test`
+/// and the real PostgreSQL: push intake with the ack after the claim's commit, poison acked and
+/// counted, results published (confirmed) after their commit and retried across a lost connection,
+/// the start-up re-publish of results a dead worker never published, and queues upstream's way.
+/// Serialized: the tests share `orchestration_step_results` on the broker.
+@Suite("Worker on RabbitMQ", .serialized, BrokerEnvironment.available, .timeLimit(.minutes(2)))
+struct RabbitMQWorkerTests {
+    /// A template of a namespace no other test (or run) uses, so its queue is this test's own.
+    static func yaml(_ namespace: String) -> String {
+        """
+        name: rmq
+        namespace_name: \(namespace)
+        version: 1.0.0
+        steps:
+          - name: work
+            handler: { callable: test.work }
+        """
+    }
+
+    static func namespace() -> String { BrokerEnvironment.uniqueName("rmq").replacingOccurrences(of: "-", with: "_") }
+
+    static func configuration(_ harness: PipelineHarness) throws -> TaskerConfiguration {
+        var configuration = harness.configuration()
+        configuration.common.queues.backend = .rabbitmq
+        configuration.common.queues.rabbitmq.url = try #require(BrokerEnvironment.url)
+        configuration.common.queues.rabbitmq.prefetchCount = 10
+        return configuration
+    }
+
+    /// The broker connection the worker opened is named after it (`forceClose` finds it by that).
+    static func connectionName(_ worker: PipelineHarness.RunningWorker) -> String {
+        "tasker-worker \(worker.daemon.identity.publicID)"
+    }
+
+    static func broker(_ worker: PipelineHarness.RunningWorker) throws -> RabbitMQMessaging {
+        try #require(worker.daemon.transport.broker)
+    }
+
+    /// Publishes a body to a worker queue (declared the upstream way first, as orchestration does).
+    static func publish(_ body: String, to queue: String, on channel: AMQPChannel) async throws {
+        try await RabbitMQTopology.declareQueue(queue, on: channel)
+        try await channel.publish(ByteBuffer(string: body), routingKey: queue, properties: .persistentJSON)
+    }
+
+    static func stepMessage(_ task: PipelineHarness.SeededTask, _ step: String) -> String {
+        StepMessage(taskUUID: task.taskUUID, stepUUID: task[step], correlationID: task.correlationID).jsonString()
+    }
+
+    /// Takes the result messages on `orchestration_step_results` until one names `step` (acking
+    /// every message: the queue is this suite's); nil if none within the time.
+    static func takeResult(for step: UUID, on channel: AMQPChannel) async throws -> AMQPDelivery? {
+        var found: AMQPDelivery?
+        _ = try await eventually(within: .seconds(15)) {
+            while let got = try await channel.get(queue: QueueNames.stepResults) {
+                try await channel.ack(deliveryTag: got.delivery.deliveryTag)
+                if String(buffer: got.delivery.body).contains(step.uuidString.lowercased()) { found = got.delivery }
+            }
+            return found != nil
+        }
+        return found
+    }
+
+    /// A connection and channel of the test's own, in confirm mode.
+    static func withBroker(_ body: (AMQPChannel) async throws -> Void) async throws {
+        let connection = try await BrokerEnvironment.connect(name: BrokerEnvironment.uniqueName("rmq-worker-test"))
+        do {
+            let channel = try await connection.openChannel()
+            try await channel.enablePublisherConfirms()
+            try await RabbitMQTopology.declareQueue(QueueNames.stepResults, on: channel)
+            try await body(channel)
+        } catch {
+            await connection.close()
+            throw error
+        }
+        await connection.close()
+    }
+
+    @Test func aStepMessageIsClaimedRunAndItsResultPublishedAfterItsCommit() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.work") { _ in .success(["done": true]) }
+            let worker = harness.startWorker(handlers, configuration: try Self.configuration(harness))
+            try await Self.withBroker { channel in
+                let task = try await harness.createTask(steps: ["work"])
+                try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+                let queue = QueueNames.workerQueue(namespace: namespace)
+                try await Self.publish(Self.stepMessage(task, "work"), to: queue, on: channel)
+                try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])
+                #expect(try await harness.result(task["work"]).success)
+
+                let published = try #require(try await Self.takeResult(for: task["work"], on: channel))
+                #expect(published.properties.deliveryMode == 2 && published.properties.contentType == "application/json")
+                let message = try JSONDecoder().decode(StepMessage.self, from: Data(published.body.readableBytesView))
+                #expect(message.stepUUID == task["work"] && message.taskUUID == task.taskUUID)
+                // The transport is the broker's only: nothing went through PGMQ.
+                let pgmq: Int = try await harness.admin.query(
+                    "SELECT (SELECT count(*) FROM pgmq.q_orchestration_step_results) + (SELECT count(*) FROM pgmq.a_orchestration_step_results) AS n"
+                )[0].decode("n")
+                #expect(pgmq == 0)
+                #expect(try await Self.broker(worker).publishCounts.published == 1)
+                // Acked: the worker's queue is empty, also once its connection is gone.
+                try await worker.stop()
+                #expect(try await channel.inspectQueue(queue).messageCount == 0)
+                // The queue the worker declared is accepted by a client declaring it upstream's way.
+                #expect(try await Self.declareWithPika(queue).contains("declared"))
+            }
+        }
+    }
+
+    @Test func theDeliveryIsAckedOnlyAfterTheClaimCommits() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            let runs = InvocationCounter()
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.work") { context in
+                runs.record(context.stepUUID)
+                return .success(["done": true])
+            }
+            var configuration = try Self.configuration(harness)
+            configuration.common.database.lockTimeoutMs = 60_000
+            configuration.worker.eventSystems.worker.timing.claimTimeoutSeconds = 60
+            let worker = harness.startWorker(handlers, configuration: configuration)
+            try await Self.withBroker { channel in
+                let task = try await harness.createTask(steps: ["work"])
+                try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+                // Hold the step's transition row: the claim blocks on it, uncommitted.
+                let holder = try await db.connect()
+                try await holder.execute("BEGIN")
+                try await holder.query(
+                    "SELECT 1 AS held FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 FOR UPDATE", [task["work"]])
+                let queue = QueueNames.workerQueue(namespace: namespace)
+                try await Self.publish(Self.stepMessage(task, "work"), to: queue, on: channel)
+                try await waitUntil(timeout: .seconds(15)) { try await Self.claimsWaiting(harness) >= 1 }
+                // Not acked while the claim waits: with the worker's connection closed, the delivery
+                // returns to the queue and comes to the worker again on its next connection (left
+                // for later while the first claim is in flight: the step is busy).
+                let broker = try Self.broker(worker)
+                #expect(try await BrokerEnvironment.forceClose(connectionsNamed: Self.connectionName(worker)) == 1)
+                try await waitUntil(timeout: .seconds(15)) { broker.connection.generation >= 2 && broker.isConnected }
+                try await holder.execute("ROLLBACK")
+                await holder.close()
+                try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])
+                // Claimed once; the redelivered copy found the step moved on (stale) and was acked.
+                try await waitUntil(timeout: .seconds(15)) { worker.daemon.statistics.snapshot.staleMessages == 1 }
+                #expect(runs.count(task["work"]) == 1)
+                let claims = try await harness.transitions(task["work"]).filter { $0.to == "in_progress" }
+                #expect(claims.count == 1)
+                _ = try await Self.takeResult(for: task["work"], on: channel)
+                try await worker.stop()
+                #expect(try await channel.inspectQueue(queue).messageCount == 0)
+            }
+        }
+    }
+
+    @Test func poisonDeliveriesAreAckedAndCounted() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            let worker = harness.startWorker(.withBuiltIns(), configuration: try Self.configuration(harness))
+            try await Self.withBroker { channel in
+                let queue = QueueNames.workerQueue(namespace: namespace)
+                try await Self.publish("not json {", to: queue, on: channel)
+                let missing = StepMessage(taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID())
+                try await Self.publish(missing.jsonString(), to: queue, on: channel)
+                try await waitUntil(timeout: .seconds(15)) { worker.daemon.statistics.snapshot.poisonMessages == 2 }
+                try await worker.stop()
+                // Acked, not merely held: nothing returns to the queue when the worker's connection closes.
+                #expect(try await channel.inspectQueue(queue).messageCount == 0)
+                #expect(try await channel.inspectQueue("\(queue)_dlq").messageCount == 0)
+            }
+        }
+    }
+
+    @Test func aPublishFailingAfterTheCommitIsRetriedUntilConfirmed() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            let (entered, released) = (TestFlag(), TestFlag())
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.work") { _ in
+                entered.set(true)
+                for _ in 0..<2000 where !released.value { try? await Task.sleep(for: .milliseconds(5)) }
+                return .success(["done": true])
+            }
+            let worker = harness.startWorker(handlers, configuration: try Self.configuration(harness))
+            try await Self.withBroker { channel in
+                let task = try await harness.createTask(steps: ["work"])
+                try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+                try await Self.publish(Self.stepMessage(task, "work"), to: QueueNames.workerQueue(namespace: namespace), on: channel)
+                try await waitUntil(timeout: .seconds(15)) { entered.value }
+                // The broker drops the worker's connection while the handler runs: the result is
+                // committed while the worker is disconnected, and its publish must wait and retry.
+                let broker = try Self.broker(worker)
+                #expect(try await BrokerEnvironment.forceClose(connectionsNamed: Self.connectionName(worker)) == 1)
+                try await waitUntil(timeout: .seconds(5)) { !broker.isConnected }
+                released.set(true)
+                try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])
+                #expect(try await Self.takeResult(for: task["work"], on: channel) != nil)
+                #expect(broker.publishCounts.retries >= 1 && broker.publishCounts.published == 1)
+                // One result row: the retry was of the publish only.
+                let stored = try await harness.transitions(task["work"]).filter { $0.to == "enqueued_for_orchestration" }
+                #expect(stored.count == 1)
+                try await worker.stop()
+            }
+        }
+    }
+
+    @Test func resultsADeadWorkerNeverPublishedArePublishedAtStart() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            // A step a previous worker stored its result for, then died before publishing it.
+            let task = try await harness.createTask(steps: ["work"])
+            let step = task["work"]
+            try await harness.transition(step, from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+            try await harness.transition(step, from: "enqueued", to: "in_progress", event: #"{"type":"Start"}"#)
+            let metadata = #"{"event":"{}","worker_uuid":"\#(UUID().uuidString.lowercased())"}"#
+            try await SchemaTests.transition(
+                harness.admin, step: step, from: "in_progress", to: "enqueued_for_orchestration", metadata: metadata)
+            try await Self.withBroker { channel in
+                let worker = harness.startWorker(.withBuiltIns(), configuration: try Self.configuration(harness))
+                #expect(try await Self.takeResult(for: step, on: channel) != nil)
+                try await worker.stop()
+            }
+        }
+    }
+
+    /// Claims of this database's steps waiting on a lock.
+    static func claimsWaiting(_ harness: PipelineHarness) async throws -> Int {
+        try await harness.admin.query(
+            """
+            SELECT count(*)::int8 AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%retired%'
+            """)[0].decode("n")
+    }
+
+    /// Declares `queue` with pika the upstream way (`Tests/Interop/rabbitmq_declare.py`); its output.
+    static func declareWithPika(_ queue: String) async throws -> String {
+        let python = try #require(
+            ProcessInfo.processInfo.environment["TASKER_TEST_PYTHON"].flatMap { $0.isEmpty ? nil : $0 },
+            "TASKER_TEST_PYTHON is not set: scripts/test sets it (a python with pika)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Interop/rabbitmq_declare.py").path
+        let (status, output) = try await BrokerEnvironment.run(python, [script, try #require(BrokerEnvironment.url), queue])
+        #expect(status == 0, "pika: \(output)")
+        return output
+    }
+}
