@@ -238,6 +238,29 @@ struct RabbitMQWorkerTests {
         }
     }
 
+    @Test func healthAndMetricsReportTheBrokerAndItsQueueDepths() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            let queue = QueueNames.workerQueue(namespace: namespace)
+            // A message left in the PGMQ queue of the same name: with RabbitMQ carrying the messages,
+            // the depth reported is the broker's (0), not PGMQ's (1).
+            _ = try await PGMQ.sendWithNotify(harness.admin, queue: queue, message: PostgresJSON(raw: #"{"unused":true}"#))
+            let worker = harness.startWorker(.withBuiltIns(), configuration: try Self.configuration(harness))
+            let broker = try Self.broker(worker)
+            try await waitUntil(timeout: .seconds(15)) { broker.isConnected && worker.daemon.runtime.eventSystem.status.running }
+            let status = worker.daemon.runtime.eventSystem.status
+            #expect(status.brokerState == .connected && status.isReceiving && status.listenerState == nil && !status.pollingActive)
+            let health = WorkerHealthService(runtime: worker.daemon.runtime)
+            #expect(health.checkEventSystem().message?.contains("RabbitMQ connected") == true)
+            let depth = await health.checkQueueProcessing()
+            #expect(depth.message == "Own queues total depth: 0 (\(queue)=0)", "\(depth)")
+            let scrape = await WorkerScrape.collect(worker.daemon.runtime)
+            #expect(scrape.queuesRead && scrape.queues.map(\.queue) == [queue] && scrape.queues.map(\.depth) == [0])
+            try await worker.stop()
+        }
+    }
+
     /// Claims of this database's steps waiting on a lock.
     static func claimsWaiting(_ harness: PipelineHarness) async throws -> Int {
         try await harness.admin.query(

@@ -52,7 +52,7 @@ package final class RabbitMQIntake: Sendable {
                         // A consumer the broker cancelled (its queue deleted) starts again while the connection lives.
                         while !self.stopped.isTriggered, await connection.isOpen {
                             await self.consume(queue, on: connection, execute: execute)
-                            if !self.stopped.isTriggered { try? await Task.sleep(for: .seconds(1)) }
+                            if !self.stopped.isTriggered, await connection.isOpen { try? await Task.sleep(for: .seconds(1)) }
                         }
                     }
                 }
