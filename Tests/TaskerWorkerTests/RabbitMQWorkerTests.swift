@@ -24,6 +24,12 @@ struct RabbitMQWorkerTests {
         steps:
           - name: work
             handler: { callable: test.work }
+            publishes_events:
+              - name: rmq.done
+                description: durable, on the broker
+                condition: success
+                delivery_mode: durable
+                schema: null
         """
     }
 
@@ -110,6 +116,16 @@ struct RabbitMQWorkerTests {
                 )[0].decode("n")
                 #expect(pgmq == 0)
                 #expect(try await Self.broker(worker).publishCounts.published == 1)
+                // The durable domain event went to `<ns>_domain_events` on the broker, after the result.
+                let events = QueueNames.domainEvents(namespace: namespace)
+                var event: AMQPGetResult?
+                _ = try await eventually(within: .seconds(10)) {
+                    event = try await channel.get(queue: events)
+                    return event != nil
+                }
+                let delivered = try #require(event).delivery
+                try await channel.ack(deliveryTag: delivered.deliveryTag)
+                #expect(String(buffer: delivered.body).contains("rmq.done") && delivered.properties.deliveryMode == 2)
                 // Acked: the worker's queue is empty, also once its connection is gone.
                 try await worker.stop()
                 #expect(try await channel.inspectQueue(queue).messageCount == 0)

@@ -68,6 +68,7 @@ package final class RabbitMQMessaging: Service, Sendable {
         configuration.connectionName = connectionName
         let queues = namespaces.map(QueueNames.workerQueue(namespace:))
         self.queues = queues
+        let declared = queues + namespaces.map(QueueNames.domainEvents(namespace:)) + [QueueNames.stepResults]
         self.prefetchCount = UInt16(clamping: max(1, settings.prefetchCount))
         self.publishBackoff = publishBackoff
         self.logger = logger
@@ -78,7 +79,7 @@ package final class RabbitMQMessaging: Service, Sendable {
             logger: logger
         ) { connection in
             let channel = try await connection.openChannel()
-            for queue in queues + [QueueNames.stepResults] {
+            for queue in declared {
                 try await RabbitMQTopology.declareQueue(queue, on: channel)
             }
             try await channel.close()
@@ -141,6 +142,20 @@ package final class RabbitMQMessaging: Service, Sendable {
             "stopped before a stored step result was published; the next start re-publishes it",
             metadata: metadata)
         return false
+    }
+
+    /// Publishes a durable domain event to `queue` (`<ns>_domain_events`, declared at connect) and
+    /// waits for the broker's confirm. One attempt, as the PGMQ send: domain events are
+    /// fire-and-forget (a failure is counted and logged by `DomainEventActor`).
+    package func publishEvent(_ json: String, to queue: String) async throws {
+        guard let live = connection.connection else { throw BrokerNotConnected() }
+        do {
+            let channel = try await publisher.channel(on: live)
+            try await channel.publish(ByteBuffer(string: json), routingKey: queue, properties: .persistentJSON)
+        } catch {
+            await publisher.discard(after: error)
+            throw error
+        }
     }
 
     /// The depth of each served queue (a passive `queue.declare` on a channel of its own); nil when

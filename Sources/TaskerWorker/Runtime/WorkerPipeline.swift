@@ -41,7 +41,7 @@ struct WorkerPipeline {
         let poller = eventConfig.metadata.fallbackPoller
         let dispatchChannel = AsyncChannel<ClaimedStep>()
         let completionChannel = AsyncChannel<StepCompletion>()
-        let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
+        let domainEvents = DomainEventActor(pool: pool, statistics: statistics, transport: transport)
         let capacity = WorkerCapacity(
             permits: handlerDispatch.maxConcurrentHandlers,
             shedding: LoadShedding(
