@@ -30,6 +30,10 @@ struct RabbitMQWorkerTests {
                 condition: success
                 delivery_mode: durable
                 schema: null
+          - name: second
+            handler: { callable: test.work }
+          - name: third
+            handler: { callable: test.work }
         """
     }
 
@@ -250,6 +254,51 @@ struct RabbitMQWorkerTests {
                 let worker = harness.startWorker(.withBuiltIns(), configuration: try Self.configuration(harness))
                 #expect(try await Self.takeResult(for: step, on: channel) != nil)
                 try await worker.stop()
+            }
+        }
+    }
+
+    @Test func drainReturnsTheDeliveriesNotClaimedToTheQueueAndFinishesTheClaimedStep() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            let (entered, released) = (TestFlag(), TestFlag())
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.work") { _ in
+                entered.set(true)
+                for _ in 0..<2000 where !released.value { try? await Task.sleep(for: .milliseconds(5)) }
+                return .success(["done": true])
+            }
+            // One handler permit: with load shedding, one step is claimed and the others are left for later.
+            var configuration = try Self.configuration(harness)
+            configuration.worker.mpscChannels.handlerDispatch.maxConcurrentHandlers = 1
+            let worker = harness.startWorker(handlers, configuration: configuration)
+            try await Self.withBroker { channel in
+                let task = try await harness.createTask(steps: ["work", "second", "third"])
+                let queue = QueueNames.workerQueue(namespace: namespace)
+                for step in ["work", "second", "third"] {
+                    try await harness.transition(task[step], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+                    try await Self.publish(Self.stepMessage(task, step), to: queue, on: channel)
+                }
+                try await waitUntil(timeout: .seconds(15)) { entered.value }
+                let stopping = Task { try await worker.stop() }
+                // While the claimed step still runs, the deliveries not claimed are back in the queue.
+                let steps = ["work", "second", "third"].map { task[$0] }
+                func waiting() async throws -> Int {
+                    var count = 0
+                    for step in steps where try await harness.state(step) == "enqueued" { count += 1 }
+                    return count
+                }
+                // (Well before the handler gives up waiting by itself after 10 s.)
+                try await waitUntil(timeout: .seconds(5)) { try await channel.inspectQueue(queue).messageCount == 2 }
+                #expect(try await waiting() == 2)
+                released.set(true)
+                try await stopping.value
+                // Drained: the running step's result is stored and published; nothing was lost or acked unclaimed.
+                var finished = 0
+                for step in steps where try await harness.state(step) == "enqueued_for_orchestration" { finished += 1 }
+                #expect(finished == 1)
+                #expect(try await channel.inspectQueue(queue).messageCount == 2)
             }
         }
     }

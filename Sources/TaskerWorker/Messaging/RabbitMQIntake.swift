@@ -116,13 +116,23 @@ package final class RabbitMQIntake: Sendable {
             case .retryLater, .notAccepting:
                 guard !stopped.isTriggered else { return }
                 // Back off before the broker offers it again (to this worker or another): no spinning.
-                try? await Task.sleep(for: retryBackoff.delay(forAttempt: failures.next()))
+                await pause(retryBackoff.delay(forAttempt: failures.next()))
                 guard !stopped.isTriggered else { return }
                 try await channel.nack(deliveryTag: amqp.deliveryTag, requeue: true)
             }
         } catch {
             // The channel or connection is gone: the broker redelivers the delivery anyway.
             logger.debug("could not settle a delivery; the broker redelivers it", metadata: ["queue": "\(queue)", "error": "\(error)"])
+        }
+    }
+
+    /// Waits `delay`, or less when `stop()` comes first (the drain does not wait out a backoff).
+    private func pause(_ delay: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask { [stopped] in await stopped.wait() }
+            await group.next()
+            group.cancelAll()
         }
     }
 
