@@ -185,6 +185,42 @@ struct RabbitMQWorkerTests {
         }
     }
 
+    @Test func aClaimThatFailsTransientlyIsRequeuedAndClaimedLater() async throws {
+        try await withTestDatabase { db in
+            let namespace = Self.namespace()
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
+            let handlers = HandlerRegistry.withBuiltIns()
+            handlers.register("test.work") { _ in .success(["done": true]) }
+            // Claims give up on a held lock after 100 ms (55P03): a transient failure.
+            var configuration = try Self.configuration(harness)
+            configuration.common.database.lockTimeoutMs = 100
+            let worker = harness.startWorker(handlers, configuration: configuration)
+            try await Self.withBroker { channel in
+                let task = try await harness.createTask(steps: ["work"])
+                try await harness.transition(task["work"], from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+                let holder = try await db.connect()
+                try await holder.execute("BEGIN")
+                try await holder.query(
+                    "SELECT 1 AS held FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 FOR UPDATE", [task["work"]])
+                let queue = QueueNames.workerQueue(namespace: namespace)
+                try await Self.publish(Self.stepMessage(task, "work"), to: queue, on: channel)
+                let failed = {
+                    worker.daemon.statistics.counters.current.total(
+                        StepMetrics.Name.failures, where: "error_type", is: StepMetrics.FailureType.databaseError.rawValue)
+                }
+                // Failed, nacked with requeue after a backoff, redelivered, failed again: not lost.
+                try await waitUntil(timeout: .seconds(15)) { failed() >= 2 }
+                try await holder.execute("ROLLBACK")
+                await holder.close()
+                try await harness.waitForState(task["work"], ["enqueued_for_orchestration"])
+                #expect(try await harness.transitions(task["work"]).filter { $0.to == "in_progress" }.count == 1)
+                _ = try await Self.takeResult(for: task["work"], on: channel)
+                try await worker.stop()
+                #expect(try await channel.inspectQueue(queue).messageCount == 0)
+            }
+        }
+    }
+
     @Test func poisonDeliveriesAreAckedAndCounted() async throws {
         try await withTestDatabase { db in
             let namespace = Self.namespace()
