@@ -299,13 +299,16 @@ package actor StepExecutorActor: WorkerActor {
                         "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)",
                     ]))
         }
-        guard let stored = outcome?.outcome else {
+        guard let outcome else {
             logger.critical(
                 "stopped before the error result was stored; the step stays in_progress for orchestration's staleness handling",
                 metadata: Self.metadata(message))
             return
         }
-        if let broker = transport.broker, stored != .notInProgress { await broker.publishResult(message) }
+        // RabbitMQ: stored (not refused, not given up): orchestration learns of it from the publish.
+        if let broker = transport.broker, let stored = outcome.outcome, stored != .notInProgress {
+            await broker.publishResult(message)
+        }
     }
 
     /// A shed message this worker had hidden by reading it goes back to the queue at once (another

@@ -14,6 +14,8 @@ import TaskerPostgres
 /// is — it does not encode as JSON (NaN, infinity), is larger than `maxResultBytes`, or the database
 /// refuses its data for good (`ResultWriter`) — is replaced by a non-retryable `result_not_storable`
 /// error result saying why (`ResultRefusal`). `monitor` sees every result being stored (readiness).
+/// On RabbitMQ the statement sends no message; the result message is published (confirmed, retried
+/// until confirmed) after the commit, before the domain events (`RabbitMQMessaging.publishResult`).
 package final class CompletionProcessorService: Service, Sendable {
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
