@@ -46,6 +46,9 @@ package final class RabbitMQMessaging: Service, Sendable {
     /// Results published and confirmed, and publishes retried (for `/metrics`).
     private let counters = Mutex<(published: Int, retries: Int)>((0, 0))
 
+    /// The largest delivery body taken (a larger one ends the connection: `AMQPConfiguration.maximumBodySize`).
+    package static let maximumDeliveryBytes: UInt64 = 1 << 20
+
     /// Why `[common.queues.rabbitmq] url` could not be used; `run()` throws it (the boot fails).
     private let urlError: AMQPURLError?
 
@@ -65,6 +68,8 @@ package final class RabbitMQMessaging: Service, Sendable {
             urlError = error
         }
         configuration.heartbeatSeconds = UInt16(clamping: settings.heartbeatSeconds)
+        // Step messages are a few hundred bytes: at most `prefetch_count` MiB of deliveries in memory.
+        configuration.maximumBodySize = Self.maximumDeliveryBytes
         configuration.connectionName = connectionName
         let queues = namespaces.map(QueueNames.workerQueue(namespace:))
         self.queues = queues
