@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "TaskerWorker",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerAuth", "CSwaggerUI",
+                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerAMQP", "CSwaggerUI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -188,13 +188,16 @@ let package = Package(
         // A real-PostgreSQL fixture for tests: template database, one fresh clone per test.
         .target(
             name: "TaskerTestSupport",
-            dependencies: ["TaskerPostgres", "TaskerModel", "TaskerWorker", .product(name: "Atomics", package: "swift-atomics")]
+            dependencies: [
+                "TaskerPostgres", "TaskerModel", "TaskerWorker", "TaskerAMQP", .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerTestSupport", "TaskerOrchestration",
-                "TaskerExamples",
+                "TaskerExamples", "TaskerAMQP",
                 "TaskerWorkerTesting",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

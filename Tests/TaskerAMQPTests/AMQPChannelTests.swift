@@ -1,5 +1,6 @@
 import NIOCore
 import TaskerAMQP
+import TaskerTestSupport
 import Testing
 
 /// The client against the real broker: declarations, confirmed publishes, consumers, acks and nacks,

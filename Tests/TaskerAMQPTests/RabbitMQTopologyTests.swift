@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import TaskerAMQP
 import TaskerModel
+import TaskerTestSupport
 import Testing
 
 /// Tasker's queue topology on the real broker: declared as upstream declares it, so that an

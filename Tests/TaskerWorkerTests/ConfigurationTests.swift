@@ -327,6 +327,23 @@ struct ConfigurationDetailTests {
         }
     }
 
+    @Test func aRabbitMQURLTheClientCannotUseIsRefusedWithItsFileAndKeyPathAndNoPassword() throws {
+        try withTemporaryDirectory { dir in
+            let file = try writeFile(
+                dir, "bad.toml", "[common.queues.rabbitmq]\nurl = \"amqp://tasker:hunter2@broker:99999/%2F\"\n")
+            let error = #expect(throws: ConfigurationLoadError.self) {
+                try ConfigurationLoader(environment: [:]).load(file: file)
+            }
+            #expect(
+                error?.issues.map(\.description) == [
+                    "\(file): common.queues.rabbitmq.url = \"amqp://tasker:***@broker:99999/%2F\": port '99999' is not 1…65535"
+                ])
+            // Upstream's amqps:// is accepted here (the worker refuses it when it connects: no TLS).
+            let tls = try writeFile(dir, "tls.toml", "[common.queues.rabbitmq]\nurl = \"amqps://broker:5671/%2F\"\n")
+            #expect(try ConfigurationLoader(environment: [:]).load(file: tls).configuration.common.queues.rabbitmq.url.hasPrefix("amqps"))
+        }
+    }
+
     @Test func renderingRedactsSecrets() throws {
         var config = TaskerConfiguration()
         config.common.database.url = "postgresql://tasker:hunter2@db:5432/tasker"

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerAMQP
 import TaskerPostgres
 
 /// Schema conformance (per file) and rule validation (on the merged tree).
@@ -174,6 +175,16 @@ enum ConfigurationChecker {
         case (.urlScheme(let schemes), .string(let s)):
             return hasURLScheme(s, in: schemes)
                 ? nil : "must be a URL starting with " + schemes.map { $0 + "://" }.joined(separator: " or ")
+        case (.amqpURL, .string(let s)):
+            guard hasURLScheme(s, in: ["amqp"]) else {
+                return hasURLScheme(s, in: ["amqps"]) ? nil : "must be a URL starting with amqp:// or amqps://"
+            }
+            do {
+                _ = try AMQPConfiguration(url: s)
+                return nil
+            } catch {
+                return error.reason  // names what is wrong, never the URL (it holds a password)
+            }
         case (.bindAddress, .string(let s)):
             return BindAddress.isValid(s) ? nil : "must be host:port with a port from 0 to 65535"
         case (.containsAll(let parts), .string(let s)):

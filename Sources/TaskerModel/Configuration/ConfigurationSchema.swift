@@ -13,6 +13,9 @@ enum ConfigurationSchema {
         case oneOf([String])
         case postgresURL(allowEmpty: Bool)
         case urlScheme([String])
+        /// `amqp://` that `AMQPConfiguration(url:)` accepts, or `amqps://` (upstream's; refused when the
+        /// worker connects: the client has no TLS).
+        case amqpURL
         case bindAddress
         case containsAll([String])
         case count(ClosedRange<Int>)
@@ -52,7 +55,7 @@ enum ConfigurationSchema {
             ("common.queues.pgmq.poll_interval_ms", .integer(10...10000)),
             ("common.queues.pgmq.queue_depth_thresholds.critical_threshold", .integer(1...Int.max)),
             ("common.queues.pgmq.queue_depth_thresholds.overflow_threshold", .integer(1...Int.max)),
-            ("common.queues.rabbitmq.url", .urlScheme(["amqp", "amqps"])),
+            ("common.queues.rabbitmq.url", .amqpURL),
             ("common.queues.rabbitmq.prefetch_count", .integer(1...65535)),
             ("common.queues.rabbitmq.heartbeat_seconds", .integer(0...3600)),
             ("common.circuit_breakers.global_settings.metrics_collection_interval_seconds", .integer(1...3600)),

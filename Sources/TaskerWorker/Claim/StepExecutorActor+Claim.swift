@@ -70,8 +70,7 @@ extension StepExecutorActor {
         statistics.claimsBatched.wrappingIncrement(by: accepted.count, ordering: .relaxed)
         for (item, attempt) in zip(accepted, attempts) {
             do {
-                try await settle(item.delivery, item.message, attempt, since: claimStart)
-                outcomes[item.index] = .handled
+                outcomes[item.index] = try await settle(item.delivery, item.message, attempt, since: claimStart)
             } catch {
                 outcomes[item.index] = claimFailed(item.delivery, item.message, error)
             }
@@ -130,8 +129,7 @@ extension StepExecutorActor {
     private func claimOne(_ delivery: StepDelivery, _ message: StepMessage) async -> DeliveryOutcome {
         guard !intakeIsClosed else { return .notAccepting }
         do {
-            try await claimAndDispatch(delivery, message)
-            return .handled
+            return try await claimAndDispatch(delivery, message)
         } catch {
             return claimFailed(delivery, message, error)
         }

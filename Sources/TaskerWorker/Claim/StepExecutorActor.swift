@@ -78,6 +78,9 @@ package actor StepExecutorActor: WorkerActor {
     /// claims from or archives in.
     let servedQueues: Set<String>
     let refusedLog = Throttle(interval: .seconds(10))
+    /// PGMQ (poison and stale messages archived) or RabbitMQ (acked by the intake; results of
+    /// steps failed here published after their commit).
+    let transport: MessageTransport
     let logger: Logger
     var accepting = true {
         didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
@@ -97,8 +100,10 @@ package actor StepExecutorActor: WorkerActor {
         statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
         identity: WorkerIdentity = WorkerIdentity(), eventDocuments: Bool = false,
         queueStatements: QueueStatementSelection = QueueStatementSelection(),
+        transport: MessageTransport = .pgmq,
         logger: Logger = Logger(label: "tasker.step_executor")
     ) {
+        self.transport = transport
         self.queueStatements = queueStatements
         self.identity = identity
         self.eventDocuments = eventDocuments
@@ -183,19 +188,22 @@ package actor StepExecutorActor: WorkerActor {
         }
     }
 
-    func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws {
+    func claimAndDispatch(_ delivery: StepDelivery, _ message: StepMessage) async throws -> DeliveryOutcome {
         let claimStart = ContinuousClock.now
         // One round trip: the step's state and context, and the claim itself when it is claimable.
         let attempt = try await claimSteps([request(message, delivery)])[0]
-        try await settle(delivery, message, attempt, since: claimStart)
+        return try await settle(delivery, message, attempt, since: claimStart)
     }
 
     /// What follows a claim attempt: dispatch a claimed step; archive a poison or stale message;
-    /// count a lost race (the message is someone else's now).
+    /// count a lost race (the message is someone else's now). `.retryLater` only for a step not
+    /// claimed that is still claimable on a broker (the delivery is requeued, not acked: with PGMQ
+    /// the unarchived message stays queued by itself).
+    @discardableResult
     func settle(
         _ delivery: StepDelivery, _ message: StepMessage, _ attempt: ClaimAttempt,
         since claimStart: ContinuousClock.Instant
-    ) async throws {
+    ) async throws -> DeliveryOutcome {
         let outcome = attempt.claim
         let hydrated: HydratedStep?
         switch (attempt.hydrated, outcome) {
@@ -205,14 +213,14 @@ package actor StepExecutorActor: WorkerActor {
             // Claimed, but its row cannot be read: the step gets a retryable error result instead of
             // staying in_progress with nobody to run it.
             await failClaimedStep(message, reason: "the worker could not read the claimed step: \(error)")
-            return
+            return .handled
         case (.failure(let error), .notClaimable):
             throw error
         }
         guard let hydrated else {
             StepMetrics.failure(queue: delivery.queue, .stepNotFound, in: statistics)
             await archivePoison(delivery, reason: "task \(message.taskUUID) has no step \(message.stepUUID)")
-            return
+            return .handled
         }
         guard delivery.queue == QueueNames.workerQueue(namespace: hydrated.namespace) else {
             // The claim statement refused it: a step of another namespace in this queue.
@@ -221,21 +229,24 @@ package actor StepExecutorActor: WorkerActor {
                 delivery,
                 reason: "misrouted: step \(message.stepUUID) belongs to namespace "
                     + "\(hydrated.namespace), not to the namespace of queue \(delivery.queue); not claimed")
-            return
+            return .handled
         }
         guard case .claimed(let attempts) = outcome else {
             if hydrated.currentState == "enqueued" || hydrated.currentState == "pending" {
                 // Claimable a moment ago: another worker won, or a parent is not complete yet.
                 StepMetrics.failure(namespace: hydrated.namespace, .claimFailed, in: statistics)
                 logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
-            } else {
-                StepMetrics.stale(namespace: hydrated.namespace, in: statistics)
-                logger.info(
-                    "archiving a stale message: the step is already \(hydrated.currentState)",
-                    metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
+                // A broker's delivery acked now would be gone; requeued, it is seen again (stale by then).
+                return transport.archivesInPGMQ ? .handled : .retryLater
+            }
+            StepMetrics.stale(namespace: hydrated.namespace, in: statistics)
+            logger.info(
+                "settling a stale message: the step is already \(hydrated.currentState)",
+                metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
+            if transport.archivesInPGMQ {
                 _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
             }
-            return
+            return .handled
         }
         let definition: StepDefinition?
         do {
@@ -244,7 +255,7 @@ package actor StepExecutorActor: WorkerActor {
             // The database could not say which template step this is: not a missing handler (that
             // would fail the step for good); a retryable error result sends it round again.
             await failClaimedStep(message, reason: "the worker could not look up the step's task template: \(error)")
-            return
+            return .handled
         }
         var dependencies: [String: StepExecutionResult] = [:]
         for (name, value) in hydrated.dependencyResults {
@@ -256,6 +267,7 @@ package actor StepExecutorActor: WorkerActor {
             ClaimedStep(
                 message: message, hydrated: hydrated, definition: definition,
                 dependencyResults: dependencies, attempts: attempts))
+        return .handled
     }
 
     /// Stores a retryable error result for a step this worker claimed but cannot run.
@@ -287,10 +299,15 @@ package actor StepExecutorActor: WorkerActor {
                         "error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)",
                     ]))
         }
-        if outcome == nil {
+        guard let outcome else {
             logger.critical(
                 "stopped before the error result was stored; the step stays in_progress for orchestration's staleness handling",
                 metadata: Self.metadata(message))
+            return
+        }
+        // RabbitMQ: stored (not refused, not given up): orchestration learns of it from the publish.
+        if let broker = transport.broker, let stored = outcome.outcome, stored != .notInProgress {
+            await broker.publishResult(message)
         }
     }
 
@@ -312,6 +329,12 @@ package actor StepExecutorActor: WorkerActor {
     /// it (the listener and the poller may both hold the same message).
     func archivePoison(_ delivery: StepDelivery, reason: String) async {
         let metadata: Logger.Metadata = ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "reason": "\(reason)"]
+        guard transport.archivesInPGMQ else {
+            // A broker's delivery: the intake acks it (`.handled`); counted here, once per delivery.
+            StepMetrics.poison(queue: delivery.queue, in: statistics)
+            logger.error("acking a poison message", metadata: metadata)
+            return
+        }
         do {
             let archived = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
             guard archived else {

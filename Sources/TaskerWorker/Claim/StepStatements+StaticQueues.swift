@@ -104,13 +104,17 @@ package struct StepQueueStatements: Sendable {
         self.init(claims: claims, completion: completion)
     }
 
-    init(claims: [String: PreparedStatement], completion: PreparedStatement?) {
+    init(claims: [String: PreparedStatement], completion: PreparedStatement?, defaultClaim: PreparedStatement = StepStatements.claim) {
         self.claims = claims
         self.completion = completion
+        self.defaultClaim = defaultClaim
     }
 
+    /// The claim of a queue without a static one (`StepStatements.claim`, or the broker's).
+    let defaultClaim: PreparedStatement
+
     /// The claim for a message of `queue`.
-    func claim(queue: String) -> PreparedStatement { claims[queue] ?? StepStatements.claim }
+    func claim(queue: String) -> PreparedStatement { claims[queue] ?? defaultClaim }
     /// The completion.
     var complete: PreparedStatement { completion ?? StepStatements.complete }
     /// The queues served with static statements (for the boot log), sorted.

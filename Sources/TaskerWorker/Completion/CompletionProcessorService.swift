@@ -14,6 +14,8 @@ import TaskerPostgres
 /// is — it does not encode as JSON (NaN, infinity), is larger than `maxResultBytes`, or the database
 /// refuses its data for good (`ResultWriter`) — is replaced by a non-retryable `result_not_storable`
 /// error result saying why (`ResultRefusal`). `monitor` sees every result being stored (readiness).
+/// On RabbitMQ the statement sends no message; the result message is published (confirmed, retried
+/// until confirmed) after the commit, before the domain events (`RabbitMQMessaging.publishResult`).
 package final class CompletionProcessorService: Service, Sendable {
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
@@ -32,6 +34,8 @@ package final class CompletionProcessorService: Service, Sendable {
     private let logger: Logger
     /// Static SQL or PGMQ's functions for the completion's send.
     private let queueStatements: QueueStatementSelection
+    /// PGMQ (the message is sent in the completion's statement) or RabbitMQ (published after it commits).
+    private let transport: MessageTransport
 
     package init(
         completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
@@ -41,8 +45,10 @@ package final class CompletionProcessorService: Service, Sendable {
         maxResultBytes: Int = WorkerConfiguration.ResultStorage().maxResultBytes,
         monitor: ResultStorageMonitor = ResultStorageMonitor(),
         queueStatements: QueueStatementSelection = QueueStatementSelection(),
+        transport: MessageTransport = .pgmq,
         logger: Logger = Logger(label: "tasker.completion")
     ) {
+        self.transport = transport
         self.queueStatements = queueStatements
         self.maxResultBytes = maxResultBytes
         self.monitor = monitor
@@ -234,6 +240,9 @@ package final class CompletionProcessorService: Service, Sendable {
                 metadata: StepLogMetadata.of(completion.step))
             return
         }
+        // RabbitMQ: the result is committed; orchestration learns of it from the confirmed publish
+        // (retried until confirmed; an earlier attempt whose answer was lost published nothing).
+        if let broker = transport.broker { await broker.publishResult(completion.step.message) }
         if !result.isSuccess {
             logger.info(
                 "step failed",

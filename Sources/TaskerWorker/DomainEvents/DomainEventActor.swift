@@ -15,7 +15,8 @@ public struct DomainEvent: Sendable, Equatable {
 ///
 /// For every `publishes_events` entry whose condition matches the result (`success`, `failure`,
 /// `retryable_failure`, `permanent_failure`, `always`), in declaration order: `durable` sends the
-/// upstream `DomainEvent` JSON to `<ns>_domain_events` with `pgmq_send_with_notify`, `fast` yields
+/// upstream `DomainEvent` JSON to `<ns>_domain_events` with `pgmq_send_with_notify` (RabbitMQ: one
+/// confirmed publish to the queue of that name, `RabbitMQMessaging.publishEvent`), `fast` yields
 /// it to in-process subscribers (`events`), `broadcast` does both. Fire-and-forget: a failure is
 /// logged and counted and never fails the step. An event whose payload (`result.result`) does not
 /// satisfy the declaration's JSON `schema` is skipped (logged, counted in `domainEventsInvalid`).
@@ -24,6 +25,8 @@ package actor DomainEventActor: WorkerActor {
     private let pool: PostgresConnectionPool
     private let statistics: WorkerStatistics
     private let logger: Logger
+    /// Where durable events go: PGMQ or the broker.
+    private let transport: MessageTransport
     private var subscribers: [UUID: AsyncStream<DomainEvent>.Continuation] = [:]
     /// Routing counts for `/metrics/events` (they also feed the Prometheus counters).
     package nonisolated let routing = DomainEventRoutingStatistics()
@@ -31,9 +34,10 @@ package actor DomainEventActor: WorkerActor {
     private var drainDeadline: ContinuousClock.Instant?
 
     package init(
-        pool: PostgresConnectionPool, statistics: WorkerStatistics,
+        pool: PostgresConnectionPool, statistics: WorkerStatistics, transport: MessageTransport = .pgmq,
         logger: Logger = Logger(label: "tasker.domain_events")
     ) {
+        self.transport = transport
         self.pool = pool
         self.statistics = statistics
         self.logger = logger
@@ -102,8 +106,13 @@ package actor DomainEventActor: WorkerActor {
                 let event = try Self.event(declaration, completion)
                 if declaration.deliveryMode != .fast {
                     let queue = QueueNames.domainEvents(namespace: completion.step.hydrated.namespace)
-                    let body = try PostgresJSON(raw: event.json.jsonString())
-                    _ = try await pool.withConnection { c in try await PGMQ.sendWithNotify(c, queue: queue, message: body) }
+                    let json = try event.json.jsonString()
+                    if let broker = transport.broker {
+                        try await broker.publishEvent(json, to: queue)
+                    } else {
+                        let body = PostgresJSON(raw: json)
+                        _ = try await pool.withConnection { c in try await PGMQ.sendWithNotify(c, queue: queue, message: body) }
+                    }
                 }
                 if declaration.deliveryMode != .durable {
                     for continuation in subscribers.values { continuation.yield(event) }

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerAMQP
 import TaskerAuth
 import TaskerModel
 import TaskerPostgres
@@ -104,13 +105,17 @@ package final class WorkerEventSystem: Service, Sendable {
     /// The listener's `droppedEvents` already counted and answered with a catch-up read.
     let droppedSeen = ManagedAtomic<Int>(0)
     let logger: Logger
+    /// With RabbitMQ carrying the messages: its consumers replace LISTEN and the poller.
+    package let broker: RabbitMQIntake?
 
     package init(
         settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
         commands: ActorCommandProcessor, dispatch: AsyncChannel<ClaimedStep>,
         capacityFreed: WorkerCapacity? = nil, onShutdownBegins: @escaping @Sendable () -> Void = {},
+        broker: RabbitMQIntake? = nil,
         logger: Logger = Logger(label: "tasker.event_system")
     ) {
+        self.broker = broker
         self.settings = settings
         self.onShutdownBegins = onShutdownBegins
         self.capacityFreed = capacityFreed
@@ -121,7 +126,7 @@ package final class WorkerEventSystem: Service, Sendable {
         self.servedQueues = Set(settings.namespaces.map(QueueNames.workerQueue(namespace:)))
         (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
         self.listener =
-            settings.usesListener
+            settings.usesListener && broker == nil
             ? PostgresListener(
                 url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
                 backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
@@ -141,6 +146,7 @@ package final class WorkerEventSystem: Service, Sendable {
         onShutdownBegins()
         capacityFreed?.finish()
         listener?.stop()
+        broker?.stop()
         pollSignal.finish()
     }
 
@@ -162,8 +168,9 @@ package final class WorkerEventSystem: Service, Sendable {
     package var status: WorkerEventSystemStatus {
         WorkerEventSystemStatus(
             mode: settings.mode, running: running.load(ordering: .relaxed), listenerState: listener?.state,
-            pollingActive: settings.usesPoller && running.load(ordering: .relaxed),
-            lastPollSucceeded: lastPollSucceeded.load(ordering: .relaxed), namespaces: settings.namespaces)
+            pollingActive: broker == nil && settings.usesPoller && running.load(ordering: .relaxed),
+            lastPollSucceeded: lastPollSucceeded.load(ordering: .relaxed), namespaces: settings.namespaces,
+            brokerState: broker?.broker.connection.state)
     }
 
     package func run() async {
@@ -173,6 +180,22 @@ package final class WorkerEventSystem: Service, Sendable {
         // Shutdown starts here (this service is the first the group stops): the drain clock starts.
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
+                if let broker {
+                    // Results a worker committed but died before publishing (see `RabbitMQMessaging`).
+                    group.addTask { [pool] in
+                        _ = await cancelWhenGracefulShutdown { await broker.broker.republishUnannounced(pool: pool) }
+                    }
+                    // Push: every delivery through the one command entry, as a notification's message.
+                    group.addTask { [commands] in
+                        await broker.run { delivery in
+                            guard case .delivery(let outcome) = await commands.process(.executeStepFromMessage(delivery)) else {
+                                return .retryLater
+                            }
+                            return outcome
+                        }
+                    }
+                    return
+                }
                 if let listener {
                     group.addTask { try? await listener.run() }
                     group.addTask { await self.consumeListener(listener, slots: slots) }
@@ -185,10 +208,11 @@ package final class WorkerEventSystem: Service, Sendable {
                     }
                 }
             }
-        } onGracefulShutdown: { [onShutdownBegins, capacityFreed, commands] in
+        } onGracefulShutdown: { [onShutdownBegins, capacityFreed, commands, broker] in
             commands.actors.stepExecutor.closeIntake()
             onShutdownBegins()
             capacityFreed?.finish()
+            broker?.stop()
         }
         await commands.process(.shutdown)
         dispatch.finish()
@@ -351,9 +375,13 @@ package struct WorkerEventSystemStatus: Sendable, Equatable {
     /// False when the last queue read failed (e.g. the database is unreachable).
     package var lastPollSucceeded: Bool
     package var namespaces: [String]
+    /// The broker connection's state when RabbitMQ carries the messages (nil with PGMQ).
+    package var brokerState: AMQPConnectionState? = nil
 
-    /// The upstream readiness rule for the event system: running, with its listener connected or polling active.
+    /// The upstream readiness rule for the event system: running, with its listener connected or
+    /// polling active (RabbitMQ: the broker connected).
     package var isReceiving: Bool {
-        running && ((listenerState?.isConnected ?? false) || (pollingActive && lastPollSucceeded))
+        if let brokerState { return running && brokerState == .connected }
+        return running && ((listenerState?.isConnected ?? false) || (pollingActive && lastPollSucceeded))
     }
 }

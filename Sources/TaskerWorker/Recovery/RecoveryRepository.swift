@@ -29,11 +29,11 @@ enum RecoveryRepository {
     /// the orchestration message id, nil when nothing was written (another worker recovered it,
     /// the step moved on, or its worker is back).
     static func recover(
-        _ c: isolated PostgresConnection, _ write: CompletionWrite, step: LostWorkerStep
+        _ c: isolated PostgresConnection, _ write: CompletionWrite, step: LostWorkerStep, sendsInPGMQ: Bool = true
     ) throws(PostgresError) -> Int64? {
         let key = LivenessKey(worker: step.workerUUID)
         let rows = try c.query(
-            RecoveryStatements.recover,
+            sendsInPGMQ ? RecoveryStatements.recover : RecoveryStatements.recoverWithoutSend,
             [
                 write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
                 QueueNames.stepResults, PostgresJSON(raw: write.body), step.transitionUUID, Int64(key.objectID),

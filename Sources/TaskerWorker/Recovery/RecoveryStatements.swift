@@ -69,6 +69,11 @@ enum RecoveryStatements {
 
                 """))
 
+    /// `recover` when a broker carries the results: nothing sent in PostgreSQL; the scanner
+    /// publishes the `worker_lost` result after this commits.
+    static let recoverWithoutSend = PreparedStatement(
+        recover.sql.replacing(StepStatements.functionSend, with: StepStatements.brokerSend))
+
     /// Steps `in_progress` for longer than $1 seconds, by claiming worker (`unrecorded`: no
     /// `worker_uuid`; `malformed`: not a UUID), most steps first, at most 20 workers.
     static let staleInProgress = PreparedStatement(

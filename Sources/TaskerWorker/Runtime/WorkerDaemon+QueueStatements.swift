@@ -8,6 +8,8 @@ extension WorkerDaemon {
     /// whose layout is known (`StepQueueStatements`), unless `worker.pgmq.statements = "functions"`.
     /// Logs what it chose per queue. A failed detection keeps PGMQ's functions (slower, never wrong).
     func selectQueueStatements() async {
+        // RabbitMQ carries the messages: the step path touches no PGMQ table (`StepQueueStatements.broker`).
+        guard transport.archivesInPGMQ else { return }
         let queues = servedNamespaces.map(QueueNames.workerQueue(namespace:))
         let useFunctions = configuration.worker.pgmq.statements == .functions
         do {

@@ -47,6 +47,8 @@ public final class WorkerDaemon: Service, Sendable {
     private let pipeline: [any Service]
     /// The step path's choice of static SQL or PGMQ's functions (`selectQueueStatements`).
     let queueStatements: QueueStatementSelection
+    /// PGMQ or RabbitMQ (`[common.queues] backend`).
+    package let transport: MessageTransport
     let logger: Logger
     private let shutdownRequested = OneShotSignal()
 
@@ -98,6 +100,7 @@ public final class WorkerDaemon: Service, Sendable {
             statistics: statistics, namespaces: namespaces, foreign: foreignHandlers)
         self.pipeline = pipeline.services
         self.queueStatements = pipeline.queueStatements
+        self.transport = pipeline.transport
         self.runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
             statistics: statistics, commands: pipeline.commands, eventSystem: pipeline.eventSystem,
@@ -127,6 +130,7 @@ public final class WorkerDaemon: Service, Sendable {
                 "template_directory": "\(templateReport.directory ?? "none")", "templates": "\(templateReport.templates.count)",
                 "namespaces": "\(namespaces.joined(separator: ","))",
                 "mode": "\(configuration.worker.eventSystems.worker.deploymentMode)",
+                "messaging": "\(transport.broker.map { "rabbitmq \($0.brokerDescription)" } ?? "pgmq")",
             ])
         let needed = FileDescriptorLimit.needed(by: configuration)
         if let limit = FileDescriptorLimit.raiseToHardLimit(), limit < needed {

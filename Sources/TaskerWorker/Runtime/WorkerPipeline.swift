@@ -14,8 +14,11 @@ struct WorkerPipeline {
     let eventSystem: WorkerEventSystem
     let dispatch: HandlerDispatchService
     let resultStorage: ResultStorageMonitor
-    /// Static SQL or PGMQ's functions for the step path's queue work; chosen by `WorkerDaemon.run`.
-    let queueStatements = QueueStatementSelection()
+    /// Static SQL or PGMQ's functions for the step path's queue work; chosen by `WorkerDaemon.run`
+    /// (with RabbitMQ: `StepQueueStatements.broker`, from the start).
+    let queueStatements: QueueStatementSelection
+    /// PGMQ or RabbitMQ (`[common.queues] backend`).
+    let transport: MessageTransport
 
     init(
         configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
@@ -23,12 +26,22 @@ struct WorkerPipeline {
         namespaces: [String], foreign: ForeignDispatchChannel? = nil
     ) {
         let worker = configuration.worker
+        let transport: MessageTransport =
+            switch configuration.common.queues.backend {
+            case .pgmq: .pgmq
+            case .rabbitmq:
+                .rabbitMQ(
+                    RabbitMQMessaging(
+                        settings: configuration.common.queues.rabbitmq, namespaces: namespaces,
+                        connectionName: "tasker-worker \(identity.publicID)"))
+            }
+        let queueStatements = QueueStatementSelection(transport.archivesInPGMQ ? .functions : .broker)
         let handlerDispatch = worker.mpscChannels.handlerDispatch
         let eventConfig = worker.eventSystems.worker
         let poller = eventConfig.metadata.fallbackPoller
         let dispatchChannel = AsyncChannel<ClaimedStep>()
         let completionChannel = AsyncChannel<StepCompletion>()
-        let domainEvents = DomainEventActor(pool: pool, statistics: statistics)
+        let domainEvents = DomainEventActor(pool: pool, statistics: statistics, transport: transport)
         let capacity = WorkerCapacity(
             permits: handlerDispatch.maxConcurrentHandlers,
             shedding: LoadShedding(
@@ -52,7 +65,7 @@ struct WorkerPipeline {
             domainEvents: domainEvents, statistics: statistics, identity: identity,
             eventDrainTimeout: .milliseconds(worker.mpscChannels.domainEvents.shutdownDrainTimeoutMs),
             capacity: capacity, maxResultBytes: worker.resultStorage.maxResultBytes,
-            monitor: resultStorage, queueStatements: queueStatements)
+            monitor: resultStorage, queueStatements: queueStatements, transport: transport)
         let dispatchService = HandlerDispatchService(
             dispatch: dispatchChannel, completions: completionChannel, bufferSize: handlerDispatch.dispatchBufferSize,
             registry: handlers, pool: pool, capacity: capacity,
@@ -64,7 +77,7 @@ struct WorkerPipeline {
             pool: pool, templates: templates, dispatch: dispatchChannel,
             statistics: statistics, capacity: capacity, namespaces: namespaces,
             claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
-            identity: identity, eventDocuments: foreign != nil, queueStatements: queueStatements)
+            identity: identity, eventDocuments: foreign != nil, queueStatements: queueStatements, transport: transport)
         let actors = WorkerActorRegistry(stepExecutor: executor, domainEvents: domainEvents)
         let commands = ActorCommandProcessor(
             actors: actors, identity: identity, statistics: statistics, pool: pool,
@@ -89,19 +102,26 @@ struct WorkerPipeline {
             settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
             capacityFreed: capacity,
-            onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
+            onShutdownBegins: { drainDeadline.arm(after: drainTimeout) },
+            broker: transport.broker.map { RabbitMQIntake(broker: $0) })
         let scanner: [any Service] =
             recovery.enabled
             ? [
                 RecoveryScanner(
-                    pool: pool, identity: identity, statistics: statistics, interval: scanInterval, grace: grace)
+                    pool: pool, identity: identity, statistics: statistics, interval: scanInterval, grace: grace,
+                    transport: transport)
             ] : []
         // The event system stays last (the first the group stops): it also ends on its own
         // (`WorkerDaemon.shutdown`), which the group accepts only from the service it stops first.
+        // The broker right after the pool: stopped after the completion service (results are
+        // published while the pipeline drains).
+        let broker: [any Service] = transport.broker.map { [$0] } ?? []
         self.services =
-            [pool, liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
+            [pool] + broker + [liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
             + scanner + [eventSystem]
         self.commands = commands
+        self.transport = transport
+        self.queueStatements = queueStatements
         self.eventSystem = eventSystem
         self.dispatch = dispatchService
         self.resultStorage = resultStorage

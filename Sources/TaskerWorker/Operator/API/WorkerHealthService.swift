@@ -194,9 +194,22 @@ package struct WorkerHealthService: Sendable {
         guard !queues.isEmpty || withStaleReport else { return (noQueues, nil) }
         let pool = runtime.pool
         let threshold = runtime.configuration.worker.crashRecovery.staleInProgressThresholdSeconds
+        let broker = runtime.eventSystem.broker?.broker
         let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
-            try await pool.withConnection(lane: .operator) { c in
-                let depths = queues.isEmpty ? [] : try await PGMQ.queueMetrics(c, queues: queues)
+            // RabbitMQ: the depths by passive declare on the broker (the queues are not in PGMQ).
+            let brokerDepths = queues.isEmpty ? nil : await broker?.queueDepths()
+            if broker != nil, !queues.isEmpty, brokerDepths == nil { throw BrokerNotConnected() }
+            return try await pool.withConnection(lane: .operator) { c in
+                let depths =
+                    if let brokerDepths {
+                        queues.map { OwnQueueDepth(queue: $0, depth: Int64(brokerDepths[$0] ?? 0)) }
+                    } else {
+                        queues.isEmpty
+                            ? []
+                            : try await PGMQ.queueMetrics(c, queues: queues).map {
+                                OwnQueueDepth(queue: $0.queue, depth: Int64($0.depth))
+                            }
+                    }
                 let stale = withStaleReport ? try? await RecoveryRepository.staleInProgress(c, thresholdSeconds: threshold) : nil
                 return (depths, stale)
             }
@@ -277,8 +290,15 @@ package struct WorkerHealthService: Sendable {
         if events.pollingActive {
             parts.append(events.lastPollSucceeded ? "polling active" : "polling active, last read failed")
         }
+        if let broker = events.brokerState { parts.append("RabbitMQ \(broker)") }
         return parts.joined(separator: ", ")
     }
+}
+
+/// One queue's depth, from PGMQ's metrics or the broker's passive declare.
+private struct OwnQueueDepth: Sendable {
+    let queue: String
+    let depth: Int64
 }
 
 /// Milliseconds since creation, for `duration_ms`.

@@ -46,8 +46,9 @@ package struct WorkerScrape: Sendable {
     package static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
         let namespaces = runtime.eventSystem.settings.namespaces
         let pool = runtime.pool
+        let broker = runtime.eventSystem.broker?.broker
         let queues: [QueueDepth]?
-        if case .value(let depths) = await withDeadline(queueTimeout, { try await queueDepths(pool, namespaces: namespaces) }) {
+        if case .value(let depths) = await withDeadline(queueTimeout, { try await queueDepths(pool, broker, namespaces: namespaces) }) {
             queues = depths
         } else {
             queues = nil
@@ -75,9 +76,20 @@ package struct WorkerScrape: Sendable {
             foreign: runtime.dispatch.foreign?.metrics)
     }
 
-    /// `pgmq.metrics` for each namespace's `worker_<ns>_queue` (a missing queue is skipped).
-    static func queueDepths(_ pool: PostgresConnectionPool, namespaces: [String]) async throws -> [QueueDepth] {
+    /// `pgmq.metrics` for each namespace's `worker_<ns>_queue` (a missing queue is skipped); with
+    /// RabbitMQ the broker's ready messages by passive declare (no age: the broker does not say).
+    static func queueDepths(
+        _ pool: PostgresConnectionPool, _ broker: RabbitMQMessaging? = nil, namespaces: [String]
+    ) async throws -> [QueueDepth] {
         let queues = namespaces.map(QueueNames.workerQueue(namespace:))
+        if let broker {
+            guard let depths = await broker.queueDepths() else { throw BrokerNotConnected() }
+            return queues.map { queue in
+                QueueDepth(
+                    namespace: QueueNames.namespace(ofWorkerQueue: queue), queue: queue, depth: Int64(depths[queue] ?? 0),
+                    oldestMessageAgeSeconds: 0)
+            }
+        }
         let metrics = try await pool.withConnection(lane: .operator) { c in try await PGMQ.queueMetrics(c, queues: queues) }
         return metrics.map { m in
             QueueDepth(

@@ -3,23 +3,24 @@ import Logging
 import TaskerAMQP
 import Testing
 
-/// The private broker `scripts/test` starts: its URL and a way to run rabbitmqctl against it.
-enum BrokerEnvironment {
-    static let url = ProcessInfo.processInfo.environment["TASKER_TEST_RABBITMQ_URL"].flatMap { $0.isEmpty ? nil : $0 }
+/// The private broker `scripts/test` starts: its URL and a way to run rabbitmqctl against it
+/// (shared by the AMQP client's tests and the worker's RabbitMQ tests).
+package enum BrokerEnvironment {
+    package static let url = ProcessInfo.processInfo.environment["TASKER_TEST_RABBITMQ_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// Broker tests run only with a broker; without one they are skipped with this reason.
-    static let available = Testing.ConditionTrait.enabled(
+    package static let available = Testing.ConditionTrait.enabled(
         if: url != nil, "TASKER_TEST_RABBITMQ_URL is not set: run the tests with scripts/test, which starts a private RabbitMQ")
 
     /// `name` is the `connection_name` the broker shows (`forceClose(connectionsNamed:)` finds it by it).
-    static func configuration(heartbeatSeconds: UInt16 = 30, name: String = "tasker-amqp-tests") throws -> AMQPConfiguration {
+    package static func configuration(heartbeatSeconds: UInt16 = 30, name: String = "tasker-amqp-tests") throws -> AMQPConfiguration {
         var configuration = try AMQPConfiguration(url: url ?? "amqp://guest:guest@127.0.0.1:5672/%2F")
         configuration.heartbeatSeconds = heartbeatSeconds
         configuration.connectionName = name
         return configuration
     }
 
-    static func connect(heartbeatSeconds: UInt16 = 30, name: String = "tasker-amqp-tests") async throws -> AMQPConnection {
+    package static func connect(heartbeatSeconds: UInt16 = 30, name: String = "tasker-amqp-tests") async throws -> AMQPConnection {
         try await AMQPConnection.connect(
             try configuration(heartbeatSeconds: heartbeatSeconds, name: name), logger: Logger(label: "amqp-test"))
     }
@@ -27,7 +28,7 @@ enum BrokerEnvironment {
     /// Has the broker close (320 CONNECTION_FORCED) only the connections named `name`, so that tests
     /// running in parallel keep theirs. Returns how many it closed.
     @discardableResult
-    static func forceClose(connectionsNamed name: String) async throws -> Int {
+    package static func forceClose(connectionsNamed name: String) async throws -> Int {
         let listing = try await rabbitmqctl("list_connections", "--no-table-headers", "--silent", "pid", "client_properties")
         var closed = 0
         for line in listing.split(separator: "\n") where line.contains("\"\(name)\"") {
@@ -39,13 +40,13 @@ enum BrokerEnvironment {
     }
 
     /// A name no other test (or run) uses.
-    static func uniqueName(_ prefix: String) -> String {
+    package static func uniqueName(_ prefix: String) -> String {
         "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
     }
 
     /// Runs `rabbitmqctl ARGS` against the test broker (`TASKER_TEST_RABBITMQ_CTL`); returns its output.
     @discardableResult
-    static func rabbitmqctl(_ arguments: String...) async throws -> String {
+    package static func rabbitmqctl(_ arguments: String...) async throws -> String {
         guard let command = ProcessInfo.processInfo.environment["TASKER_TEST_RABBITMQ_CTL"], !command.isEmpty else {
             throw BrokerControlError(message: "TASKER_TEST_RABBITMQ_CTL is not set (scripts/test sets it)")
         }
@@ -60,7 +61,7 @@ enum BrokerEnvironment {
     /// Runs a program to its end; returns its exit status and output (stdout and stderr). Waits by
     /// the termination handler (never blocking the cooperative pool); the output goes to a file, not
     /// a pipe that a daemon it starts (epmd) could keep open.
-    static func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
+    package static func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("amqp-test-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
@@ -79,13 +80,13 @@ enum BrokerEnvironment {
     }
 }
 
-struct BrokerControlError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+package struct BrokerControlError: Error, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }
 
 /// Waits up to `timeout` for `condition`, polling every 50 ms.
-func eventually(within timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws -> Bool {
+package func eventually(within timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
