@@ -129,7 +129,8 @@ public struct AMQPChannel: Sendable {
             }
             let delivery = AMQPDelivery(
                 deliveryTag: tag, redelivered: redelivered, exchange: exchange, routingKey: routingKey, consumerTag: nil,
-                properties: message.properties, body: message.body)
+                properties: message.properties, body: message.body,
+                discardedBodySize: message.discardedBodySize)
             return AMQPGetResult(delivery: delivery, messageCount: count)
         case .method:
             return nil

@@ -12,7 +12,12 @@ public struct AMQPDelivery: Sendable, Hashable {
     /// The consumer's tag (nil for `basic.get`).
     public let consumerTag: String?
     public let properties: AMQPProperties
+    /// Empty when `discardedBodySize` is set.
     public let body: ByteBuffer
+    /// Set when the body was larger than `AMQPConfiguration.maximumBodySize`: the size its header
+    /// announced; the body was dropped unread as it arrived. The receiver settles such a delivery
+    /// like any it cannot use (ack, or reject without requeue to dead-letter it).
+    public var discardedBodySize: UInt64? = nil
 }
 
 /// A message fetched by `basic.get`, with the number of messages left in the queue.

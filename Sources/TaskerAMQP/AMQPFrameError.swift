@@ -19,8 +19,6 @@ public enum AMQPFrameError: Error, Sendable, Hashable, CustomStringConvertible {
     case lengthExceedsPayload(field: String, declared: UInt32, available: Int)
     /// Tables/arrays nested deeper than the codec allows.
     case nestingTooDeep(field: String, limit: Int)
-    /// A content header announced a body larger than the client accepts; refused before allocating it.
-    case bodyTooLarge(size: UInt64, limit: UInt64, channel: UInt16)
     /// A content header of a class other than `basic`, or with property flags this client cannot read.
     case malformedContentHeader(String)
     /// A short string (at most 255 bytes) that is too long to encode.
@@ -48,8 +46,6 @@ public enum AMQPFrameError: Error, Sendable, Hashable, CustomStringConvertible {
             return "AMQP \(field) declares \(declared) bytes but only \(available) are left"
         case .nestingTooDeep(let field, let limit):
             return "AMQP \(field) nests tables/arrays deeper than \(limit)"
-        case .bodyTooLarge(let size, let limit, let channel):
-            return "AMQP message body of \(size) bytes on channel \(channel) exceeds the limit of \(limit)"
         case .malformedContentHeader(let what):
             return "malformed AMQP content header: \(what)"
         case .shortStringTooLong(let field, let length):

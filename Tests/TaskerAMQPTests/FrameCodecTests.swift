@@ -168,12 +168,24 @@ struct FrameCodecTests {
         #expect(Self.decodeError(Self.rawFrame(type: 3, channel: 1, payload: [UInt8](repeating: 0, count: 4088)), frameMax: 4096) == nil)
     }
 
-    @Test func anOversizeBodyIsRefusedFromItsContentHeader() throws {
+    /// An oversize body is dropped frame by frame (nothing buffered) and the message comes out empty
+    /// with the announced size, so that the receiver can settle it; the next message is read as usual.
+    @Test func anOversizeBodyIsDiscardedAsItArrivesAndReportedWithItsSize() throws {
         var assembler = ContentAssembler(channel: 2, maximumBodySize: 1024)
-        try assembler.start(.basicDeliver(consumerTag: "t", deliveryTag: 1, redelivered: false, exchange: "", routingKey: "q"))
-        #expect(throws: AMQPFrameError.bodyTooLarge(size: UInt64.max, limit: 1024, channel: 2)) {
-            _ = try assembler.header(ContentHeader(bodySize: UInt64.max, properties: AMQPProperties()))
-        }
+        let deliver = AMQPMethod.basicDeliver(consumerTag: "t", deliveryTag: 1, redelivered: false, exchange: "", routingKey: "q")
+        try assembler.start(deliver)
+        #expect(try assembler.header(ContentHeader(bodySize: 3000, properties: AMQPProperties())) == nil)
+        #expect(try assembler.body(ByteBuffer(repeating: 1, count: 2000)) == nil)
+        #expect(assembler.bodyCapacity == 0)
+        let message = try #require(try assembler.body(ByteBuffer(repeating: 1, count: 1000)))
+        #expect(message.discardedBodySize == 3000 && message.body.readableBytes == 0 && message.method == deliver)
+        try assembler.start(deliver)
+        #expect(try assembler.header(ContentHeader(bodySize: 2, properties: AMQPProperties())) == nil)
+        #expect(try assembler.body(ByteBuffer(string: "ok"))?.body == ByteBuffer(string: "ok"))
+        // More body than announced is still a protocol error, oversize or not.
+        try assembler.start(deliver)
+        #expect(try assembler.header(ContentHeader(bodySize: 2000, properties: AMQPProperties())) == nil)
+        #expect(throws: AMQPFrameError.self) { _ = try assembler.body(ByteBuffer(repeating: 1, count: 2001)) }
     }
 
     @Test func aBodyHoldsOnlyTheMemoryOfTheBytesReceivedNotWhatItsHeaderAnnounces() throws {

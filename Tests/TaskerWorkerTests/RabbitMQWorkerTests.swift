@@ -39,7 +39,7 @@ struct RabbitMQWorkerTests {
                     "SELECT (SELECT count(*) FROM pgmq.q_orchestration_step_results) + (SELECT count(*) FROM pgmq.a_orchestration_step_results) AS n"
                 )[0].decode("n")
                 #expect(pgmq == 0)
-                #expect(try await Self.broker(worker).publishCounts.published == 1)
+                #expect(try Self.broker(worker).publishCounts.published == 1)
                 // The durable domain event went to `<ns>_domain_events` on the broker, after the result.
                 let events = QueueNames.domainEvents(namespace: namespace)
                 var event: AMQPGetResult?
@@ -151,7 +151,11 @@ struct RabbitMQWorkerTests {
                 try await Self.publish("not json {", to: queue, on: channel)
                 let missing = StepMessage(taskUUID: UUID(), stepUUID: UUID(), correlationID: UUID())
                 try await Self.publish(missing.jsonString(), to: queue, on: channel)
-                try await waitUntil(timeout: .seconds(15)) { worker.daemon.statistics.snapshot.poisonMessages == 2 }
+                // Over the delivery limit: dropped unread and settled as poison (it used to end the
+                // worker's connection, and the broker redelivered it to every reconnect, forever).
+                let oversize = String(repeating: "x", count: Int(RabbitMQMessaging.maximumDeliveryBytes) + 1)
+                try await Self.publish(oversize, to: queue, on: channel)
+                try await waitUntil(timeout: .seconds(15)) { worker.daemon.statistics.snapshot.poisonMessages == 3 }
                 try await worker.stop()
                 // Acked, not merely held: nothing returns to the queue when the worker's connection closes.
                 #expect(try await channel.inspectQueue(queue).messageCount == 0)

@@ -94,7 +94,8 @@ extension AMQPConnection {
         case .basicDeliver(let tag, let deliveryTag, let redelivered, let exchange, let routingKey):
             let delivery = AMQPDelivery(
                 deliveryTag: deliveryTag, redelivered: redelivered, exchange: exchange, routingKey: routingKey,
-                consumerTag: tag, properties: message.properties, body: message.body)
+                consumerTag: tag, properties: message.properties, body: message.body,
+                discardedBodySize: message.discardedBodySize)
             guard let sink = channels[id]?.consumers[tag] else { return }
             if case .dropped = sink.continuation.yield(delivery) {
                 let error = AMQPError.deliveryBufferOverflow(consumerTag: tag, limit: sink.bufferLimit)
