@@ -1,6 +1,9 @@
 """Levers (issue #16): A/B drains of the same build with one worker setting switched, alternated in
 one run (c = 16, durable), so that each lever is judged by server CPU per step and steps/s measured
-minutes apart on the same server. Add a lever as (name, TOML that turns it off)."""
+minutes apart on the same server. Add a lever as (name, TOML that turns it on, TOML that turns it off).
+TASKER_BENCH_LEVERS=name,… runs only the named levers."""
+import os
+
 from . import worker
 from .common import log
 from .drain import drain_with
@@ -10,6 +13,10 @@ ROUNDS = 3
 # name → (overlay with the lever on, overlay with it off)
 LEVERS = {
     "pgmq_static_sql": ('[worker.pgmq]\nstatements = "auto"\n', '[worker.pgmq]\nstatements = "functions"\n'),
+    # Notified messages arriving while a claim of their queue is in flight: read and claimed together
+    # after it (one round trip, one transaction) or each on its own.
+    "burst_claims": ("[worker.event_systems.worker.processing]\nclaim_notified_bursts = true\n",
+                     "[worker.event_systems.worker.processing]\nclaim_notified_bursts = false\n"),
 }
 
 
@@ -17,7 +24,13 @@ def levers(b):
     R = b.results.setdefault("levers", {})
     b.set_sync(True)
     n = b.cfg["drain_n"][C]
+    chosen = [x for x in os.environ.get("TASKER_BENCH_LEVERS", "").split(",") if x]
+    unknown = sorted(set(chosen) - LEVERS.keys())
+    if unknown:
+        raise SystemExit(f"bench: TASKER_BENCH_LEVERS names unknown levers {unknown}; known: {sorted(LEVERS)}")
     for name, (on, off) in LEVERS.items():
+        if chosen and name not in chosen:
+            continue
         runs = {"on": [], "off": []}
         for i in range(ROUNDS):
             for side, extra in (("off", off), ("on", on)) if i % 2 == 0 else (("on", on), ("off", off)):
