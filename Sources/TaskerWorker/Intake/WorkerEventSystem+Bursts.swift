@@ -24,7 +24,9 @@ struct NotifiedBurst: Sendable {
 
     /// Adds `ids` (those not already waiting) unless that would exceed `limit`.
     mutating func add(_ ids: [Int64], limit: Int) -> Arrival {
-        let fresh = ids.filter { !queued.contains($0) }
+        var fresh: [Int64] = []
+        var inArrival: Set<Int64> = []
+        for id in ids where !queued.contains(id) && inArrival.insert(id).inserted { fresh.append(id) }
         guard pending.count + fresh.count <= limit else { return .overflow }
         pending += fresh
         queued.formUnion(fresh)
@@ -76,6 +78,16 @@ extension WorkerEventSystem {
             break
         }
         while true {
+            // Nothing waits: the claimer ends (the next arrival leads). Only the claimer removes ids,
+            // so they still wait when it takes them below.
+            let waiting = bursts.withLock { bursts in
+                guard bursts[queue]?.pending.isEmpty == false else {
+                    bursts[queue] = nil
+                    return false
+                }
+                return true
+            }
+            guard waiting else { return }
             // 0 once intake closed or claiming is off; at the shedding threshold, 0 and a re-read arranged.
             let quantity = await readQuantity(upTo: settings.pollBatchSize)
             let taken = bursts.withLock { bursts in
