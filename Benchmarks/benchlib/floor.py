@@ -1,4 +1,5 @@
-"""SQL floors with pgbench: our per-step SQL (pgbench/ours.sql, the worker's statements) and the
+"""SQL floors with pgbench: our per-step SQL (pgbench/ours.sql: the worker's default statements, static
+SQL on the PGMQ tables; pgbench/ours_functions.sql: the same through PGMQ's functions) and the
 upstream-shaped SQL (pgbench/upstream.sql). Every run is checked afterwards: each step must have
 been claimed and completed (a claim or completion that matched nothing would otherwise still
 count as a fast transaction)."""
@@ -14,7 +15,10 @@ from .server_cpu import ServerCPU
 
 # shape -> (script, pgbench -M). "ours" runs prepared, as the worker (PQprepare once per connection);
 # "ours_extended" is the same script with unnamed statements (parsed and planned on every execution).
-SHAPES = {"ours": ("ours", "prepared"), "ours_extended": ("ours", "extended"), "upstream": ("upstream", "prepared")}
+# "ours" is the worker's default (static statements on the PGMQ tables); "ours_functions" the same step
+# through PGMQ's functions (`[worker.pgmq] statements = "functions"`).
+SHAPES = {"ours": ("ours", "prepared"), "ours_extended": ("ours", "extended"),
+          "ours_functions": ("ours_functions", "prepared"), "upstream": ("upstream", "prepared")}
 CLAIM_TIMEOUT_MS = "300000"   # timing.claim_timeout_seconds = 300 (default), as the worker sends it
 
 
@@ -41,29 +45,93 @@ def variables():
 
 
 def _normalize(sql, placeholder):
+    sql = re.sub(r"--[^\n]*", "", sql)   # SQL comments (the Swift texts carry a few inline)
     sql = re.sub(placeholder, "$", sql)
     return re.sub(r"\s+", " ", sql).strip()
 
 
+CLAIM_SWIFT = "Sources/TaskerWorker/Claim/StepStatements.swift"
+COMPLETE_SWIFT = "Sources/TaskerWorker/Completion/StepStatements+Completion.swift"
+STATIC_SWIFT = "Sources/TaskerWorker/Claim/StepStatements+StaticQueues.swift"
+LAYOUT_SWIFT = "Sources/TaskerModel/Queues/PGMQTableLayout.swift"
+
+
+def _swift_literal(body):
+    """The value of a Swift multi-line string literal whose lines (up to the closing delimiter's
+    line, included) are `body`: each line loses the closing delimiter's indentation."""
+    lines = body.split("\n")
+    indent = len(lines[-1])
+    return "\n".join(line[indent:] for line in lines[:-1])
+
+
+def _read(repo, path):
+    with open(os.path.join(repo, path)) as f:
+        return f.read()
+
+
+def _search(pattern, text, what):
+    m = re.search(pattern, text, re.S)
+    if not m:
+        raise SystemExit(f"bench: {what} not found in the worker's sources; update benchlib/floor.py")
+    return m
+
+
+def worker_statements(repo):
+    """The step path's statement texts by name, as the worker builds them: `hydrate`, `claimSettings`,
+    `claim` and `complete` (PGMQ's functions) from the StepStatements files, and `claim_static` and
+    `complete_static` (StepStatements+StaticQueues: the same replacements, with the bench's queue
+    tables and PGMQ >= 1.5's archived columns, `PGMQTableLayout.withLastReadAt`)."""
+    statements = {}
+    for swift in (CLAIM_SWIFT, COMPLETE_SWIFT):
+        for name, body in re.findall(r'static let (\w+) = PreparedStatement\(\s*"""\n(.*?)"""\s*\)', _read(repo, swift), re.S):
+            statements[name] = _swift_literal(body)
+    if not {"hydrate", "claimSettings", "claim", "complete"} <= statements.keys():
+        raise SystemExit(f"bench: the StepStatements files no longer define hydrate, claimSettings, claim and complete "
+                         f"(found {sorted(statements)}); update benchlib/floor.py")
+    static = _read(repo, STATIC_SWIFT)
+    columns = _search(r'case \.withLastReadAt: "(.*?)"', _read(repo, LAYOUT_SWIFT), "PGMQTableLayout.withLastReadAt's columns").group(1)
+    for name, fragment, function in (("claim", "archive", "functionArchive"), ("complete", "send", "functionSend")):
+        body = _swift_literal(_search(rf'let {fragment} = """\n(.*?)"""', static, f"the static {name}'s `{fragment}`").group(1))
+        anchor, replacement = _search(
+            rf'{name}\.sql\.replacing\("(.*?)", with: {fragment}\)\s*\.replacing\({function}, with: "(.*?)"\)', static,
+            f"the static {name}'s replacements").groups()
+        call = _search(rf'static let {function} = "(.*?)"\n', static, f"StepStatements.{function}").group(1)
+        queue = QUEUE if name == "claim" else RESULTS_QUEUE
+        body = (body.replace("\\(tables.queueTable)", f'pgmq."q_{queue}"')
+                    .replace("\\(tables.archiveTable)", f'pgmq."a_{queue}"')
+                    .replace("\\(layout.archivedColumns)", columns))
+        if "\\(" in body:
+            raise SystemExit(f"bench: the static {name} interpolates something new; update benchlib/floor.py")
+        anchor = anchor.replace("\\n", "\n")
+        if anchor not in statements[name] or call not in statements[name]:
+            raise SystemExit(f"bench: StepStatements.{name} no longer holds what the static {name} replaces; "
+                             f"update benchlib/floor.py")
+        statements[f"{name}_static"] = statements[name].replace(anchor, body).replace(call, replacement)
+    return statements
+
+
+# script -> the statements of `worker_statements` it must hold.
+SCRIPT_STATEMENTS = {"ours": ("claimSettings", "hydrate", "claim_static", "complete_static"),
+                     "ours_functions": ("claimSettings", "hydrate", "claim", "complete")}
+
+
 def check_statements(repo):
-    """pgbench/ours.sql must hold the text of every statement in StepStatements.swift and
-    StepStatements+Completion.swift (parameters
-    `$k` there, pgbench variables here; whitespace aside). Returns the names checked."""
-    statements = []
-    for swift in ("Sources/TaskerWorker/Claim/StepStatements.swift",
-                  "Sources/TaskerWorker/Completion/StepStatements+Completion.swift"):
-        with open(os.path.join(repo, swift)) as f:
-            statements += re.findall(r'static let (\w+) = PreparedStatement\(\s*"""\n(.*?)"""\s*\)', f.read(), re.S)
-    if not statements:
-        raise SystemExit(f"bench: no statements found in the StepStatements files; update benchlib/floor.py")
-    with open(os.path.join(BENCH_DIR, "pgbench", "ours.sql")) as f:
-        lines = [l for l in f if not l.lstrip().startswith(("--", "\\"))]
-    ours = _normalize("".join(lines), r"(?<!:):[A-Za-z_]\w*")
-    missing = [name for name, sql in statements if _normalize(sql, r"\$\d+") not in ours]
-    if missing:
-        raise SystemExit(f"bench: Benchmarks/pgbench/ours.sql no longer runs the worker's SQL: "
-                         f"StepStatements.{', '.join(missing)} differ; copy them from {swift}")
-    return [name for name, _ in statements]
+    """pgbench/ours.sql (the worker's default, static statements on the PGMQ tables) and
+    pgbench/ours_functions.sql (PGMQ's functions) must each hold the text of every statement the
+    worker runs for a step that way (parameters `$k` there, pgbench variables here; whitespace and
+    SQL comments aside). Returns the statements checked, per script."""
+    statements = worker_statements(repo)
+    checked = {}
+    for script, names in SCRIPT_STATEMENTS.items():
+        with open(os.path.join(BENCH_DIR, "pgbench", f"{script}.sql")) as f:
+            lines = [l for l in f if not l.lstrip().startswith(("--", "\\"))]
+        text = _normalize("".join(lines), r"(?<!:):[A-Za-z_]\w*")
+        missing = [name for name in names if _normalize(statements[name], r"\$\d+") not in text]
+        if missing:
+            raise SystemExit(f"bench: Benchmarks/pgbench/{script}.sql no longer runs the worker's SQL: "
+                             f"{', '.join(missing)} differ; copy them from the StepStatements files")
+        checked[script] = list(names)
+    return checked
 
 
 def verify(b, a, z, label):
@@ -128,14 +196,14 @@ def floor_one(b, shape, c):
     r = {"steps_per_s": float(m.group(1)), "latency_ms": float(lat.group(1)) if lat else None,
          "steps": per_client * c, "pgbench_mode": mode, "verified": checks, "command_latency_ms": per_command,
          "server_cpu_ms_per_step": ServerCPU.per_step(before, after, per_client * c)["server_cpu_ms_per_step"]}
-    if script == "ours" and per_command:
+    if script.startswith("ours") and per_command:
         # The uuid SELECT before the pipeline is the floor's only statement the worker does not run.
         r["extra_select_ms"] = next((ms for ms, text in per_command if text.startswith("SELECT md5(")), None)
     return r
 
 
 def run_floors(b, key, c):
-    """The three floors at one (durability, c). `ours_prepared` is kept as an alias of `ours`
+    """The floors at one (durability, c). `ours_prepared` is kept as an alias of `ours`
     (both -M prepared now) for readers of older results."""
     R = b.results.setdefault("floor", {})
     for shape in SHAPES:

@@ -1,9 +1,11 @@
 """Levers (issue #16): A/B drains of the same build with one worker setting switched, alternated in
 one run (c = 16, durable), so that each lever is judged by server CPU per step and steps/s measured
-minutes apart on the same server. Add a lever as (name, TOML that turns it off).
+minutes apart on the same server. Add a lever as (name, TOML that turns it on, TOML that turns it off).
+TASKER_BENCH_LEVERS=name,… runs only the named levers.
 
 `alternate` is the one A/B implementation: the `baseline` phase (benchlib/baseline.py) uses it for
 the landed build against the current one."""
+import os
 import statistics
 
 from . import worker
@@ -16,6 +18,10 @@ DRAIN_KEYS = ("steps_per_s", "server_cpu_ms_per_step", "worker_cpu_ms_per_step")
 # name → (overlay with the lever on, overlay with it off)
 LEVERS = {
     "pgmq_static_sql": ('[worker.pgmq]\nstatements = "auto"\n', '[worker.pgmq]\nstatements = "functions"\n'),
+    # Notified messages arriving while a claim of their queue is in flight: read and claimed together
+    # after it (one round trip, one transaction) or each on its own.
+    "burst_claims": ("[worker.event_systems.worker.processing]\nclaim_notified_bursts = true\n",
+                     "[worker.event_systems.worker.processing]\nclaim_notified_bursts = false\n"),
 }
 
 
@@ -49,7 +55,13 @@ def levers(b):
     R = b.results.setdefault("levers", {})
     b.set_sync(True)
     n = b.cfg["drain_n"][C]
+    chosen = [x for x in os.environ.get("TASKER_BENCH_LEVERS", "").split(",") if x]
+    unknown = sorted(set(chosen) - LEVERS.keys())
+    if unknown:
+        raise SystemExit(f"bench: TASKER_BENCH_LEVERS names unknown levers {unknown}; known: {sorted(LEVERS)}")
     for name, (on, off) in LEVERS.items():
+        if chosen and name not in chosen:
+            continue
         r = R[name] = {"c": C, "steps": n, **alternate([("off", drain_run(b, n, extra=off)), ("on", drain_run(b, n, extra=on))],
                                                        DRAIN_KEYS, label=f"lever {name}")}
         r["cpu_on_over_off"] = round(r["on_median_server_cpu_ms_per_step"] / max(1e-9, r["off_median_server_cpu_ms_per_step"]), 3)

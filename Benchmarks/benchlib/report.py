@@ -18,14 +18,16 @@ def _sps(src, key, c):
 
 
 def ratios(R):
-    """Per (durability, c). The SQL floor is `floor.ours` (-M prepared, as the worker)."""
+    """Per (durability, c). The SQL floor is `floor.ours` (-M prepared, static statements on the PGMQ
+    tables, as the worker by default); `floor.ours_functions` is the same step through PGMQ's functions."""
     r = {}
     f, d, p = R.get("floor", {}), R.get("drain", {}), R.get("pgqueuer", {})
     for key in ("durable", "async"):
         for c, w in d.get(key, {}).items():
             entry = {}
             for name, src in (("worker_over_sql_floor", f.get("ours")), ("worker_over_upstream_floor", f.get("upstream")),
-                              ("worker_over_sql_floor_extended", f.get("ours_extended"))):
+                              ("worker_over_sql_floor_extended", f.get("ours_extended")),
+                              ("worker_over_sql_floor_functions", f.get("ours_functions"))):
                 if _sps(src, key, c):
                     entry[name] = round(w["steps_per_s"] / _sps(src, key, c), 3)
             if c in p.get(key, {}):
@@ -37,6 +39,8 @@ def ratios(R):
                 entry["sql_floor_over_upstream_floor"] = round(_sps(f["ours"], key, c) / _sps(f["upstream"], key, c), 3)
             if _sps(f.get("ours_extended"), key, c):
                 entry["sql_floor_prepared_over_extended"] = round(_sps(f["ours"], key, c) / _sps(f["ours_extended"], key, c), 3)
+            if _sps(f.get("ours_functions"), key, c):
+                entry["sql_floor_static_over_functions"] = round(_sps(f["ours"], key, c) / _sps(f["ours_functions"], key, c), 3)
     return r
 
 
@@ -190,21 +194,22 @@ def table(R):
     lines = [f"tasker-worker benchmark ({R['mode']}), {M['cpu']}, {M['cores']} cores, PostgreSQL {M['postgres']}, "
              f"load {M['load_average_start'][0]:.1f}→{M['load_average_end'][0]:.1f}"]
     if R.get("floor") or R.get("drain") or R.get("pgqueuer"):
-        lines += ["", f"{'throughput (steps/s)':24} {'c':>3} {'SQL floor':>10} {'(extended)':>10} {'upstream':>10} {'worker':>10}"
-                      f" {'PgQueuer':>10} {'w/floor':>8} {'w/upstr':>8} {'w/PgQ':>8}"]
+        lines += ["", f"{'throughput (steps/s)':24} {'c':>3} {'SQL floor':>10} {'(extended)':>10} {'(functions)':>11} {'upstream':>10}"
+                      f" {'worker':>10} {'PgQueuer':>10} {'w/floor':>8} {'w/upstr':>8} {'w/PgQ':>8}"]
     f = R.get("floor", {})
     for key in ("durable", "async"):
         for c in ("1", "4", "16"):
-            row = [_sps(f.get("ours"), key, c), _sps(f.get("ours_extended"), key, c), _sps(f.get("upstream"), key, c),
-                   _sps(R.get("drain"), key, c), _sps(R.get("pgqueuer"), key, c)]
+            row = [_sps(f.get("ours"), key, c), _sps(f.get("ours_extended"), key, c), _sps(f.get("ours_functions"), key, c),
+                   _sps(f.get("upstream"), key, c), _sps(R.get("drain"), key, c), _sps(R.get("pgqueuer"), key, c)]
             if all(v is None for v in row):
                 continue
             rt = R.get("ratios", {}).get(key, {}).get(c, {})
-            lines.append(f"{key:24} {c:>3} " + " ".join(f"{_fmt(v, '10.0f'):>10}" for v in row)
+            lines.append(f"{key:24} {c:>3} " + " ".join(f"{_fmt(v, '10.0f'):>{11 if i == 2 else 10}}" for i, v in enumerate(row))
                          + f" {_fmt(rt.get('worker_over_sql_floor'), '8.2f'):>8}"
                          f" {_fmt(rt.get('worker_over_upstream_floor'), '8.2f'):>8} {_fmt(rt.get('worker_over_pgqueuer'), '8.2f'):>8}")
     if f:
-        lines.append("  SQL floor = pgbench/ours.sql -M prepared (the worker's statements); (extended) = same, unnamed")
+        lines.append("  SQL floor = pgbench/ours.sql -M prepared (the worker's default statements: static SQL on the PGMQ tables); "
+                     "(extended) = same, unnamed; (functions) = pgbench/ours_functions.sql, PGMQ's functions")
     cpu = [(key, c, v) for key, by_c in R.get("drain", {}).items() for c, v in by_c.items() if "server_cpu_ms_per_step" in v]
     if cpu:
         lines.append("  server CPU per step (ms, all PostgreSQL processes but the bench's enqueueing backend): "

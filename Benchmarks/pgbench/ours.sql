@@ -1,5 +1,9 @@
--- One step as tasker-worker-swift runs it (Sources/TaskerWorker/Claim/StepRepository.swift,
--- statement texts from StepStatements.swift; bench.py fails when they drift apart):
+-- One step as tasker-worker-swift runs it by default (`[worker.pgmq] statements = "auto"` on a known
+-- PGMQ table layout, here PGMQ >= 1.5's): Sources/TaskerWorker/Claim/StepRepository.swift, statement
+-- texts from StepStatements.swift, StepStatements+Completion.swift and StepStatements+StaticQueues.swift
+-- (the claim's archive and the completion's notifying send as static SQL on the queue tables); bench.py
+-- fails when they drift apart. ours_functions.sql is the same step through PGMQ's functions
+-- (`statements = "functions"`, or a layout the worker does not know).
 --   1 pipeline = 1 round trip: BEGIN, claimSettings, hydrate, claim, COMMIT (`hydrateAndClaim`);
 --   1 statement in autocommit: complete (`completeBatch` of one result).
 -- Run with -M prepared (the worker prepares every statement once per connection); -M extended
@@ -14,7 +18,8 @@
 -- Step n of this client: seeded by bench.py with uuids md5('s'||n) / md5('t'||n) / md5('c'||n).
 -- Variables from -D: i=-1 (per-client counter; pgbench keeps a client's variables across its
 -- transactions), base, per_client, msg_offset, queue, results_queue, claim_timeout, to_state,
--- start_meta, done_meta, result.
+-- start_meta, done_meta, result. The queue names are also written into the table names
+-- (pgmq."q_worker_bench_queue", pgmq."a_worker_bench_queue", pgmq."q_orchestration_step_results").
 \set i :i + 1
 \set n :base + :client_id * :per_client + :i
 \set msg_id :n + :msg_offset
@@ -70,9 +75,16 @@ step AS (
        SET in_process = true, attempts = COALESCE(attempts, 0) + 1,
            last_attempted_at = NOW(), updated_at = NOW()
      WHERE workflow_step_uuid = :s_step_uuid AND EXISTS (SELECT 1 FROM retired)
-    RETURNING attempts)
+    RETURNING attempts),
+archived AS (
+    DELETE FROM pgmq."q_worker_bench_queue" WHERE msg_id = :msg_id::bigint AND EXISTS (SELECT 1 FROM retired)
+    RETURNING msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers),
+moved AS (
+    INSERT INTO pgmq."a_worker_bench_queue" (msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers)
+    SELECT msg_id, vt, read_ct, enqueued_at, last_read_at, message, headers FROM archived
+    RETURNING msg_id)
 SELECT (SELECT attempts FROM step) AS attempts, (SELECT count(*) FROM transition) AS inserted,
-       CASE WHEN EXISTS (SELECT 1 FROM retired) THEN pgmq.archive(:queue::text, :msg_id::bigint) END AS archived;
+       CASE WHEN EXISTS (SELECT 1 FROM retired) THEN EXISTS (SELECT 1 FROM moved) END AS archived;
 COMMIT;
 \endpipeline
 WITH retired AS (
@@ -88,7 +100,35 @@ transition AS (
 step AS (
     UPDATE tasker.workflow_steps SET in_process = false, results = :result::jsonb, updated_at = NOW()
      WHERE workflow_step_uuid = :s_step_uuid AND EXISTS (SELECT 1 FROM retired)
-    RETURNING 1)
+    RETURNING 1),
+sent AS (
+    INSERT INTO pgmq."q_orchestration_step_results" (vt, message, headers)
+    SELECT clock_timestamp() + make_interval(secs => 0), :s_message::jsonb, NULL::jsonb WHERE EXISTS (SELECT 1 FROM retired)
+    RETURNING msg_id, tasker.extract_queue_namespace(:results_queue::text) AS namespace),
+built AS MATERIALIZED (
+    SELECT s.msg_id, s.namespace,
+           CASE WHEN length(:s_message::jsonb::text) < tasker.pgmq_payload_size_threshold()
+                THEN json_build_object(
+                    'event_type', 'message_with_payload', 'msg_id', s.msg_id, 'queue_name', :results_queue::text,
+                    'namespace', s.namespace, 'message', :s_message::jsonb, 'ready_at', now()::timestamptz,
+                    'delay_seconds', 0)::text
+                ELSE json_build_object(
+                    'event_type', 'message_ready', 'msg_id', s.msg_id, 'queue_name', :results_queue::text,
+                    'namespace', s.namespace, 'ready_at', now()::timestamptz, 'delay_seconds', 0,
+                    'payload_omitted', true)::text END AS payload
+      FROM sent s),
+notified AS MATERIALIZED (
+    SELECT b.msg_id, p.payload,
+           pg_notify('pgmq_message_ready.' || b.namespace, p.payload) AS on_namespace,
+           CASE WHEN 'pgmq_message_ready.' || b.namespace <> 'pgmq_message_ready'
+                THEN pg_notify('pgmq_message_ready', p.payload) END AS on_all
+      FROM built b,
+           LATERAL (SELECT CASE WHEN length(b.payload) > 7800
+                                THEN json_build_object(
+                                    'event_type', 'message_ready', 'msg_id', b.msg_id, 'queue_name', :results_queue::text,
+                                    'namespace', b.namespace, 'ready_at', now()::timestamptz,
+                                    'payload_omitted', true, 'truncated', true)::text
+                                ELSE b.payload END AS payload) p)
 SELECT (SELECT count(*) FROM transition) AS inserted,
        CASE WHEN EXISTS (SELECT 1 FROM retired)
-            THEN tasker.pgmq_send_with_notify(:results_queue::text, :s_message::jsonb, 0) END AS msg_id;
+            THEN (SELECT msg_id FROM notified) END AS msg_id;

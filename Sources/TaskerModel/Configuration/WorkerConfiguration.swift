@@ -83,6 +83,9 @@ extension WorkerConfiguration {
         public var batchSize = 20
         public var maxRetries = 3
         public var backoff = ProcessingBackoff()
+        /// Ours: notified messages of a queue that arrive while a claim of that queue is in flight are
+        /// read and claimed together after it (one round trip and one transaction for the burst).
+        public var claimNotifiedBursts = true
         public init() {}
     }
 

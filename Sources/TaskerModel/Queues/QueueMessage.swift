@@ -120,6 +120,28 @@ public enum PGMQ {
             .first.map { row throws(PostgresError) in try QueueMessage(queue: queue, row: row) }
     }
 
+    /// Reads each of `msgIDs` that is visible (`tasker.pgmq_read_specific_message` per id) in ONE
+    /// round trip and, for more than one id, ONE transaction; the messages found, in `msgIDs` order.
+    public static func readSpecific(
+        _ c: isolated PostgresConnection, queue: String, msgIDs: [Int64],
+        visibilityTimeout: Int
+    ) throws(PostgresError) -> [QueueMessage] {
+        guard msgIDs.count > 1 else {
+            guard let msgID = msgIDs.first,
+                let message = try readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: visibilityTimeout)
+            else { return [] }
+            return [message]
+        }
+        let timeout = Int32(clamping: visibilityTimeout)
+        let reads = msgIDs.map { PipelineStatement.prepared(Statements.readSpecific, [queue, $0, timeout]) }
+        let results = try c.pipeline([.plain("BEGIN")] + reads + [.plain("COMMIT")])
+        var messages: [QueueMessage] = []
+        for result in results.dropFirst().prefix(msgIDs.count) {
+            for row in result { messages.append(try QueueMessage(queue: queue, row: row)) }
+        }
+        return messages
+    }
+
     /// Sets a message's visibility timeout to `seconds` from now (0: visible at once).
     public static func setVisibilityTimeout(
         _ c: isolated PostgresConnection, queue: String, msgID: Int64,

@@ -2,7 +2,8 @@ import TaskerPostgres
 
 /// The step path's SQL, prepared once per connection (`PreparedStatement`): hydrate and the two
 /// statements of a claim here, the completion in `Completion/StepStatements+Completion.swift`.
-/// `StepRepository` runs them; the pgbench floor (`Benchmarks/pgbench/ours.sql`) runs the same text.
+/// `StepRepository` runs them; the pgbench floors run the same text (`Benchmarks/pgbench/ours_functions.sql`
+/// these, `ours.sql` the static variants of `StepStatements+StaticQueues`).
 enum StepStatements {
     /// $1 step uuid, $2 task uuid.
     static let hydrate = PreparedStatement(

@@ -136,6 +136,10 @@ extension WorkerEventSystem {
             await readNotifiedBatch(queue: queue, announced: ids.count)
             return
         }
+        if settings.claimNotifiedBursts {
+            await claimInBursts(queue: queue, msgIDs: ids)
+            return
+        }
         let statistics = commands.actors.stepExecutor.statistics
         for msgID in ids {
             guard intakeOpen else { return }
@@ -160,13 +164,8 @@ extension WorkerEventSystem {
     /// than can be claimed before load shedding); when it comes back full, a catch-up read follows.
     private func readNotifiedBatch(queue: String, announced: Int) async {
         let executor = commands.actors.stepExecutor
-        let batch = settings.pollBatchSize
-        let quantity = min(announced, batch, await executor.readCapacity ?? batch)
-        guard intakeOpen else { return }
-        guard quantity > 0 else {
-            scheduleCatchUp(after: .seconds(1))
-            return
-        }
+        let quantity = await readQuantity(upTo: min(announced, settings.pollBatchSize))
+        guard quantity > 0, intakeOpen else { return }
         executor.statistics.notifiedReads.wrappingIncrement(ordering: .relaxed)
         let timeout = settings.visibilityTimeoutSeconds
         let messages: [QueueMessage]

@@ -46,6 +46,9 @@ package struct WorkerEventSystemSettings: Sendable {
     /// `mpsc_channels.event_listeners.pgmq_event_buffer_size`: listener events buffered for the
     /// consumer; beyond it the oldest are dropped, counted and followed by a catch-up read.
     package var listenerBufferSize: Int = 10_000
+    /// `processing.claim_notified_bursts`: notified messages of a queue that arrive while a claim of
+    /// that queue is in flight are read and claimed together after it (`WorkerEventSystem+Bursts`).
+    package var claimNotifiedBursts = true
 
     /// The namespaces the poller reads.
     var polledNamespaces: [String] {
@@ -104,6 +107,8 @@ package final class WorkerEventSystem: Service, Sendable {
     let droppedNotificationLog = Throttle(interval: .seconds(10))
     /// The listener's `droppedEvents` already counted and answered with a catch-up read.
     let droppedSeen = ManagedAtomic<Int>(0)
+    /// Notified message ids waiting for their queue's claimer (`WorkerEventSystem+Bursts`).
+    let bursts = Mutex<[String: NotifiedBurst]>([:])
     let logger: Logger
     /// With RabbitMQ carrying the messages: its consumers replace LISTEN and the poller.
     package let broker: RabbitMQIntake?
@@ -285,21 +290,10 @@ package final class WorkerEventSystem: Service, Sendable {
 
     /// Reads and delivers batches until the queue has no more visible messages (or work must wait).
     private func drain(_ queue: String, minAge: Int, maxAge: Int, slots: AsyncSemaphore) async {
-        let (timeout, batch) = (settings.pollVisibilityTimeoutSeconds, settings.pollBatchSize)
+        let timeout = settings.pollVisibilityTimeoutSeconds
         while intakeOpen {
-            // Reading hides messages for their visibility timeout: not while claiming is off or shed,
-            // and no more than can be claimed before load shedding starts.
-            let executor = commands.actors.stepExecutor
-            let quantity = min(batch, await executor.readCapacity ?? batch)
-            guard quantity > 0 else {
-                if await executor.isAccepting {
-                    // Read again as soon as a permit frees (and, as a safety net, in a second).
-                    capacityFreed?.recordShed()
-                    scheduleCatchUp(after: .seconds(1))
-                }
-                return
-            }
-            guard intakeOpen else { return }
+            let quantity = await readQuantity(upTo: settings.pollBatchSize)
+            guard quantity > 0, intakeOpen else { return }
             let messages: [QueueMessage]
             do {
                 messages = try await pool.withConnection { c in
@@ -337,6 +331,21 @@ package final class WorkerEventSystem: Service, Sendable {
             }
             if messages.count < quantity { return }
         }
+    }
+
+    /// How many messages the next read may take, at most `limit`. Reading hides messages for their
+    /// visibility timeout: nothing while claiming is off or intake closed, and no more than can be
+    /// claimed before load shedding starts. At the shedding threshold (0 while accepting), the
+    /// queues are read again as soon as a permit frees (and, as a safety net, in a second).
+    func readQuantity(upTo limit: Int) async -> Int {
+        let executor = commands.actors.stepExecutor
+        let quantity = min(limit, await executor.readCapacity ?? limit)
+        guard quantity <= 0 else { return quantity }
+        if await executor.isAccepting {
+            capacityFreed?.recordShed()
+            scheduleCatchUp(after: .seconds(1))
+        }
+        return 0
     }
 
     /// Messages read when shutdown began are left to their visibility timeout.

@@ -98,6 +98,7 @@ struct WorkerPipeline {
         settings.listenerConnectTimeout = .seconds(max(1, listenerConfig.connectionTimeoutSeconds))
         settings.listenerKeepalive = .seconds(max(1, eventConfig.timing.healthCheckIntervalSeconds))
         settings.listenerBufferSize = max(1, worker.mpscChannels.eventListeners.pgmqEventBufferSize)
+        settings.claimNotifiedBursts = eventConfig.processing.claimNotifiedBursts
         let eventSystem = WorkerEventSystem(
             settings: settings,
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,

@@ -68,7 +68,8 @@ public final class WorkerStatistics: Sendable {
         public var completionRetries: Int
         /// Results stored together with others in one transaction (the completion processor batches under load).
         public var completionsBatched: Int
-        /// Polled steps hydrated and claimed together with others in one transaction.
+        /// Steps hydrated and claimed together with others in one transaction: a poll read's, or a
+        /// burst of notified messages (`processing.claim_notified_bursts`).
         public var claimsBatched: Int
         /// Claims that committed although their answer was lost with the connection (found by
         /// asking the database), whose steps then ran.
