@@ -20,14 +20,15 @@ struct HostileBrokerTests {
         let broker = try await ScriptedBroker.start(answering: script)
         defer { broker.close(promise: nil) }
         let configuration = AMQPConfiguration(
-            host: "127.0.0.1", port: try #require(broker.localAddress?.port), connectTimeout: .seconds(5))
+            host: "127.0.0.1", port: try #require(broker.localAddress?.port), connectTimeout: .seconds(120))
         let started = ContinuousClock.now
         await #expect {
             try await AMQPConnection.connect(configuration)
         } throws: { error in
             "\(error)".contains("frame_max 8, below AMQP's minimum of 4096")
         }
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Refused by the tune check, not left to the connect timeout (120 s: far from any CPU-starved run).
+        #expect(ContinuousClock.now - started < .seconds(60))
     }
 }
 
