@@ -73,7 +73,7 @@ package enum BrokerEnvironment {
         process.standardError = handle
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+            do { try ProcessLaunch.run(process) } catch { continuation.resume(throwing: error) }
         }
         try handle.close()
         return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerTestSupport
 
 /// The one way the tests run a program to its end: stdin from a file, stdout and stderr into
 /// files (a pipe that fills up would block the child), the exit status. `WorkerProcess` is the
@@ -94,7 +95,7 @@ enum Subprocess {
             process.standardOutput = output
             process.standardError = errors
             do {
-                try process.run()
+                try ProcessLaunch.run(process)
             } catch {
                 close()
                 throw error
