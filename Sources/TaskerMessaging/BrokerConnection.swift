@@ -43,8 +43,13 @@ package final class BrokerConnection: Service, Sendable {
     }
 
     package func run() async throws {
-        if let urlError { throw RabbitMQConfigurationError(reason: "\(urlError)") }
+        if let configurationError { throw configurationError }
         try await service.run()
+    }
+
+    /// Why the URL cannot be used (`run()` throws it); nil when it parsed.
+    package var configurationError: RabbitMQConfigurationError? {
+        urlError.map { RabbitMQConfigurationError(reason: "\($0)") }
     }
 
     /// The broker as health and `/config` show it (`amqp://user:***@host:port/vhost`).

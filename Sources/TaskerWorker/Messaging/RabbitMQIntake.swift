@@ -42,22 +42,10 @@ package final class RabbitMQIntake: Sendable {
     }
 
     /// The delivery as the executor takes it: the body is the StepMessage JSON of a PGMQ message; a
-    /// body that is not JSON is carried as `bodyError` (poison). `msgID` is the delivery tag.
+    /// body that is not JSON (or over the limit) is carried as `bodyError` (poison). `msgID` is the delivery tag.
     static func stepDelivery(_ delivery: AMQPDelivery, queue: String) -> StepDelivery {
-        if let size = delivery.discardedBodySize {
-            return StepDelivery(
-                queue: queue, msgID: Int64(truncatingIfNeeded: delivery.deliveryTag), message: .null,
-                bodyError:
-                    "the delivery's body of \(size) bytes is over the limit of \(RabbitMQMessaging.maximumDeliveryBytes) bytes (dropped unread)"
-            )
-        }
-        do {
-            let message = try JSONDecoder().decode(JSONValue.self, from: Data(delivery.body.readableBytesView))
-            return StepDelivery(queue: queue, msgID: Int64(truncatingIfNeeded: delivery.deliveryTag), message: message)
-        } catch {
-            return StepDelivery(
-                queue: queue, msgID: Int64(truncatingIfNeeded: delivery.deliveryTag), message: .null,
-                bodyError: "the delivery's body is not JSON (\(delivery.body.readableBytes) bytes): \(error)")
-        }
+        let (message, bodyError) = delivery.jsonBody(limit: RabbitMQMessaging.maximumDeliveryBytes)
+        return StepDelivery(
+            queue: queue, msgID: Int64(truncatingIfNeeded: delivery.deliveryTag), message: message, bodyError: bodyError)
     }
 }
