@@ -64,6 +64,47 @@ extension RabbitMQWorkerTests {
         }
     }
 
+    @Test func aStepEnqueuedButNeverPublishedIsPublishedByTheNextStart() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            var configuration = harness.workerConfiguration()
+            configuration.common.queues.backend = .rabbitmq
+            configuration.common.queues.rabbitmq.url = try #require(BrokerEnvironment.url)
+            // An orchestration whose connection never runs: the first step commits `enqueued`, its
+            // publish waits for the broker, and the orchestration dies there (the task is cancelled).
+            let dead = OrchestrationService(
+                pool: harness.db.pool(maxConnections: 2), databaseURL: harness.db.url,
+                broker: OrchestrationBroker(settings: configuration.common.queues.rabbitmq, connectionName: "tasker-orchestration-dead"))
+            let submitting = Task {
+                try await dead.process(.initializeTask(OrchestrationHarness.request("linear_workflow", ["number": 2])))
+            }
+            var task: UUID?
+            try await waitUntil(timeout: .seconds(15)) {
+                task = try await harness.admin.query(
+                    """
+                    SELECT ws.task_uuid FROM tasker.workflow_step_transitions wst
+                      JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
+                     WHERE wst.most_recent AND wst.to_state = 'enqueued'
+                    """
+                ).first?.decode("task_uuid")
+                return task != nil
+            }
+            submitting.cancel()
+            _ = try? await submitting.value
+            await dead.databasePool.close()
+            let taskUUID = try #require(task)
+
+            let daemon = WorkerDaemon(
+                configuration: configuration, handlers: OrchestrationHarness.exampleHandlers(),
+                templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": harness.templateDirectory]))
+            let worker = PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run() })
+            let orchestration = Self.startOrchestration(harness, settings: configuration.common.queues.rabbitmq)
+            #expect(try await harness.waitForTask(taskUUID, in: ["complete", "error"]) == "complete")
+            try await orchestration.stop()
+            try await worker.stop()
+        }
+    }
+
     /// The orchestration on RabbitMQ in its own `ServiceGroup` (as `OrchestrationHarness.startOrchestration`).
     static func startOrchestration(
         _ harness: OrchestrationHarness, settings rabbitmq: CommonConfiguration.RabbitMQSettings
