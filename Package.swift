@@ -78,6 +78,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The RabbitMQ transport both the worker and the orchestration use: the connection with its
+        // declarations, publish-until-confirmed, the consumer loop that settles a delivery by its outcome.
+        .target(
+            name: "TaskerMessaging",
+            dependencies: [
+                "TaskerAMQP", "TaskerModel", "TaskerPostgres",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // Swagger UI's files (vendored by scripts/vendor-swagger-ui), embedded in the binary with `.incbin`
         // from the absolute path of files/ (any working directory builds it), served at /api-docs/ui/.
         .target(
@@ -114,7 +125,7 @@ let package = Package(
         .target(
             name: "TaskerWorker",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerAMQP", "CSwaggerUI",
+                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerAMQP", "TaskerMessaging", "CSwaggerUI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -152,7 +163,7 @@ let package = Package(
         .target(
             name: "TaskerOrchestration",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerAuth",
+                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerAMQP", "TaskerMessaging",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

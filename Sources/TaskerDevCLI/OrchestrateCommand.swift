@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import TaskerModel
 import TaskerOrchestration
+import TaskerPostgres
 import TaskerWorker
 import UnixSignals
 

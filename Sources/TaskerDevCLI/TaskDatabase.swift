@@ -22,12 +22,23 @@ enum TaskDatabase {
         poolConfiguration.maxConnections = 2
         poolConfiguration.minConnections = 0
         let pool = PostgresConnectionPool(configuration: poolConfiguration)
-        let orchestration = OrchestrationService(pool: pool, databaseURL: database.url)
+        // On RabbitMQ a created task's first step messages are published (confirmed) before `submit` returns.
+        let broker: OrchestrationBroker? =
+            switch configuration.common.queues.backend {
+            case .pgmq: nil
+            case .rabbitmq: OrchestrationBroker(settings: configuration.common.queues.rabbitmq, connectionName: "tasker-dev \(command)")
+            }
+        let connection = broker.map { broker in Task { try? await broker.runConnection() } }
+        let orchestration = OrchestrationService(pool: pool, databaseURL: database.url, broker: broker)
         do {
             let value = try await body(TaskQueries(pool: pool, orchestration: orchestration))
+            connection?.cancel()
+            await connection?.value
             await pool.close()
             return value
         } catch {
+            connection?.cancel()
+            await connection?.value
             await pool.close()
             throw error
         }

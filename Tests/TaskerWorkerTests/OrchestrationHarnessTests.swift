@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import TaskerExamples
 import TaskerOrchestration
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

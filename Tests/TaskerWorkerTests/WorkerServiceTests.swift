@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import TaskerPostgres
 import TaskerTestSupport
 import Testing
 

@@ -49,8 +49,23 @@ public actor OrchestrationCommandProcessorActor {
         self.readiness = readiness
     }
 
-    /// Processes one command.
+    /// Processes one command. On RabbitMQ the step messages it enqueued are published (confirmed)
+    /// after its transactions committed, before it returns (`EnqueueJournal`, `OrchestrationBroker`).
     public func process(_ command: OrchestrationCommand) async throws -> OrchestrationCommandResult {
+        guard let broker = context.broker else { return try await run(command) }
+        let journal = EnqueueJournal()
+        do {
+            let result = try await EnqueueJournal.$current.withValue(journal) { try await run(command) }
+            await broker.publishCommitted(journal, pool: context.pool)
+            return result
+        } catch {
+            // A command of several transactions may have committed an enqueue before it failed.
+            await broker.publishCommitted(journal, pool: context.pool)
+            throw error
+        }
+    }
+
+    private func run(_ command: OrchestrationCommand) async throws -> OrchestrationCommandResult {
         switch command {
         case .initializeTask(let request, let receipt):
             return .taskInitialized(try await initializer.initialize(request, archiving: receipt))

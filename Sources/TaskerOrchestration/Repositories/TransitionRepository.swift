@@ -86,16 +86,18 @@ public enum TransitionRepository {
 
     /// `pending → enqueued` (`Enqueue`) and, only when the step moved, the step message sent with
     /// `pgmq_send_with_notify` to `queue`, in one round trip. False when the step was not `pending`.
+    /// With `sendInPGMQ` false (RabbitMQ), the transition only: the message is published after the commit.
     static func enqueueStep(
         _ c: isolated PostgresConnection, stepUUID: UUID, queue: String, message: PostgresJSON,
-        now: Date = Date()
+        sendInPGMQ: Bool = true, now: Date = Date()
     ) throws(PostgresError) -> Bool {
         let metadata = try stepMetadata(.enqueue, stepUUID: stepUUID, now: now)
-        if try !c.query(Statements.enqueueStep, [stepUUID, metadata, queue, message]).isEmpty { return true }
+        let statement = sendInPGMQ ? Statements.enqueueStep : Statements.enqueueStepWithoutSend
+        if try !c.query(statement, [stepUUID, metadata, queue, message]).isEmpty { return true }
         // A dynamic step without any transition yet.
         guard try transitionStep(c, stepUUID: stepUUID, from: .pending, to: .enqueued, event: .enqueue, now: now)
         else { return false }
-        try PGMQ.sendWithNotify(c, queue: queue, message: message)
+        if sendInPGMQ { try PGMQ.sendWithNotify(c, queue: queue, message: message) }
         return true
     }
 
@@ -142,13 +144,14 @@ public enum TransitionRepository {
             [stepUUID, from.rawValue, to.rawValue, try stepMetadata(event, stepUUID: stepUUID, now: now)])
     }
 
-    /// `enqueueStep` of a step that has a transition, asserting it was `pending` and its message sent.
+    /// `enqueueStep` of a step that has a transition, asserting it was `pending` and its message sent
+    /// (with `sendInPGMQ` false: asserting it was `pending`; nothing sent).
     static func enqueueStepAssertedStatement(
         stepUUID: UUID, queue: String, message: PostgresJSON,
-        now: Date = Date()
+        sendInPGMQ: Bool = true, now: Date = Date()
     ) throws(PostgresError) -> PipelineStatement {
         .prepared(
-            Statements.enqueueStepAsserted,
+            sendInPGMQ ? Statements.enqueueStepAsserted : Statements.enqueueStepAssertedWithoutSend,
             [stepUUID, try stepMetadata(.enqueue, stepUUID: stepUUID, now: now), queue, message])
     }
 
@@ -258,6 +261,16 @@ public enum TransitionRepository {
                     SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved)
                 SELECT 1 / (SELECT count(*)::integer FROM sent WHERE msg_id IS NOT NULL) AS moved
                 """)
+        /// What replaces the PGMQ send when a broker carries the step messages (published after the
+        /// commit): keeps $3 and $4 and their types, and a non-NULL `msg_id` (so the asserted form
+        /// still asserts only that the step moved).
+        static let pgmqSend = "tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0)"
+        static let brokerSend = "CASE WHEN $3::text IS NULL OR $4::jsonb IS NULL THEN 0 ELSE 0 END::bigint"
+        /// `enqueueStep` without the PGMQ send (RabbitMQ).
+        static let enqueueStepWithoutSend = PreparedStatement(enqueueStep.sql.replacing(pgmqSend, with: brokerSend))
+        /// `enqueueStepAsserted` without the PGMQ send (RabbitMQ).
+        static let enqueueStepAssertedWithoutSend = PreparedStatement(
+            enqueueStepAsserted.sql.replacing(pgmqSend, with: brokerSend))
         /// The first transition of a step that has none (a racing creator's row wins: no row returned).
         static let firstStepTransition = PreparedStatement(
             """

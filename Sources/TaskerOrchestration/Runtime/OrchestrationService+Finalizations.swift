@@ -37,7 +37,7 @@ extension OrchestrationService {
     /// A finalization message: the task finalized through ``TaskFinalizationService`` (its own
     /// transaction), then the message archived. Refused bodies and unknown tasks are archived as
     /// poison with an error log; a transient failure leaves the message for its visibility timeout.
-    func handleFinalization(_ message: QueueMessage) async {
+    func handleFinalization(_ message: QueueMessage) async -> MessageDisposition {
         let request: TaskFinalizationRequest
         do {
             request = try TaskFinalizationRequest(message)
@@ -46,8 +46,7 @@ extension OrchestrationService {
             logger.error(
                 "finalization message refused and archived",
                 metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
-            await archive(message)
-            return
+            return .poison
         }
         do {
             let result = try await processor.process(.finalizeTask(request.taskUUID))
@@ -56,24 +55,24 @@ extension OrchestrationService {
                 logger.error(
                     "finalization message for an unknown task archived",
                     metadata: ["msg_id": "\(message.msgID)", "task_uuid": "\(request.taskUUID)"])
-                await archive(message)
-                return
+                return .poison
             }
             statistics.recordFinalization()
             logger.info(
                 "finalization message processed",
                 metadata: ["msg_id": "\(message.msgID)", "task_uuid": "\(request.taskUUID)", "state": "\(state.rawValue)"])
-            await archive(message)
+            return .finished
         } catch  where error.isTransientOrchestrationFailure {
             logger.warning(
-                "finalization message not processed; retried after the visibility timeout",
+                "finalization message not processed; retried later",
                 metadata: ["msg_id": "\(message.msgID)", "task_uuid": "\(request.taskUUID)", "error": "\(error)"])
+            return .retry
         } catch {
             statistics.recordPoison()
             logger.error(
                 "finalization of a task failed; message archived",
                 metadata: ["msg_id": "\(message.msgID)", "task_uuid": "\(request.taskUUID)", "error": "\(error)"])
-            await archive(message)
+            return .poison
         }
     }
 }

@@ -48,18 +48,23 @@ public final class OrchestrationService: Service, Sendable {
     public let stalenessDetector: StalenessDetector
     private let pool: PostgresConnectionPool
     private let listener: PostgresListener
+    /// RabbitMQ (`[common.queues] backend = "rabbitmq"`); nil: PGMQ.
+    public let broker: OrchestrationBroker?
     let logger: Logger
 
     /// An orchestration on `pool` (closed when `run()` returns).
+    /// With `broker`, the orchestration's messages go through RabbitMQ (`OrchestrationService+RabbitMQ`)
+    /// and nothing through PGMQ.
     public init(
         pool: PostgresConnectionPool, databaseURL: String, settings: OrchestrationSettings = OrchestrationSettings(),
-        processorUUID: UUID = UUID.v7(), logger: Logger = Logger(label: "tasker.orchestration")
+        processorUUID: UUID = UUID.v7(), broker: OrchestrationBroker? = nil, logger: Logger = Logger(label: "tasker.orchestration")
     ) {
         self.pool = pool
+        self.broker = broker
         self.settings = settings
         self.logger = logger
         self.processor = OrchestrationCommandProcessorActor(
-            context: OrchestrationContext(pool: pool, processorUUID: processorUUID, logger: logger))
+            context: OrchestrationContext(pool: pool, processorUUID: processorUUID, broker: broker, logger: logger))
         self.listener = PostgresListener(
             url: databaseURL, channels: [QueueNames.readyChannel(namespace: "orchestration")],
             connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
@@ -78,9 +83,14 @@ public final class OrchestrationService: Service, Sendable {
                 // The task API's reads (`TaskQueries`) hold at most this many at once.
                 operatorMaxConnections: configuration.orchestration.web.databasePools.operatorMaxConnections),
             logger: Logger(label: "tasker.orchestration.pool"))
+        let broker: OrchestrationBroker? =
+            switch configuration.common.queues.backend {
+            case .pgmq: nil
+            case .rabbitmq: OrchestrationBroker(settings: configuration.common.queues.rabbitmq)
+            }
         self.init(
             pool: pool, databaseURL: database.url, settings: OrchestrationSettings(configuration: configuration),
-            logger: logger)
+            broker: broker, logger: logger)
     }
 
     /// The service's pool (the task API reads through its `.operator` lane); closed when `run()` returns.
@@ -102,6 +112,10 @@ public final class OrchestrationService: Service, Sendable {
     }
 
     public func run() async throws {
+        if let broker {
+            try await run(on: broker)
+            return
+        }
         try await ensureQueues()
         let (work, submit) = AsyncStream.makeStream(of: Work.self)
         logger.info("tasker orchestration starting", metadata: ["processor_uuid": "\(processor.context.processorUUID)"])
@@ -247,60 +261,79 @@ public final class OrchestrationService: Service, Sendable {
         if let message { await handle(message) }
     }
 
+    /// A PGMQ message: processed, then archived unless its work archived it in its own transaction.
     private func handle(_ message: QueueMessage) async {
-        if message.queue == QueueNames.taskRequests {
-            await handleTaskRequest(message)
-        } else if message.queue == QueueNames.taskFinalizations {
-            await handleFinalization(message)
-        } else {
-            await handleStepResult(message)
+        switch await process(message, receipt: MessageReceipt(queue: message.queue, msgID: message.msgID)) {
+        case .finished, .poison: await archive(message)
+        case .archivedWithWork, .retry: break
         }
     }
 
-    private func handleStepResult(_ message: QueueMessage) async {
+    /// Processes one message of an orchestration queue (from PGMQ with its `receipt`, or a RabbitMQ
+    /// delivery without one) and says what becomes of it.
+    func process(_ message: QueueMessage, receipt: MessageReceipt?) async -> MessageDisposition {
+        if message.queue == QueueNames.taskRequests {
+            return await handleTaskRequest(message, receipt: receipt)
+        } else if message.queue == QueueNames.taskFinalizations {
+            return await handleFinalization(message)
+        } else {
+            return await handleStepResult(message, receipt: receipt)
+        }
+    }
+
+    private func handleStepResult(_ message: QueueMessage, receipt: MessageReceipt?) async -> MessageDisposition {
         let step: StepMessage
         do {
+            if let bodyError = message.bodyError { throw MessageBodyError(reason: bodyError) }
             step = try message.message.decode(StepMessage.self)
         } catch {
             statistics.recordPoison()
-            logger.error("undecodable step result message archived", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
-            await archive(message)
-            return
+            logger.error(
+                "undecodable step result message settled as poison", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
+            return .poison
         }
         do {
-            // Archived in the result's transaction.
-            _ = try await processor.process(
-                .processStepResult(
-                    step, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
+            // Archived in the result's transaction (PGMQ).
+            let outcome = try await processor.process(.processStepResult(step, archiving: receipt))
+            if case .stepResultProcessed(.ignored(let state)) = outcome {
+                // A duplicate (e.g. a worker's start-up re-publish) or a stale result: nothing written.
+                statistics.recordDuplicateResult()
+                logger.info(
+                    "step result for a step not waiting for orchestration ignored",
+                    metadata: ["step_uuid": "\(step.stepUUID)", "state": "\(state.rawValue)"])
+            }
             statistics.recordResult()
+            return .archivedWithWork
         } catch  where error.isTransientOrchestrationFailure {
             logger.warning(
-                "step result not processed; retried after the visibility timeout",
+                "step result not processed; retried later",
                 metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+            return .retry
         } catch {
             statistics.recordPoison()
-            logger.error("step result rejected and archived", metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
-            await archive(message)
+            logger.error("step result rejected and settled as poison", metadata: ["step_uuid": "\(step.stepUUID)", "error": "\(error)"])
+            return .poison
         }
     }
 
-    private func handleTaskRequest(_ message: QueueMessage) async {
+    private func handleTaskRequest(_ message: QueueMessage, receipt: MessageReceipt?) async -> MessageDisposition {
         do {
+            if let bodyError = message.bodyError { throw MessageBodyError(reason: bodyError) }
             let request = try message.message.decode(TaskRequestMessage.self)
-            // Archived with the task's creation.
-            let result = try await processor.process(
-                .initializeTask(
-                    request.taskRequest, archiving: MessageReceipt(queue: message.queue, msgID: message.msgID)))
+            // Archived with the task's creation (PGMQ).
+            let result = try await processor.process(.initializeTask(request.taskRequest, archiving: receipt))
             statistics.recordTaskRequest()
             logger.info("task request processed", metadata: ["request_id": "\(request.requestID)", "result": "\(result)"])
+            return .archivedWithWork
         } catch  where error.isTransientOrchestrationFailure {
             logger.warning(
-                "task request not processed; retried after the visibility timeout",
+                "task request not processed; retried later",
                 metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
+            return .retry
         } catch {
             statistics.recordPoison()
-            logger.error("task request rejected and archived", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
-            await archive(message)
+            logger.error("task request rejected and settled as poison", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
+            return .poison
         }
     }
 

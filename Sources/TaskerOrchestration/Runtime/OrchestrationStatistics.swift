@@ -9,6 +9,7 @@ public final class OrchestrationStatistics: Sendable {
     private let stale = ManagedAtomic<Int>(0)
     private let dlqEntries = ManagedAtomic<Int>(0)
     private let staleErrors = ManagedAtomic<Int>(0)
+    private let duplicates = ManagedAtomic<Int>(0)
 
     public init() {}
 
@@ -18,6 +19,10 @@ public final class OrchestrationStatistics: Sendable {
     public var taskRequestsProcessed: Int { requests.load(ordering: .relaxed) }
     /// Messages archived without effect (undecodable, unknown step, invalid results).
     public var poisonMessages: Int { poison.load(ordering: .relaxed) }
+
+    /// Of `resultsProcessed`, results for a step no longer waiting for orchestration (duplicates, e.g.
+    /// of a worker's start-up re-publish): settled without effect.
+    public var duplicateResults: Int { duplicates.load(ordering: .relaxed) }
 
     /// Finalization messages (`orchestration_task_finalizations`) processed and archived.
     public var finalizationsProcessed: Int { finalizations.load(ordering: .relaxed) }
@@ -30,6 +35,7 @@ public final class OrchestrationStatistics: Sendable {
 
     func recordResult() { results.wrappingIncrement(ordering: .relaxed) }
     func recordTaskRequest() { requests.wrappingIncrement(ordering: .relaxed) }
+    func recordDuplicateResult() { duplicates.wrappingIncrement(ordering: .relaxed) }
     func recordPoison() { poison.wrappingIncrement(ordering: .relaxed) }
     func recordFinalization() { finalizations.wrappingIncrement(ordering: .relaxed) }
     func recordStaleTask(movedToDLQ: Bool, transitionedToError: Bool) {

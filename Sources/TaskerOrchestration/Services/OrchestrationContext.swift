@@ -14,11 +14,14 @@ public struct OrchestrationContext: Sendable {
     public let backoff: BackoffCalculator
     public let locks: TaskLocks
     public let logger: Logger
+    /// RabbitMQ carries the step messages (published after the commit); nil: PGMQ (sent in the transaction).
+    public let broker: OrchestrationBroker?
 
     public init(
         pool: PostgresConnectionPool, processorUUID: UUID = UUID.v7(), backoff: BackoffCalculator = BackoffCalculator(),
-        logger: Logger = Logger(label: "tasker.orchestration")
+        broker: OrchestrationBroker? = nil, logger: Logger = Logger(label: "tasker.orchestration")
     ) {
+        self.broker = broker
         self.pool = pool
         self.templates = TaskTemplateRegistry(pool: pool, logger: logger)
         self.processorUUID = processorUUID

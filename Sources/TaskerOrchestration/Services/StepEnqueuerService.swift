@@ -7,8 +7,9 @@ import TaskerPostgres
 /// `ready_for_execution` rows of `get_step_readiness_status`; a step in `waiting_for_retry` first
 /// goes `Retry → pending`; `pending → enqueued` is written and the step message is sent with
 /// `pgmq_send_with_notify` to `worker_<namespace>_queue` in the same transaction, so the message
-/// (and its notification) becomes visible exactly when the step is committed `enqueued`. Then the
-/// task goes `enqueuing_steps → steps_in_process` (`StepsEnqueued([..])`).
+/// (and its notification) becomes visible exactly when the step is committed `enqueued` (on RabbitMQ,
+/// with an `EnqueueJournal` set, nothing is sent in PostgreSQL: the message is recorded and published
+/// after the commit by `OrchestrationBroker`). Then the task goes `enqueuing_steps → steps_in_process` (`StepsEnqueued([..])`).
 ///
 /// The synchronous functions run inside the caller's transaction: a step result, an evaluation and
 /// the enqueueing of the next steps are one transaction, one commit.
@@ -41,7 +42,12 @@ public struct StepEnqueuerService: Sendable {
         var enqueued: [UUID] = []
         for step in readiness where step.readyForExecution {
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: step.stepUUID, correlationID: task.correlationID)
-            if try enqueue(c, step: step.stepUUID, state: step.currentState, queue: queue, message: try PostgresJSON(message)) {
+            let journal = EnqueueJournal.current
+            if try enqueue(
+                c, step: step.stepUUID, state: step.currentState, queue: queue, message: try PostgresJSON(message),
+                sendInPGMQ: journal == nil)
+            {
+                journal?.record(queue: queue, message: message)
                 enqueued.append(step.stepUUID)
             }
         }
@@ -89,9 +95,12 @@ public struct StepEnqueuerService: Sendable {
                 return nil
             }
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: step.stepUUID, correlationID: task.correlationID)
+            let journal = EnqueueJournal.current
             statements.append(
                 try TransitionRepository.enqueueStepAssertedStatement(
-                    stepUUID: step.stepUUID, queue: queue, message: try PostgresJSON(message)))
+                    stepUUID: step.stepUUID, queue: queue, message: try PostgresJSON(message), sendInPGMQ: journal == nil))
+            // Recorded before the pipeline ran: published only if the step is `enqueued` after the command.
+            journal?.record(queue: queue, message: message)
             enqueued.append(step.stepUUID)
         }
         guard !enqueued.isEmpty else { return nil }
@@ -107,7 +116,7 @@ public struct StepEnqueuerService: Sendable {
     /// was not enqueueable.
     private static func enqueue(
         _ c: isolated PostgresConnection, step: UUID, state: String, queue: String,
-        message: PostgresJSON
+        message: PostgresJSON, sendInPGMQ: Bool
     ) throws -> Bool {
         switch StepState(rawValue: state) {
         case .waitingForRetry?:
@@ -121,6 +130,6 @@ public struct StepEnqueuerService: Sendable {
         default:
             return false
         }
-        return try TransitionRepository.enqueueStep(c, stepUUID: step, queue: queue, message: message)
+        return try TransitionRepository.enqueueStep(c, stepUUID: step, queue: queue, message: message, sendInPGMQ: sendInPGMQ)
     }
 }

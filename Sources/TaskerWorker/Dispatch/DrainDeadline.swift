@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TaskerPostgres
 
 /// A one-shot signal: the shutdown drain deadline has passed. Waiters resume when it fires (or at
 /// once when it already has, or when their task is cancelled).

@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import TaskerAuth
 import TaskerModel
+import TaskerPostgres
 import UnixSignals
 
 /// The `tasker-worker run` entry point, for handler authors' own executables:

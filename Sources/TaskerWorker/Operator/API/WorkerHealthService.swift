@@ -1,4 +1,5 @@
 import Foundation
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCore
 import GRPCProtobuf
+import TaskerPostgres
 
 /// `grpc.reflection.v1.ServerReflection`: lets tools such as `grpcurl` list the server's services
 /// and fetch their descriptors (`list_services`, `file_by_filename`, `file_containing_symbol`).

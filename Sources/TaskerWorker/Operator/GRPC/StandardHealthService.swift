@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import GRPCProtobuf
 import Synchronization
+import TaskerPostgres
 
 /// `grpc.health.v1.Health` for the worker: `""` (the whole server) and the three `tasker.v1` worker
 /// services report SERVING while the worker is ready (the same verdict as `/health/ready` and

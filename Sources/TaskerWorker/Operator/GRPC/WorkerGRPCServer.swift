@@ -6,6 +6,7 @@ import NIOCore
 import ServiceLifecycle
 import TaskerAuth
 import TaskerModel
+import TaskerPostgres
 
 /// The worker's gRPC server (`worker.grpc`), a `Service` of the worker's `ServiceGroup`.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 

@@ -1,0 +1,161 @@
+import Foundation
+import Logging
+import Synchronization
+import TaskerAMQP
+import TaskerModel
+import TaskerPostgres
+
+/// What becomes of one delivery once its work is done (`BrokerConsumer`).
+package enum DeliverySettlement: Sendable, Equatable {
+    /// Acked: its work committed, or it was poison, stale or a duplicate.
+    case ack
+    /// Nacked with requeue after a backoff that grows with the consumer's consecutive requeues (a
+    /// transient failure; the broker offers it again, to this process or another); left unacked
+    /// once `stop()` was called (closing the channel returns it to its queue).
+    case requeue
+}
+
+/// Push consumption of a `BrokerConnection`'s queues: on every connection, one consumer per queue
+/// (a channel each, `basic.qos(prefetch_count)`, manual acks, consumer tag `tasker-consumer-<uuid>`);
+/// each delivery is handled in its own task and settled by the handler's `DeliverySettlement` —
+/// acked only after the handler returned, i.e. after its work committed, so a process dying before
+/// that leaves the delivery unacked and the broker redelivers it. Memory stays bounded: the broker
+/// sends at most `prefetch_count` unacked deliveries per consumer, and the client buffers no more.
+package final class BrokerConsumer: Sendable {
+    private let connection: AMQPConnectionService
+    /// The queues consumed.
+    package let queues: [String]
+    /// Unacked deliveries per consumer.
+    package let prefetchCount: UInt16
+    private let stopped = OneShotSignal()
+    private let retryBackoff = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(5))
+    private let logger: Logger
+
+    package init(connection: BrokerConnection, queues: [String], prefetchCount: UInt16, logger: Logger) {
+        self.connection = connection.service
+        self.queues = queues
+        self.prefetchCount = max(1, prefetchCount)
+        self.logger = logger
+    }
+
+    /// Stops taking deliveries (shutdown): the consumers are cancelled and `run` returns once the
+    /// deliveries being handled are settled.
+    package func stop() { stopped.trigger() }
+
+    /// Whether `stop()` was called.
+    package var isStopped: Bool { stopped.isTriggered }
+
+    /// Consumes until `stop()`: waits for each connection, consumes on it until it ends, then waits
+    /// for the next one. `handle` does one delivery's work; `queue` is the queue it came from.
+    package func run(handle: @escaping @Sendable (_ delivery: AMQPDelivery, _ queue: String) async -> DeliverySettlement) async {
+        var seenGeneration = 0
+        while !stopped.isTriggered, !Task.isCancelled {
+            let generation = connection.generation
+            guard generation != seenGeneration, let live = connection.connection else {
+                try? await Task.sleep(for: .milliseconds(50))
+                continue
+            }
+            seenGeneration = generation
+            await withDiscardingTaskGroup { group in
+                for queue in queues {
+                    group.addTask {
+                        // A consumer the broker cancelled (its queue deleted) starts again while the connection lives.
+                        while !self.stopped.isTriggered, await live.isOpen {
+                            await self.consume(queue, on: live, handle: handle)
+                            if !self.stopped.isTriggered, await live.isOpen { try? await Task.sleep(for: .seconds(1)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One queue's consumer on one connection, until the connection ends or `stop()`.
+    private func consume(
+        _ queue: String, on connection: AMQPConnection,
+        handle: @escaping @Sendable (AMQPDelivery, String) async -> DeliverySettlement
+    ) async {
+        let channel: AMQPChannel
+        let consumer: AMQPConsumer
+        do {
+            channel = try await connection.openChannel()
+            // Declared again (idempotent): a queue deleted since the connect comes back as upstream declares it.
+            try await RabbitMQTopology.declareQueue(queue, on: channel)
+            try await channel.setPrefetch(count: prefetchCount)
+            consumer = try await channel.consume(
+                queue: queue, consumerTag: "tasker-consumer-\(UUID().uuidString.lowercased())",
+                bufferLimit: Int(prefetchCount))
+        } catch {
+            logger.warning(
+                "could not start consuming; retried on the next connection", metadata: ["queue": "\(queue)", "error": "\(error)"])
+            return
+        }
+        logger.info("consuming", metadata: ["queue": "\(queue)", "consumer_tag": "\(consumer.consumerTag)"])
+        let failures = FailureStreak()
+        // `stop()` cancels the consumer: no more deliveries; those buffered are left unacked.
+        let watcher = Task { [stopped] in
+            await stopped.wait()
+            guard !Task.isCancelled else { return }
+            try? await channel.cancel(consumerTag: consumer.consumerTag)
+        }
+        await withDiscardingTaskGroup { group in
+            do {
+                for try await delivery in consumer {
+                    group.addTask { await self.settle(delivery, queue: queue, channel: channel, failures: failures, handle: handle) }
+                }
+            } catch {
+                logger.warning("consumer ended", metadata: ["queue": "\(queue)", "error": "\(error)"])
+            }
+            // The deliveries being handled are settled (acked after their commit) before the channel closes.
+        }
+        watcher.cancel()
+        // Every delivery still unacked goes back to the queue now, not when the connection closes.
+        try? await channel.close()
+    }
+
+    /// Handles one delivery and acks or nacks it by the settlement.
+    private func settle(
+        _ delivery: AMQPDelivery, queue: String, channel: AMQPChannel, failures: FailureStreak,
+        handle: @Sendable (AMQPDelivery, String) async -> DeliverySettlement
+    ) async {
+        let settlement = await handle(delivery, queue)
+        do {
+            switch settlement {
+            case .ack:
+                failures.reset()
+                try await channel.ack(deliveryTag: delivery.deliveryTag)
+            case .requeue:
+                guard !stopped.isTriggered else { return }
+                // Back off before the broker offers it again (to this process or another): no spinning.
+                await pause(retryBackoff.delay(forAttempt: failures.next()))
+                guard !stopped.isTriggered else { return }
+                try await channel.nack(deliveryTag: delivery.deliveryTag, requeue: true)
+            }
+        } catch {
+            // The channel or connection is gone: the broker redelivers the delivery anyway.
+            logger.debug("could not settle a delivery; the broker redelivers it", metadata: ["queue": "\(queue)", "error": "\(error)"])
+        }
+    }
+
+    /// Waits `delay`, or less when `stop()` comes first (a drain does not wait out a backoff).
+    private func pause(_ delay: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask { [stopped] in await stopped.wait() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Consecutive deliveries of one consumer requeued: the backoff grows with it.
+private final class FailureStreak: Sendable {
+    private let count = Mutex(0)
+    func next() -> Int {
+        count.withLock { value in
+            defer { value += 1 }
+            return value
+        }
+    }
+    func reset() { count.withLock { $0 = 0 } }
+}

@@ -1,0 +1,99 @@
+import Logging
+import NIOCore
+import Synchronization
+import TaskerAMQP
+import TaskerPostgres
+
+/// Publishes on a confirm-mode channel of a `BrokerConnection` (default exchange, routing key = the
+/// queue, `delivery_mode` 2, `application/json`): `publishUntilConfirmed` for messages whose state
+/// already committed in PostgreSQL (a step result, a step message), retried until the broker
+/// confirms; `publishOnce` for fire-and-forget messages (domain events).
+package final class ConfirmedPublisher: Sendable {
+    private let connection: AMQPConnectionService
+    private let backoff: ReconnectBackoff
+    private let channels = PublishChannel()
+    private let logger: Logger
+    /// Messages confirmed, and publish attempts that failed and were retried (for `/metrics`).
+    private let counters = Mutex<(published: Int, retries: Int)>((0, 0))
+
+    package init(connection: BrokerConnection, backoff: ReconnectBackoff, logger: Logger) {
+        self.connection = connection.service
+        self.backoff = backoff
+        self.logger = logger
+    }
+
+    /// Messages confirmed by the broker, and publish attempts that failed and were retried.
+    package var counts: (published: Int, retries: Int) { counters.withLock { $0 } }
+
+    /// Publishes `body` to `routingKey` and returns once the broker confirmed it; retries every
+    /// failure (a lost connection, a nack, a closed channel) with backoff, across reconnects.
+    /// Returns false only when the task is cancelled first (forced shutdown); `what` names the
+    /// message in the logs, `metadata` identifies it.
+    package func publishUntilConfirmed(
+        _ body: ByteBuffer, routingKey: String, what: String, metadata: Logger.Metadata
+    ) async -> Bool {
+        var attempt = 0
+        while !Task.isCancelled {
+            let failure: String
+            if let live = connection.connection {
+                do {
+                    let channel = try await channels.channel(on: live)
+                    try await channel.publish(body, routingKey: routingKey, properties: .persistentJSON)
+                    counters.withLock { $0.published += 1 }
+                    return true
+                } catch {
+                    await channels.discard(after: error)
+                    failure = "\(error)"
+                }
+            } else {
+                failure = "not connected: \(connection.state)"
+            }
+            counters.withLock { $0.retries += 1 }
+            let delay = backoff.delay(forAttempt: attempt)
+            if attempt == 0 || attempt % 10 == 0 {
+                logger.warning(
+                    "publishing \(what) failed; retrying until the broker confirms it",
+                    metadata: metadata.merging(
+                        [
+                            "error": "\(failure)", "attempt": "\(attempt + 1)", "retry_in": "\(delay)",
+                            "routing_key": "\(routingKey)",
+                        ], uniquingKeysWith: { $1 }))
+            }
+            attempt += 1
+            do { try await Task.sleep(for: delay) } catch { break }
+        }
+        return false
+    }
+
+    /// One confirmed publish attempt; throws what failed (e.g. `BrokerNotConnected`).
+    package func publishOnce(_ body: ByteBuffer, routingKey: String) async throws {
+        guard let live = connection.connection else { throw BrokerNotConnected() }
+        do {
+            let channel = try await channels.channel(on: live)
+            try await channel.publish(body, routingKey: routingKey, properties: .persistentJSON)
+        } catch {
+            await channels.discard(after: error)
+            throw error
+        }
+    }
+}
+
+/// The confirm-mode channel messages are published on, opened once per connection.
+private actor PublishChannel {
+    private var current: AMQPChannel?
+
+    func channel(on connection: AMQPConnection) async throws(AMQPError) -> AMQPChannel {
+        if let current, current.connection === connection, await current.isOpen { return current }
+        let channel = try await connection.openChannel()
+        try await channel.enablePublisherConfirms()
+        current = channel
+        return channel
+    }
+
+    /// After a failure the channel may be closed (a nack leaves it open, but a fresh one costs little).
+    func discard(after error: AMQPError) async {
+        guard let channel = current else { return }
+        current = nil
+        if case .publishNacked = error { try? await channel.close() }
+    }
+}
