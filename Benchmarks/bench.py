@@ -4,8 +4,8 @@ the private PostgreSQL, migrates it and builds the release binary; see docs/benc
 The phases live in benchlib/ (one module each).
 
 Phases (all against the same server and database, in one run):
-  floor     pgbench: our per-step SQL (pgbench/ours.sql: static statements, -M prepared, and -M extended;
-            pgbench/ours_functions.sql: PGMQ's functions, -M prepared) and the
+  floor     pgbench: our per-step SQL (pgbench/ours.template.sql rendered with the worker's statement texts:
+            ours.sql, static statements, -M prepared and -M extended; ours_functions.sql, PGMQ's functions, -M prepared) and the
             upstream-shaped SQL (pgbench/upstream.sql), c = 1, 4, 16, durable and synchronous_commit=off;
             every run is checked (each step claimed, completed, its result message sent)
   drain     tasker-worker run, max_concurrent_handlers = c, N no-op steps enqueued as orchestration does

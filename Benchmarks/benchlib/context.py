@@ -107,7 +107,7 @@ class Bench:
                                (a, b))[0]
         if lo != hi or count != b - a + 1:
             raise SystemExit(f"bench: queue message ids of steps {a}..{b} are not contiguous (msg_id - n in [{lo}, {hi}], "
-                             f"{count} rows); pgbench/ours.sql cannot derive them")
+                             f"{count} rows); the pgbench floor cannot derive them")
         return lo
 
     def mark_enqueued(self, a, b):

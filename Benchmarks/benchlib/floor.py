@@ -1,5 +1,6 @@
-"""SQL floors with pgbench: our per-step SQL (pgbench/ours.sql: the worker's default statements, static
-SQL on the PGMQ tables; pgbench/ours_functions.sql: the same through PGMQ's functions) and the
+"""SQL floors with pgbench: our per-step SQL (pgbench/ours.template.sql rendered with the worker's own
+statement texts: ours.sql, the worker's default statements, static SQL on the PGMQ tables;
+ours_functions.sql, the same through PGMQ's functions) and the
 upstream-shaped SQL (pgbench/upstream.sql). Every run is checked afterwards: each step must have
 been claimed and completed (a claim or completion that matched nothing would otherwise still
 count as a fast transaction)."""
@@ -110,28 +111,61 @@ def worker_statements(repo):
     return statements
 
 
-# script -> the statements of `worker_statements` it must hold.
-SCRIPT_STATEMENTS = {"ours": ("claimSettings", "hydrate", "claim_static", "complete_static"),
-                     "ours_functions": ("claimSettings", "hydrate", "claim", "complete")}
+# script -> the statement of `worker_statements` that goes into each placeholder of the template.
+SCRIPT_STATEMENTS = {"ours": {"claimSettings": "claimSettings", "hydrate": "hydrate", "claim": "claim_static",
+                              "complete": "complete_static"},
+                     "ours_functions": {"claimSettings": "claimSettings", "hydrate": "hydrate", "claim": "claim",
+                                        "complete": "complete"}}
+# statement -> the pgbench variable of each parameter $1, $2, … (the worker's bind order:
+# StepRepository.hydrateAndClaim and completeBatch).
+PARAMETERS = {"claimSettings": (":claim_timeout",),
+              "hydrate": (":s_step_uuid", ":s_task_uuid"),
+              "claim": (":s_step_uuid", ":start_meta", ":queue", ":msg_id", ":s_task_uuid"),
+              "complete": (":s_step_uuid", ":to_state", ":done_meta", ":result", ":results_queue", ":s_message")}
+TEMPLATE = os.path.join(BENCH_DIR, "pgbench", "ours.template.sql")
 
 
-def check_statements(repo):
-    """pgbench/ours.sql (the worker's default, static statements on the PGMQ tables) and
-    pgbench/ours_functions.sql (PGMQ's functions) must each hold the text of every statement the
-    worker runs for a step that way (parameters `$k` there, pgbench variables here; whitespace and
-    SQL comments aside). Returns the statements checked, per script."""
+def _with_variables(name, sql, variables):
+    """`sql` with each `$k` replaced by the k-th of `variables`; fails on a parameter without one."""
+    def variable(m):
+        k = int(m.group(1))
+        if not 1 <= k <= len(variables):
+            raise SystemExit(f"bench: StepStatements.{name} binds ${k}, which benchlib/floor.py's PARAMETERS "
+                             f"does not map; update it")
+        return variables[k - 1]
+    return re.sub(r"\$(\d+)\b", variable, sql)
+
+
+def render_scripts(repo, directory):
+    """pgbench/ours.template.sql rendered with the worker's statement texts (`worker_statements`):
+    `ours.sql` (the default, static statements on the PGMQ tables) and `ours_functions.sql` (PGMQ's
+    functions), written into `directory`. Returns script -> path."""
     statements = worker_statements(repo)
-    checked = {}
-    for script, names in SCRIPT_STATEMENTS.items():
-        with open(os.path.join(BENCH_DIR, "pgbench", f"{script}.sql")) as f:
-            lines = [l for l in f if not l.lstrip().startswith(("--", "\\"))]
-        text = _normalize("".join(lines), r"(?<!:):[A-Za-z_]\w*")
-        missing = [name for name in names if _normalize(statements[name], r"\$\d+") not in text]
-        if missing:
-            raise SystemExit(f"bench: Benchmarks/pgbench/{script}.sql no longer runs the worker's SQL: "
-                             f"{', '.join(missing)} differ; copy them from the StepStatements files")
-        checked[script] = list(names)
-    return checked
+    with open(TEMPLATE) as f:
+        template = f.read()
+    paths = {}
+    for script, slots in SCRIPT_STATEMENTS.items():
+        def statement(m):
+            slot = m.group(1)
+            if slot not in slots:
+                raise SystemExit(f"bench: {TEMPLATE} has a placeholder {{{slot}}} that floor.py does not fill")
+            name = slots[slot]
+            return _with_variables(name, statements[name], PARAMETERS[slot])
+        text = re.sub(r"\{(\w+)\}", statement, template)
+        paths[script] = os.path.join(directory, f"{script}.sql")
+        with open(paths[script], "w") as f:
+            f.write(text)
+    return paths
+
+
+def script_path(b, script):
+    """The pgbench script of `script`: ours/ours_functions rendered (once per run) into the run's
+    directory, the others as they are in pgbench/."""
+    if script not in SCRIPT_STATEMENTS:
+        return os.path.join(BENCH_DIR, "pgbench", f"{script}.sql")
+    if not hasattr(b, "floor_scripts"):
+        b.floor_scripts = render_scripts(b.a.repo, b.work)
+    return b.floor_scripts[script]
 
 
 def verify(b, a, z, label):
@@ -177,7 +211,7 @@ def floor_one(b, shape, c):
     b.purge_results()
     b.q("CHECKPOINT")
     cmd = [b.a.pgbench, "-n", "-r", "-M", mode, "-c", str(c), "-j", str(min(c, 2)), "-t", str(per_client),
-           "-f", os.path.join(BENCH_DIR, "pgbench", f"{script}.sql"),
+           "-f", script_path(b, script),
            "-D", "i=-1", "-D", f"base={a}", "-D", f"per_client={per_client}", "-D", f"msg_offset={offset}"]
     cmd += b.floor_vars + [b.a.db_url]
     cpu = ServerCPU(b)

@@ -208,8 +208,8 @@ def table(R):
                          + f" {_fmt(rt.get('worker_over_sql_floor'), '8.2f'):>8}"
                          f" {_fmt(rt.get('worker_over_upstream_floor'), '8.2f'):>8} {_fmt(rt.get('worker_over_pgqueuer'), '8.2f'):>8}")
     if f:
-        lines.append("  SQL floor = pgbench/ours.sql -M prepared (the worker's default statements: static SQL on the PGMQ tables); "
-                     "(extended) = same, unnamed; (functions) = pgbench/ours_functions.sql, PGMQ's functions")
+        lines.append("  SQL floor = ours.sql (pgbench/ours.template.sql rendered) -M prepared (the worker's default statements: static SQL on the PGMQ tables); "
+                     "(extended) = same, unnamed; (functions) = ours_functions.sql, PGMQ's functions")
     cpu = [(key, c, v) for key, by_c in R.get("drain", {}).items() for c, v in by_c.items() if "server_cpu_ms_per_step" in v]
     if cpu:
         lines.append("  server CPU per step (ms, all PostgreSQL processes but the bench's enqueueing backend): "
