@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 
@@ -73,13 +74,12 @@ extension RabbitMQMessaging {
             do {
                 found = try await pool.withConnection { c in
                     try await c.query(Self.unannouncedResults, [before, PostgresJSON(raw: list), Self.republishLimit]).map {
-                        row throws(PostgresError) in
-                        (
-                            transition: try row.decode("transition_uuid"),
-                            message: StepMessage(
-                                taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
-                                correlationID: try row.decode("correlation_id"))
-                        )
+                        row throws(PostgresError) -> (transition: UUID, message: StepMessage) in
+                        let transition: UUID = try row.decode("transition_uuid")
+                        let message = StepMessage(
+                            taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
+                            correlationID: try row.decode("correlation_id"))
+                        return (transition, message)
                     }
                 }
             } catch {
