@@ -21,7 +21,8 @@ struct ComposeRabbitMQProfileTests {
             let service = try #require(compose.service(name))
             let environment = try #require(service["environment"] as? [String: Any], "\(name)").mapValues { "\($0)" }
             #expect(environment["TASKER_MESSAGING_BACKEND"] == "rabbitmq", "\(name)")
-            let url = try #require(URLComponents(string: try #require(environment["RABBITMQ_URL"], "\(name)")))
+            let rabbitmqURL = try #require(environment["RABBITMQ_URL"], "\(name)")
+            let url = try #require(URLComponents(string: rabbitmqURL))
             #expect(url.scheme == "amqp" && url.host == "rabbitmq" && url.port == 5672, "\(name): the broker service")
             #expect(url.user == brokerEnvironment["RABBITMQ_DEFAULT_USER"] as? String, "\(name)")
             #expect(url.password == brokerEnvironment["RABBITMQ_DEFAULT_PASS"] as? String, "\(name)")
