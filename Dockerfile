@@ -4,7 +4,8 @@
 #   docker build -t tasker-worker-swift .
 #   docker run --rm -e TASKER_ENV=production -e DATABASE_URL=postgresql://... -p 8081:8081 -p 9191:9191 tasker-worker-swift
 #   docker run --rm -e TASKER_ENV=production -e DATABASE_URL=postgresql://... tasker-worker-swift migrate
-# Local stack: docker compose --profile server up --build (see docker-compose.yml).
+# Local stack: docker compose --profile server up --build (see docker-compose.yml); on RabbitMQ:
+# docker compose --profile rabbitmq up --build (also builds the `orchestration` target).
 #
 # The build and start steps live in scripts that CI also runs (README, "Container"):
 #   scripts/container/build        builder stage: release build (--static-swift-stdlib) + staging into /out
@@ -35,6 +36,18 @@ RUN swift package resolve
 
 COPY . .
 RUN scripts/container/build /out
+
+# ---------------------------------------------------------------------------
+# Companion orchestration (`docker build --target orchestration .`; docker-compose.yml's `rabbitmq`
+# profile): `tasker-dev orchestrate`, a development tool, in the builder image (the release objects
+# of the step above are reused). Not the production image: a plain `docker build .` builds the
+# runtime stage below and skips this one.
+# ---------------------------------------------------------------------------
+FROM builder AS orchestration
+RUN swift build -c release --static-swift-stdlib --product tasker-dev \
+    && install -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/tasker-dev" /usr/local/bin/tasker-dev
+ENTRYPOINT ["/usr/local/bin/tasker-dev"]
+CMD ["orchestrate"]
 
 # ---------------------------------------------------------------------------
 # Runtime

@@ -25,6 +25,9 @@ Phases (all against the same server and database, in one run):
             (c = 16, durable); with --baseline-dev-bin also the 4-step end-to-end p50
   callgrind the worker's instructions per no-op step under valgrind callgrind (start-up excluded,
             idle subtracted)
+  rabbitmq  our worker on RabbitMQ vs on PGMQ, alternated: drain (c = 16, durable) and handler start
+            latency (the latency phase's arrivals), server and broker (beam.smp) CPU per step
+            (benchlib/rabbitmq.py; the broker from scripts/bench: --rabbitmq-url, --rabbitmq-pid-file)
 """
 import argparse
 import json
@@ -45,9 +48,10 @@ from benchlib.e2e import e2e  # noqa: E402
 from benchlib.latency import latency  # noqa: E402
 from benchlib.levers import levers  # noqa: E402
 from benchlib.network import network  # noqa: E402
+from benchlib.rabbitmq import rabbitmq  # noqa: E402
 
 # The default: every phase a target needs (levers only on request).
-PHASES = "floor,drain,pgqueuer,commit,latency,e2e,ffi,network,baseline,callgrind"
+PHASES = "floor,drain,pgqueuer,commit,latency,e2e,ffi,network,baseline,callgrind,rabbitmq"
 
 
 def run(b):
@@ -68,7 +72,7 @@ def run(b):
     if "network" in phases and not b.a.delay_proxy:
         raise SystemExit("the network phase needs --delay-proxy (Benchmarks/delayproxy, built by scripts/bench)")
     for name, phase in (("commit", commit_floor), ("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network),
-                        ("baseline", baseline), ("callgrind", callgrind), ("levers", levers)):
+                        ("baseline", baseline), ("callgrind", callgrind), ("rabbitmq", rabbitmq), ("levers", levers)):
         if name in phases:
             p0 = time.time()
             phase(b)
@@ -105,6 +109,8 @@ def main():
     p.add_argument("--baseline-worker-bin", help="the landed build's tasker-worker (baseline phase)")
     p.add_argument("--baseline-dev-bin", help="the landed build's tasker-dev (baseline phase: end to end)")
     p.add_argument("--delay-proxy", help="delay_proxy binary (the network phase)")
+    p.add_argument("--rabbitmq-url", help="amqp:// URL of the broker (the rabbitmq phase)")
+    p.add_argument("--rabbitmq-pid-file", help="the broker's pid file: its beam.smp pid (the rabbitmq phase)")
     p.add_argument("--out", default="bench-results.json")
     p.add_argument("--plot", default="bench-latency.png")
     p.add_argument("--server-settings", default="")

@@ -20,12 +20,38 @@ def drain_one(b, c, durable, measure_memory=False):
     return drain_with(b, b.cfg["drain_n"][c], lambda: worker.start_worker(b, "Hybrid", c), measure_memory)
 
 
-def drain_with(b, n, start, measure_memory=False):
+class PGMQTransport:
+    """Where a drain's steps go and its results come back: PGMQ (every drain's default). Another
+    transport (benchlib/rabbitmq.py: the broker) has the same methods; `snapshot`/`per_step` add
+    figures of its own (e.g. the broker's CPU per step)."""
+
+    def __init__(self, b):
+        self.b = b
+
+    def purge_results(self):
+        self.b.purge_results()
+
+    def send_steps(self, lo, hi):
+        self.b.send_steps(lo, hi)
+
+    def wait_results(self, n, timeout):
+        return self.b.wait_results(n, timeout)
+
+    def snapshot(self):
+        return None
+
+    def per_step(self, before, after, steps):
+        return {}
+
+
+def drain_with(b, n, start, measure_memory=False, transport=None):
     """`start()` gives a ready worker process; then n steps enqueued as orchestration does, in
     chunks of 500: `pending→enqueued` committed, then one pgmq_send_with_notify per step (in one
-    statement per chunk, so enqueueing is never the bound).
+    statement per chunk, so enqueueing is never the bound); `transport` (default PGMQ) sends them
+    and counts the results.
     steps/s = completed / (last `enqueued_for_orchestration` − first `in_progress`)."""
-    b.purge_results()
+    t = transport or PGMQTransport(b)
+    t.purge_results()
     w = start()
     try:
         a, z = b.seed(n)
@@ -33,16 +59,16 @@ def drain_with(b, n, start, measure_memory=False):
         time.sleep(1.0)
         idle = worker.memory(w)
         cpu = ServerCPU(b)
-        cpu_before, worker_before = cpu.snapshot(), process_ticks(w.pid)
+        cpu_before, worker_before, own_before = cpu.snapshot(), process_ticks(w.pid), t.snapshot()
         with worker.MemorySampler(w) as sampler:
             t0 = time.time()
             for lo in range(a, z + 1, 500):
                 hi = min(lo + 499, z)
                 b.mark_enqueued(lo, hi)
-                b.send_steps(lo, hi)
+                t.send_steps(lo, hi)
             enqueue_s = time.time() - t0
-            ok = b.wait_results(n, timeout=max(60, n / 20))
-        cpu_after, worker_after = cpu.snapshot(), process_ticks(w.pid)
+            ok = t.wait_results(n, timeout=max(60, n / 20))
+        cpu_after, worker_after, own_after = cpu.snapshot(), process_ticks(w.pid), t.snapshot()
         after = worker.memory(w)
     finally:
         worker.stop(w)
@@ -56,7 +82,8 @@ def drain_with(b, n, start, measure_memory=False):
         raise SystemExit(f"bench: the worker completed no step of {n}; see {b.work}")
     r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),
          "seconds": float(last - first), "steps_per_s": done / float(last - first), **in_flight(b, a, z),
-         **ServerCPU.per_step(cpu_before, cpu_after, done), **worker_per_step(worker_before, worker_after, done)}
+         **ServerCPU.per_step(cpu_before, cpu_after, done), **worker_per_step(worker_before, worker_after, done),
+         **t.per_step(own_before, own_after, done)}
     if "floor_payload_check" not in b.results and hasattr(b, "floor_vars"):   # the throughput phase ran
         b.results["floor_payload_check"] = floor.payload_check(b, a, z)
     if measure_memory:

@@ -3,6 +3,7 @@ import os
 import platform
 
 from .common import LATENCY_C, POLL_MS
+from .rabbitmq import lines as rabbitmq_lines
 
 
 def machine(b):
@@ -266,7 +267,7 @@ def table(R):
                          f" {v['floor_ours']['steps_per_s']:10.0f} {v['floor_upstream']['steps_per_s']:10.0f}"
                          f" {v['worker']['steps_per_s']:10.0f} {v['upstream_worker']['steps_per_s']:10.1f}"
                          f" {v['worker_over_upstream_floor']:7.2f} {v['worker_over_upstream_worker']:7.1f}")
-    lines += _commit_floor_lines(R) + _baseline_lines(R) + _callgrind_lines(R)
+    lines += _commit_floor_lines(R) + _baseline_lines(R) + _callgrind_lines(R) + rabbitmq_lines(R)
     lines += side_by_side(R) + _targets_block(R["targets"])
     return "\n".join(lines)
 

@@ -36,8 +36,17 @@ public final class AMQPConnectionService: Service, Sendable {
     private let setup: @Sendable (AMQPConnection) async throws -> Void
     private let logger: Logger
     private let eventLoopGroup: any EventLoopGroup
-    private let current = Mutex<(state: AMQPConnectionState, connection: AMQPConnection?, generation: Int)>(
-        (.connecting(attempt: 0), nil, 0))
+    private let current = Mutex(Current())
+
+    /// The state, and the tasks waiting for it to change (`connection(after:)`), under one lock so that
+    /// no change is missed between a waiter's look and its registration.
+    private struct Current {
+        var state = AMQPConnectionState.connecting(attempt: 0)
+        var connection: AMQPConnection?
+        var generation = 0
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
 
     /// - Parameters:
     ///   - delay: the wait before reconnect attempt n (0-based), e.g. `ReconnectBackoff.delay(forAttempt:)`.
@@ -65,12 +74,51 @@ public final class AMQPConnectionService: Service, Sendable {
     /// How many connections have been set up so far (1 after the first, 2 after a reconnect…).
     public var generation: Int { current.withLock { $0.generation } }
 
-    private func set(_ state: AMQPConnectionState, connection: AMQPConnection? = nil, newGeneration: Bool = false) {
-        current.withLock {
-            $0.state = state
-            $0.connection = connection
-            if newGeneration { $0.generation += 1 }
+    /// Returns the open connection once one newer than `generation` is connected (at once when it
+    /// already is) with its generation, or nil once the service has stopped or the calling task is
+    /// cancelled. Waits on the state's changes (no polling): a consumer calls it with the generation
+    /// it last consumed on, to start again on the next connection.
+    public func connection(after generation: Int) async -> (connection: AMQPConnection, generation: Int)? {
+        while !Task.isCancelled {
+            let id = current.withLock { current -> Int in
+                current.nextWaiter += 1
+                return current.nextWaiter
+            }
+            // Whether the wait is over: a newer connection, the service stopped (nil), or not yet.
+            let ready = { (current: Current) -> (AMQPConnection, Int)?? in
+                if current.state == .stopped { return .some(nil) }
+                if current.state == .connected, current.generation > generation, let live = current.connection {
+                    return .some((live, current.generation))
+                }
+                return nil
+            }
+            if let outcome = current.withLock({ ready($0) }) { return outcome.map { (connection: $0.0, generation: $0.1) } }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = current.withLock { current -> Bool in
+                        if ready(current) != nil || Task.isCancelled { return true }
+                        current.waiters[id] = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onCancel: {
+                current.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
         }
+        return nil
+    }
+
+    private func set(_ state: AMQPConnectionState, connection: AMQPConnection? = nil, newGeneration: Bool = false) {
+        let waiters = current.withLock { current -> [CheckedContinuation<Void, Never>] in
+            current.state = state
+            current.connection = connection
+            if newGeneration { current.generation += 1 }
+            defer { current.waiters = [:] }
+            return Array(current.waiters.values)
+        }
+        // Every change wakes the waiters; each looks again at the state (`connection(after:)`).
+        for waiter in waiters { waiter.resume() }
     }
 
     public func run() async throws {

@@ -15,6 +15,9 @@ package final class BrokerConnection: Service, Sendable {
     package let declaredQueues: [String]
     /// Why `[common.queues.rabbitmq] url` could not be used; `run()` throws it (the boot fails).
     private let urlError: AMQPURLError?
+    /// Triggered when `run()` ends (shutdown): no connection will come any more, so the retry loops
+    /// on it (`ConfirmedPublisher`, the start-up re-publishes) stop waiting (`OneShotSignal.sleep`).
+    package let stopped = OneShotSignal()
 
     package init(
         settings: CommonConfiguration.RabbitMQSettings, declaring queues: [String], connectionName: String,
@@ -43,6 +46,7 @@ package final class BrokerConnection: Service, Sendable {
     }
 
     package func run() async throws {
+        defer { stopped.trigger() }
         if let configurationError { throw configurationError }
         try await service.run()
     }

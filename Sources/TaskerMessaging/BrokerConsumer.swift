@@ -50,19 +50,21 @@ package final class BrokerConsumer: Sendable {
     package func run(handle: @escaping @Sendable (_ delivery: AMQPDelivery, _ queue: String) async -> DeliverySettlement) async {
         var seenGeneration = 0
         while !stopped.isTriggered, !Task.isCancelled {
-            let generation = connection.generation
-            guard generation != seenGeneration, let live = connection.connection else {
-                try? await Task.sleep(for: .milliseconds(50))
-                continue
-            }
-            seenGeneration = generation
+            // The next connection, waited for on the connection's state changes (no polling while the
+            // broker is down); nil at `stop()`, at cancellation, or once the connection service ended.
+            let after = seenGeneration
+            guard
+                let next = await stopped.unlessTriggered({ [connection] in await connection.connection(after: after) }) ?? nil
+            else { return }
+            let live = next.connection
+            seenGeneration = next.generation
             await withDiscardingTaskGroup { group in
                 for queue in queues {
                     group.addTask {
                         // A consumer the broker cancelled (its queue deleted) starts again while the connection lives.
                         while !self.stopped.isTriggered, await live.isOpen {
                             await self.consume(queue, on: live, handle: handle)
-                            if !self.stopped.isTriggered, await live.isOpen { try? await Task.sleep(for: .seconds(1)) }
+                            if !self.stopped.isTriggered, await live.isOpen { await self.stopped.sleep(for: .seconds(1)) }
                         }
                     }
                 }
@@ -127,23 +129,13 @@ package final class BrokerConsumer: Sendable {
             case .requeue:
                 guard !stopped.isTriggered else { return }
                 // Back off before the broker offers it again (to this process or another): no spinning.
-                await pause(retryBackoff.delay(forAttempt: failures.next()))
-                guard !stopped.isTriggered else { return }
+                // Stopped (or cancelled) meanwhile: left unacked, closing the channel returns it.
+                guard await stopped.sleep(for: retryBackoff.delay(forAttempt: failures.next())) else { return }
                 try await channel.nack(deliveryTag: delivery.deliveryTag, requeue: true)
             }
         } catch {
             // The channel or connection is gone: the broker redelivers the delivery anyway.
             logger.debug("could not settle a delivery; the broker redelivers it", metadata: ["queue": "\(queue)", "error": "\(error)"])
-        }
-    }
-
-    /// Waits `delay`, or less when `stop()` comes first (a drain does not wait out a backoff).
-    private func pause(_ delay: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: delay) }
-            group.addTask { [stopped] in await stopped.wait() }
-            await group.next()
-            group.cancelAll()
         }
     }
 }

@@ -10,6 +10,8 @@ import TaskerPostgres
 /// confirms; `publishOnce` for fire-and-forget messages (domain events).
 package final class ConfirmedPublisher: Sendable {
     private let connection: AMQPConnectionService
+    /// The connection's end (`BrokerConnection.stopped`): a retry stops waiting then.
+    private let stopped: OneShotSignal
     private let backoff: ReconnectBackoff
     private let channels = PublishChannel()
     private let logger: Logger
@@ -18,6 +20,7 @@ package final class ConfirmedPublisher: Sendable {
 
     package init(connection: BrokerConnection, backoff: ReconnectBackoff, logger: Logger) {
         self.connection = connection.service
+        self.stopped = connection.stopped
         self.backoff = backoff
         self.logger = logger
     }
@@ -27,13 +30,14 @@ package final class ConfirmedPublisher: Sendable {
 
     /// Publishes `body` to `routingKey` and returns once the broker confirmed it; retries every
     /// failure (a lost connection, a nack, a closed channel) with backoff, across reconnects.
-    /// Returns false only when the task is cancelled first (forced shutdown); `what` names the
+    /// Returns false only when the task is cancelled first (forced shutdown) or the connection has
+    /// stopped for good (`BrokerConnection.stopped`: no broker to wait for); `what` names the
     /// message in the logs, `metadata` identifies it.
     package func publishUntilConfirmed(
         _ body: ByteBuffer, routingKey: String, what: String, metadata: Logger.Metadata
     ) async -> Bool {
         var attempt = 0
-        while !Task.isCancelled {
+        while !Task.isCancelled, !stopped.isTriggered {
             let failure: String
             if let live = connection.connection {
                 do {
@@ -60,7 +64,7 @@ package final class ConfirmedPublisher: Sendable {
                         ], uniquingKeysWith: { $1 }))
             }
             attempt += 1
-            do { try await Task.sleep(for: delay) } catch { break }
+            guard await stopped.sleep(for: delay) else { break }
         }
         return false
     }

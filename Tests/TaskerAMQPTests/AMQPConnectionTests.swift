@@ -175,6 +175,46 @@ struct AMQPConnectionTests {
     }
 }
 
+extension AMQPConnectionTests {
+    /// `connection(after:)` wakes on the state's changes: a waiter gets each new connection (the
+    /// consumer's loop starts again on it without polling), nil once the service stopped, and nil
+    /// when its task is cancelled.
+    @Test func aWaiterGetsEachNewConnectionAndNilOnceTheServiceStops() async throws {
+        let name = BrokerEnvironment.uniqueName("amqp-test-waiter")
+        let service = AMQPConnectionService(
+            configuration: try BrokerEnvironment.configuration(name: name),
+            delay: ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(500)).delay(forAttempt:)
+        ) { _ in }
+        // Waiting before the service even runs.
+        let firstWaiter = Task { await service.connection(after: 0) }
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        let first = try #require(await firstWaiter.value)
+        #expect(first.generation == 1)
+        #expect(first.connection === service.connection)
+
+        let nextWaiter = Task { await service.connection(after: first.generation) }
+        #expect(try await BrokerEnvironment.forceClose(connectionsNamed: name) == 1)
+        let second = try #require(await nextWaiter.value)
+        #expect(second.generation == 2 && second.connection !== first.connection)
+        // A generation already passed: at once.
+        #expect(await service.connection(after: 1)?.generation == 2)
+
+        let afterStop = Task { await service.connection(after: second.generation) }
+        running.cancel()
+        try await running.value
+        #expect(await afterStop.value == nil)
+        #expect(await service.connection(after: 0) == nil)
+
+        // A waiter whose task is cancelled ends with nil (a service that never runs).
+        let idle = AMQPConnectionService(configuration: try BrokerEnvironment.configuration(name: name), delay: { _ in .seconds(1) }) { _ in
+        }
+        let cancelled = Task { await idle.connection(after: 0) }
+        cancelled.cancel()
+        #expect(await cancelled.value == nil)
+    }
+}
+
 /// A thread-safe count for setup closures.
 final class Counter: Sendable {
     private let count = Atomic<Int>(0)

@@ -235,7 +235,7 @@ struct ContainerFilesTests {
         let postgres = try #require(compose.service("postgres"))
         #expect((postgres["image"] as? String)?.contains("pgmq") == true, "PostgreSQL must come with PGMQ")
         #expect(postgres["healthcheck"] != nil)
-        #expect(compose.workerServiceNames == ["migrate", "worker"])
+        #expect(compose.workerServiceNames.filter(server.contains) == ["migrate", "worker"])
         let images = Set(compose.workerServiceNames.compactMap { compose.service($0)?["image"] as? String })
         #expect(images.count == 1, "migrate and worker must run the same image: \(images)")
         for name in compose.workerServiceNames {
@@ -823,6 +823,12 @@ struct Compose {
     var services: [String: [String: Any]] { root["services"] as? [String: [String: Any]] ?? [:] }
     func service(_ name: String) -> [String: Any]? { services[name] }
 
-    /// Services that run this repository's image (they build the Dockerfile).
-    var workerServiceNames: [String] { services.filter { $0.value["build"] != nil }.keys.sorted() }
+    /// Services that run this repository's worker image (they build the Dockerfile's default target;
+    /// the `orchestration` service builds another target).
+    var workerServiceNames: [String] { services.filter { $0.value["build"] as? String == "." }.keys.sorted() }
+
+    /// The services of a profile.
+    func services(inProfile profile: String) -> Set<String> {
+        Set(services.filter { ($0.value["profiles"] as? [String])?.contains(profile) == true }.keys)
+    }
 }

@@ -85,7 +85,7 @@ public final class OrchestrationBroker: Sendable {
                             "declaring a worker queue failed; retrying", metadata: ["queue": "\(entry.queue)", "error": "\(error)"])
                     }
                     attempt += 1
-                    try? await Task.sleep(for: declareBackoff.delay(forAttempt: attempt))
+                    guard await connection.stopped.sleep(for: declareBackoff.delay(forAttempt: attempt)) else { break }
                 }
             }
             let published = await publisher.publishUntilConfirmed(
@@ -150,7 +150,7 @@ public final class OrchestrationBroker: Sendable {
                     logger.warning("could not check enqueued steps before publishing; retrying", metadata: ["error": "\(error)"])
                 }
                 attempt += 1
-                try? await Task.sleep(for: declareBackoff.delay(forAttempt: attempt))
+                guard await connection.stopped.sleep(for: declareBackoff.delay(forAttempt: attempt)) else { break }
             }
         }
     }
@@ -183,7 +183,7 @@ public final class OrchestrationBroker: Sendable {
                     logger.warning("could not look for enqueued steps to re-publish; retrying", metadata: ["error": "\(error)"])
                 }
                 attempt += 1
-                try? await Task.sleep(for: declareBackoff.delay(forAttempt: attempt))
+                guard await connection.stopped.sleep(for: declareBackoff.delay(forAttempt: attempt)) else { break }
             }
         }
         return 0

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// A one-way signal: `trigger()` once, and every current and future `wait()` returns. Used for
-/// shutdown (the gRPC streams) and for the drain deadline.
+/// shutdown (the gRPC streams), the drain deadline, and a consumer's or a connection's stop
+/// (`sleep(for:)`: the one "pause unless stopped" of the retry loops).
 package final class OneShotSignal: Sendable {
     private struct State {
         var triggered = false
@@ -45,5 +46,32 @@ package final class OneShotSignal: Sendable {
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.resume()
         }
+    }
+
+    /// Runs `body` until it returns, or until the signal is triggered (at once when it already
+    /// was) or the calling task is cancelled: then `body`'s task is cancelled, awaited, and nil is
+    /// returned. `body` must end soon after its cancellation (a sleep, a wait for a state change).
+    package func unlessTriggered<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T? {
+        if isTriggered || Task.isCancelled { return nil }
+        return await withTaskGroup(of: T?.self) { group in
+            group.addTask { await body() }
+            group.addTask {
+                await self.wait()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return isTriggered ? nil : first
+        }
+    }
+
+    /// Waits `delay`, or less when the signal is triggered first or the calling task is cancelled:
+    /// the one pause of the retry loops that must not outlast a stop (a consumer's backoff, a publish
+    /// retry, a re-publish's retry). Returns true when the whole delay passed and the signal was not
+    /// triggered, false when the caller should stop.
+    @discardableResult
+    package func sleep(for delay: Duration) async -> Bool {
+        let slept = await unlessTriggered { (try? await Task.sleep(for: delay)) != nil }
+        return slept == true && !isTriggered && !Task.isCancelled
     }
 }
