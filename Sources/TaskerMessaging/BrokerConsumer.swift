@@ -28,6 +28,7 @@ package final class BrokerConsumer: Sendable {
     /// Unacked deliveries per consumer.
     package let prefetchCount: UInt16
     private let stopped = OneShotSignal()
+    private let requeues = Atomic<Int>(0)
     private let retryBackoff = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(5))
     private let logger: Logger
 
@@ -44,6 +45,9 @@ package final class BrokerConsumer: Sendable {
 
     /// Whether `stop()` was called.
     package var isStopped: Bool { stopped.isTriggered }
+
+    /// Deliveries nacked with requeue since the start (transient failures).
+    package var requeued: Int { requeues.load(ordering: .relaxed) }
 
     /// Consumes until `stop()`: waits for each connection, consumes on it until it ends, then waits
     /// for the next one. `handle` does one delivery's work; `queue` is the queue it came from.
@@ -132,6 +136,7 @@ package final class BrokerConsumer: Sendable {
                 // Stopped (or cancelled) meanwhile: left unacked, closing the channel returns it.
                 guard await stopped.sleep(for: retryBackoff.delay(forAttempt: failures.next())) else { return }
                 try await channel.nack(deliveryTag: delivery.deliveryTag, requeue: true)
+                _ = requeues.wrappingAdd(1, ordering: .relaxed)
             }
         } catch {
             // The channel or connection is gone: the broker redelivers the delivery anyway.

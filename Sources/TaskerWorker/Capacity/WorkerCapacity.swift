@@ -19,6 +19,10 @@ package final class WorkerCapacity: Sendable {
         var state: WorkerCapacityState
         var waiting: [Int: Waiter] = [:]
         var nextWaiter = 0
+        /// Callers of `waitForRelease` (a broker's deliveries refused for lack of room).
+        var releaseWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// True once `finish()` ran: `waitForRelease` returns at once.
+        var finished = false
     }
 
     private let locked: Mutex<Locked>
@@ -137,23 +141,78 @@ package final class WorkerCapacity: Sendable {
             return (release.handedTo.flatMap { locked.waiting.removeValue(forKey: $0) }, release.reRead)
         }
         waiter?.resume(returning: .success(()))
-        if reRead { freedContinuation.yield() }
+        if reRead { released() }
     }
 
     // MARK: Results (completion processor)
 
     /// A claimed step's result is settled (stored, refused, or given up); yields `freed` after a shed.
     package func resultSettled() {
-        if locked.withLock({ $0.state.resultSettled() }) { freedContinuation.yield() }
+        if locked.withLock({ $0.state.resultSettled() }) { released() }
     }
 
     // MARK: Liveness (Recovery/WorkerLivenessService)
 
     /// The liveness lock was taken (true) or lost (false); taken again, the queues are read at once.
     package func setLiveness(_ held: Bool) {
-        if locked.withLock({ $0.state.setLiveness(held) }) { freedContinuation.yield() }
+        if locked.withLock({ $0.state.setLiveness(held) }) { released() }
     }
 
-    /// Ends `freed` (shutdown).
-    package func finish() { freedContinuation.finish() }
+    /// Ends `freed` (shutdown) and releases every `waitForRelease`.
+    package func finish() {
+        freedContinuation.finish()
+        let waiters = locked.withLock { locked in
+            locked.finished = true
+            defer { locked.releaseWaiters = [:] }
+            return Array(locked.releaseWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: Waiting for room (a broker's intake)
+
+    /// Returns at the next release of capacity after a shed (the moment `freed` yields), after
+    /// `timeout` (a bound, should a room freed by a failed claim go unannounced), or at
+    /// cancellation or `finish()`. The RabbitMQ intake waits here with a delivery refused for lack
+    /// of room, instead of requeueing it: the delivery stays unacked (the broker's `prefetch_count`
+    /// bounds how many), and claims never run ahead of the handler permits.
+    package func waitForRelease(atMost timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { await self.nextRelease() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func nextRelease() async {
+        let id = locked.withLock { locked in
+            defer { locked.nextWaiter += 1 }
+            return locked.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                // Checked under the lock: a cancellation (or finish) either is seen here or finds the waiter registered.
+                let now = locked.withLock { locked -> Bool in
+                    guard !locked.finished, !Task.isCancelled else { return true }
+                    locked.releaseWaiters[id] = done
+                    return false
+                }
+                if now { done.resume() }
+            }
+        } onCancel: {
+            locked.withLock { $0.releaseWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Capacity was released after a shed: the event system reads the queues again (`freed`), and
+    /// the intake's waiters try their deliveries again.
+    private func released() {
+        freedContinuation.yield()
+        let waiters = locked.withLock { locked in
+            defer { locked.releaseWaiters = [:] }
+            return Array(locked.releaseWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
 }

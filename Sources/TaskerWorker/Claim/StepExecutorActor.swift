@@ -37,8 +37,12 @@ package struct StepDelivery: Sendable {
 package enum DeliveryOutcome: Sendable, Equatable {
     /// Claimed and dispatched, or settled for good (poison or stale archived, race lost, duplicate).
     case handled
-    /// Left queued (database trouble, load shedding): the queue must be read again later.
+    /// Left queued (database trouble, the step being claimed by another delivery): the queue must
+    /// be read again later.
     case retryLater
+    /// Left queued for lack of room (load shedding, or no liveness lock): read again once capacity
+    /// is released (`WorkerCapacity.freed`; a broker's intake waits in `waitForRelease`).
+    case shed
     /// Claiming is off.
     case notAccepting
 }
@@ -184,7 +188,7 @@ package actor StepExecutorActor: WorkerActor {
         case .shed:
             StepMetrics.shed(queue: delivery.queue, in: statistics)
             if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
-            return .retryLater
+            return .shed
         }
     }
 

@@ -228,7 +228,9 @@ package final class WorkerEventSystem: Service, Sendable {
     /// schedules catch-up reads, so that no mode, EventDrivenOnly included, depends on a later
     /// notification to find it: one soon, one after the visibility timeout of a read message.
     func deliver(_ delivery: StepDelivery) async {
-        guard case .delivery(.retryLater) = await commands.process(.executeStepFromMessage(delivery)) else { return }
+        guard case .delivery(let outcome) = await commands.process(.executeStepFromMessage(delivery)),
+            outcome == .retryLater || outcome == .shed
+        else { return }
         scheduleRetryReads()
     }
 
@@ -236,7 +238,7 @@ package final class WorkerEventSystem: Service, Sendable {
     /// transaction); any left queued schedules the catch-up reads, as `deliver` does.
     func deliver(batch deliveries: [StepDelivery]) async {
         guard case .deliveries(let outcomes) = await commands.process(.executeStepsFromMessages(deliveries)),
-            outcomes.contains(.retryLater)
+            outcomes.contains(.retryLater) || outcomes.contains(.shed)
         else { return }
         scheduleRetryReads()
     }

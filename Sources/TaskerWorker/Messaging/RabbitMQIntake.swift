@@ -12,7 +12,12 @@ import TaskerPostgres
 /// - `.handled` (claimed and committed, or poison, or stale, or a duplicate): **acked, only after
 ///   the claim's transaction committed**, so a worker dying before that leaves the delivery
 ///   unacked and the broker redelivers it;
-/// - `.retryLater` (a transient claim failure, load shedding, the step busy): nacked with requeue
+/// - `.shed` (no room below the load-shedding threshold): **kept unacked and tried again** at the
+///   next release of capacity (`WorkerCapacity.waitForRelease`, at most `roomRecheck` apart), so
+///   that claims never run ahead of the handler permits and no delivery churns through the broker;
+///   the broker's `prefetch_count` bounds how many deliveries wait so. Without the worker's liveness
+///   lock (claims refused until it is taken again) the delivery is requeued instead, as below;
+/// - `.retryLater` (a transient claim failure, the step busy): nacked with requeue
 ///   after a backoff that grows with consecutive failures (no spinning);
 /// - `.notAccepting` (claiming switched off): nacked with requeue after the same backoff; once
 ///   intake closed for shutdown, left unacked: `stop()` cancels the consumers, and closing their
@@ -20,23 +25,48 @@ import TaskerPostgres
 package final class RabbitMQIntake: Sendable {
     let broker: RabbitMQMessaging
     private let consumer: BrokerConsumer
+    /// The worker's capacity: a delivery refused for lack of room waits for its next release.
+    private let capacity: WorkerCapacity
+    /// Triggered by `stop()`: the deliveries waiting for room stop waiting (left unacked).
+    private let stopping = OneShotSignal()
+    /// The longest a delivery waiting for room goes without trying again (a bound: every release
+    /// after a shed wakes the waiters at once).
+    static let roomRecheck: Duration = .seconds(1)
 
-    package init(broker: RabbitMQMessaging, logger: Logger = Logger(label: "tasker.rabbitmq.intake")) {
+    package init(
+        broker: RabbitMQMessaging, capacity: WorkerCapacity, logger: Logger = Logger(label: "tasker.rabbitmq.intake")
+    ) {
         self.broker = broker
+        self.capacity = capacity
         consumer = BrokerConsumer(
             connection: broker.broker, queues: broker.queues, prefetchCount: broker.prefetchCount, logger: logger)
     }
 
     /// Stops taking deliveries (shutdown): the consumers are cancelled and `run` returns once the
     /// deliveries being claimed are settled.
-    package func stop() { consumer.stop() }
+    package func stop() {
+        stopping.trigger()
+        consumer.stop()
+    }
+
+    /// Deliveries nacked with requeue (transient failures; never for lack of room).
+    package var requeued: Int { consumer.requeued }
 
     /// Consumes until `stop()` (`BrokerConsumer.run`). `execute` claims one delivery (`StepExecutorActor.execute`).
     package func run(execute: @escaping @Sendable (StepDelivery) async -> DeliveryOutcome) async {
-        await consumer.run { delivery, queue in
-            switch await execute(Self.stepDelivery(delivery, queue: queue)) {
-            case .handled: .ack
-            case .retryLater, .notAccepting: .requeue
+        await consumer.run { [capacity, stopping] delivery, queue in
+            let step = Self.stepDelivery(delivery, queue: queue)
+            while true {
+                switch await execute(step) {
+                case .handled: return .ack
+                case .retryLater, .notAccepting: return .requeue
+                case .shed:
+                    guard capacity.holdsLiveness, !stopping.isTriggered else { return .requeue }
+                    // Unacked while it waits: the broker sends no more than prefetch_count such deliveries.
+                    guard
+                        await stopping.unlessTriggered({ await capacity.waitForRelease(atMost: Self.roomRecheck) }) != nil
+                    else { return .requeue }
+                }
             }
         }
     }

@@ -104,7 +104,7 @@ struct WorkerPipeline {
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
             capacityFreed: capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) },
-            broker: transport.broker.map { RabbitMQIntake(broker: $0) })
+            broker: transport.broker.map { RabbitMQIntake(broker: $0, capacity: capacity) })
         let scanner: [any Service] =
             recovery.enabled
             ? [
