@@ -132,8 +132,16 @@ package final class CompletionProcessorService: Service, Sendable {
             return
         }
         statistics.completionsBatched.wrappingIncrement(by: written.count, ordering: .relaxed)
+        // RabbitMQ: the batch's result messages are published together, their confirms overlapping
+        // (one after the other, each would wait for the broker's confirm of the one before).
+        if let broker = transport.broker {
+            let messages = zip(written, outcomes).filter { $0.1 != .notInProgress }.map(\.0.step.message)
+            await withDiscardingTaskGroup { group in
+                for message in messages { group.addTask { await broker.publishResult(message) } }
+            }
+        }
         for (completion, outcome) in zip(written, outcomes) {
-            await finish(completion, outcome: outcome, since: storeStart)
+            await finish(completion, outcome: outcome, since: storeStart, published: true)
             settled(completion)
         }
     }
@@ -225,8 +233,12 @@ package final class CompletionProcessorService: Service, Sendable {
         }
     }
 
-    /// After the write: statistics, metrics, logs, and the step's domain events.
-    private func finish(_ completion: StepCompletion, outcome: CompletionOutcome, since storeStart: ContinuousClock.Instant) async {
+    /// After the write: statistics, metrics, logs, the result message on RabbitMQ (unless the
+    /// caller `published` it already), and the step's domain events.
+    private func finish(
+        _ completion: StepCompletion, outcome: CompletionOutcome, since storeStart: ContinuousClock.Instant,
+        published: Bool = false
+    ) async {
         let result = completion.result
         let elapsed = completion.step.claimedAt.duration(to: .now)
         statistics.recordExecutionTime(ms: Int(elapsed.inMilliseconds))
@@ -242,7 +254,7 @@ package final class CompletionProcessorService: Service, Sendable {
         }
         // RabbitMQ: the result is committed; orchestration learns of it from the confirmed publish
         // (retried until confirmed; an earlier attempt whose answer was lost published nothing).
-        if let broker = transport.broker { await broker.publishResult(completion.step.message) }
+        if !published, let broker = transport.broker { await broker.publishResult(completion.step.message) }
         if !result.isSuccess {
             logger.info(
                 "step failed",
