@@ -7,6 +7,8 @@ the example submitter and `tasker-dev submit` through it, Ctrl-C stopping the br
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import signal
@@ -14,6 +16,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -118,9 +121,18 @@ def _scripts_dev_tasks_complete(database_url: str) -> int:
                     " WHERE t.initiator = 'scripts/dev' AND tt.to_state = 'complete'"))
 
 
+def _check_management_ui(address: str) -> None:
+    """The banner's management URL answers the management API with the credentials of the URL file."""
+    broker = urlsplit(BROKER_URL_FILE.read_text().strip())
+    request = urllib.request.Request(address + "api/overview", headers={
+        "Authorization": "Basic " + base64.b64encode(f"{broker.username}:{broker.password}".encode()).decode()})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200 and "management_version" in json.loads(response.read())
+
+
 def test_scripts_dev_on_rabbitmq_runs_tasks_through_the_broker_and_ctrl_c_stops_the_broker_too(tmp_path: Path) -> None:
     """`scripts/dev --transport rabbitmq`: the banner names the transport and the broker (password
-    hidden) and how to list its queues; the example submitter's tasks and the banner's `submit by
+    hidden), its management UI (which answers) and how to list its queues; the example submitter's tasks and the banner's `submit by
     hand` command complete with nothing through PGMQ; Ctrl-C stops the worker, the orchestration,
     PostgreSQL and the broker, and removes the file holding its URL."""
     _skip_when_scripts_dev_runs()
@@ -139,6 +151,7 @@ def test_scripts_dev_on_rabbitmq_runs_tasks_through_the_broker_and_ctrl_c_stops_
         assert re.match(r"RabbitMQ amqp://guest:\*\*\*@127\.0\.0\.1:\d+/%2F ", transport), transport
         assert "guest:guest" not in text, "the banner shows the broker's password"
         assert re.search(r"queues: +\S+rabbitmqctl-for \S+ list_queues", text), text[-3000:]
+        _check_management_ui(re.search(r"management: +(http://\S+)", text).group(1))
 
         submit = re.search(r"submit by hand (.*)", text).group(1)
         by_hand = subprocess.run(["bash", "-c", submit], cwd=REPO, capture_output=True, text=True, timeout=180)
