@@ -38,6 +38,11 @@ struct TaskRequestSender: Sendable {
         case .rabbitmq:
             let broker = OrchestrationBroker(settings: queues.rabbitmq, connectionName: connectionName)
             let connection = Task { try? await broker.runConnection() }
+            // The first request waits for the connection here rather than logging a failed publish.
+            let connected = ContinuousClock.now.advanced(by: .seconds(5))
+            while !broker.isConnected && !Task.isCancelled && ContinuousClock.now < connected {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
             do {
                 let value = try await body(TaskRequestSender(transport: .rabbitmq(broker)))
                 connection.cancel()
