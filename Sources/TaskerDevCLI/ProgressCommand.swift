@@ -18,7 +18,7 @@ import Darwin
 /// submit→complete and step enqueue→result percentiles) and redraws them in place; when stdout is not
 /// a terminal it prints one plain line every few seconds instead. With `--submit-rate R` it also
 /// submits the example workflows (namespace `examples`) through `orchestration_task_requests`, R per
-/// second, mixed, each with a unique context. SIGINT/SIGTERM stop it after a final snapshot.
+/// second, mixed, each with a unique context (on the broker with `[common.queues] backend = "rabbitmq"`). SIGINT/SIGTERM stop it after a final snapshot.
 struct ProgressCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "progress",
@@ -83,8 +83,14 @@ struct ProgressCommand: AsyncParsableCommand {
                 } else {
                     print(ProgressRenderer.plainLine(snapshot, submitter: nil))
                 }
+            } else if submitRate > 0 {
+                // The requests go where a running orchestration reads them: PGMQ or the broker.
+                let queues = try OrchestrateCommand.loadConfiguration(nil, command: "progress").common.queues
+                try await TaskRequestSender.with(queues, pool: pool, connectionName: "tasker-dev progress") { sender in
+                    try await live(pool: pool, query: query, sender: sender)
+                }
             } else {
-                try await live(pool: pool, query: query)
+                try await live(pool: pool, query: query, sender: nil)
             }
             await pool.close()
         } catch let error as ExitCode {
@@ -120,9 +126,9 @@ struct ProgressCommand: AsyncParsableCommand {
 
     // MARK: Live display
 
-    private func live(pool: PostgresConnectionPool, query: ProgressQuery) async throws {
+    private func live(pool: PostgresConnectionPool, query: ProgressQuery, sender: TaskRequestSender?) async throws {
         let terminal = !plain && isatty(STDOUT_FILENO) == 1
-        let submitter = submitRate > 0 ? ExampleSubmitter(pool: pool, namespace: namespace, rate: submitRate) : nil
+        let submitter = sender.map { ExampleSubmitter(sender: $0, namespace: namespace, rate: submitRate) }
         let screen = ProgressScreen(enabled: terminal)
         let header = self.header
         let period = terminal ? interval : plainInterval
@@ -505,7 +511,8 @@ final class ProgressScreen: Sendable {
 // MARK: - Submitter
 
 /// Submits the six example workflows round-robin at `rate` per second through
-/// `orchestration_task_requests` (as `tasker-dev submit --queue` does). Every context carries a run id and a
+/// `orchestration_task_requests` of the configured transport (`TaskRequestSender`, as `tasker-dev
+/// submit --queue` does). Every context carries a run id and a
 /// sequence number, so no two requests have the same identity (md5 of named task and context).
 final class ExampleSubmitter: Sendable {
     struct Statistics: Sendable {
@@ -514,14 +521,14 @@ final class ExampleSubmitter: Sendable {
         var rate: Double = 0
     }
 
-    private let pool: PostgresConnectionPool
+    private let sender: TaskRequestSender
     private let namespace: String
     private let rate: Double
     private let state: Mutex<Statistics>
     private let runID = String(UUID.v7().uuidString.lowercased().prefix(13))
 
-    init(pool: PostgresConnectionPool, namespace: String, rate: Double) {
-        self.pool = pool
+    init(sender: TaskRequestSender, namespace: String, rate: Double) {
+        self.sender = sender
         self.namespace = namespace
         self.rate = rate
         self.state = Mutex(Statistics(rate: rate))
@@ -556,10 +563,7 @@ final class ExampleSubmitter: Sendable {
             let request = Self.request(namespace: namespace, runID: runID, sequence: sequence)
             sequence += 1
             do {
-                let body = try PostgresJSON(TaskRequestMessage(taskRequest: request))
-                _ = try await pool.withConnection { c in
-                    try await PGMQ.sendWithNotify(c, queue: QueueNames.taskRequests, message: body)
-                }
+                try await sender.send(TaskRequestMessage(taskRequest: request))
                 state.withLock { $0.submitted += 1 }
             } catch {
                 state.withLock { $0.failed += 1 }

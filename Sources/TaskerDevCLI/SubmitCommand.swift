@@ -10,8 +10,9 @@ import TaskerWorker
 /// print its uuid; an unknown template or a duplicate identity fails (exit 1) with the reason. `--wait`
 /// then waits for the outcome and prints it with the step results (exit 0 complete, 1 error or
 /// cancelled, 2 still running after `--timeout`). `--queue` instead sends a task request to
-/// `orchestration_task_requests` for a running `tasker-dev orchestrate` (prints the request id; its
-/// outcome shows only in that orchestration's log and the database).
+/// `orchestration_task_requests` (PGMQ's, or the broker's on RabbitMQ: `TaskRequestSender`) for a
+/// running `tasker-dev orchestrate` (prints the request id; its outcome shows only in that
+/// orchestration's log and the database).
 struct SubmitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "submit",
@@ -69,11 +70,13 @@ struct SubmitCommand: AsyncParsableCommand {
         let pool = PostgresConnectionPool(configuration: poolConfiguration)
         do {
             let message = TaskRequestMessage(taskRequest: request)
-            let body = try PostgresJSON(message)
-            let msgID = try await pool.withConnection { c in
-                try await PGMQ.sendWithNotify(c, queue: QueueNames.taskRequests, message: body)
+            let transport = try await TaskRequestSender.with(
+                configuration.common.queues, pool: pool, connectionName: "tasker-dev submit"
+            ) { sender in
+                try await sender.send(message)
+                return sender.transportName
             }
-            print("request \(message.requestID.uuidString.lowercased()) queued (msg_id \(msgID))")
+            print("request \(message.requestID.uuidString.lowercased()) queued on \(transport)")
             await pool.close()
         } catch {
             await pool.close()

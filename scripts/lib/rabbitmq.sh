@@ -5,8 +5,11 @@
 # scripts/lib/common.sh (log/warn/die, _apt_install, _free_port).
 #
 #   ensure_rabbitmq_package     apt-get install rabbitmq-server when missing
-#   start_broker AREA           start a broker under AREA in the background (returns at once)
-#   await_broker AREA           wait until it serves (about 10 s); exports TASKER_RABBITMQ_URL
+#   start_broker AREA [management]
+#                               start a broker under AREA in the background (returns at once); with
+#                               `management`, the management plugin too (HTTP UI and API on loopback)
+#   await_broker AREA           wait until it serves (about 10 s); exports TASKER_RABBITMQ_URL (and
+#                               TASKER_RABBITMQ_MANAGEMENT_URL with the plugin)
 #   stop_broker AREA            rabbitmqctl stop, make sure beam.smp is gone, kill the private epmd
 #                               (no-op when nothing was started; safe to call twice)
 #
@@ -53,9 +56,9 @@ _broker_env() {
     )
 }
 
-# start_broker AREA: writes the area and starts rabbitmq-server in the background.
+# start_broker AREA [management]: writes the area and starts rabbitmq-server in the background.
 start_broker() {
-    local area="$1" port dist epmd
+    local area="$1" management="${2:-}" port dist epmd http=""
     ensure_rabbitmq_package
     mkdir -p "${area}/home" "${area}/mnesia" "${area}/log"
     port="$(_free_port)"
@@ -63,15 +66,25 @@ start_broker() {
     epmd="$(_free_port)"
     [[ "${port}" != "${dist}" && "${dist}" != "${epmd}" && "${port}" != "${epmd}" ]] \
         || { port="$(_free_port)"; dist="$(_free_port)"; epmd="$(_free_port)"; }
+    if [[ "${management}" == management ]]; then
+        http="$(_free_port 15672)"
+        [[ "${http}" != "${port}" && "${http}" != "${dist}" && "${http}" != "${epmd}" ]] || http="$(_free_port)"
+    fi
     cat >"${area}/env" <<ENV
 BROKER_NODE=tasker-$$-${RANDOM}@localhost
 BROKER_PORT=${port}
 BROKER_DIST_PORT=${dist}
 BROKER_EPMD_PORT=${epmd}
+BROKER_MANAGEMENT_PORT=${http}
 BROKER_STARTED=$(date +%s)
 ENV
     printf 'listeners.tcp.default = 127.0.0.1:%s\nloopback_users = none\n' "${port}" >"${area}/rmq.conf"
-    printf '[].\n' >"${area}/enabled_plugins"
+    if [[ -n "${http}" ]]; then
+        printf 'management.tcp.ip = 127.0.0.1\nmanagement.tcp.port = %s\n' "${http}" >>"${area}/rmq.conf"
+        printf '[rabbitmq_management].\n' >"${area}/enabled_plugins"
+    else
+        printf '[].\n' >"${area}/enabled_plugins"
+    fi
     if [[ "${EUID}" -eq 0 ]] && id -u rabbitmq >/dev/null 2>&1; then chown -R rabbitmq: "${area}"; fi
     _broker_env "${area}"
     log "starting RabbitMQ ${BROKER_NODE} on 127.0.0.1:${port} (epmd ${epmd}, dist ${dist}) in ${area}"
@@ -80,7 +93,8 @@ ENV
 }
 
 # await_broker AREA: waits up to 90 s for the node (it registers with epmd after a few seconds;
-# await_startup fails until then); exports TASKER_RABBITMQ_URL and TASKER_RABBITMQ_NODE.
+# await_startup fails until then, and waits for the plugins); exports TASKER_RABBITMQ_URL,
+# TASKER_RABBITMQ_NODE and, when started with `management`, TASKER_RABBITMQ_MANAGEMENT_URL.
 await_broker() {
     local area="$1" attempt
     _broker_env "${area}"
@@ -89,6 +103,9 @@ await_broker() {
             >/dev/null 2>&1; then
             export TASKER_RABBITMQ_URL="amqp://guest:guest@127.0.0.1:${BROKER_PORT}/%2F"
             export TASKER_RABBITMQ_NODE="${BROKER_NODE}"
+            if [[ -n "${BROKER_MANAGEMENT_PORT:-}" ]]; then
+                export TASKER_RABBITMQ_MANAGEMENT_URL="http://127.0.0.1:${BROKER_MANAGEMENT_PORT}/"
+            fi
             log "RabbitMQ ${BROKER_NODE} ready (seen $(($(date +%s) - BROKER_STARTED)) s after its start, attempt ${attempt})"
             return 0
         fi

@@ -69,6 +69,17 @@ public final class OrchestrationBroker: Sendable {
     /// Step messages confirmed by the broker, and publish attempts retried.
     public var publishCounts: (published: Int, retries: Int) { publisher.counts }
 
+    /// Publishes a task request to `orchestration_task_requests` (declared on every connect) for a
+    /// running orchestration, and returns once the broker confirmed it (retried across reconnects);
+    /// false when the task was cancelled first. For `tasker-dev submit --queue` and the example
+    /// submitter of `tasker-dev progress`, with `runConnection()` running.
+    public func publishTaskRequest(_ message: TaskRequestMessage) async throws -> Bool {
+        let body = try JSONEncoder().encode(message)
+        return await publisher.publishUntilConfirmed(
+            ByteBuffer(bytes: body), routingKey: QueueNames.taskRequests, what: "a task request",
+            metadata: ["request_id": "\(message.requestID.uuidString.lowercased())"])
+    }
+
     /// Publishes each message (its queue declared first on this connection) and returns once all
     /// were confirmed; false when the task was cancelled first (the next start re-publishes).
     @discardableResult

@@ -9,6 +9,9 @@ Environment (set by scripts/test):
   TASKER_BIN_PATH           directory of tasker-worker, tasker-dev and libTaskerWorkerFFI.so
                             (default: `swift build --show-bin-path`)
   TASKER_WORKER_LIBRARY     the library the hosts load (default: TASKER_BIN_PATH's)
+  TASKER_TEST_RABBITMQ_URL  the private RabbitMQ broker (scripts/lib/rabbitmq.sh); the RabbitMQ mode
+  TASKER_TEST_RABBITMQ_CTL  of `Cluster` (fixture ``rabbitmq_cluster``) gives each test a vhost of its own
+  TASKER_TEST_PYTHON        a Python with pika (tools/publish_task_requests.py)
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
@@ -107,6 +110,50 @@ def template_database(tools: Tools) -> Iterator[str]:
         pytest.fail(f"migration failed: {done.stderr[-2000:]}")
     yield name
     psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@dataclass(frozen=True)
+class Broker:
+    """The private RabbitMQ broker of scripts/test: its URL (vhost ``/``) and rabbitmqctl against it."""
+    url: str
+    ctl: tuple[str, ...]
+
+    def rabbitmqctl(self, *args: str) -> str:
+        """Runs ``rabbitmqctl ARGS`` (each call starts an Erlang VM: about 1–4 s here)."""
+        done = subprocess.run([*self.ctl, *args], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise AssertionError(f"rabbitmqctl {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+        return done.stdout
+
+    def vhost_url(self, vhost: str) -> str:
+        """The broker's URL with ``vhost`` in place of ``/``."""
+        return urlunsplit(urlsplit(self.url)._replace(path="/" + quote(vhost, safe="")))
+
+    def create_vhost(self, vhost: str) -> None:
+        self.rabbitmqctl("add_vhost", vhost)
+        self.rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
+
+    def delete_vhost(self, vhost: str) -> None:
+        self.rabbitmqctl("delete_vhost", vhost)
+
+    def queues(self, vhost: str) -> dict[str, dict[str, int]]:
+        """Every queue of ``vhost``: messages ready, unacknowledged, and consumers."""
+        text = self.rabbitmqctl("list_queues", "-p", vhost, "--no-table-headers", "--silent",
+                                "name", "messages_ready", "messages_unacknowledged", "consumers")
+        queues = {}
+        for line in text.splitlines():
+            name, ready, unacked, consumers = line.split("\t")
+            queues[name] = {"ready": int(ready), "unacked": int(unacked), "consumers": int(consumers)}
+        return queues
+
+
+@pytest.fixture(scope="session")
+def broker() -> Broker:
+    url = os.environ.get("TASKER_TEST_RABBITMQ_URL")
+    ctl = os.environ.get("TASKER_TEST_RABBITMQ_CTL")
+    if not url or not ctl:
+        pytest.fail("TASKER_TEST_RABBITMQ_URL and TASKER_TEST_RABBITMQ_CTL are not set: run these tests through scripts/test")
+    return Broker(url, tuple(ctl.split()))
 
 
 _counter = itertools.count(1)
@@ -274,17 +321,23 @@ class UpstreamWorker:
 
 
 class Cluster:
-    """One test's world: its database, the orchestration, and the hosts it starts."""
+    """One test's world: its database, the orchestration, and the hosts it starts. With ``broker_url``
+    (RabbitMQ mode) every process it starts, ours and upstream's worker alike, is configured the
+    upstream way for that broker: ``TASKER_MESSAGING_BACKEND=rabbitmq`` and ``RABBITMQ_URL``."""
 
-    def __init__(self, tools: Tools, database: Database, directory: Path) -> None:
+    def __init__(self, tools: Tools, database: Database, directory: Path, broker_url: str | None = None) -> None:
         self.tools = tools
         self.db = database
         self.directory = directory
+        self.broker_url = broker_url
         self.processes: list[Process] = []
 
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
-        env.pop("TASKER_CONFIG_PATH", None)
+        for name in ("TASKER_CONFIG_PATH", "TASKER_MESSAGING_BACKEND", "RABBITMQ_URL"):
+            env.pop(name, None)
+        if self.broker_url:
+            env.update({"TASKER_MESSAGING_BACKEND": "rabbitmq", "RABBITMQ_URL": self.broker_url})
         env.update({
             "DATABASE_URL": self.db.url,
             "TASKER_ENV": "test",
@@ -404,12 +457,41 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
 _FAILED = pytest.StashKey[bool]()
 
 
-@pytest.fixture
-def cluster(request: pytest.FixtureRequest, tools: Tools, database: Database, tmp_path: Path) -> Iterator[Cluster]:
-    """The test's database with the orchestration running (start hosts with ``start_*``)."""
-    world = Cluster(tools, database, tmp_path)
+def _run_cluster(request: pytest.FixtureRequest, world: Cluster) -> Iterator[Cluster]:
     world.start_orchestration()
     yield world
     if request.node.stash.get(_FAILED, False):
         sys.stderr.write(world.logs() + "\n")
     world.close()
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest, tools: Tools, database: Database, tmp_path: Path) -> Iterator[Cluster]:
+    """The test's database with the orchestration running (start hosts with ``start_*``)."""
+    yield from _run_cluster(request, Cluster(tools, database, tmp_path))
+
+
+@dataclass(frozen=True)
+class BrokerCluster:
+    """A ``Cluster`` in RabbitMQ mode, the broker and the test's vhost on it."""
+    cluster: Cluster
+    broker: Broker
+    vhost: str
+
+    def queues(self) -> dict[str, dict[str, int]]:
+        return self.broker.queues(self.vhost)
+
+
+@pytest.fixture
+def rabbitmq_cluster(request: pytest.FixtureRequest, tools: Tools, database: Database, broker: Broker,
+                     tmp_path: Path) -> Iterator[BrokerCluster]:
+    """``cluster`` on RabbitMQ: a vhost of its own on the test broker (deleted afterwards, with
+    whatever its queues hold), the orchestration running on it."""
+    vhost = f"pytest_{os.getpid()}_{next(_counter)}"
+    broker.create_vhost(vhost)
+    try:
+        world = Cluster(tools, database, tmp_path, broker_url=broker.vhost_url(vhost))
+        for running in _run_cluster(request, world):
+            yield BrokerCluster(running, broker, vhost)
+    finally:
+        broker.delete_vhost(vhost)

@@ -2,23 +2,30 @@
 Ctrl-C must still stop everything it started. The terminal's Ctrl-C sends SIGINT to the whole
 foreground pipeline, so `tee` dies too and the script's next log line meets a closed pipe; before
 the fix that SIGPIPE killed the script ahead of its cleanup, leaving the worker, the orchestration
-and PostgreSQL running."""
+and PostgreSQL running. And `scripts/dev --transport rabbitmq`: the whole system on a private broker,
+the example submitter and `tasker-dev submit` through it, Ctrl-C stopping the broker too."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import signal
 import subprocess
 import time
 import urllib.request
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, psql
 
 POSTMASTER_PID = REPO / ".tasker" / "pg" / "data" / "postmaster.pid"
+BROKER_AREA = REPO / ".tasker" / "rabbitmq"
+BROKER_URL_FILE = REPO / ".tasker" / "rabbitmq.url"
 
 
 def _alive(pid: int) -> bool:
@@ -36,25 +43,40 @@ def _postmaster() -> int | None:
         return None
 
 
-def test_ctrl_c_on_a_piped_scripts_dev_stops_the_worker_the_orchestration_and_postgres(tmp_path: Path) -> None:
+def _skip_when_scripts_dev_runs() -> None:
     running = _postmaster()
     if running is not None and _alive(running):
         pytest.skip("a scripts/dev PostgreSQL is already running in .tasker/pg (this test would stop it)")
-    log = tmp_path / "dev.log"
-    # The pipeline as typed in a shell, in a session of its own: its process group is what a
-    # terminal's Ctrl-C reaches (bash, scripts/dev and tee).
+    if (BROKER_AREA / "env").exists():
+        pytest.skip("a scripts/dev RabbitMQ is in .tasker/rabbitmq (this test would stop it)")
+
+
+def _start_piped(arguments: str, log: Path) -> tuple[subprocess.Popen, str]:
+    """``scripts/dev ARGUMENTS 2>&1 | tee LOG`` as typed in a shell, in a session of its own (its
+    process group is what a terminal's Ctrl-C reaches: bash, scripts/dev and tee); returns it and
+    its output once it serves."""
     pipeline = subprocess.Popen(
-        ["bash", "-c", f"'{REPO}/scripts/dev' --no-submit 2>&1 | tee '{log}' >/dev/null"],
+        ["bash", "-c", f"'{REPO}/scripts/dev' {arguments} 2>&1 | tee '{log}' >/dev/null"],
         cwd=REPO, stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 600
+    text = ""
+    while "Ctrl-C drains and stops everything" not in text:
+        if pipeline.poll() is not None or time.monotonic() > deadline:
+            if pipeline.poll() is None:
+                os.killpg(pipeline.pid, signal.SIGINT)
+                pipeline.wait(timeout=120)
+            raise AssertionError(f"scripts/dev did not serve (within 600 s):\n{log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.5)
+        text = log.read_text(errors="replace")
+    return pipeline, text
+
+
+def test_ctrl_c_on_a_piped_scripts_dev_stops_the_worker_the_orchestration_and_postgres(tmp_path: Path) -> None:
+    _skip_when_scripts_dev_runs()
+    log = tmp_path / "dev.log"
+    pipeline, text = _start_piped("--no-submit", log)
     started: list[int] = []
     try:
-        deadline = time.monotonic() + 600
-        text = ""
-        while "Ctrl-C drains and stops everything" not in text:
-            assert pipeline.poll() is None, f"scripts/dev ended before it served:\n{text[-3000:]}"
-            assert time.monotonic() < deadline, f"scripts/dev did not start within 600 s:\n{text[-3000:]}"
-            time.sleep(0.5)
-            text = log.read_text(errors="replace")
         worker = int(re.search(r"worker \(pid (\d+)\)", text).group(1))
         orchestration = int(re.search(r"orchestration \(pid (\d+)\)", text).group(1))
         postmaster = _postmaster()
@@ -82,3 +104,90 @@ def test_ctrl_c_on_a_piped_scripts_dev_stops_the_worker_the_orchestration_and_po
         for pid in started:   # what a failed run left behind (SIGINT: the postmaster's fast shutdown)
             if _alive(pid):
                 os.kill(pid, signal.SIGINT if pid == started[-1] else signal.SIGKILL)
+
+
+def _broker_pid() -> int | None:
+    """beam.smp of scripts/dev's broker (rabbitmq-server writes its pid file once it runs)."""
+    try:
+        return int((BROKER_AREA / "pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _scripts_dev_tasks_complete(database_url: str) -> int:
+    """Tasks that scripts/dev's example submitter created and that completed."""
+    return int(psql(database_url,
+                    "SELECT count(*) FROM tasker.tasks t JOIN tasker.task_transitions tt"
+                    " ON tt.task_uuid = t.task_uuid AND tt.most_recent"
+                    " WHERE t.initiator = 'scripts/dev' AND tt.to_state = 'complete'"))
+
+
+def _check_management_ui(address: str) -> None:
+    """The banner's management URL answers the management API with the credentials of the URL file."""
+    broker = urlsplit(BROKER_URL_FILE.read_text().strip())
+    request = urllib.request.Request(address + "api/overview", headers={
+        "Authorization": "Basic " + base64.b64encode(f"{broker.username}:{broker.password}".encode()).decode()})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200 and "management_version" in json.loads(response.read())
+
+
+def test_scripts_dev_on_rabbitmq_runs_tasks_through_the_broker_and_ctrl_c_stops_the_broker_too(tmp_path: Path) -> None:
+    """`scripts/dev --transport rabbitmq`: the banner names the transport and the broker (password
+    hidden), its management UI (which answers) and how to list its queues; the example submitter's tasks and the banner's `submit by
+    hand` command complete with nothing through PGMQ; Ctrl-C stops the worker, the orchestration,
+    PostgreSQL and the broker, and removes the file holding its URL."""
+    _skip_when_scripts_dev_runs()
+    log = tmp_path / "dev.log"
+    pipeline, text = _start_piped("--transport rabbitmq --rate 4", log)
+    started: list[int] = []
+    try:
+        worker = int(re.search(r"worker \(pid (\d+)\)", text).group(1))
+        orchestration = int(re.search(r"orchestration \(pid (\d+)\)", text).group(1))
+        postmaster, broker = _postmaster(), _broker_pid()
+        assert postmaster is not None and _alive(postmaster)
+        assert broker is not None and _alive(broker), text[-3000:]
+        started = [worker, orchestration, broker, postmaster]
+        database = re.search(r"\] database +(\S+)", text).group(1)
+        transport = re.search(r"\] transport +(.*)", text).group(1)
+        assert re.match(r"RabbitMQ amqp://guest:\*\*\*@127\.0\.0\.1:\d+/%2F ", transport), transport
+        assert "guest:guest" not in text, "the banner shows the broker's password"
+        assert re.search(r"queues: +\S+rabbitmqctl-for \S+ list_queues", text), text[-3000:]
+        _check_management_ui(re.search(r"management: +(http://\S+)", text).group(1))
+
+        # The banner's command with a context no earlier run used (the database outlives runs, and a
+        # task's identity is its template and context).
+        submit = re.search(r"submit by hand (.*)", text).group(1)
+        context = """'{"number": 7}'"""
+        assert context in submit, submit
+        submit = submit.replace(context, f"""'{{"number": 7, "test_run": "{uuid.uuid4()}"}}'""")
+        by_hand = subprocess.run(["bash", "-c", submit], cwd=REPO, capture_output=True, text=True, timeout=180)
+        assert by_hand.returncode == 0 and "complete" in by_hand.stdout, f"{submit}\n{by_hand.stdout}{by_hand.stderr}"
+        deadline = time.monotonic() + 60
+        while _scripts_dev_tasks_complete(database) == 0:
+            assert time.monotonic() < deadline, f"no submitted example task completed in 60 s\n{log.read_text()[-3000:]}"
+            time.sleep(1)
+        sent = psql(database, "SELECT coalesce(sum(total_messages), 0) FROM pgmq.metrics_all()")
+        assert sent == "0", f"{sent} messages went through PGMQ"
+
+        os.killpg(pipeline.pid, signal.SIGINT)   # Ctrl-C
+
+        deadline = time.monotonic() + 120
+        while any(_alive(pid) for pid in started):
+            assert time.monotonic() < deadline, (
+                f"still running 120 s after Ctrl-C: {[pid for pid in started if _alive(pid)]} of worker, orchestration,"
+                f" broker, postgres {started}\n{log.read_text(errors='replace')[-3000:]}")
+            # The worker and the orchestration drain through the broker: it stops after them.
+            assert _alive(broker) or not (_alive(worker) or _alive(orchestration)), "the broker stopped before the drain"
+            time.sleep(0.1)
+        pipeline.wait(timeout=60)
+        assert not BROKER_AREA.exists() and not BROKER_URL_FILE.exists()
+    finally:
+        if pipeline.poll() is None:
+            os.killpg(pipeline.pid, signal.SIGKILL)
+            pipeline.wait(timeout=10)
+        for pid in started:   # what a failed run left behind (SIGINT: the postmaster's fast shutdown)
+            if _alive(pid):
+                os.kill(pid, signal.SIGINT if pid == started[-1] else signal.SIGKILL)
+        if (BROKER_AREA / "env").exists():   # the broker's epmd too
+            subprocess.run(["bash", "-c", 'source scripts/lib/common.sh && source scripts/lib/rabbitmq.sh'
+                            ' && stop_broker .tasker/rabbitmq'], cwd=REPO, timeout=120)
