@@ -9,105 +9,37 @@ import Testing
 @testable import TaskerWorker
 
 /// Every example workflow in `config/tasks/examples/` reaches `complete` with the expected results
-/// through the companion orchestration and a real worker.
+/// (`ExampleWorkflowCase`) through the companion orchestration and a real worker on PGMQ.
 @Suite(.serialized) struct ExampleWorkflowTests {
-    /// Runs one example task to a final state with one worker and one orchestration.
-    static func run(
-        _ name: String, _ context: JSONValue,
-        check: (OrchestrationHarness, UUID) async throws -> Void
-    ) async throws {
+    /// Runs one example task to a final state with one worker and one orchestration, then checks it.
+    static func run(_ example: ExampleWorkflowCase) async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let worker = harness.startWorker()
             let orchestration = harness.startOrchestration()
-            let created = try await orchestration.submit(OrchestrationHarness.request(name, context))
+            let created = try await orchestration.submit(OrchestrationHarness.request(example.name, example.context))
             let final = try await harness.waitForTask(created.taskUUID, in: ["complete", "error"])
-            #expect(final == "complete", "\(name) ended \(final)")
-            try await check(harness, created.taskUUID)
+            #expect(final == "complete", "\(example) ended \(final)")
+            try await example.check(harness, created.taskUUID)
             try await orchestration.stop()
             try await worker.stop()
         }
     }
 
-    @Test func linear() async throws {
-        try await Self.run("linear_workflow", ["number": 3]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(try await harness.result(task, "linear_verify").result == ["value": 42, "verified": true])
-        }
-    }
+    @Test func linear() async throws { try await Self.run(.linear) }
 
-    @Test func diamond() async throws {
-        try await Self.run("diamond_workflow", ["number": 5]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(try await harness.result(task, "diamond_left").result["value"] == 26)
-            #expect(try await harness.result(task, "diamond_right").result["value"] == 50)
-            #expect(try await harness.result(task, "diamond_merge").result == ["value": 76, "verified": true])
-            // The merge ran once, after both branches.
-            #expect(try await harness.stepTransitions(task, "diamond_merge").count == 5)
-        }
-    }
+    @Test func diamond() async throws { try await Self.run(.diamond) }
 
-    @Test func tree() async throws {
-        try await Self.run("tree_workflow", ["number": 10]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            // leaves: 11·2 + 11·3 + 12·4 = 103
-            #expect(try await harness.result(task, "tree_gather").result == ["value": 103, "verified": true])
-            #expect(try await harness.stepNames(task).count == 7)
-        }
-    }
+    @Test func tree() async throws { try await Self.run(.tree) }
 
     @Test func decisionCreatesOnlyTheChosenBranch() async throws {
-        try await Self.run("decision_workflow", ["amount": 250]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(
-                try await harness.stepNames(task)
-                    == ["decision_auto_approve", "decision_finalize", "decision_route", "decision_validate"])
-            let finalize = try await harness.result(task, "decision_finalize").result
-            #expect(finalize["branch"] == "decision_auto_approve" && finalize["approved_by"] == "system")
-            let route = try await harness.result(task, "decision_route").result
-            #expect(route["decision_point_outcome"]?["type"] == "create_steps")
-        }
-        try await Self.run("decision_workflow", ["amount": 5000]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(
-                try await harness.stepNames(task)
-                    == ["decision_finalize", "decision_manager_approval", "decision_route", "decision_validate"])
-            #expect(try await harness.result(task, "decision_finalize").result["approved_by"] == "manager")
-            // Edges: route → manager_approval, manager_approval → finalize (deferred: only created parents).
-            let edges: Int = try await harness.admin.query(
-                """
-                SELECT count(*) AS n FROM tasker.workflow_step_edges e JOIN tasker.workflow_steps ws
-                  ON ws.workflow_step_uuid = e.to_step_uuid WHERE ws.task_uuid = $1
-                """, [task])[0].decode("n")
-            #expect(edges == 3)
-        }
+        try await Self.run(.decisionAutoApproved)
+        try await Self.run(.decisionManagerApproved)
     }
 
-    @Test func batchCreatesCursorWorkersAndConverges() async throws {
-        try await Self.run("batch_workflow", ["item_count": 100]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(
-                try await harness.stepNames(task) == [
-                    "batch_aggregate", "batch_analyze", "batch_process_001", "batch_process_002", "batch_process_003",
-                    "batch_process_004",
-                ])
-            // Σ i² for i < 100 = 328350, over 4 workers of 25 items.
-            #expect(try await harness.result(task, "batch_aggregate").result == ["value": 328350, "processed": 100, "workers": 4])
-            let worker = try await harness.stepUUID(task, "batch_process_002")
-            let inputs: JSONValue = try await harness.admin.query(
-                "SELECT inputs FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [worker])[0].decode("inputs")
-            #expect(inputs["cursor"] == ["batch_id": "002", "start_cursor": 25, "end_cursor": 50, "batch_size": 25])
-            #expect(inputs["batch_metadata"] == ["cursor_field": "index", "failure_strategy": "fail_fast"])
-            #expect(inputs["is_no_op"] == false && inputs["__template_step_name"] == "batch_process")
-        }
-    }
+    @Test func batchCreatesCursorWorkersAndConverges() async throws { try await Self.run(.batch) }
 
-    @Test func batchWithNoItemsRunsOneNoOpWorker() async throws {
-        try await Self.run("batch_workflow", ["item_count": 0]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(try await harness.stepNames(task) == ["batch_aggregate", "batch_analyze", "batch_process_000"])
-            #expect(try await harness.result(task, "batch_process_000").result["no_op"] == true)
-            #expect(try await harness.result(task, "batch_aggregate").result["value"] == 0)
-        }
-    }
+    @Test func batchWithNoItemsRunsOneNoOpWorker() async throws { try await Self.run(.batchWithNoItems) }
 
-    @Test func retry() async throws {
-        try await Self.run("retry_workflow", ["number": 1]) { (harness: OrchestrationHarness, task: UUID) async throws in
-            #expect(try await harness.result(task, "retry_confirm").result == ["value": 2, "confirmed": true])
-            #expect(try await harness.result(task, "retry_fetch").result["attempts"] == 2)
-        }
-    }
+    @Test func retry() async throws { try await Self.run(.retry) }
 }

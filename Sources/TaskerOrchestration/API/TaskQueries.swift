@@ -11,7 +11,8 @@ import TaskerPostgres
 /// to `cancelled` in one statement.
 public struct TaskQueries: Sendable {
     private let pool: PostgresConnectionPool
-    private let orchestration: OrchestrationService
+    /// The orchestration creating tasks (and read by the operator routes).
+    let orchestration: OrchestrationService
     private let logger: Logger
 
     /// Queries on `pool`; tasks are created by `orchestration` (which may share the pool).

@@ -80,6 +80,14 @@ public final class OrchestrationBroker: Sendable {
             metadata: ["request_id": "\(message.requestID.uuidString.lowercased())"])
     }
 
+    /// What the operator surface reports (`/health/ready`, `/health/detailed`, `/metrics`).
+    public var status: OrchestrationBrokerStatus {
+        let counts = publisher.counts
+        return OrchestrationBrokerStatus(
+            connected: connection.isConnected, connections: connection.service.generation, published: counts.published,
+            publishRetries: counts.retries, broker: connection.description)
+    }
+
     /// Publishes each message (its queue declared first on this connection) and returns once all
     /// were confirmed; false when the task was cancelled first (the next start re-publishes).
     @discardableResult
@@ -225,4 +233,18 @@ private actor DeclaredQueues {
         try? await channel.close()
         if generation == current { queues.insert(queue) }
     }
+}
+
+/// The orchestration's broker connection as its operator surface reports it.
+public struct OrchestrationBrokerStatus: Sendable, Equatable {
+    /// Whether the connection is up.
+    public let connected: Bool
+    /// Connections made so far (1 after the first connect; each reconnect adds one).
+    public let connections: Int
+    /// Step messages the broker confirmed.
+    public let published: Int
+    /// Publish attempts retried (a lost connection, a nack).
+    public let publishRetries: Int
+    /// The broker's URL, password hidden.
+    public let broker: String
 }

@@ -18,7 +18,9 @@ import TaskerModel
 /// | `GET /v1/tasks/{uuid}/workflow_steps/{step_uuid}/audit` | `steps:read` | `[StepAuditResponse]` |
 /// | `GET /v1/dlq?resolution_status&limit&offset` | `dlq:read` | `[DlqEntry]` |
 /// | `GET /v1/dlq/task/{task_uuid}` | `dlq:read` | `DlqEntry` |
-/// | `GET /health`, `/health/live`, `/health/ready` | – | `{"status","timestamp"}` |
+/// | `GET /health`, `/health/live` | – | `{"status","timestamp"}` |
+/// | `GET /health/ready`, `/health/detailed` | – | see ``OrchestrationOperatorRoutes`` (database and broker) |
+/// | `GET /metrics` | – | Prometheus text (``OrchestrationOperatorRoutes``) |
 /// | `GET /console…` | see ``ConsoleRoutes`` | the task console |
 ///
 /// Every refusal is upstream's `{"error":{"code","message"}}`: 400 `INVALID_UUID` / `BAD_REQUEST`,
@@ -91,7 +93,9 @@ enum OrchestrationRoutes {
             return try found(await queries.dlqEntry(task: task), "task \(task.uuidString.lowercased()) has no DLQ entry")
         }
         router.get("health") { _, _ in await health(queries) }
-        router.get("health/ready") { _, _ in await health(queries) }
+        router.get("health/ready") { _, _ in await OrchestrationOperatorRoutes.readiness(queries) }
+        router.get("health/detailed") { _, _ in await OrchestrationOperatorRoutes.detailed(queries) }
+        router.get("metrics") { _, _ in OrchestrationOperatorRoutes.metrics(queries.orchestration) }
         router.get("health/live") { _, _ in json(Data(#"{"status":"alive","timestamp":"\#(now())"}"#.utf8)) }
         ConsoleRoutes.add(to: router, queries: queries, authenticator: authenticator)
         return router

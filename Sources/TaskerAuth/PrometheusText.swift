@@ -1,6 +1,7 @@
 import Foundation
 
-/// The Prometheus text exposition format 0.0.4: names, escaping, numbers and rendering.
+/// The Prometheus text exposition format 0.0.4: names, escaping, numbers and rendering (the
+/// worker's and the orchestration's `/metrics`).
 package enum PrometheusText {
     /// The content type of a scrape response (format 0.0.4).
     package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
