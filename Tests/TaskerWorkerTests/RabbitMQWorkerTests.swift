@@ -162,37 +162,33 @@ struct RabbitMQWorkerTests {
     /// re-publishes the result (confirmed) and marks its transition `republished_at`; the next starts
     /// find nothing to re-publish.
     @Test func aResultIsRePublishedByOneStartNotByEveryStartOfACrashLoopingWorker() async throws {
-        try await withTestDatabase { db in
-            let namespace = Self.namespace()
-            let harness = try await PipelineHarness.make(db, yaml: Self.yaml(namespace))
-            let task = try await harness.createTask(steps: ["work"])
-            let step = task["work"]
-            try await harness.transition(step, from: "pending", to: "enqueued", event: #"{"type":"Enqueue"}"#)
+        try await Self.scenario { s in
+            let harness = s.harness
+            let step = try await s.enqueuedTask()["work"]
             try await harness.transition(step, from: "enqueued", to: "in_progress", event: #"{"type":"Start"}"#)
             let metadata = #"{"event":"{}","worker_uuid":"\#(UUID().uuidString.lowercased())"}"#
             try await SchemaTests.transition(
                 harness.admin, step: step, from: "in_progress", to: "enqueued_for_orchestration", metadata: metadata)
-            let settings = try Self.configuration(harness).common.queues.rabbitmq
-            let pool = db.pool(maxConnections: 2)
-            try await Self.withBroker { channel in
-                for start in 1...3 {
-                    // Each start of the worker: a new broker connection and its start-up re-publish.
-                    let messaging = RabbitMQMessaging(
-                        settings: settings, namespaces: [namespace], connectionName: BrokerEnvironment.uniqueName("rmq-crash-loop"))
-                    let running = Task { try await messaging.run() }
-                    let republished = await messaging.republishUnannounced(pool: pool)
-                    running.cancel()
-                    _ = try? await running.value
-                    #expect(republished == (start == 1 ? 1 : 0), "start \(start) re-published \(republished)")
-                }
-                #expect(try await Self.takeResult(for: step, on: channel) != nil)
-                let marked: Bool = try await harness.admin.query(
-                    """
-                    SELECT metadata ? 'republished_at' AND metadata ? 'worker_uuid' AS marked
-                      FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent
-                    """, [step])[0].decode("marked")
-                #expect(marked)
+            let settings = try Self.onBroker(harness.configuration()).common.queues.rabbitmq
+            let pool = s.db.pool(maxConnections: 2)
+            for start in 1...3 {
+                // Each start of the worker: a new broker connection and its start-up re-publish.
+                let messaging = RabbitMQMessaging(
+                    settings: settings, namespaces: [harness.namespace],
+                    connectionName: BrokerEnvironment.uniqueName("rmq-crash-loop"))
+                let running = Task { try await messaging.run() }
+                let republished = await messaging.republishUnannounced(pool: pool)
+                running.cancel()
+                _ = try? await running.value
+                #expect(republished == (start == 1 ? 1 : 0), "start \(start) re-published \(republished)")
             }
+            #expect(try await s.takeResult(for: step) != nil)
+            let marked: Bool = try await harness.admin.query(
+                """
+                SELECT metadata ? 'republished_at' AND metadata ? 'worker_uuid' AS marked
+                  FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1 AND most_recent
+                """, [step])[0].decode("marked")
+            #expect(marked)
             await pool.close()
         }
     }
