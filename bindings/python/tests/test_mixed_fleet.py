@@ -274,6 +274,24 @@ def _close_attempt(attempt: list[tuple[str, str]], figures: Figures, uuid: str) 
         figures.double_results += 1
 
 
+def judge_run(cluster: Cluster, kinds: tuple[Kind, ...], ours: set[str] | None = None
+              ) -> tuple[dict[str, StepHistory], Figures, list[dict[str, Any]], list[str]]:
+    """A finished run of ``kinds`` judged from the database: the step histories, the figures (who
+    claimed and stored what), the tasks, and what is wrong with each task's outcome (upstream's
+    raced claims taken off first). Checks that every kind has its count of tasks and that our worker
+    claimed under one worker_uuid (``ours``; by default the one of fleet_swift's claims)."""
+    histories = _histories(cluster)
+    our_uuids = ours if ours is not None else _our_worker_uuids(histories)
+    assert len(our_uuids) == 1, f"our worker's claims carry worker_uuids {our_uuids}"
+    figures = _judge_transitions(histories, our_uuids)
+    tasks = _tasks(cluster)
+    by_name = {(kind.namespace, kind.name): kind for kind in kinds}
+    assert Counter((t["namespace"], t["name"]) for t in tasks) == {k: kind.count for k, kind in by_name.items()}
+    wrong = [problem for task in tasks
+             if (problem := _wrong_outcome(by_name[(task["namespace"], task["name"])], task, figures.upstream_races))]
+    return histories, figures, tasks, wrong
+
+
 def _queued_messages(cluster: Cluster) -> dict[str, int]:
     rows = cluster.db.json(
         "SELECT coalesce(json_object_agg(queue_name, queue_length), '{}') FROM pgmq.metrics_all() WHERE queue_length > 0")
@@ -322,14 +340,7 @@ def test_mixed_fleet_of_our_worker_and_upstreams(cluster: Cluster, tmp_path: Pat
     elapsed = time.monotonic() - started
 
     kinds = {(kind.namespace, kind.name): kind for kind in KINDS}
-    histories = _histories(cluster)
-    our_uuids = _our_worker_uuids(histories)
-    assert len(our_uuids) == 1, f"our worker's claims carry worker_uuids {our_uuids}"
-    figures = _judge_transitions(histories, our_uuids)
-    tasks = _tasks(cluster)
-    assert Counter((t["namespace"], t["name"]) for t in tasks) == {k: kind.count for k, kind in kinds.items()}
-    wrong = [problem for task in tasks
-             if (problem := _wrong_outcome(kinds[(task["namespace"], task["name"])], task, figures.upstream_races))]
+    histories, figures, tasks, wrong = judge_run(cluster, KINDS)
     assert wrong == [], f"{len(wrong)} tasks ended wrongly, e.g. {wrong[:3]}"
     failed_by_race = sum(1 for task in tasks
                          if _failed_by_upstream_race(kinds[(task["namespace"], task["name"])], task, figures.upstream_races))

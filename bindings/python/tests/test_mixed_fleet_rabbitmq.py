@@ -16,14 +16,12 @@ import os
 import subprocess
 import time
 import uuid
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
 from conftest import TESTS, BrokerCluster, Cluster, free_port
-from test_mixed_fleet import (KINDS, OURS_NAMESPACES, UPSTREAM_NAMESPACES, Kind, _error_lines, _histories,
-                              _judge_transitions, _our_worker_uuids, _tasks, _template_directory,
-                              _wait_until_all_terminal, _wrong_outcome)
+from test_mixed_fleet import (KINDS, OURS_NAMESPACES, UPSTREAM_NAMESPACES, Kind, _error_lines, _template_directory,
+                              _wait_until_all_terminal, judge_run)
 
 #: test_mixed_fleet.py's kinds at a fifth of their counts (50 tasks; every kind at least twice).
 BROKER_KINDS = tuple(replace(kind, count=max(2, kind.count // 5)) for kind in KINDS)
@@ -92,15 +90,7 @@ def test_mixed_fleet_of_our_worker_and_upstreams_on_rabbitmq(rabbitmq_cluster: B
     _wait_until_all_terminal(cluster, total, timeout=75)
     elapsed = time.monotonic() - started
 
-    kinds = {(kind.namespace, kind.name): kind for kind in BROKER_KINDS}
-    histories = _histories(cluster)
-    our_uuids = _our_worker_uuids(histories)
-    assert len(our_uuids) == 1, f"our worker's claims carry worker_uuids {our_uuids}"
-    figures = _judge_transitions(histories, our_uuids)
-    tasks = _tasks(cluster)
-    assert Counter((t["namespace"], t["name"]) for t in tasks) == {k: kind.count for k, kind in kinds.items()}
-    wrong = [problem for task in tasks
-             if (problem := _wrong_outcome(kinds[(task["namespace"], task["name"])], task, figures.upstream_races))]
+    histories, figures, _, wrong = judge_run(cluster, BROKER_KINDS)
     assert wrong == [], f"{len(wrong)} tasks ended wrongly, e.g. {wrong[:3]}"
     left = _wait_for_empty_broker(rabbitmq_cluster)
     report = {"tasks": total, "seconds": round(elapsed, 1), "steps": figures.steps, "claims": dict(figures.claims),

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from conftest import BrokerCluster, free_port
-from test_mixed_fleet import Kind, _histories, _judge_transitions, _tasks, _wait_until_all_terminal, _wrong_outcome
+from test_mixed_fleet import Kind, _histories, _wait_until_all_terminal, judge_run
 from test_mixed_fleet_rabbitmq import _pgmq_messages_ever_sent, _publish, _task_requests, _wait_for_empty_broker
 
 SLOW_TEMPLATE = """\
@@ -82,15 +81,9 @@ def test_the_broker_restarted_mid_load_loses_nothing(rabbitmq_cluster: BrokerClu
     assert at_stop < total, f"every task was terminal before the broker stopped ({at_stop}/{total}): nothing was in flight"
     _wait_until_all_terminal(cluster, total, timeout=150)
 
-    kinds = {(SLOW.namespace, SLOW.name): SLOW}
     histories = _histories(cluster)
     workers = {t[2] for h in histories.values() for t in h.transitions if t[0] == "in_progress" and t[2]}
-    assert len(workers) == 1, f"claims carry worker_uuids {workers}"
-    figures = _judge_transitions(histories, workers)
-    tasks = _tasks(cluster)
-    assert Counter((t["namespace"], t["name"]) for t in tasks) == {k: kind.count for k, kind in kinds.items()}
-    wrong = [problem for task in tasks
-             if (problem := _wrong_outcome(kinds[(task["namespace"], task["name"])], task, Counter()))]
+    _, figures, _, wrong = judge_run(cluster, (SLOW,), ours=workers)
     left = _wait_for_empty_broker(rabbitmq_cluster)
     # The stop reached both processes while they worked: each lost its connection and reconnected.
     lost = {process.log.stem: process.log_text().count("AMQP connection lost; reconnecting") for process in cluster.processes}
