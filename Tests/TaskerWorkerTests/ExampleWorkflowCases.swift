@@ -16,6 +16,12 @@ struct ExampleWorkflowCase: Sendable, CustomStringConvertible {
 
     var description: String { "\(name) \(context)" }
 
+    /// The templates of `config/tasks/examples/` (file `<name>.yaml`): `all` covers each.
+    static var exampleTemplateNames: Set<String> {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: TestEnvironment.repositoryRoot + "/config/tasks/examples")) ?? []
+        return Set(files.filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(".yaml".count)) })
+    }
+
     static let all: [ExampleWorkflowCase] = [
         linear, diamond, tree, decisionAutoApproved, decisionManagerApproved, batch, batchWithNoItems, retry,
     ]

@@ -21,6 +21,7 @@ extension RabbitMQWorkerTests {
     /// Every example workflow of `config/tasks/examples/`, with the checks of `ExampleWorkflowTests`
     /// (`ExampleWorkflowCase`), submitted at once to one worker and one orchestration on the broker.
     @Test func everyExampleWorkflowCompletesWithOurWorkerAndOrchestrationOnTheBroker() async throws {
+        #expect(Set(ExampleWorkflowCase.all.map(\.name)) == ExampleWorkflowCase.exampleTemplateNames)
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let worker = try harness.startBrokerWorker()
