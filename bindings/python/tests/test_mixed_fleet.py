@@ -292,6 +292,18 @@ def judge_run(cluster: Cluster, kinds: tuple[Kind, ...], ours: set[str] | None =
     return histories, figures, tasks, wrong
 
 
+def assert_fleet_figures(histories: dict[str, StepHistory], figures: Figures, report: dict[str, Any]) -> None:
+    """What every mixed fleet must show: each worker claimed in the namespaces it serves (and only
+    those), each read results stored by the other, ours never claimed or stored over upstream's
+    claim nor upstream over ours, and no attempt has two results."""
+    namespaces_by = {by: {h.namespace for h in histories.values() for b in h.by if b == by} for by in ("ours", "upstream")}
+    assert namespaces_by == {"ours": set(OURS_NAMESPACES), "upstream": set(UPSTREAM_NAMESPACES)}, namespaces_by
+    assert figures.cross["ours read upstream"] > 0 and figures.cross["upstream read ours"] > 0, report
+    assert figures.over_upstream == [], figures.over_upstream[:10]
+    assert figures.double_claims.get("upstream>ours", 0) == 0, report
+    assert figures.double_results == 0, report
+
+
 def _queued_messages(cluster: Cluster) -> dict[str, int]:
     rows = cluster.db.json(
         "SELECT coalesce(json_object_agg(queue_name, queue_length), '{}') FROM pgmq.metrics_all() WHERE queue_length > 0")
@@ -355,12 +367,7 @@ def test_mixed_fleet_of_our_worker_and_upstreams(cluster: Cluster, tmp_path: Pat
     (cluster.directory / "figures.json").write_text(json.dumps(report, indent=2))
     print("mixed fleet:", json.dumps(report))
 
-    namespaces_by = {by: {h.namespace for h in histories.values() for b in h.by if b == by} for by in ("ours", "upstream")}
-    assert namespaces_by == {"ours": set(OURS_NAMESPACES), "upstream": set(UPSTREAM_NAMESPACES)}, namespaces_by
-    assert figures.cross["ours read upstream"] > 0 and figures.cross["upstream read ours"] > 0, report
-    assert figures.over_upstream == [], figures.over_upstream[:10]
-    assert figures.double_claims.get("upstream>ours", 0) == 0, report
-    assert figures.double_results == 0, report
+    assert_fleet_figures(histories, figures, report)
     assert left == {}, f"{report}; left: {_leftovers(cluster, list(left))[:5]}"
     unfinished = [m for m in stale if m["step_state"] not in ("complete", "error")]
     assert unfinished == [], f"messages of unfinished steps left: {unfinished[:5]}"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from conftest import TESTS, BrokerCluster, Cluster, free_port
 from test_mixed_fleet import (KINDS, OURS_NAMESPACES, UPSTREAM_NAMESPACES, Kind, _error_lines, _template_directory,
-                              _wait_until_all_terminal, judge_run)
+                              _wait_until_all_terminal, assert_fleet_figures, judge_run)
 
 #: test_mixed_fleet.py's kinds at a fifth of their counts (50 tasks; every kind at least twice).
 BROKER_KINDS = tuple(replace(kind, count=max(2, kind.count // 5)) for kind in KINDS)
@@ -99,12 +99,7 @@ def test_mixed_fleet_of_our_worker_and_upstreams_on_rabbitmq(rabbitmq_cluster: B
     (cluster.directory / "figures.json").write_text(json.dumps(report, indent=2))
     print("mixed fleet on RabbitMQ:", json.dumps(report))
 
-    namespaces_by = {by: {h.namespace for h in histories.values() for b in h.by if b == by} for by in ("ours", "upstream")}
-    assert namespaces_by == {"ours": set(OURS_NAMESPACES), "upstream": set(UPSTREAM_NAMESPACES)}, namespaces_by
-    assert figures.cross["ours read upstream"] > 0 and figures.cross["upstream read ours"] > 0, report
-    assert figures.over_upstream == [], figures.over_upstream[:10]
-    assert figures.double_claims.get("upstream>ours", 0) == 0, report
-    assert figures.double_results == 0, report
+    assert_fleet_figures(histories, figures, report)
     assert left == {}, f"messages left on the broker: {report}"
     assert _pgmq_messages_ever_sent(cluster) == {}, "a message went through PGMQ instead of the broker"
     assert upstream.process.terminate() == 0, upstream.process.log_tail()

@@ -51,6 +51,17 @@ def _skip_when_scripts_dev_runs() -> None:
         pytest.skip("a scripts/dev RabbitMQ is in .tasker/rabbitmq (this test would stop it)")
 
 
+def _stop_leftovers(pipeline: subprocess.Popen, started: list[int]) -> None:
+    """What a failed run left behind: the script's process group, then each process it started
+    (the last, the postmaster, with SIGINT: its fast shutdown)."""
+    if pipeline.poll() is None:
+        os.killpg(pipeline.pid, signal.SIGKILL)
+        pipeline.wait(timeout=10)
+    for pid in started:
+        if _alive(pid):
+            os.kill(pid, signal.SIGINT if pid == started[-1] else signal.SIGKILL)
+
+
 def _pgmq_messages_since(database: str, since: float) -> int:
     """Messages sent through any PGMQ queue of ``database`` (queued or archived) since the epoch
     second ``since``: the development database outlives runs, so earlier runs' messages do not count."""
@@ -107,12 +118,7 @@ def test_ctrl_c_on_a_piped_scripts_dev_stops_the_worker_the_orchestration_and_po
         pipeline.wait(timeout=60)
         assert submit.startswith("DATABASE_URL='postgresql://"), submit   # works when pasted into a new shell
     finally:
-        if pipeline.poll() is None:
-            os.killpg(pipeline.pid, signal.SIGKILL)
-            pipeline.wait(timeout=10)
-        for pid in started:   # what a failed run left behind (SIGINT: the postmaster's fast shutdown)
-            if _alive(pid):
-                os.kill(pid, signal.SIGINT if pid == started[-1] else signal.SIGKILL)
+        _stop_leftovers(pipeline, started)
 
 
 def _broker_pid() -> int | None:
@@ -193,12 +199,7 @@ def test_scripts_dev_on_rabbitmq_runs_tasks_through_the_broker_and_ctrl_c_stops_
         pipeline.wait(timeout=60)
         assert not BROKER_AREA.exists() and not BROKER_URL_FILE.exists()
     finally:
-        if pipeline.poll() is None:
-            os.killpg(pipeline.pid, signal.SIGKILL)
-            pipeline.wait(timeout=10)
-        for pid in started:   # what a failed run left behind (SIGINT: the postmaster's fast shutdown)
-            if _alive(pid):
-                os.kill(pid, signal.SIGINT if pid == started[-1] else signal.SIGKILL)
+        _stop_leftovers(pipeline, started)
         if (BROKER_AREA / "env").exists():   # the broker's epmd too
             subprocess.run(["bash", "-c", 'source scripts/lib/common.sh && source scripts/lib/rabbitmq.sh'
                             ' && stop_broker .tasker/rabbitmq'], cwd=REPO, timeout=120)
