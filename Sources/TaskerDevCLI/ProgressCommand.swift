@@ -146,7 +146,9 @@ struct ProgressCommand: AsyncParsableCommand {
                                 ProgressScreen.emit(ProgressRenderer.plainLine(snapshot, submitter: stats))
                             }
                         } catch {
-                            let line = "progress query failed: \(error)"
+                            // Stopping (SIGINT/SIGTERM) cancels the query in flight: not a failure to show.
+                            if Task.isCancelled { break }
+                            let line = "[progress] query failed: \(error)"
                             if terminal { screen.draw(header + [line]) } else { ProgressScreen.emit(line) }
                         }
                         try? await Task.sleep(for: .milliseconds(Int(period * 1000)))
