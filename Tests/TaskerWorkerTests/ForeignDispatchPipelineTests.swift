@@ -121,7 +121,7 @@ struct ForeignDispatchPipelineTests {
             #expect(text.contains("tasker_worker_ffi_dispatch_pending 0"))
             let workerJSON = await WorkerMetricsRoutes.workerMetrics(worker.daemon.runtime)
             #expect(workerJSON.metrics["ffi_dispatch_completions"]?.value == 1)
-            #expect(await worker.stop(within: .seconds(15)))
+            #expect(await worker.stop(within: .seconds(40)))
         }
     }
 
@@ -146,7 +146,7 @@ struct ForeignDispatchPipelineTests {
                 }
             }
             #expect(channel.metrics.timeouts == 1)
-            #expect(await worker.stop(within: .seconds(15)))
+            #expect(await worker.stop(within: .seconds(40)))
         }
     }
 
@@ -167,7 +167,7 @@ struct ForeignDispatchPipelineTests {
             let stored = try await harness.result(task["py_step"])
             #expect(!stored.isSuccess && stored.isRetryable && stored.metadata.errorType == nil)
             #expect(stored.error?.message == "boom" && stored.metadata.workerID == nil && stored.metadata.startedAt == nil)
-            #expect(await worker.stop(within: .seconds(15)))
+            #expect(await worker.stop(within: .seconds(40)))
         }
     }
 
@@ -196,7 +196,7 @@ struct ForeignDispatchPipelineTests {
             try channel.complete(eventID: second.id.uuidString, resultJSON: try Self.success(task["py_step"], ["sum": 40]))
             try await harness.waitForState(task["py_step"], ["enqueued_for_orchestration"])
             #expect(channel.metrics.checkpoints == 1 && channel.metrics.completions == 1)
-            #expect(await worker.stop(within: .seconds(15)))
+            #expect(await worker.stop(within: .seconds(40)))
         }
     }
 
@@ -212,7 +212,7 @@ struct ForeignDispatchPipelineTests {
             let (event, _) = try await Self.poll(channel)
             try channel.complete(eventID: event.id.uuidString, resultJSON: try Self.success(task["py_step"], [:]))
             try await harness.waitForState(task["py_step"], ["enqueued_for_orchestration"])
-            #expect(await worker.stop(within: .seconds(15)))
+            #expect(await worker.stop(within: .seconds(40)))
         }
     }
 
@@ -228,7 +228,7 @@ struct ForeignDispatchPipelineTests {
             try await waitUntil { channel.metrics.queuedCount == 1 }
             #expect(worker.daemon.runtime.dispatch.capacity.handlerPermitsInUse == 2, "foreign steps hold their permits")
 
-            #expect(await worker.stop(within: .seconds(15)))
+            #expect(await worker.stop(within: .seconds(40)))
             for (step, text) in [("py_step", "did not finish"), ("py_other", "not started")] {
                 #expect(try await harness.state(task[step]) == "enqueued_as_error_for_orchestration")
                 let result = try await harness.result(task[step])

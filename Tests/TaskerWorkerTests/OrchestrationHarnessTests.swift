@@ -140,7 +140,7 @@ struct OrchestrationHarness {
 
     /// Waits until the task reaches one of `states`.
     @discardableResult
-    func waitForTask(_ task: UUID, in states: Set<String>, timeout: Duration = .seconds(30)) async throws -> String {
+    func waitForTask(_ task: UUID, in states: Set<String>, timeout: Duration = .seconds(60)) async throws -> String {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var last: String?
         while ContinuousClock.now < deadline {
