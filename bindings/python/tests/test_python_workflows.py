@@ -42,7 +42,7 @@ def test_deep_results_fail_their_steps_for_good_and_never_kill_a_poll_thread(clu
     # 5,000: past Python's recursion limit; 300: past the worker's 128; 125: readable, but over the
     # 120 levels a result may bring in (result_not_storable).
     depths = [5000, 5000, 5000, 300, 125]
-    tasks = [cluster.submit("py_deep", {"depth": depth}) for depth in depths]
+    tasks = [cluster.submit("py_deep", {"depth": depth, "n": n}) for n, depth in enumerate(depths)]
     for task, depth in zip(tasks, depths):
         assert cluster.wait_for_task(task) == "error", depth
         stored = cluster.db.result(task, "deep_result")
@@ -59,7 +59,7 @@ def test_deep_results_fail_their_steps_for_good_and_never_kill_a_poll_thread(clu
             assert "nested more than 120 levels" in message, message
     chain = cluster.submit("py_chain", {"number": 3})
     assert cluster.wait_for_task(chain) == "complete"
-    assert host.poll() is None
+    assert host.process.poll() is None, host.log_tail()
 
 
 def _config_with_completion_timeout(directory: Path, milliseconds: int) -> Path:
