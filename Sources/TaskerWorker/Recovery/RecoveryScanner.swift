@@ -7,8 +7,9 @@ import TaskerPostgres
 
 /// Recovers the steps of dead workers (`[worker.crash_recovery]`, `enabled`): every `interval` it
 /// looks (`RecoveryStatements.scan`, one round trip) for `in_progress` steps whose claiming worker
-/// holds no liveness lock; a step seen so for at least `grace` (`AbsenceTracker`) gets a retryable
-/// `worker_lost` error result through the normal completion statement, as a compare-and-set on the
+/// has no unexpired liveness lease (a lease lasts `grace` from its last renewal, by the database's
+/// clock: `WorkerLeaseService`, so the worker was absent for the whole grace period); each gets a
+/// retryable `worker_lost` error result through the normal completion statement, as a compare-and-set on the
 /// `in_progress` transition seen (`RecoveryStatements.recover`), so that exactly one result is
 /// written however many workers scan, and orchestration (any Tasker orchestration) retries the
 /// step like any retryable failure. The dead worker's id is logged at warning and each recovery
@@ -49,29 +50,26 @@ package final class RecoveryScanner: Service, Sendable {
     }
 
     private func scanUntilCancelled() async {
-        var tracker = AbsenceTracker(grace: grace)
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
-            await scanOnce(&tracker)
+            await scanOnce()
         }
     }
 
-    /// One scan: look, then recover what has been absent for the grace period. Returns how many
-    /// steps this call recovered.
+    /// One scan: look, then recover what it found. Returns how many steps this call recovered.
     @discardableResult
-    func scanOnce(_ tracker: inout AbsenceTracker) async -> Int {
+    func scanOnce() async -> Int {
         let steps: [LostWorkerStep]
         do {
             steps = try await pool.withConnection { c in try await RecoveryRepository.scan(c, limit: Self.scanLimit) }
         } catch {
-            tracker.reset()
             if failureThrottle.allow() {
                 logger.warning("crash recovery scan failed; retrying", metadata: ["error": "\(error)"])
             }
             return 0
         }
         var recovered = 0
-        for step in tracker.observe(steps, at: .now) where !Task.isCancelled {
+        for step in steps where !Task.isCancelled {
             if await recover(step) { recovered += 1 }
         }
         return recovered
