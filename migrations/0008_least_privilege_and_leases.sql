@@ -41,8 +41,8 @@ $fn$;
 REVOKE ALL ON FUNCTION tasker.create_queue(text) FROM PUBLIC;
 
 -- One row per running worker: it is alive while expires_at (the database's clock) is in the
--- future. The worker renews its row every grace_period_ms / 4 to clock_timestamp() + grace_period_ms
--- and deletes it at shutdown; crash recovery treats steps claimed by a worker without an unexpired
+-- future. The worker renews its row several times per lease (Recovery/WorkerLeaseState.swift) to
+-- clock_timestamp() + the lease's duration, and deletes it at shutdown; crash recovery treats steps claimed by a worker without an unexpired
 -- row as lost. Only worker roles may write it (scripts/sql/worker-role.sql); unlike an advisory
 -- lock, no role that can merely connect can hold or forge it.
 CREATE TABLE IF NOT EXISTS tasker.worker_leases (

@@ -65,8 +65,9 @@ struct CrashRecoveryTests {
             let recovered = await withTaskGroup(of: Int.self) { group in
                 for scanner in scanners {
                     group.addTask {
+                        var tracker = AbsenceTracker(grace: .zero)
                         var count = 0
-                        for _ in 0..<3 { count += await scanner.scanOnce() }
+                        for _ in 0..<3 { count += await scanner.scanOnce(&tracker) }
                         return count
                     }
                 }
@@ -95,11 +96,29 @@ struct CrashRecoveryTests {
                 "UPDATE tasker.worker_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE worker_uuid = $1",
                 [Self.liveWorker])
             await holder.close()
-            #expect(await scanners[0].scanOnce() == 1)
+            var tracker = AbsenceTracker(grace: .zero)
+            #expect(await scanners[0].scanOnce(&tracker) == 1)
             #expect(try await harness.state(task["live"]) == "enqueued_as_error_for_orchestration")
             #expect(try await harness.state(task["upstream"]) == "in_progress")
             for scanner in scanners { await scanner.pool.close() }
         }
+    }
+
+    /// A step is recovered only after its worker's lease has been seen expired for the absence wait;
+    /// a fresh tracker knows nothing, and a step missing from a scan is forgotten.
+    @Test func absenceMustLastTheWait() throws {
+        var tracker = AbsenceTracker(grace: .seconds(4))
+        let step = LostWorkerStep(
+            transitionUUID: UUID(), stepUUID: UUID(), taskUUID: UUID(), correlationID: UUID(), workerUUID: UUID())
+        let start = ContinuousClock.now
+        #expect(tracker.observe([step], at: start).isEmpty)
+        #expect(tracker.observe([step], at: start + .seconds(3)).isEmpty)
+        #expect(tracker.observe([step], at: start + .seconds(4)) == [step])
+        #expect(tracker.observe([], at: start + .seconds(5)).isEmpty)
+        #expect(tracker.firstSeen.isEmpty)
+        #expect(tracker.observe([step], at: start + .seconds(6)).isEmpty)
+        tracker.reset()
+        #expect(tracker.observe([step], at: start + .seconds(9)).isEmpty)
     }
 
     /// Without its liveness lease the worker claims nothing; held again, the queues are read at once.

@@ -44,7 +44,7 @@ struct LivenessAttackTests {
             }
             await attacker.close()
         } catch {
-            try? await cluster.execute("DROP OWNED BY \"\(role)\"; DROP ROLE IF EXISTS \"\(role)\"")
+            _ = try? await cluster.execute("DROP OWNED BY \"\(role)\"; DROP ROLE IF EXISTS \"\(role)\"")
             await cluster.close()
             throw error
         }
@@ -70,14 +70,14 @@ struct LivenessAttackTests {
         }
     }
 
-    /// Takes advisory locks on `worker`'s old liveness key (shared, then exclusive, both forms) and
-    /// on a few thousand other keys; none of it is waited for.
+    /// Takes advisory locks on `worker`'s old liveness key (shared; exclusive when free; also the
+    /// 64-bit form) and on a few thousand other keys; none of it is waited for.
     static func holdAdvisoryLocks(_ attacker: PostgresConnection, on worker: UUID) async throws {
         try await attacker.query(
             """
-            SELECT pg_advisory_lock_shared($1::int4, ('x' || right($2::text, 8))::bit(32)::int4),
-                   pg_try_advisory_lock($1::int4, ('x' || right($2::text, 8))::bit(32)::int4),
-                   pg_advisory_lock_shared(('x' || right(replace($2::text, '-', ''), 16))::bit(64)::int8)
+            SELECT pg_try_advisory_lock_shared($1::int4, ('x' || right($2::text, 8))::bit(32)::int4) AS shared,
+                   pg_try_advisory_lock($1::int4, ('x' || right($2::text, 8))::bit(32)::int4) AS exclusive,
+                   pg_try_advisory_lock_shared(('x' || right(replace($2::text, '-', ''), 16))::bit(64)::int8) AS wide
             """, [oldLivenessClass, worker.uuidString.lowercased()])
         try await attacker.query(
             "SELECT count(pg_try_advisory_lock($1::int4, k)) AS n FROM generate_series(-2000, 2000) k", [oldLivenessClass])
@@ -94,11 +94,12 @@ struct LivenessAttackTests {
             try await harness.enqueue(task, "nap")
             try await harness.waitForState(task["nap"], ["in_progress"], timeout: .seconds(90))
             let victimUUID = try #require(
-                UUID(uuidString: try await harness.admin.query(
-                    """
-                    SELECT metadata->>'worker_uuid' AS w FROM tasker.workflow_step_transitions
-                     WHERE workflow_step_uuid = $1 AND most_recent
-                    """, [task["nap"]])[0].decode("w", as: String.self)))
+                UUID(
+                    uuidString: try await harness.admin.query(
+                        """
+                        SELECT metadata->>'worker_uuid' AS w FROM tasker.workflow_step_transitions
+                         WHERE workflow_step_uuid = $1 AND most_recent
+                        """, [task["nap"]])[0].decode("w", as: String.self)))
             #expect(victim.log.contains("liveness lease taken"))
 
             try await Self.withAttacker(db) { attacker in
@@ -131,17 +132,28 @@ struct LivenessAttackTests {
             try await waitUntil(timeout: .seconds(20)) { capacity.holdsLiveness }
             let uuid = worker.daemon.identity.uuid
             try await Self.withAttacker(db) { attacker in
-                // Queued behind the worker's shared lock in earlier versions: granted once the
-                // worker's liveness session ended, after which the worker could not take it back.
-                let queued = try await PostgresConnection.connect(
-                    url: try WorkerRoleTests.url(db.url, user: try await attacker.query("SELECT current_user AS u")[0].decode("u")),
-                    applicationName: "attacker-queued")
-                let exclusive = Task {
-                    try await queued.query(
-                        "SELECT pg_advisory_lock($1::int4, ('x' || right($2::text, 8))::bit(32)::int4)",
-                        [Self.oldLivenessClass, uuid.uuidString.lowercased()])
-                }
                 try await Self.holdAdvisoryLocks(attacker, on: uuid)
+                // An exclusive request queued behind the shared holders: in earlier versions the
+                // worker, once its liveness session had ended, could not take its lock back past it.
+                let role: String = try await attacker.query("SELECT current_user::text AS u")[0].decode("u")
+                let queued = try await PostgresConnection.connect(
+                    url: try WorkerRoleTests.url(db.url, user: role), applicationName: "attacker-queued")
+                let exclusive = Task {
+                    _ = try await queued.cancellable {
+                        try await queued.query(
+                            "SELECT pg_advisory_lock($1::int4, ('x' || right($2::text, 8))::bit(32)::int4)",
+                            [Self.oldLivenessClass, uuid.uuidString.lowercased()])
+                    }
+                }
+                try await waitUntil(timeout: .seconds(10)) {
+                    let waiting: Int = try await harness.admin.query(
+                        """
+                        SELECT count(*)::int AS n FROM pg_locks
+                         WHERE locktype = 'advisory' AND NOT granted
+                           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                        """)[0].decode("n")
+                    return waiting == 1
+                }
                 await Self.expectLeaseWritesRefused(attacker, worker: uuid)
 
                 // One lost connection: every session of the worker ends.
@@ -154,7 +166,9 @@ struct LivenessAttackTests {
                 try await harness.enqueue(task, "quick")
                 try await harness.waitForState(task["quick"], ["enqueued_for_orchestration"], timeout: .seconds(20))
                 try await waitUntil(timeout: .seconds(20)) { capacity.holdsLiveness }
-                #expect(await WorkerHealthService(runtime: worker.daemon.runtime).readiness().isReady)
+                try await waitUntil(timeout: .seconds(20)) {
+                    await WorkerHealthService(runtime: worker.daemon.runtime).readiness().isReady
+                }
                 let lease: Int = try await harness.admin.query(
                     "SELECT count(*)::int AS n FROM tasker.worker_leases WHERE worker_uuid = $1 AND expires_at > clock_timestamp()",
                     [uuid])[0].decode("n")

@@ -114,7 +114,10 @@ struct WorkerRoleTests {
             """)
         // Each refused for lack of privilege (42501), the names by tasker.create_queue (22023).
         let refused: [(statement: String, sqlState: String)] = [
-            ("CREATE TRIGGER escalate BEFORE INSERT ON pgmq.q_worker_least_privilege_queue FOR EACH ROW EXECUTE FUNCTION pg_temp.escalate()", "42501"),
+            (
+                "CREATE TRIGGER escalate BEFORE INSERT ON pgmq.q_worker_least_privilege_queue FOR EACH ROW EXECUTE FUNCTION pg_temp.escalate()",
+                "42501"
+            ),
             ("ALTER TABLE pgmq.q_worker_least_privilege_queue OWNER TO \"\(role)\"", "42501"),
             ("CREATE FUNCTION pgmq.escalate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$", "42501"),
             ("CREATE FUNCTION tasker.escalate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$", "42501"),
@@ -124,7 +127,10 @@ struct WorkerRoleTests {
             ("CREATE TABLE pgmq.q_planted (msg_id bigint)", "42501"),
             ("CREATE SCHEMA \"\(role)\"", "42501"),
             ("SELECT pgmq.create('worker_planted_queue')", "42501"),
-            ("INSERT INTO pgmq.meta (queue_name, is_partitioned, is_unlogged, created_at) VALUES ('planted', false, false, now())", "42501"),
+            (
+                "INSERT INTO pgmq.meta (queue_name, is_partitioned, is_unlogged, created_at) VALUES ('planted', false, false, now())",
+                "42501"
+            ),
             ("DELETE FROM pgmq.meta", "42501"),
             ("SELECT tasker.create_queue('worker_x_queue; DROP TABLE tasker.tasks')", "22023"),
             ("SELECT tasker.create_queue('planted_table')", "22023"),

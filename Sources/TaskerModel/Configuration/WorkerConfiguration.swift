@@ -281,8 +281,9 @@ extension WorkerConfiguration {
         public var enabled = true
         /// How often to look.
         public var scanIntervalMs = 2000
-        /// How long a worker's lease lasts from its last renewal (renewed every quarter of it), so
-        /// how long a worker must be absent before its steps are recovered.
+        /// How long a worker must be absent before its steps are recovered: its lease lasts two
+        /// thirds of this from each renewal (renewed every sixth), and scanners wait the last third
+        /// after seeing it expired.
         public var gracePeriodMs = 4000
         /// `/health/detailed` counts steps `in_progress` for longer than this, by claiming worker.
         public var staleInProgressThresholdSeconds = 300

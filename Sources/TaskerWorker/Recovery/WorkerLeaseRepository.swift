@@ -7,7 +7,7 @@ enum WorkerLeaseRepository {
     /// Writes or extends the lease of worker $1 to the database's `clock_timestamp()` + $2 seconds
     /// ($3 the host name), also after it lapsed (a lapsed lease is taken back: the steps recovered
     /// meanwhile refuse this worker's late results). Returns the server process that ran it.
-    static let renew = PreparedStatement(
+    static let renewLease = PreparedStatement(
         """
         INSERT INTO tasker.worker_leases AS lease (worker_uuid, expires_at, renewed_at, started_at, hostname)
         VALUES ($1::uuid, clock_timestamp() + make_interval(secs => $2::float8), clock_timestamp(), clock_timestamp(),
@@ -17,10 +17,10 @@ enum WorkerLeaseRepository {
         """)
 
     /// Deletes the lease of worker $1 (shutdown: its steps are all settled).
-    static let release = PreparedStatement("DELETE FROM tasker.worker_leases WHERE worker_uuid = $1::uuid")
+    static let releaseLease = PreparedStatement("DELETE FROM tasker.worker_leases WHERE worker_uuid = $1::uuid")
 
     /// Deletes every lease that has expired (their workers are dead or will write theirs again).
-    static let purgeExpired = PreparedStatement("DELETE FROM tasker.worker_leases WHERE expires_at < clock_timestamp()")
+    static let purgeExpiredLeases = PreparedStatement("DELETE FROM tasker.worker_leases WHERE expires_at < clock_timestamp()")
 
     /// The lease of `worker` lasts `duration` from now on the database's clock. Throws
     /// `SessionPoolerError` when the statement ran in another server process than the one this
@@ -28,18 +28,18 @@ enum WorkerLeaseRepository {
     static func renew(
         _ c: isolated PostgresConnection, worker: UUID, hostname: String, duration: Duration
     ) throws {
-        let pid: Int32 = try c.query(renew, [worker, duration.inSeconds, hostname])[0].decode("pid")
+        let pid: Int32 = try c.query(renewLease, [worker, duration.inSeconds, hostname])[0].decode("pid")
         guard pid == c.backendPID else {
             throw SessionPoolerError(connectionPID: c.backendPID, serverPID: pid)
         }
     }
 
     static func release(_ c: isolated PostgresConnection, worker: UUID) throws(PostgresError) {
-        try c.query(release, [worker])
+        try c.query(releaseLease, [worker])
     }
 
     static func purgeExpired(_ c: isolated PostgresConnection) throws(PostgresError) {
-        try c.query(purgeExpired)
+        try c.query(purgeExpiredLeases)
     }
 }
 

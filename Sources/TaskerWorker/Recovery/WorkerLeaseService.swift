@@ -97,7 +97,8 @@ package final class WorkerLeaseService: Service, Sendable {
         let lease = snapshot
         let allowed = lease.claimsAllowed(at: now)
         if !allowed, capacity.holdsLiveness {
-            logger.warning("not claiming steps until the liveness lease is renewed", metadata: ["reason": "\(lease.problem(at: now) ?? "")"])
+            logger.warning(
+                "not claiming steps until the liveness lease is renewed", metadata: ["reason": "\(lease.problem(at: now) ?? "")"])
         }
         capacity.setLiveness(allowed, problem: lease.problem(at: now))
     }
@@ -107,7 +108,10 @@ package final class WorkerLeaseService: Service, Sendable {
     private func release() async {
         capacity.setLiveness(false, problem: "liveness lease released: the worker is stopping")
         let (pool, uuid) = (pool, identity.uuid)
-        switch await withDeadline(snapshot.interval) { try await pool.withConnection { c in try await WorkerLeaseRepository.release(c, worker: uuid) } } {
+        let outcome = await withDeadline(snapshot.interval) {
+            try await pool.withConnection { c in try await WorkerLeaseRepository.release(c, worker: uuid) }
+        }
+        switch outcome {
         case .value:
             state.withLock { $0.released() }
             logger.info("liveness lease released")

@@ -1,5 +1,18 @@
 import Foundation
 
+/// How `worker.crash_recovery.grace_period_ms` (how long a worker must be absent before its steps are
+/// recovered) is split: two thirds are the lease's duration (a dead worker's lease expires at most
+/// that long after its death), the last third the wait of the scanners that see it expired
+/// (`AbsenceTracker`), which gives live workers time to renew after PostgreSQL was unreachable (every
+/// lease expires by the database's clock during an outage). Renewals come every quarter of the lease:
+/// with the default 4 s, a lease of 2.67 s renewed every 667 ms, claiming stopped 2 s after the last
+/// renewal that answered, recovery at most 4 s + one scan interval after a kill.
+struct LivenessTiming: Sendable, Equatable {
+    let grace: Duration
+    var leaseDuration: Duration { grace * 2 / 3 }
+    var absenceWait: Duration { grace - leaseDuration }
+}
+
 /// The worker's liveness lease as the worker sees it: pure, tested without I/O; driven by
 /// `WorkerLeaseService`, which renews the row in `tasker.worker_leases`.
 ///
@@ -13,7 +26,7 @@ import Foundation
 /// Invariants: `validUntil` only grows (a late answer of an older renewal never shortens it);
 /// `claimsAllowed(at:)` is false before the first renewal and from `validUntil - margin` on.
 struct WorkerLeaseState: Sendable, Equatable {
-    /// How long a renewed lease lasts (`worker.crash_recovery.grace_period_ms`).
+    /// How long a renewed lease lasts (`LivenessTiming.leaseDuration`).
     let duration: Duration
     /// How often the lease is renewed, and how long before `validUntil` claiming stops: a quarter of
     /// `duration`, so three renewals in a row may fail before the worker stops claiming.

@@ -53,9 +53,10 @@ struct WorkerPipeline {
         let recovery = worker.crashRecovery
         let scanInterval = Duration.milliseconds(recovery.scanIntervalMs)
         let grace = Duration.milliseconds(recovery.gracePeriodMs)
-        // The lease lasts the grace period from each renewal and is renewed every quarter of it;
-        // claiming stops a quarter before it could expire (WorkerLeaseState).
-        let liveness = WorkerLeaseService(pool: pool, identity: identity, capacity: capacity, duration: grace)
+        // The lease lasts two thirds of the grace period from each renewal and is renewed every
+        // quarter of that; claiming stops a quarter before it could expire (WorkerLeaseState).
+        let liveness = WorkerLeaseService(
+            pool: pool, identity: identity, capacity: capacity, duration: LivenessTiming(grace: grace).leaseDuration)
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
