@@ -7,7 +7,7 @@ import Testing
 @testable import TaskerWorker
 
 /// Crash recovery (Sources/TaskerWorker/Recovery) against the real PostgreSQL: which steps the scan
-/// takes (only those of workers whose liveness lock no session holds), exactly one result per step
+/// takes (only those of workers without an unexpired liveness lease), exactly one result per step
 /// however many scanners, the late result of a recovered step, `/health/detailed`, configuration.
 /// The SIGKILL of a real worker process is `CrashRecoveryProcessTests`.
 @Suite("Crash recovery", .timeLimit(.minutes(3)))
@@ -27,7 +27,6 @@ struct CrashRecoveryTests {
             handler: { callable: tasker.noop }
         """
 
-    /// A worker uuid whose liveness key has the high bit set (`objid` above 2^31 in `pg_locks`).
     static let liveWorker = UUID(uuidString: "01900000-0000-7000-8000-0000ffffffff")!
 
     /// Enqueues and claims `name` as worker `worker` would (nil: no `worker_uuid`, as upstream).
@@ -48,7 +47,7 @@ struct CrashRecoveryTests {
 
     /// Two scanners at once: the steps of a dead worker get exactly one retryable `worker_lost`
     /// result each (result, transition and orchestration message); a step claimed with no
-    /// `worker_uuid` and a step of a worker whose lock is held are never touched.
+    /// `worker_uuid` and a step of a worker whose lease is unexpired are never touched.
     @Test func twoScannersRecoverOnlyDeadWorkersStepsOnce() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
@@ -58,10 +57,9 @@ struct CrashRecoveryTests {
             try await Self.claim(harness, task, "dead_two", worker: dead)
             try await Self.claim(harness, task, "upstream", worker: nil)
             try await Self.claim(harness, task, "live", worker: Self.liveWorker)
-            // The live worker's lock, held by a session of its own as WorkerLivenessService holds it.
+            // The live worker's lease, written as WorkerLeaseService writes it.
             let holder = try await db.connect()
-            let pid = try await WorkerLivenessService.take(holder, LivenessKey(worker: Self.liveWorker))
-            #expect(pid > 0)
+            try await WorkerLeaseRepository.renew(holder, worker: Self.liveWorker, hostname: "live", duration: .seconds(600))
 
             let scanners = [Self.scanner(db), Self.scanner(db)]
             let recovered = await withTaskGroup(of: Int.self) { group in
@@ -93,21 +91,22 @@ struct CrashRecoveryTests {
             #expect(try await harness.state(task["upstream"]) == "in_progress")
             #expect(try await harness.state(task["live"]) == "in_progress")
 
-            // Once the live worker's session ends, its step is recovered too.
+            // Once the live worker's lease has expired, its step is recovered too.
+            try await holder.query(
+                "UPDATE tasker.worker_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE worker_uuid = $1",
+                [Self.liveWorker])
             await holder.close()
-            try await waitUntil(timeout: .seconds(10)) {
-                var tracker = AbsenceTracker(grace: .zero)
-                return await scanners[0].scanOnce(&tracker) == 1
-            }
+            var tracker = AbsenceTracker(grace: .zero)
+            #expect(await scanners[0].scanOnce(&tracker) == 1)
             #expect(try await harness.state(task["live"]) == "enqueued_as_error_for_orchestration")
             #expect(try await harness.state(task["upstream"]) == "in_progress")
             for scanner in scanners { await scanner.pool.close() }
         }
     }
 
-    /// A step is recovered only after its worker's lock has been seen absent for the grace period;
+    /// A step is recovered only after its worker's lease has been seen expired for the absence wait;
     /// a fresh tracker knows nothing, and a step missing from a scan is forgotten.
-    @Test func absenceMustLastTheGracePeriod() throws {
+    @Test func absenceMustLastTheWait() throws {
         var tracker = AbsenceTracker(grace: .seconds(4))
         let step = LostWorkerStep(
             transitionUUID: UUID(), stepUUID: UUID(), taskUUID: UUID(), correlationID: UUID(), workerUUID: UUID())
@@ -122,8 +121,8 @@ struct CrashRecoveryTests {
         #expect(tracker.observe([step], at: start + .seconds(9)).isEmpty)
     }
 
-    /// Without its liveness lock the worker claims nothing; taken again, the queues are read at once.
-    @Test func noClaimsWithoutTheLivenessLock() {
+    /// Without its liveness lease the worker claims nothing; held again, the queues are read at once.
+    @Test func noClaimsWithoutTheLivenessLease() {
         var state = WorkerCapacityState(permits: 4, shedding: .disabled, requiresLiveness: true)
         #expect(state.remainingClaims == 0)
         let refused = state.admitClaim(step: UUID(), message: 1)
@@ -147,7 +146,7 @@ struct CrashRecoveryTests {
     @Test func recoveryStatementIsTheCompletionWithACompareAndSet() {
         #expect(StepStatements.complete.sql.contains(RecoveryStatements.completeRetireCondition))
         #expect(RecoveryStatements.recover.sql.contains("workflow_step_transition_uuid = $7::uuid"))
-        #expect(RecoveryStatements.recover.sql.contains("live.objid = $8::bigint"))
+        #expect(RecoveryStatements.recover.sql.contains("lease.worker_uuid = $8::uuid AND lease.expires_at > clock_timestamp()"))
     }
 
     @Test func configurationDefaultsAndValidation() throws {

@@ -54,7 +54,7 @@ struct CrashRecoveryWorkerTests {
                 Issue.record("the worker process did not claim the steps:\n\(victim.log.suffix(3000))")
                 throw error
             }
-            #expect(victim.log.contains("liveness lock taken"))
+            #expect(victim.log.contains("liveness lease taken"))
             // The victim's nap (10 min, its timeout 15 min) never ends before the kill, however slow the machine; the
             // rescuer's `tasker.sleep` returns at once, so the retried steps complete quickly.
             let quickSleep = HandlerRegistry.withBuiltIns()
@@ -121,7 +121,7 @@ struct CrashRecoveryWorkerTests {
         """
 
     /// A step recovered by another worker while its own worker still ran it (as after losing the
-    /// liveness lock for longer than the grace period): the late result is refused once, counted
+    /// liveness lease for longer than the grace period): the late result is refused once, counted
     /// and logged, and the worker goes on working.
     @Test func lateResultOfRecoveredStepIsRefusedCleanly() async throws {
         try await withTestDatabase { db in
@@ -133,7 +133,7 @@ struct CrashRecoveryWorkerTests {
             try await harness.waitForState(task["gated"], ["in_progress"])
 
             // Another worker's recovery (`RecoveryStatements.recover` on the claim it saw, as if this
-            // worker's liveness lock had been free: the objid of a lock nobody holds).
+            // worker's lease had expired: the uuid of a worker without a lease).
             let claim: UUID = try await harness.admin.query(
                 """
                 SELECT workflow_step_transition_uuid FROM tasker.workflow_step_transitions
@@ -150,7 +150,7 @@ struct CrashRecoveryWorkerTests {
                 RecoveryStatements.recover,
                 [
                     write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
-                    QueueNames.stepResults, PostgresJSON(raw: write.body), claim, Int64(LivenessKey(worker: other.uuid).objectID),
+                    QueueNames.stepResults, PostgresJSON(raw: write.body), claim, other.uuid,
                 ])
             #expect(try recovered.first?.decode("msg_id", as: Int64?.self) != nil)
 
@@ -170,37 +170,44 @@ struct CrashRecoveryWorkerTests {
         }
     }
 
-    /// While the worker does not hold its liveness lock (its connection was terminated and cannot
-    /// come back) it claims nothing; once the lock is taken again, the waiting step runs.
-    @Test func noClaimsWhileTheLivenessLockIsLost() async throws {
+    /// While the worker cannot renew its lease (its row is locked by a transaction that does not
+    /// end) it stops claiming before the lease could expire, and readiness says why; once it can
+    /// renew again, the waiting step runs.
+    @Test func noClaimsWhileTheLeaseCannotBeRenewed() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.lateYAML)
             let worker = harness.startWorker(HandlerRegistry.withBuiltIns(), configuration: harness.configuration())
-            try await waitUntil(timeout: .seconds(20)) { worker.daemon.runtime.dispatch.capacity.holdsLiveness }
-            let admin = try await PostgresConnection.connect(url: try TestEnvironment.adminURL())
-            try await admin.query("ALTER DATABASE \"\(db.name)\" ALLOW_CONNECTIONS false")
-            try await admin.query(
-                """
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                 WHERE datname = $1 AND application_name = 'tasker-worker-liveness'
-                """, [db.name])
-            try await waitUntil(timeout: .seconds(10)) { !worker.daemon.runtime.dispatch.capacity.holdsLiveness }
+            let capacity = worker.daemon.runtime.dispatch.capacity
+            try await waitUntil(timeout: .seconds(20)) { capacity.holdsLiveness }
+            let blocker = try await db.connect()
+            try await blocker.execute("BEGIN")
+            try await blocker.query(
+                "SELECT 1 FROM tasker.worker_leases WHERE worker_uuid = $1 FOR UPDATE", [worker.daemon.identity.uuid])
+            try await waitUntil(timeout: .seconds(10)) { !capacity.holdsLiveness }
             let task = try await harness.createTask(steps: ["after"])
             try await harness.enqueue(task, "after")
-            try await Task.sleep(for: .milliseconds(1500))
-            #expect(try await harness.state(task["after"]) == "enqueued")
             let health = await WorkerHealthService(runtime: worker.daemon.runtime).readiness()
             #expect(!health.isReady)
+            let said = String(decoding: try JSONEncoder().encode(health), as: UTF8.self)
+            #expect(said.contains("liveness lease"), "\(said)")
+            #expect(capacity.livenessProblem?.contains("did not answer") == true, "\(capacity.livenessProblem ?? "nil")")
+            // Over a whole lease period nothing is claimed.
+            try await Task.sleep(for: .milliseconds(4000))
+            #expect(try await harness.state(task["after"]) == "enqueued")
 
-            try await admin.query("ALTER DATABASE \"\(db.name)\" ALLOW_CONNECTIONS true")
+            try await blocker.execute("COMMIT")
             try await harness.waitForState(task["after"], ["enqueued_for_orchestration"], timeout: .seconds(20))
-            #expect(worker.daemon.runtime.dispatch.capacity.holdsLiveness)
+            #expect(capacity.holdsLiveness)
+            await blocker.close()
             try await worker.stop()
+            // Shutdown deleted the lease.
+            let leases: Int = try await harness.admin.query("SELECT count(*)::int AS n FROM tasker.worker_leases")[0].decode("n")
+            #expect(leases == 0)
         }
     }
 
     /// `/health/detailed` counts the steps in_progress longer than the threshold by worker, with
-    /// `unrecorded` for steps claimed without a `worker_uuid`, and shows the liveness lock held.
+    /// `unrecorded` for steps claimed without a `worker_uuid`, and shows the liveness lease held.
     @Test func detailedHealthReportsLongRunningStepsByWorker() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: CrashRecoveryTests.yaml)
@@ -224,7 +231,7 @@ struct CrashRecoveryWorkerTests {
             let health = WorkerHealthService(runtime: running.daemon.runtime)
             let detailed = await health.detailed()
             let recovery = try #require(detailed.stepRecovery)
-            #expect(recovery.livenessLockHeld)
+            #expect(recovery.livenessLeaseHeld)
             #expect(!recovery.scannerEnabled)
             #expect(recovery.inProgressThresholdSeconds == 60)
             #expect(recovery.staleInProgressSteps == 3)

@@ -100,7 +100,7 @@ extension RabbitMQWorkerTests {
     /// The database is told to end a session whose client is gone (`client_connection_check_interval`),
     /// so the dead worker's waiting claim rolls back instead of committing once the rows are
     /// released. A new worker then starts: its crash recovery gives each step the dead process had
-    /// claimed a `worker_lost` result (the dead worker's liveness lock is free) and orchestration
+    /// claimed a `worker_lost` result (the dead worker's liveness lease expired) and orchestration
     /// retries it; the delivery never acked comes back from the broker and is claimed. Every task
     /// completes, one result per attempt, nothing claimed by the dead process is left. (Were the
     /// delivery acked on hand-off, as upstream does, the held step's only message would be gone and

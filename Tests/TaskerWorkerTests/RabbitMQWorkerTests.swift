@@ -200,7 +200,7 @@ struct RabbitMQWorkerTests {
 
     @Test func crashRecoveryPublishesTheWorkerLostResultToTheBroker() async throws {
         try await Self.scenario { s in
-            // A step claimed by a worker that is gone (no liveness lock held for it).
+            // A step claimed by a worker that is gone (no liveness lease for it).
             let step = try await s.enqueuedTask()["work"]
             let metadata = #"{"event":"{}","worker_uuid":"\#(UUID().uuidString.lowercased())"}"#
             try await SchemaTests.transition(s.harness.admin, step: step, from: "enqueued", to: "in_progress", metadata: metadata)

@@ -55,7 +55,7 @@ struct WebServerTests {
             // Upstream's keys plus ours, `step_recovery` (crash recovery, Sources/TaskerWorker/Recovery).
             #expect(
                 detailed.keys == ["checks", "distributed_cache", "status", "step_recovery", "system_info", "timestamp", "worker_id"])
-            #expect(detailed["step_recovery"]?["liveness_lock_held"] == true)
+            #expect(detailed["step_recovery"]?["liveness_lease_held"] == true)
             #expect(detailed["status"] == "healthy")
             let all = try #require(detailed["checks"])
             #expect(
@@ -113,7 +113,7 @@ struct WebServerTests {
             try await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [db.name])
 
             try await waitUntil(timeout: .seconds(15)) { try await worker.get("/health/ready").status == .serviceUnavailable }
-            // Readiness may fail first for the lost liveness lock (its connection was terminated too).
+            // Readiness may fail first for the liveness lease it cannot renew.
             try await waitUntil(timeout: .seconds(15)) {
                 try await worker.get("/health/detailed").json()["checks"]?["database"]?["status"] == "unhealthy"
             }

@@ -272,16 +272,18 @@ extension WorkerConfiguration {
     }
 
     /// `[worker.crash_recovery]` (ours): steps claimed by a worker that died are retried. Every
-    /// worker holds a liveness lock in PostgreSQL while it runs (always, so that others never take
-    /// its steps); with `enabled`, it also looks for `in_progress` steps whose claiming worker holds
-    /// none and stores a retryable `worker_lost` error result for each.
+    /// worker keeps a liveness lease in PostgreSQL (`tasker.worker_leases`) while it runs (always,
+    /// so that others never take its steps); with `enabled`, it also looks for `in_progress` steps
+    /// whose claiming worker has no unexpired lease and stores a retryable `worker_lost` error
+    /// result for each.
     public struct CrashRecovery: Codable, Sendable, Equatable {
-        /// Look for steps of dead workers (the liveness lock is held either way).
+        /// Look for steps of dead workers (the lease is kept either way).
         public var enabled = true
-        /// How often to look (and how often the worker checks its own liveness lock).
+        /// How often to look.
         public var scanIntervalMs = 2000
-        /// How long a claiming worker's liveness lock must be seen absent before its steps are
-        /// recovered (covers a worker reconnecting its liveness connection).
+        /// How long a worker must be absent before its steps are recovered: its lease lasts two
+        /// thirds of this from each renewal (renewed every sixth), and scanners wait the last third
+        /// after seeing it expired.
         public var gracePeriodMs = 4000
         /// `/health/detailed` counts steps `in_progress` for longer than this, by claiming worker.
         public var staleInProgressThresholdSeconds = 300

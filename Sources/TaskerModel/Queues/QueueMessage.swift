@@ -165,15 +165,14 @@ public enum PGMQ {
         try c.query(Statements.sendWithNotify, [queue, message, Int32(clamping: delaySeconds)])[0].decode("msg_id")
     }
 
-    /// Creates a queue unless `pgmq.meta` lists it already (idempotent). `pgmq.create` on an
-    /// existing queue still needs to own its table (`CREATE INDEX IF NOT EXISTS` checks ownership
-    /// first), so a worker running under the least-privilege role (`scripts/sql/worker-role.sql`)
-    /// calls it only for queues that are really missing.
+    /// Creates a queue unless `pgmq.meta` lists it already (idempotent), through
+    /// `tasker.create_queue` (migration 0008): a `SECURITY DEFINER` function of the schema owner,
+    /// so the queue is owned by the owner, never by the calling worker role, which has no CREATE
+    /// on schema `pgmq` (`scripts/sql/worker-role.sql`). The function accepts only the queue names
+    /// workers and orchestrations create (`worker_<ns>_queue`, `<ns>_domain_events[_dlq]`,
+    /// `orchestration_*`).
     public static func create(_ c: isolated PostgresConnection, queue: String) throws(PostgresError) {
-        try c.query(
-            """
-            SELECT pgmq.create($1::text) WHERE NOT EXISTS (SELECT 1 FROM pgmq.meta WHERE queue_name = $1::text)
-            """, [queue])
+        try c.query("SELECT tasker.create_queue($1::text)", [queue])
     }
 
     /// Depth and oldest message age (`pgmq.metrics`) of each of `queues` that exists, in the order

@@ -23,6 +23,8 @@ package final class WorkerCapacity: Sendable {
         var releaseWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         /// True once `finish()` ran: `waitForRelease` returns at once.
         var finished = false
+        /// Why the worker does not hold its liveness lease (readiness shows it).
+        var livenessProblem: String?
     }
 
     private let locked: Mutex<Locked>
@@ -39,7 +41,7 @@ package final class WorkerCapacity: Sendable {
     private let logger: Logger
 
     /// `requiresLiveness`: nothing is claimed until `setLiveness(true)` (the worker's pipeline,
-    /// whose `WorkerLivenessService` takes the lock).
+    /// whose `WorkerLeaseService` renews the liveness lease).
     package init(
         permits: Int, shedding: LoadShedding = .disabled, requiresLiveness: Bool = false,
         logger: Logger = Logger(label: "tasker.load_shedding")
@@ -68,8 +70,10 @@ package final class WorkerCapacity: Sendable {
     package var usagePercent: Double { locked.withLock { $0.state.usagePercent } }
     /// At or above the capacity threshold.
     package var isShedding: Bool { locked.withLock { $0.state.isShedding } }
-    /// Whether the worker holds its liveness lock (claims are refused while it does not).
+    /// Whether the worker holds its liveness lease (claims are refused while it does not).
     package var holdsLiveness: Bool { locked.withLock { $0.state.holdsLiveness } }
+    /// Why the worker does not hold its liveness lease (nil while it does, or when not told).
+    package var livenessProblem: String? { locked.withLock { $0.state.holdsLiveness ? nil : $0.livenessProblem } }
     /// Claims that fit before load shedding starts (nil: shedding is off).
     package var remainingClaims: Int? { locked.withLock { $0.state.remainingClaims } }
 
@@ -151,11 +155,16 @@ package final class WorkerCapacity: Sendable {
         if locked.withLock({ $0.state.resultSettled() }) { released() }
     }
 
-    // MARK: Liveness (Recovery/WorkerLivenessService)
+    // MARK: Liveness (Recovery/WorkerLeaseService)
 
-    /// The liveness lock was taken (true) or lost (false); taken again, the queues are read at once.
-    package func setLiveness(_ held: Bool) {
-        if locked.withLock({ $0.state.setLiveness(held) }) { released() }
+    /// The liveness lease is held (true) or not (false, for `problem`); held again, the queues are
+    /// read at once.
+    package func setLiveness(_ held: Bool, problem: String? = nil) {
+        let regained = locked.withLock { locked in
+            locked.livenessProblem = held ? nil : problem
+            return locked.state.setLiveness(held)
+        }
+        if regained { released() }
     }
 
     /// Ends `freed` (shutdown) and releases every `waitForRelease`.

@@ -52,7 +52,7 @@ struct WorkerCapacityState: Sendable {
     private(set) var claimsInFlight: [UUID: Int64] = [:]
     /// Load shedding refused work since capacity was last released.
     private(set) var shedSinceRelease = false
-    /// Whether the worker holds its liveness lock (`Recovery/WorkerLivenessService`). While it
+    /// Whether the worker holds its liveness lease (`Recovery/WorkerLeaseService`). While it
     /// does not, nothing is claimed: its steps could be recovered by other workers while it runs them.
     private(set) var holdsLiveness: Bool
 
@@ -66,7 +66,7 @@ struct WorkerCapacityState: Sendable {
 
     // MARK: Liveness
 
-    /// The liveness lock was taken (true) or lost (false). True when it was taken again after
+    /// The liveness lease is held (true) or not (false). True when it is held again after
     /// work was left unread meanwhile: read the queues again now.
     mutating func setLiveness(_ held: Bool) -> Bool {
         let regained = held && !holdsLiveness

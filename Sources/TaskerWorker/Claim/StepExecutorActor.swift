@@ -40,7 +40,7 @@ package enum DeliveryOutcome: Sendable, Equatable {
     /// Left queued (database trouble, the step being claimed by another delivery): the queue must
     /// be read again later.
     case retryLater
-    /// Left queued for lack of room (load shedding, or no liveness lock): read again once capacity
+    /// Left queued for lack of room (load shedding, or no liveness lease): read again once capacity
     /// is released (`WorkerCapacity.freed`; a broker's intake waits in `waitForRelease`).
     case shed
     /// Claiming is off.

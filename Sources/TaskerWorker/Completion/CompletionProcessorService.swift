@@ -245,7 +245,7 @@ package final class CompletionProcessorService: Service, Sendable {
         StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart, in: statistics)
         if case .notInProgress = outcome {
             // Refused once, never retried: e.g. the step was recovered by another worker while this
-            // worker had lost its liveness lock (Recovery/), and is retried by orchestration.
+            // worker could not renew its liveness lease (Recovery/), and is retried by orchestration.
             StepMetrics.lateResultRefused(namespace: completion.step.hydrated.namespace, in: statistics)
             logger.warning(
                 "step was no longer in_progress; result not stored (recovered by another worker, or moved on by orchestration)",

@@ -1,13 +1,15 @@
 import Foundation
 
 /// When each step of a dead-looking worker was first seen by the scan, so that a step is recovered
-/// only once its worker's lock has been absent for the whole grace period (a worker reconnecting
-/// its liveness connection is not dead). Pure; bounded by the scan's limit (entries not seen in
-/// the latest scan are dropped). A new tracker (a freshly started scanner) knows nothing, so it
-/// waits a full grace period before it recovers anything.
+/// only once its worker's lease has been seen expired, scan after scan, for `grace`
+/// (`LivenessTiming.absenceWait`). The lease's expiry alone is not enough: while PostgreSQL was down
+/// or restarting every lease expired by its clock, and the live workers need a moment to renew
+/// theirs once it is back. Pure; bounded by the scan's limit (entries not seen in the latest scan
+/// are dropped). A new tracker (a freshly started scanner) knows nothing, so it waits a full
+/// `grace` before it recovers anything; a failed scan forgets everything.
 struct AbsenceTracker: Sendable {
     let grace: Duration
-    /// First sighting of each `in_progress` transition whose worker's lock was absent.
+    /// First sighting of each `in_progress` transition whose worker's lease was expired.
     private(set) var firstSeen: [UUID: ContinuousClock.Instant] = [:]
 
     init(grace: Duration) {
@@ -27,6 +29,6 @@ struct AbsenceTracker: Sendable {
         return due
     }
 
-    /// Forgets every sighting (a scan failed: whether the locks stayed absent meanwhile is unknown).
+    /// Forgets every sighting (a scan failed: whether the leases stayed expired meanwhile is unknown).
     mutating func reset() { firstSeen = [:] }
 }

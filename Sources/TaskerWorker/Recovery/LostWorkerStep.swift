@@ -2,8 +2,8 @@ import Foundation
 import TaskerModel
 import TaskerPostgres
 
-/// A step the scan found: its `in_progress` transition names a worker whose liveness lock no
-/// session holds (`RecoveryStatements.scan`).
+/// A step the scan found: its `in_progress` transition names a worker that has no unexpired
+/// liveness lease (`RecoveryStatements.scan`).
 package struct LostWorkerStep: Sendable, Equatable {
     /// The `in_progress` transition seen (the compare-and-set of the recovery write).
     package var transitionUUID: UUID
@@ -46,7 +46,7 @@ extension StepExecutionResult {
         let lost = WorkerIdentity(uuid: step.workerUUID, hostname: "").workerID
         let failure = StepFailure(
             message:
-                "The worker \(lost) that claimed this step is gone (its liveness lock was not held for "
+                "The worker \(lost) that claimed this step is gone (its liveness lease was not renewed for "
                 + "\(grace.inMilliseconds) ms); the step is retried",
             errorType: workerLostErrorType, retryable: true,
             context: [

@@ -25,18 +25,17 @@ enum RecoveryRepository {
     }
 
     /// Stores `write` (the `worker_lost` result) for `step` only while its `in_progress`
-    /// transition is still the one the scan saw and its worker's lock is still not held. Returns
+    /// transition is still the one the scan saw and its worker still has no unexpired lease. Returns
     /// the orchestration message id, nil when nothing was written (another worker recovered it,
     /// the step moved on, or its worker is back).
     static func recover(
         _ c: isolated PostgresConnection, _ write: CompletionWrite, step: LostWorkerStep, sendsInPGMQ: Bool = true
     ) throws(PostgresError) -> Int64? {
-        let key = LivenessKey(worker: step.workerUUID)
         let rows = try c.query(
             sendsInPGMQ ? RecoveryStatements.recover : RecoveryStatements.recoverWithoutSend,
             [
                 write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
-                QueueNames.stepResults, PostgresJSON(raw: write.body), step.transitionUUID, Int64(key.objectID),
+                QueueNames.stepResults, PostgresJSON(raw: write.body), step.transitionUUID, step.workerUUID,
             ])
         return try rows.first?.decode("msg_id", as: Int64?.self) ?? nil
     }

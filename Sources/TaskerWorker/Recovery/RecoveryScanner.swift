@@ -7,11 +7,11 @@ import TaskerPostgres
 
 /// Recovers the steps of dead workers (`[worker.crash_recovery]`, `enabled`): every `interval` it
 /// looks (`RecoveryStatements.scan`, one round trip) for `in_progress` steps whose claiming worker
-/// holds no liveness lock; a step seen so for at least `grace` (`AbsenceTracker`) gets a retryable
-/// `worker_lost` error result through the normal completion statement, as a compare-and-set on the
-/// `in_progress` transition seen (`RecoveryStatements.recover`), so that exactly one result is
-/// written however many workers scan, and orchestration (any Tasker orchestration) retries the
-/// step like any retryable failure. The dead worker's id is logged at warning and each recovery
+/// has no unexpired liveness lease (`WorkerLeaseService`); a step seen so for the rest of the grace
+/// period (`LivenessTiming`, `AbsenceTracker`) gets a retryable `worker_lost` error result through
+/// the normal completion statement, as a compare-and-set on the `in_progress` transition seen
+/// (`RecoveryStatements.recover`), so that exactly one result is written however many workers
+/// scan, and orchestration (any Tasker orchestration) retries the step like any retryable failure. The dead worker's id is logged at warning and each recovery
 /// counted (`tasker_steps_recovered_total`).
 ///
 /// Steps whose transition records no `worker_uuid` (the upstream worker) are never returned by the
@@ -49,15 +49,15 @@ package final class RecoveryScanner: Service, Sendable {
     }
 
     private func scanUntilCancelled() async {
-        var tracker = AbsenceTracker(grace: grace)
+        var tracker = AbsenceTracker(grace: LivenessTiming(grace: grace).absenceWait)
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
             await scanOnce(&tracker)
         }
     }
 
-    /// One scan: look, then recover what has been absent for the grace period. Returns how many
-    /// steps this call recovered.
+    /// One scan: look, then recover what has been seen without a lease long enough. Returns how
+    /// many steps this call recovered.
     @discardableResult
     func scanOnce(_ tracker: inout AbsenceTracker) async -> Int {
         let steps: [LostWorkerStep]

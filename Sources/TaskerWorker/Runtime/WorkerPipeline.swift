@@ -8,7 +8,7 @@ import TaskerPostgres
 /// place (`WorkerDaemon.init` builds it; nothing in it is set later).
 struct WorkerPipeline {
     /// In group order; the group shuts them down in reverse: event system, recovery scanner,
-    /// dispatch, completion, actors' hooks, liveness lock, pool.
+    /// dispatch, completion, actors' hooks, liveness lease, pool.
     let services: [any Service]
     let commands: ActorCommandProcessor
     let eventSystem: WorkerEventSystem
@@ -53,12 +53,10 @@ struct WorkerPipeline {
         let recovery = worker.crashRecovery
         let scanInterval = Duration.milliseconds(recovery.scanIntervalMs)
         let grace = Duration.milliseconds(recovery.gracePeriodMs)
-        // The own lock is checked at least four times per grace period, each check answering
-        // within half of it, and a lost one is retaken well within it: this worker stops claiming
-        // (at most checkInterval + checkTimeout after losing the lock) before others take its steps.
-        let liveness = WorkerLivenessService(
-            url: configuration.common.database.url, identity: identity, capacity: capacity,
-            checkInterval: min(scanInterval, grace / 4), checkTimeout: grace / 2, maximumBackoff: grace / 4)
+        // The lease lasts two thirds of the grace period from each renewal and is renewed every
+        // quarter of that; claiming stops a quarter before it could expire (WorkerLeaseState).
+        let liveness = WorkerLeaseService(
+            pool: pool, identity: identity, capacity: capacity, duration: LivenessTiming(grace: grace).leaseDuration)
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,

@@ -1,11 +1,11 @@
 import Foundation
 
 /// `step_recovery` of `GET /health/detailed` (ours, added next to upstream's fields): whether this
-/// worker holds its liveness lock (it claims nothing while it does not), what crash recovery did,
+/// worker holds its liveness lease (it claims nothing while it does not), what crash recovery did,
 /// and the steps `in_progress` for longer than `worker.crash_recovery.stale_in_progress_threshold_seconds`
 /// by claiming worker (`unrecorded`: a worker that records no `worker_uuid`, such as upstream's).
 package struct StepRecoveryHealth: Codable, Sendable, Equatable {
-    package var livenessLockHeld: Bool
+    package var livenessLeaseHeld: Bool
     package var scannerEnabled: Bool
     package var stepsRecovered: Int
     package var lateResultsRefused: Int
@@ -15,7 +15,7 @@ package struct StepRecoveryHealth: Codable, Sendable, Equatable {
     package var staleInProgressByWorker: [StaleInProgressSteps]?
 
     enum CodingKeys: String, CodingKey {
-        case livenessLockHeld = "liveness_lock_held"
+        case livenessLeaseHeld = "liveness_lease_held"
         case scannerEnabled = "scanner_enabled"
         case stepsRecovered = "steps_recovered"
         case lateResultsRefused = "late_results_refused"

@@ -73,7 +73,7 @@ package struct WorkerHealthService: Sendable {
         let stats = runtime.statistics.snapshot
         let recovery = runtime.configuration.worker.crashRecovery
         return StepRecoveryHealth(
-            livenessLockHeld: runtime.dispatch.capacity.holdsLiveness, scannerEnabled: recovery.enabled,
+            livenessLeaseHeld: runtime.dispatch.capacity.holdsLiveness, scannerEnabled: recovery.enabled,
             stepsRecovered: stats.stepsRecovered, lateResultsRefused: stats.lateResultsRefused,
             inProgressThresholdSeconds: recovery.staleInProgressThresholdSeconds,
             staleInProgressSteps: stale.map { $0.reduce(0) { $0 + $1.steps } }, staleInProgressByWorker: stale)
@@ -94,7 +94,10 @@ package struct WorkerHealthService: Sendable {
         if !runtime.dispatch.capacity.holdsLiveness {
             probes.commandProcessor = Self.adding(
                 HealthCheck(
-                    status: .degraded, message: "liveness lock not held: not claiming steps until it is taken again", durationMs: 0),
+                    status: .degraded,
+                    message:
+                        "\(runtime.dispatch.capacity.livenessProblem ?? "liveness lease not held"): not claiming steps until it is renewed",
+                    durationMs: 0),
                 to: probes.commandProcessor, label: "liveness")
         }
         return probes

@@ -69,7 +69,7 @@ enum WorkerOpenAPISchemas {
         // Ours (not upstream's): liveness, crash recovery and long-running in_progress steps by worker.
         "StepRecoveryHealth": object(
             [
-                "liveness_lock_held": boolean, "scanner_enabled": boolean, "steps_recovered": uint64,
+                "liveness_lease_held": boolean, "scanner_enabled": boolean, "steps_recovered": uint64,
                 "late_results_refused": uint64, "in_progress_threshold_seconds": uint64,
                 "stale_in_progress_steps": nullableUInt64,
                 "stale_in_progress_by_worker": ["type": "array", "items": ref("StaleInProgressSteps")],

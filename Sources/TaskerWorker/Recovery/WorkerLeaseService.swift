@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TaskerModel
+import TaskerPostgres
+
+/// Keeps the worker's liveness lease (`tasker.worker_leases`, docs/security.md "Liveness") for the
+/// worker's whole life: a row per worker whose expiry the database computes from its own clock,
+/// renewed every `grace / 4` through the pool, deleted at shutdown. Other workers recover the steps
+/// of a worker whose lease has expired (`RecoveryScanner`). Only worker roles may write the table,
+/// so, unlike the advisory lock it replaces, no role that can merely connect can hold a dead
+/// worker's liveness or take a live one's away; and it needs no session of its own, so it works
+/// through any pool of connections.
+///
+/// Claiming waits for the lease (`WorkerCapacity.setLiveness`) and stops a quarter of the grace
+/// period before the lease could expire when renewals fail (`WorkerLeaseState`); readiness then
+/// says why. A renewal after a lapse takes the lease back: the steps recovered meanwhile refuse
+/// this worker's late results (the completion writes only over its own `in_progress` claim).
+///
+/// Runs in the worker's group right after the pool, so it stops after the pipeline drained.
+package final class WorkerLeaseService: Service, Sendable {
+    let pool: PostgresConnectionPool
+    let identity: WorkerIdentity
+    let capacity: WorkerCapacity
+    let logger: Logger
+    private let state: Mutex<WorkerLeaseState>
+
+    package init(
+        pool: PostgresConnectionPool, identity: WorkerIdentity, capacity: WorkerCapacity, duration: Duration,
+        logger: Logger = Logger(label: "tasker.liveness")
+    ) {
+        self.pool = pool
+        self.identity = identity
+        self.capacity = capacity
+        self.logger = logger
+        self.state = Mutex(WorkerLeaseState(duration: duration))
+    }
+
+    /// The lease as the worker sees it now.
+    var snapshot: WorkerLeaseState { state.withLock { $0 } }
+
+    package func run() async throws {
+        defer { capacity.setLiveness(false, problem: "liveness lease released: the worker is stopping") }
+        try await cancelWhenGracefulShutdown { try await self.renewUntilCancelled() }
+        await release()
+    }
+
+    private func renewUntilCancelled() async throws {
+        let duration = snapshot.duration
+        // Leases of dead workers are kept by nobody: remove them (bounded table; best effort).
+        _ = await withDeadline(duration / 4) { [pool] in
+            try await pool.withConnection { c in try await WorkerLeaseRepository.purgeExpired(c) }
+        }
+        var everHeld = false
+        while !Task.isCancelled {
+            let sentAt = ContinuousClock.now
+            let budget = snapshot.renewalBudget(at: sentAt)
+            let (pool, uuid, hostname) = (pool, identity.uuid, identity.hostname)
+            let outcome = await withDeadline(budget) {
+                try await pool.withConnection { c in
+                    try await WorkerLeaseRepository.renew(c, worker: uuid, hostname: hostname, duration: duration)
+                }
+            }
+            if Task.isCancelled { return }
+            switch outcome {
+            case .value:
+                let wasAllowed = snapshot.claimsAllowed(at: .now)
+                state.withLock { $0.renewed(sentAt: sentAt) }
+                if !wasAllowed {
+                    logger.log(
+                        level: everHeld ? .warning : .info,
+                        everHeld ? "liveness lease renewed again; claiming resumes" : "liveness lease taken",
+                        metadata: ["worker_uuid": "\(uuid.uuidString.lowercased())", "lease_ms": "\(duration.inMilliseconds)"])
+                }
+                everHeld = true
+            case .failed(let error as SessionPoolerError):
+                capacity.setLiveness(false, problem: error.description)
+                logger.critical("\(error.description)")
+                throw error
+            case .failed(let error):
+                state.withLock { $0.renewalFailed("\(error)") }
+                logger.warning("could not renew the liveness lease", metadata: ["error": "\(error)"])
+            case .timedOut:
+                state.withLock { $0.renewalFailed("the renewal did not answer within \(budget)") }
+                logger.warning("the liveness lease renewal did not answer", metadata: ["timeout": "\(budget)"])
+            }
+            publish()
+            do { try await Task.sleep(for: snapshot.delayBeforeRenewal(at: .now)) } catch { return }
+            publish()
+        }
+    }
+
+    /// Tells the capacity whether claiming is allowed now, and why not.
+    private func publish() {
+        let now = ContinuousClock.now
+        let lease = snapshot
+        let allowed = lease.claimsAllowed(at: now)
+        if !allowed, capacity.holdsLiveness {
+            logger.warning(
+                "not claiming steps until the liveness lease is renewed", metadata: ["reason": "\(lease.problem(at: now) ?? "")"])
+        }
+        capacity.setLiveness(allowed, problem: lease.problem(at: now))
+    }
+
+    /// Deletes the row (shutdown, after the pipeline drained): other workers need not wait for it to
+    /// expire. Bounded by a quarter of the lease; left to expire when the database does not answer.
+    private func release() async {
+        capacity.setLiveness(false, problem: "liveness lease released: the worker is stopping")
+        let (pool, uuid) = (pool, identity.uuid)
+        let outcome = await withDeadline(snapshot.interval) {
+            try await pool.withConnection { c in try await WorkerLeaseRepository.release(c, worker: uuid) }
+        }
+        switch outcome {
+        case .value:
+            state.withLock { $0.released() }
+            logger.info("liveness lease released")
+        case .failed(let error):
+            logger.warning("could not release the liveness lease; it expires by itself", metadata: ["error": "\(error)"])
+        case .timedOut:
+            logger.warning("the liveness lease release did not answer; it expires by itself")
+        }
+    }
+}

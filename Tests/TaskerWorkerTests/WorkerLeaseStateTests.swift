@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import TaskerWorker
+
+/// The worker's view of its liveness lease (`WorkerLeaseState`), without I/O: when it may claim,
+/// when it renews, and what readiness says.
+@Suite("Liveness lease state")
+struct WorkerLeaseStateTests {
+    let start = ContinuousClock.now
+
+    @Test func noClaimsBeforeTheFirstRenewal() {
+        let lease = WorkerLeaseState(duration: .seconds(4))
+        #expect(!lease.claimsAllowed(at: start))
+        #expect(lease.problem(at: start) == "liveness lease not taken yet")
+        #expect(lease.delayBeforeRenewal(at: start) == .milliseconds(100))
+        #expect(lease.renewalBudget(at: start) == .seconds(1))
+    }
+
+    /// A lease renewed at t lasts until t + duration by the worker's clock; claiming stops a quarter
+    /// of it earlier, and renewals are due every quarter.
+    @Test func claimsStopAQuarterBeforeTheLeaseCouldExpire() {
+        var lease = WorkerLeaseState(duration: .seconds(4))
+        lease.renewed(sentAt: start)
+        #expect(lease.claimsAllowed(at: start + .milliseconds(2999)))
+        #expect(!lease.claimsAllowed(at: start + .seconds(3)))
+        #expect(lease.delayBeforeRenewal(at: start + .milliseconds(200)) == .milliseconds(800))
+        #expect(lease.problem(at: start + .seconds(1)) == nil)
+        #expect(lease.problem(at: start + .seconds(3))?.hasPrefix("liveness lease about to lapse or lapsed") == true)
+    }
+
+    /// Failed renewals back off from a tenth of the interval, doubling up to the interval, never
+    /// sleeping past the claim deadline; a renewal started near it may only take until it.
+    @Test func failuresBackOffAndNeverSleepPastTheClaimDeadline() {
+        var lease = WorkerLeaseState(duration: .seconds(4))
+        lease.renewed(sentAt: start)
+        let at = start + .seconds(1)
+        lease.renewalFailed("connection refused")
+        #expect(lease.delayBeforeRenewal(at: at) == .milliseconds(100))
+        lease.renewalFailed("connection refused")
+        #expect(lease.delayBeforeRenewal(at: at) == .milliseconds(200))
+        for _ in 0..<10 { lease.renewalFailed("connection refused") }
+        #expect(lease.delayBeforeRenewal(at: at) == .milliseconds(800))
+        #expect(lease.delayBeforeRenewal(at: start + .milliseconds(2900)) == .milliseconds(100))
+        #expect(lease.renewalBudget(at: start + .milliseconds(2500)) == .milliseconds(500))
+        #expect(lease.renewalBudget(at: start + .milliseconds(2990)) == .milliseconds(100))
+        #expect(lease.claimsAllowed(at: start + .milliseconds(2900)))
+        let problem = lease.problem(at: start + .seconds(3))
+        #expect(problem == "liveness lease about to lapse or lapsed (not renewed for 12 attempts: connection refused)")
+    }
+
+    /// A lapsed lease renewed again is held again; a late answer of an older renewal never
+    /// shortens it; release ends it.
+    @Test func aLapsedLeaseIsTakenBackAndNeverShortened() {
+        var lease = WorkerLeaseState(duration: .seconds(4))
+        lease.renewed(sentAt: start)
+        lease.renewalFailed("timeout")
+        #expect(!lease.claimsAllowed(at: start + .seconds(10)))
+        lease.renewed(sentAt: start + .seconds(10))
+        #expect(lease.claimsAllowed(at: start + .seconds(10)))
+        #expect(lease.failures == 0 && lease.lastFailure == nil)
+        lease.renewed(sentAt: start + .seconds(9))
+        #expect(lease.validUntil == start + .seconds(14))
+        #expect(lease.delayBeforeRenewal(at: start + .seconds(10)) == .seconds(1))
+        lease.released()
+        #expect(!lease.claimsAllowed(at: start + .seconds(10)))
+    }
+}
