@@ -6,13 +6,11 @@ import TaskerModel
 /// would be stored as `"a"`), and the priority in upstream's range (`TaskRequest`'s
 /// `#[validate(range(min = -100, max = 100))]`).
 extension TaskRequest {
-    /// The most characters of each string field (its column's `character varying(n)`; the idempotency
-    /// key is hashed into `identity_hash`, its bound is ours).
-    static let maxCharacters: [(field: String, limit: Int, value: KeyPath<TaskRequest, String>)] = [
-        ("namespace", 64, \.namespace), ("name", 64, \.name), ("version", 16, \.version),
-        ("initiator", 128, \.initiator), ("source_system", 128, \.sourceSystem), ("reason", 128, \.reason),
+    /// The most characters of each string field: its column's `character varying(n)`.
+    static let columnCharacters = [
+        "namespace": 64, "name": 64, "version": 16, "initiator": 128, "source_system": 128, "reason": 128,
     ]
-    /// The most characters of `idempotency_key`.
+    /// The most characters of `idempotency_key` (hashed into `identity_hash`: the bound is ours).
     static let maxIdempotencyKeyCharacters = 255
     /// Upstream's accepted priorities.
     static let priorities = -100...100
@@ -20,35 +18,41 @@ extension TaskRequest {
     /// Throws ``OrchestrationError/invalidTaskRequest(_:)`` naming the first field that is wrong and how.
     /// Linear in the size of the request (the context is walked with an explicit stack).
     public func validate() throws(OrchestrationError) {
-        for (field, limit, keyPath) in Self.maxCharacters {
-            try Self.check(self[keyPath: keyPath], field: field, limit: limit)
+        let fields = [
+            ("namespace", namespace), ("name", name), ("version", version), ("initiator", initiator),
+            ("source_system", sourceSystem), ("reason", reason),
+        ]
+        for (field, value) in fields {
+            try Self.check(value, field: field, limit: Self.columnCharacters[field] ?? 0)
         }
         if let idempotencyKey {
             try Self.check(idempotencyKey, field: "idempotency_key", limit: Self.maxIdempotencyKeyCharacters)
         }
         for (index, tag) in tags.enumerated() where tag.utf8.contains(0) {
-            throw .invalidTaskRequest("field \"tags[\(index)]\" contains a NUL character (\\u0000), which PostgreSQL cannot store")
+            throw OrchestrationError.invalidTaskRequest(
+                "field \"tags[\(index)]\" contains a NUL character (\\u0000), which PostgreSQL cannot store")
         }
         guard Self.priorities.contains(priority) else {
-            throw .invalidTaskRequest(
+            throw OrchestrationError.invalidTaskRequest(
                 "field \"priority\" is \(priority), outside the accepted range \(Self.priorities.lowerBound)...\(Self.priorities.upperBound)"
             )
         }
         if let path = Self.pathOfNUL(in: context) {
-            throw .invalidTaskRequest(
+            throw OrchestrationError.invalidTaskRequest(
                 "field \"context\(path)\" contains a NUL character (\\u0000), which PostgreSQL's jsonb cannot store")
         }
     }
 
     private static func check(_ value: String, field: String, limit: Int) throws(OrchestrationError) {
         if value.utf8.contains(0) {
-            throw .invalidTaskRequest("field \"\(field)\" contains a NUL character (\\u0000), which PostgreSQL cannot store")
+            throw OrchestrationError.invalidTaskRequest(
+                "field \"\(field)\" contains a NUL character (\\u0000), which PostgreSQL cannot store")
         }
-        // Counting stops past the limit: a 3 MiB value costs no more than a short one.
-        let count = value.prefix(limit + 1).count
-        if count > limit {
-            throw .invalidTaskRequest(
-                "field \"\(field)\" is longer than its column allows: \(value.count) characters, at most \(limit)")
+        // Characters as PostgreSQL counts them (code points, not grapheme clusters).
+        let scalars = value.unicodeScalars
+        if scalars.count > limit {
+            throw OrchestrationError.invalidTaskRequest(
+                "field \"\(field)\" is longer than its column allows: \(scalars.count) characters, at most \(limit)")
         }
     }
 
