@@ -139,7 +139,7 @@ import Testing
                 let crossSite = try await worker.post(
                     path, headers: [.origin: "http://evil.example", HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
                 #expect(crossSite.status == .forbidden)
-                let body = try JSONDecoder().decode(JSONValue.self, from: Data(crossSite.body.readableBytesView))
+                let body = try crossSite.json()
                 #expect(body["error"]?["code"] == "FORBIDDEN", "\(body)")
                 let plain = try await worker.execute(
                     TestClient.Request(path, method: .post, headers: [.contentType: "text/plain"], body: ByteBuffer(string: "x")))
