@@ -33,6 +33,8 @@ package enum APIErrorCode: String, Sendable, CaseIterable {
     case conflict = "CONFLICT"
     /// A request body over the server's limit.
     case payloadTooLarge = "PAYLOAD_TOO_LARGE"
+    /// A state-changing request whose body is not `application/json` (`CrossSiteRequestGuard`).
+    case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
     case internalError = "INTERNAL_ERROR"
     case databaseError = "DATABASE_ERROR"
     case serviceUnavailable = "SERVICE_UNAVAILABLE"
@@ -47,6 +49,7 @@ package enum APIErrorCode: String, Sendable, CaseIterable {
         case .timeout: 408
         case .conflict: 409
         case .payloadTooLarge: 413
+        case .unsupportedMediaType: 415
         case .internalError, .databaseError: 500
         case .serviceUnavailable: 503
         }

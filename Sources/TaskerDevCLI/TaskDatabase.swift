@@ -31,7 +31,8 @@ enum TaskDatabase {
         let connection = broker.map { broker in Task { try? await broker.runConnection() } }
         let orchestration = OrchestrationService(pool: pool, databaseURL: database.url, broker: broker)
         do {
-            let value = try await body(TaskQueries(pool: pool, orchestration: orchestration))
+            // The command line reads whole documents (no per-field limit, unlike the REST API).
+            let value = try await body(TaskQueries(pool: pool, orchestration: orchestration, documentFieldLimit: nil))
             connection?.cancel()
             await connection?.value
             await pool.close()

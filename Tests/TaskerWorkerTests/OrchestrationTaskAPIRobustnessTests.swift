@@ -95,7 +95,9 @@ import Testing
             let body = try await client.execute(uri: "/v1/tasks/not-a-uuid", method: .get) { String(buffer: $0.body) }
             #expect(body == #"{"error":{"code":"INVALID_UUID","message":"task uuid is not a uuid: \"not-a-uuid\""}}"#)
             let oversized = ByteBuffer(string: String(repeating: " ", count: OrchestrationWebServer.maxBodyBytes + 1))
-            let (status, text) = try await client.execute(uri: "/v1/tasks", method: .post, body: oversized) {
+            let (status, text) = try await client.execute(
+                uri: "/v1/tasks", method: .post, headers: [.contentType: "application/json"], body: oversized
+            ) {
                 ($0.status, String(buffer: $0.body))
             }
             #expect(status.code == 413)

@@ -43,11 +43,14 @@ import Testing
     static let linearRequest =
         #"{"namespace":"examples","name":"linear_workflow","version":"1.0.0","context":{"number":3},"initiator":"api-test","source_system":"tests","reason":"checking the API"}"#
 
-    /// Sends a request; answers the status and the body parsed as JSON.
+    /// Sends a request (a body as `application/json` unless `headers` name another type); answers
+    /// the status and the body parsed as JSON.
     static func call(
         _ client: Client, _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, headers: HTTPFields = [:]
     ) async throws -> (HTTPResponse.Status, JSONValue) {
-        try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
+        var headers = headers
+        if body != nil && headers[.contentType] == nil { headers[.contentType] = "application/json" }
+        return try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
             let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))) ?? .null
             return (response.status, json)
         }

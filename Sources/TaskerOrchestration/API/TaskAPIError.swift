@@ -6,14 +6,18 @@ import TaskerAuth
 /// naming what was wrong and where. The task API answers with `BAD_REQUEST` (a bad filter, page, body
 /// or a task that cannot be cancelled), `INVALID_UUID` (a path segment that is not a uuid),
 /// `NOT_FOUND` (no such task, step, DLQ entry or template), `CONFLICT` (a task with the same identity
-/// exists) and `DATABASE_ERROR` (details in the log only).
+/// exists), `SERVICE_UNAVAILABLE` (no database connection free within ``TaskQueries/connectionWait``;
+/// sent with `Retry-After`) and `DATABASE_ERROR` (details in the log only).
 public struct TaskAPIError: Error, Sendable, Equatable, CustomStringConvertible {
     package var code: APIErrorCode
     public var message: String
+    /// Seconds a client should wait before trying again (the `Retry-After` header), when it should.
+    public var retryAfterSeconds: Int?
 
-    package init(_ code: APIErrorCode, _ message: String) {
+    package init(_ code: APIErrorCode, _ message: String, retryAfterSeconds: Int? = nil) {
         self.code = code
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     /// `CODE: message`.

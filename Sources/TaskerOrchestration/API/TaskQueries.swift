@@ -9,19 +9,52 @@ import TaskerPostgres
 /// (`TaskQueryStatements`); creation goes through the orchestration's own task initialization (the
 /// path `submit` and queued task requests take); cancellation moves the task and its unclaimed steps
 /// to `cancelled` in one statement.
+///
+/// Budget: every read waits at most ``connectionWait`` for a connection of the pool's `.operator`
+/// lane, then fails with `SERVICE_UNAVAILABLE` and a `Retry-After` (an overloaded API sheds at once
+/// instead of queueing); ``databaseAnswers()`` (health) uses a connection of its own
+/// (``DatabaseProbe``). Size: lists carry summaries (``TaskQueryStatements/taskSummaries``: no context,
+/// no per-step readiness), and with a ``documentFieldLimit`` a context, step result or DLQ snapshot
+/// larger than it is replaced by an omission marker (``TaskQueryStatements/bounded(_:)``).
 public struct TaskQueries: Sendable {
     private let pool: PostgresConnectionPool
     /// The orchestration creating tasks (and read by the operator routes).
     let orchestration: OrchestrationService
     private let logger: Logger
+    private let probe: DatabaseProbe
+    /// The largest context, step result or DLQ task snapshot (bytes of its JSON text) a document
+    /// carries whole; nil = no limit (`tasker-dev task`, which reads the database itself).
+    public let documentFieldLimit: Int?
+
+    /// The REST API's ``documentFieldLimit``: 1 MiB.
+    public static let defaultDocumentFieldLimit = 1 << 20
+    /// The longest a request waits for a database connection before answering 503.
+    public static let connectionWait: Duration = .seconds(1)
+    /// The `Retry-After` of that 503, in seconds.
+    static let retryAfterSeconds = 1
 
     /// Queries on `pool`; tasks are created by `orchestration` (which may share the pool).
     public init(
-        pool: PostgresConnectionPool, orchestration: OrchestrationService, logger: Logger = Logger(label: "tasker.orchestration.api")
+        pool: PostgresConnectionPool, orchestration: OrchestrationService,
+        documentFieldLimit: Int? = TaskQueries.defaultDocumentFieldLimit,
+        logger: Logger = Logger(label: "tasker.orchestration.api")
     ) {
         self.pool = pool
         self.orchestration = orchestration
+        self.documentFieldLimit = documentFieldLimit
         self.logger = logger
+        self.probe = DatabaseProbe(configuration: pool.configuration, logger: logger)
+    }
+
+    /// Runs `body` on a connection of the `.operator` lane, waiting at most ``connectionWait`` for it.
+    private func withConnection<T: Sendable>(
+        doing what: String, _ body: sending (PostgresConnection) async throws -> T
+    ) async throws(TaskAPIError) -> T {
+        do {
+            return try await pool.withConnection(lane: .operator, waitingAtMost: Self.connectionWait, body)
+        } catch {
+            throw databaseError(error, doing: what)
+        }
     }
 
     /// Creates and starts the task; answers its `TaskResponse`.
@@ -52,30 +85,27 @@ public struct TaskQueries: Sendable {
 
     /// The task's `TaskResponse`, or nil when there is no such task.
     public func task(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
-        try await documents(TaskQueryStatements.tasks, [PostgresArrayLiteral([taskUUID])], doing: "reading a task").first
+        try await documents(TaskQueryStatements.tasks, [PostgresArrayLiteral([taskUUID]), documentFieldLimit], doing: "reading a task")
+            .first
     }
 
-    /// One page of tasks: upstream's `TaskListResponse` (`tasks`, `pagination`).
+    /// One page of tasks: upstream's `TaskListResponse` (`tasks`, `pagination`), each task a summary
+    /// (``TaskQueryStatements/taskSummaries``: its context and step readiness are left out).
     public func list(_ filter: TaskListFilter) async throws(TaskAPIError) -> Data {
-        let page: (total: Int, uuids: [UUID])
-        do {
-            page = try await pool.withConnection(lane: .operator) { c in
-                let rows = try await c.query(
-                    TaskQueryStatements.taskPage,
-                    [
-                        filter.namespace, filter.status, filter.initiator, filter.sourceSystem, filter.perPage,
-                        (filter.page - 1) * filter.perPage,
-                    ])
-                let total: Int = try rows.first?.decode("total") ?? 0
-                let literal: String = try rows.first?.decode("uuids") ?? "{}"
-                return (total: total, uuids: Self.uuids(inArrayLiteral: literal))
-            }
-        } catch {
-            throw databaseError(error, doing: "listing tasks")
+        let page: (total: Int, uuids: [UUID]) = try await withConnection(doing: "listing tasks") { c in
+            let rows = try await c.query(
+                TaskQueryStatements.taskPage,
+                [
+                    filter.namespace, filter.status, filter.initiator, filter.sourceSystem, filter.perPage,
+                    (filter.page - 1) * filter.perPage,
+                ])
+            let total: Int = try rows.first?.decode("total") ?? 0
+            let literal: String = try rows.first?.decode("uuids") ?? "{}"
+            return (total: total, uuids: Self.uuids(inArrayLiteral: literal))
         }
         let tasks =
             page.uuids.isEmpty
-            ? [] : try await documents(TaskQueryStatements.tasks, [PostgresArrayLiteral(page.uuids)], doing: "listing tasks")
+            ? [] : try await documents(TaskQueryStatements.taskSummaries, [PostgresArrayLiteral(page.uuids)], doing: "listing tasks")
         let totalPages = (page.total + filter.perPage - 1) / filter.perPage
         let pagination = """
             {"page":\(filter.page),"per_page":\(filter.perPage),"total_count":\(page.total),\
@@ -87,60 +117,53 @@ public struct TaskQueries: Sendable {
     /// Whether the task exists: the orchestration's own identity read (`TaskRepository`), not the
     /// whole `TaskResponse` (its readiness and execution context are computed per step).
     func exists(_ taskUUID: UUID) async throws(TaskAPIError) -> Bool {
-        do {
-            return try await pool.withConnection(lane: .operator) { c in
-                let rows = try await c.query(TaskRepository.Statements.identity, [taskUUID])
-                return !rows.isEmpty
-            }
-        } catch {
-            throw databaseError(error, doing: "reading a task")
+        try await withConnection(doing: "reading a task") { c in
+            !(try await c.query(TaskRepository.Statements.identity, [taskUUID])).isEmpty
         }
     }
 
     /// The task's steps (`[StepResponse]`), or nil when there is no such task.
     public func steps(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
         guard try await exists(taskUUID) else { return nil }
-        let steps = try await documents(TaskQueryStatements.steps, [taskUUID, UUID?.none], doing: "reading steps")
+        let steps = try await documents(
+            TaskQueryStatements.steps, [taskUUID, UUID?.none, documentFieldLimit], doing: "reading steps")
         return Data("[".utf8) + Self.joined(steps) + Data("]".utf8)
     }
 
     /// One step's `StepResponse`, or nil when the task has no such step.
     public func step(_ taskUUID: UUID, _ stepUUID: UUID) async throws(TaskAPIError) -> Data? {
-        try await documents(TaskQueryStatements.steps, [taskUUID, stepUUID], doing: "reading a step").first
+        try await documents(TaskQueryStatements.steps, [taskUUID, stepUUID, documentFieldLimit], doing: "reading a step").first
     }
 
     /// The step's audit history (`[StepAuditResponse]`, newest first), or nil when the task has no such step.
     public func audit(_ taskUUID: UUID, _ stepUUID: UUID) async throws(TaskAPIError) -> Data? {
         let exists = try await documents(TaskQueryStatements.stepOfTask, [taskUUID, stepUUID], column: nil, doing: "reading a step")
         guard !exists.isEmpty else { return nil }
-        let rows = try await documents(TaskQueryStatements.audit, [taskUUID, stepUUID], doing: "reading an audit history")
+        let rows = try await documents(
+            TaskQueryStatements.audit, [taskUUID, stepUUID, documentFieldLimit], doing: "reading an audit history")
         return Data("[".utf8) + Self.joined(rows) + Data("]".utf8)
     }
 
     /// DLQ entries (`[DlqEntry]`, newest first), optionally of one resolution status.
     public func dlqEntries(resolutionStatus: String?, limit: Int, offset: Int) async throws(TaskAPIError) -> Data {
-        let rows = try await documents(TaskQueryStatements.dlqEntries, [resolutionStatus, limit, offset], doing: "listing DLQ entries")
+        let rows = try await documents(
+            TaskQueryStatements.dlqEntries, [resolutionStatus, limit, offset, documentFieldLimit], doing: "listing DLQ entries")
         return Data("[".utf8) + Self.joined(rows) + Data("]".utf8)
     }
 
     /// The newest DLQ entry of the task, or nil when it has none.
     public func dlqEntry(task taskUUID: UUID) async throws(TaskAPIError) -> Data? {
-        try await documents(TaskQueryStatements.dlqEntryOfTask, [taskUUID], doing: "reading a DLQ entry").first
+        try await documents(TaskQueryStatements.dlqEntryOfTask, [taskUUID, documentFieldLimit], doing: "reading a DLQ entry").first
     }
 
     /// Cancels the task (and its steps that no worker holds); answers its `TaskResponse` afterwards.
     /// - Throws: ``TaskAPIError`` `NOT_FOUND` for no such task, `BAD_REQUEST` when it already finished.
     public func cancel(_ taskUUID: UUID) async throws(TaskAPIError) -> Data {
-        let outcome: CancelOutcome
-        do {
-            let processorUUID = orchestration.processor.context.processorUUID
-            outcome = try await pool.withConnection(lane: .operator) { c in
-                try await c.transaction { c throws(PostgresError) -> CancelOutcome in
-                    try Self.cancel(c, taskUUID: taskUUID, processorUUID: processorUUID)
-                }
+        let processorUUID = orchestration.processor.context.processorUUID
+        let outcome: CancelOutcome = try await withConnection(doing: "cancelling a task") { c in
+            try await c.transaction { c throws(PostgresError) -> CancelOutcome in
+                try Self.cancel(c, taskUUID: taskUUID, processorUUID: processorUUID)
             }
-        } catch {
-            throw databaseError(error, doing: "cancelling a task")
         }
         switch outcome {
         case .notFound:
@@ -198,9 +221,15 @@ public struct TaskQueries: Sendable {
     /// How often ``cancel(_:taskUUID:processorUUID:)`` re-reads a task whose state changed under it.
     static let cancelAttempts = 5
 
-    /// Whether the database answers (`/health`).
+    /// Whether the database answers (`/health`): on the probe's own connection, within
+    /// ``DatabaseProbe/deadline``, whatever the API's lane is doing.
     public func databaseAnswers() async -> Bool {
-        (try? await pool.query("SELECT 1", lane: .operator)) != nil
+        await probe.answers()
+    }
+
+    /// Closes the health probe's connection (the pool is its owner's to close).
+    public func close() async {
+        await probe.close()
     }
 
     // MARK: - Helpers
@@ -209,21 +238,26 @@ public struct TaskQueries: Sendable {
     func documents(
         _ sql: String, _ parameters: [any PostgresEncodable], column: String? = "doc", doing what: String
     ) async throws(TaskAPIError) -> [Data] {
-        do {
-            return try await pool.withConnection(lane: .operator) { c in
-                try await c.query(sql, parameters).map { row throws(PostgresError) in
-                    guard let column else { return Data() }
-                    let text: String = try row.decode(column)
-                    return Data(text.utf8)
-                }
+        try await withConnection(doing: what) { c in
+            try await c.query(sql, parameters).map { row throws(PostgresError) in
+                guard let column else { return Data() }
+                let text: String = try row.decode(column)
+                return Data(text.utf8)
             }
-        } catch {
-            throw databaseError(error, doing: what)
         }
     }
 
-    /// A database failure: the detail goes to the log, the answer names only what was being done.
+    /// A database failure: the detail goes to the log, the answer names only what was being done. No
+    /// connection free within ``connectionWait`` is `SERVICE_UNAVAILABLE` with ``retryAfterSeconds``.
     private func databaseError(_ error: any Error, doing what: String) -> TaskAPIError {
+        if let error = error as? TaskAPIError { return error }
+        if let error = error as? PostgresError, error.kind == .acquireTimeout {
+            return TaskAPIError(
+                .serviceUnavailable,
+                "The task API is busy: no database connection became free within \(Self.connectionWait.inMilliseconds) ms "
+                    + "while \(what); retry after \(Self.retryAfterSeconds) s",
+                retryAfterSeconds: Self.retryAfterSeconds)
+        }
         logger.warning("task API database error", metadata: ["while": "\(what)", "error": "\(error)"])
         return TaskAPIError(.databaseError, "Database operation failed while \(what)")
     }

@@ -28,14 +28,50 @@ enum TaskQueryStatements {
             'last_attempted_at', \(naive("r.last_attempted_at")))
         """
 
-    /// Upstream's `TaskResponse` of each task in `$1::uuid[]`, newest first (one row per existing task).
-    static let tasks = """
+    /// `expression` (a jsonb), or, when `$limit` (a bigint parameter) is not NULL and the JSON text of
+    /// `expression` is longer than it, the omission marker
+    /// `{"_tasker_omitted":{"bytes":<its length>,"limit":<limit>,"reason":…}}` in its place: one task's
+    /// document stays bounded however large its context or results are.
+    static func bounded(_ expression: String, limit: String) -> String {
+        """
+        CASE WHEN \(limit)::bigint IS NOT NULL AND octet_length((\(expression))::text) > \(limit)::bigint
+             THEN jsonb_build_object('_tasker_omitted', jsonb_build_object(
+                 'bytes', octet_length((\(expression))::text), 'limit', \(limit)::bigint,
+                 'reason', 'larger than the task API''s per-field limit; tasker-dev task show --json prints it whole'))
+             ELSE \(expression) END
+        """
+    }
+
+    /// Upstream's `TaskResponse` of each task in `$1::uuid[]`, newest first (one row per existing
+    /// task), its context bounded by `$2` (``bounded(_:limit:)``).
+    static let tasks = taskDocuments(
+        context: bounded("coalesce(t.context, '{}'::jsonb)", limit: "$2"),
+        steps: """
+            coalesce((
+                SELECT jsonb_agg(\(readinessObject) ORDER BY r.workflow_step_uuid)
+                  FROM tasker.get_step_readiness_status(t.task_uuid, NULL) r), '[]'::jsonb)
+            """)
+
+    /// The list's summary of each task in `$1::uuid[]`: upstream's `TaskResponse` shape (tasker-py's
+    /// client decodes it as one), its `context` the marker `{"_tasker_omitted":{"reason":…}}` and its
+    /// `steps` empty; the step counts stay. A page of 100 summaries is a few tens of KiB whatever the
+    /// tasks hold (upstream lists every context whole).
+    static let taskSummaries = taskDocuments(
+        context: """
+            jsonb_build_object('_tasker_omitted', jsonb_build_object(
+                'reason', 'task lists carry no context; GET /v1/tasks/' || t.task_uuid || ' has it'))
+            """,
+        steps: "'[]'::jsonb")
+
+    /// The `TaskResponse` statement with its `context` and `steps` values.
+    private static func taskDocuments(context: String, steps: String) -> String {
+        """
         SELECT (jsonb_build_object(
                 'task_uuid', t.task_uuid, 'name', nt.name, 'namespace', tn.name, 'version', nt.version,
                 'status', coalesce(tt.to_state, 'pending'),
                 'created_at', \(utc("t.created_at")), 'updated_at', \(utc("t.updated_at")),
                 'completed_at', \(utc("t.completed_at")),
-                'context', coalesce(t.context, '{}'::jsonb), 'initiator', coalesce(t.initiator, ''),
+                'context', \(context), 'initiator', coalesce(t.initiator, ''),
                 'source_system', coalesce(t.source_system, ''), 'reason', coalesce(t.reason, ''),
                 'priority', t.priority,
                 'tags', CASE WHEN jsonb_typeof(t.tags) = 'array' THEN t.tags END,
@@ -49,9 +85,7 @@ enum TaskQueryStatements {
                 'recommended_action', coalesce(ec.recommended_action, 'wait_for_dependencies'),
                 'completion_percentage', coalesce(ec.completion_percentage, 0)::float8,
                 'health_status', coalesce(ec.health_status, 'unknown'),
-                'steps', coalesce((
-                    SELECT jsonb_agg(\(readinessObject) ORDER BY r.workflow_step_uuid)
-                      FROM tasker.get_step_readiness_status(t.task_uuid, NULL) r), '[]'::jsonb)))::text AS doc
+                'steps', \(steps)))::text AS doc
           FROM tasker.tasks t
           JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
           JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
@@ -60,6 +94,7 @@ enum TaskQueryStatements {
          WHERE t.task_uuid = ANY($1::uuid[])
          ORDER BY t.created_at DESC, t.task_uuid DESC
         """
+    }
 
     /// The filtered page of task uuids (`$1` namespace or NULL, `$2` state or NULL, `$3` initiator or
     /// NULL, `$4` source system or NULL, `$5` limit, `$6` offset) with the total count of matches.
@@ -81,12 +116,13 @@ enum TaskQueryStatements {
                    '{}')::text AS uuids
         """
 
-    /// Upstream's `StepResponse` of task `$1`'s steps (all when `$2` is NULL, else the one step `$2`).
+    /// Upstream's `StepResponse` of task `$1`'s steps (all when `$2` is NULL, else the one step `$2`),
+    /// each result bounded by `$3`.
     static let steps = """
         SELECT jsonb_build_object(
                 'step_uuid', ws.workflow_step_uuid, 'task_uuid', ws.task_uuid, 'name', r.name,
                 'created_at', \(utc("ws.created_at")), 'updated_at', \(utc("ws.updated_at")),
-                'completed_at', \(utc("ws.processed_at")), 'results', ws.results,
+                'completed_at', \(utc("ws.processed_at")), 'results', \(bounded("ws.results", limit: "$3")),
                 'current_state', r.current_state, 'dependencies_satisfied', r.dependencies_satisfied,
                 'retry_eligible', r.retry_eligible, 'ready_for_execution', r.ready_for_execution,
                 'total_parents', r.total_parents, 'completed_parents', r.completed_parents,
@@ -99,14 +135,14 @@ enum TaskQueryStatements {
          ORDER BY ws.created_at, ws.workflow_step_uuid
         """
 
-    /// Upstream's `StepAuditResponse` rows of step `$2` of task `$1`, newest first.
+    /// Upstream's `StepAuditResponse` rows of step `$2` of task `$1`, newest first, each result bounded by `$3`.
     static let audit = """
         SELECT jsonb_build_object(
                 'audit_uuid', a.workflow_step_result_audit_uuid, 'workflow_step_uuid', a.workflow_step_uuid,
                 'transition_uuid', a.workflow_step_transition_uuid, 'task_uuid', a.task_uuid,
                 'recorded_at', \(utc("a.recorded_at")), 'worker_uuid', a.worker_uuid,
                 'correlation_id', a.correlation_id, 'success', a.success,
-                'execution_time_ms', a.execution_time_ms, 'result', ws.results, 'step_name', ns.name,
+                'execution_time_ms', a.execution_time_ms, 'result', \(bounded("ws.results", limit: "$3")), 'step_name', ns.name,
                 'from_state', wst.from_state, 'to_state', wst.to_state)::text AS doc
           FROM tasker.workflow_step_result_audit a
           JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = a.workflow_step_uuid
@@ -122,30 +158,32 @@ enum TaskQueryStatements {
         SELECT 1 FROM tasker.workflow_steps WHERE task_uuid = $1::uuid AND workflow_step_uuid = $2::uuid
         """
 
-    /// Upstream's `DlqEntry` fields of one `tasker.tasks_dlq` row `d`.
-    private static let dlqObject = """
+    /// Upstream's `DlqEntry` fields of one `tasker.tasks_dlq` row `d`, its task snapshot bounded by `limit`.
+    private static func dlqObject(limit: String) -> String {
+        """
         jsonb_build_object(
             'dlq_entry_uuid', d.dlq_entry_uuid, 'task_uuid', d.task_uuid, 'original_state', d.original_state,
             'dlq_reason', d.dlq_reason::text, 'dlq_timestamp', \(naive("d.dlq_timestamp")),
             'resolution_status', d.resolution_status::text,
             'resolution_timestamp', \(naive("d.resolution_timestamp")),
             'resolution_notes', d.resolution_notes, 'resolved_by', d.resolved_by,
-            'task_snapshot', d.task_snapshot, 'metadata', d.metadata,
+            'task_snapshot', \(bounded("d.task_snapshot", limit: limit)), 'metadata', d.metadata,
             'created_at', \(naive("d.created_at")), 'updated_at', \(naive("d.updated_at")))::text AS doc
         """
+    }
 
-    /// DLQ entries (`$1` resolution status or NULL, `$2` limit, `$3` offset), newest first.
+    /// DLQ entries (`$1` resolution status or NULL, `$2` limit, `$3` offset, `$4` snapshot bound), newest first.
     static let dlqEntries = """
-        SELECT \(dlqObject)
+        SELECT \(dlqObject(limit: "$4"))
           FROM tasker.tasks_dlq d
          WHERE $1::text IS NULL OR d.resolution_status::text = $1::text
          ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
          LIMIT $2::bigint OFFSET $3::bigint
         """
 
-    /// The newest DLQ entry of task `$1`.
+    /// The newest DLQ entry of task `$1` (`$2` snapshot bound).
     static let dlqEntryOfTask = """
-        SELECT \(dlqObject)
+        SELECT \(dlqObject(limit: "$2"))
           FROM tasker.tasks_dlq d
          WHERE d.task_uuid = $1::uuid
          ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC

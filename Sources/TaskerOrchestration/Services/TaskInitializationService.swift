@@ -28,6 +28,7 @@ public struct TaskInitializationService: Sendable {
     /// With `receipt`, the request message is archived in the creation's transaction (after the
     /// start's commit when the task had to be created alone), so it is archived when this returns.
     public func initialize(_ request: TaskRequest, archiving receipt: MessageReceipt? = nil) async throws -> CreatedTask {
+        try request.validate()
         guard
             let template = try await context.templates.template(
                 namespace: request.namespace, name: request.name,

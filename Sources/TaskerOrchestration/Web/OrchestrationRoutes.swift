@@ -24,22 +24,27 @@ import TaskerPostgres
 /// | `GET /metrics` | – | Prometheus text (``OrchestrationOperatorRoutes``) |
 /// | `GET /console…` | see ``ConsoleRoutes`` | the task console |
 ///
-/// Every refusal is upstream's `{"error":{"code","message"}}`: 400 `INVALID_UUID` / `BAD_REQUEST`,
-/// 401/403 from auth, 404 `NOT_FOUND`, 408 `TIMEOUT`, 409 `CONFLICT`, 413 for a body over 4 MiB.
+/// Every refusal is upstream's `{"error":{"code","message"}}`: 400 `INVALID_UUID` / `BAD_REQUEST`
+/// (a field naming what was wrong: `TaskRequest.validate()`; a body that cannot be read to its end),
+/// 401/403 from auth, 403 `FORBIDDEN` for a cross-site browser request and 415
+/// `UNSUPPORTED_MEDIA_TYPE` for a body that is not JSON (`CrossSiteRequestGuard`, on every method but
+/// GET/HEAD/OPTIONS), 404 `NOT_FOUND`, 408 `TIMEOUT`, 409 `CONFLICT`, 413 for a body over 4 MiB, 503
+/// `SERVICE_UNAVAILABLE` with `Retry-After` when no database connection is free within
+/// ``TaskQueries/connectionWait``. Lists carry summaries; one document's large fields are bounded
+/// (``TaskQueries/documentFieldLimit``).
 enum OrchestrationRoutes {
     typealias Context = BasicRequestContext
 
     static func makeRouter(queries: TaskQueries, authenticator: WorkerAuthenticator, requestTimeout: Duration) -> Router<Context> {
         let router = Router(context: Context.self)
         router.add(middleware: APIErrorMiddleware())
+        router.add(middleware: CrossSiteRequestMiddleware())
         router.add(middleware: RequestTimeoutMiddleware(timeout: requestTimeout))
         func guarded(_ permission: String) -> RouterGroup<Context> {
             router.group().add(middleware: RequirePermissionMiddleware(authenticator: authenticator, permissionNamed: permission))
         }
         guarded("tasks:create").post("v1/tasks") { request, _ in
-            var request = request
-            let body = try await request.collectBody(upTo: OrchestrationWebServer.maxBodyBytes)
-            let taskRequest = try decodeTaskRequest(Data(body.readableBytesView))
+            let taskRequest = try decodeTaskRequest(try await collectBody(request))
             return json(try await queries.create(taskRequest), status: .created)
         }
         guarded("tasks:list").get("v1/tasks") { request, _ in
@@ -107,6 +112,24 @@ enum OrchestrationRoutes {
     /// The most DLQ entries one answer holds (a larger `limit` is capped).
     static let maxDLQLimit = 100
 
+    /// The request's body, at most ``OrchestrationWebServer/maxBodyBytes`` (else 413). A body the
+    /// HTTP layer cannot read to its end (a malformed chunked encoding, a connection cut short) is a
+    /// 400 naming why, not an internal error.
+    static func collectBody(_ request: Request) async throws -> Data {
+        var request = request
+        do {
+            let body = try await request.collectBody(upTo: OrchestrationWebServer.maxBodyBytes)
+            return Data(body.readableBytesView)
+        } catch let error as NIOTooManyBytesError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw TaskAPIError(
+                .badRequest, "Malformed request body: it could not be read to its end (\(String(String(describing: error).prefix(200))))")
+        }
+    }
+
     static func decodeTaskRequest(_ body: Data) throws(TaskAPIError) -> TaskRequest {
         do {
             return try UntrustedJSON.decode(
@@ -118,6 +141,12 @@ enum OrchestrationRoutes {
         } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
             let path = context.codingPath.map(\.stringValue).joined(separator: ".")
             throw TaskAPIError(.badRequest, "Invalid JSON body: field \(path.debugDescription) has the wrong type")
+        } catch DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty {
+            // A number out of range (`priority` 2^70), a uuid that is not one.
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw TaskAPIError(
+                .badRequest,
+                "Invalid JSON body: field \(path.debugDescription) has an invalid value (\(String(context.debugDescription.prefix(200))))")
         } catch {
             throw TaskAPIError(.badRequest, "Invalid JSON body: not a JSON object of a task request")
         }
@@ -159,7 +188,9 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as TaskAPIError {
-            return APIErrorResponse.make(error.code, message: error.message)
+            var response = APIErrorResponse.make(error.code, message: error.message)
+            if let seconds = error.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
+            return response
         } catch let error as any HTTPResponseError {
             // `HTTPError`s of the routes, and Hummingbird's own (`collectBody(upTo:)` throws
             // `NIOTooManyBytesError`, a 413).

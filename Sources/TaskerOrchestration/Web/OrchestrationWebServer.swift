@@ -75,7 +75,13 @@ public struct OrchestrationWebServer: Service {
                 logger.info("REST server listening", metadata: ["address": "\(described)", "auth": "\(authenticator)"])
             },
             logger: logger)
-        try await application.run()
+        do {
+            try await application.run()
+        } catch {
+            await queries.close()
+            throw error
+        }
+        await queries.close()
     }
 
     /// The connection limits of `[orchestration.web]`: the worker's (`HTTPConnectionLimits`).

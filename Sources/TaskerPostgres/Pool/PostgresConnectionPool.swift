@@ -51,10 +51,13 @@ public actor PostgresConnectionPool: Service {
 
     /// Lends a connection to `body` and takes it back afterwards, whatever `body` does. Cancelling
     /// the calling task cancels the statement running on it (`PostgresConnection.cancellable`).
+    /// `waitingAtMost`: how long to wait for a free connection (the configuration's `acquireTimeout`
+    /// when nil); past it the call throws an `acquireTimeout` error without having run `body`.
     public func withConnection<T: Sendable>(
-        lane: PostgresPoolLane = .pipeline, _ body: sending (PostgresConnection) async throws -> T
+        lane: PostgresPoolLane = .pipeline, waitingAtMost wait: Duration? = nil,
+        _ body: sending (PostgresConnection) async throws -> T
     ) async throws -> T {
-        let connection = try await acquire(lane: lane)
+        let connection = try await acquire(lane: lane, waitingAtMost: wait)
         do {
             let value = try await connection.cancellable { try await body(connection) }
             await release(connection)
@@ -81,13 +84,16 @@ public actor PostgresConnectionPool: Service {
         try await withConnection(lane: lane) { connection in try await connection.query(sql, parameters) }
     }
 
-    /// Takes a connection out of the pool; it must be given back with `release(_:)`.
-    public func acquire(lane: PostgresPoolLane = .pipeline) async throws(PostgresError) -> PostgresConnection {
+    /// Takes a connection out of the pool; it must be given back with `release(_:)`. Waits at most
+    /// `waitingAtMost` (else the configuration's `acquireTimeout`) for one to become free.
+    public func acquire(
+        lane: PostgresPoolLane = .pipeline, waitingAtMost wait: Duration? = nil
+    ) async throws(PostgresError) -> PostgresConnection {
         let started = ContinuousClock.now
         totalAcquires += 1
         if lane == .operator { operatorAcquires += 1 }
         do {
-            let pooled = try await obtain(lane)
+            let pooled = try await obtain(lane, waitingAtMost: wait ?? configuration.acquireTimeout)
             recordAcquire(since: started)
             return pooled.connection
         } catch {
@@ -153,7 +159,7 @@ public actor PostgresConnectionPool: Service {
 
     // MARK: - Internals
 
-    private func obtain(_ lane: PostgresPoolLane) async throws(PostgresError) -> Pooled {
+    private func obtain(_ lane: PostgresPoolLane, waitingAtMost timeout: Duration) async throws(PostgresError) -> Pooled {
         while true {
             let id = nextWaiterID
             nextWaiterID += 1
@@ -161,7 +167,7 @@ public actor PostgresConnectionPool: Service {
             case .closed:
                 throw PostgresError(.shutdown, "the connection pool is closed")
             case .wait(let id):
-                return try await waitForConnection(id)
+                return try await waitForConnection(id, timeout: timeout)
             case .open:
                 do {
                     let pooled = try await openConnection()
@@ -201,8 +207,7 @@ public actor PostgresConnectionPool: Service {
         return Pooled(connection: connection, openedAt: now, lastUsed: now)
     }
 
-    private func waitForConnection(_ id: Int) async throws(PostgresError) -> Pooled {
-        let timeout = configuration.acquireTimeout
+    private func waitForConnection(_ id: Int, timeout: Duration) async throws(PostgresError) -> Pooled {
         let max = configuration.maxConnections
         do {
             return try await withTaskCancellationHandler {

@@ -43,6 +43,7 @@ package struct WorkerWebServer: Service {
         router.add(middleware: UpstreamCORSMiddleware(routes: routes))
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: UpstreamRoutingMiddleware(routes: routes))
+        router.add(middleware: CrossSiteRequestMiddleware())
         router.add(middleware: RequestTimeoutMiddleware(timeout: .milliseconds(max(1, web.requestTimeoutMs))))
         WorkerWebRoutes.register(on: router, runtime: runtime, authorizer: authorizer)
         router.addWorkerMetricsRoutes(runtime: runtime)
