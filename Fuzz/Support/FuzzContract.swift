@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// A decoder's contract, checked on each input: a broken one aborts, which libFuzzer reports as a
 /// crash and saves the input.
@@ -13,7 +9,7 @@ public enum FuzzContract {
         file: StaticString = #fileID, line: UInt = #line
     ) {
         guard !condition() else { return }
-        fputs("contract broken (\(file):\(line)): \(message())\n", stderr)
+        FileHandle.standardError.write(Data("contract broken (\(file):\(line)): \(message())\n".utf8))
         abort()
     }
 }

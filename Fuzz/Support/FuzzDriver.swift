@@ -24,8 +24,17 @@ public enum FuzzDriver {
         exit(status)
     }
 
-    private static func runOne(_ bytes: [UInt8]) {
+    fileprivate static func runOne(_ bytes: [UInt8]) {
         guard let check else { return }
         thread.run { check(bytes) }
     }
+}
+
+/// libFuzzer's own `main` (in the archive `-sanitize=fuzzer` links) refers to this symbol, so it must
+/// exist although the targets start libFuzzer from their own `main` (`FuzzDriver.run`); it runs the
+/// same check.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    FuzzDriver.runOne(size == 0 || data == nil ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
 }

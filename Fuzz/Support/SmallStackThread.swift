@@ -41,7 +41,6 @@ final class SmallStackThread: @unchecked Sendable {
                 let pointer = context
                 #endif
                 Unmanaged<SmallStackThread>.fromOpaque(pointer).takeUnretainedValue().loop()
-                return nil
             }, context)
         precondition(rc == 0, "pthread_create failed (\(rc))")
     }

@@ -29,14 +29,14 @@ enum FuzzAMQPFrames {
         }
     }
 
-    /// Fragment sizes 1…16 from a little generator seeded by `seed`.
+    /// Fragment sizes 1…64 from a little generator seeded by `seed`.
     static func fragments(of bytes: [UInt8], seed: UInt8) -> [[UInt8]] {
         var state = UInt32(seed) &* 2_654_435_761 | 1
         var parts: [[UInt8]] = []
         var start = 0
         while start < bytes.count {
             state = state &* 1_103_515_245 &+ 12_345
-            let length = min(Int((state >> 16) % 16) + 1, bytes.count - start)
+            let length = min(Int((state >> 16) % 64) + 1, bytes.count - start)
             parts.append(Array(bytes[start..<(start + length)]))
             start += length
         }

@@ -18,7 +18,7 @@ enum FuzzForeignResult {
             guard let path = input.first else { return }
             let bytes = Array(input.dropFirst())
             let text = String(decoding: bytes, as: UTF8.self)
-            do {
+            do throws(ForeignDispatchError) {
                 if path & 1 == 0 {
                     try channel.complete(eventID: eventID, resultJSON: text)
                 } else {

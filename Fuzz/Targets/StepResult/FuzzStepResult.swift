@@ -26,7 +26,7 @@ enum FuzzStepResult {
                 FuzzContract.require(false, "the stored form \(stored.prefix(300)) does not decode: \(error)")
                 return
             }
-            FuzzContract.require(again == result, "the stored form decodes to another result")
+            FuzzContract.require(again == result, "the stored form \(stored) decodes to \(again), not \(result)")
             FuzzContract.require((try? again.jsonString()) == stored, "the stored form is not stable")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerAuth
 import TaskerFuzzSupport
 @testable import TaskerModel
 @testable import TaskerOrchestration
@@ -24,7 +25,7 @@ enum FuzzTaskRequest {
 
     static func body(_ bytes: [UInt8]) {
         let request: TaskRequest
-        do {
+        do throws(TaskAPIError) {
             request = try OrchestrationRoutes.decodeTaskRequest(Data(bytes))
         } catch {
             FuzzContract.require(error.code == .badRequest, "a body refused with \(error.code)")
@@ -58,7 +59,7 @@ enum FuzzTaskRequest {
             return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
         }
         let filter: TaskListFilter
-        do {
+        do throws(TaskAPIError) {
             filter = try TaskListFilter(query: pairs)
         } catch {
             FuzzContract.require(error.code == .badRequest, "a query refused with \(error.code)")

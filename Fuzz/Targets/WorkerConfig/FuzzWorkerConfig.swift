@@ -16,7 +16,7 @@ enum FuzzWorkerConfig {
             let text = String(decoding: bytes, as: UTF8.self)
             let preflight = TOMLPreflight.check(text)
             let loaded: LoadedConfiguration
-            do {
+            do throws(ConfigurationLoadError) {
                 loaded = try loader.load(file: file.path)
             } catch {
                 FuzzContract.require(!error.issues.isEmpty, "a refusal without an issue")
