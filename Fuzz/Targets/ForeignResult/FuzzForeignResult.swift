@@ -25,11 +25,14 @@ enum FuzzForeignResult {
                     try channel.checkpointYield(eventID: eventID, checkpointJSON: text)
                 }
                 FuzzContract.require(false, "an unknown event was accepted")
-            } catch .invalidArgument {
-                return
-            } catch .unknownEvent {
-                let depth = JSONDepthOracle.depth(ofText: text.utf8)
-                FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "a result \(depth) deep was accepted")
+            } catch {
+                switch error {
+                case .invalidArgument:
+                    return
+                case .unknownEvent:
+                    let depth = JSONDepthOracle.depth(ofText: text.utf8)
+                    FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "a result \(depth) deep was accepted")
+                }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import TaskerFuzzSupport
 @testable import TaskerModel
 
