@@ -246,7 +246,8 @@ if Context.environment["TASKER_FUZZ"] == "1" {
         .target(name: "CTaskerFuzz", path: "Fuzz/CTaskerFuzz"),
         .target(name: "TaskerFuzzSupport", dependencies: ["CTaskerFuzz", "TaskerModel", "TaskerPostgres"], path: "Fuzz/Support"),
         .executableTarget(name: "FuzzQueueMessage", dependencies: support, path: "Fuzz/Targets/QueueMessage", linkerSettings: link),
-        .executableTarget(name: "FuzzQueueNotification", dependencies: support, path: "Fuzz/Targets/QueueNotification", linkerSettings: link),
+        .executableTarget(
+            name: "FuzzQueueNotification", dependencies: support, path: "Fuzz/Targets/QueueNotification", linkerSettings: link),
         .executableTarget(name: "FuzzStepResult", dependencies: support, path: "Fuzz/Targets/StepResult", linkerSettings: link),
         .executableTarget(name: "FuzzWorkerConfig", dependencies: support, path: "Fuzz/Targets/WorkerConfig", linkerSettings: link),
         .executableTarget(name: "FuzzTemplateYAML", dependencies: support, path: "Fuzz/Targets/TemplateYAML", linkerSettings: link),
@@ -258,8 +259,10 @@ if Context.environment["TASKER_FUZZ"] == "1" {
             dependencies: support + ["TaskerAMQP", "TaskerMessaging", .product(name: "NIOCore", package: "swift-nio")],
             path: "Fuzz/Targets/DeliveryBody", linkerSettings: link),
         .executableTarget(
-            name: "FuzzTaskRequest", dependencies: support + ["TaskerOrchestration", "TaskerAuth"], path: "Fuzz/Targets/TaskRequest", linkerSettings: link),
-        .executableTarget(name: "FuzzForeignResult", dependencies: support + ["TaskerWorker"], path: "Fuzz/Targets/ForeignResult", linkerSettings: link),
+            name: "FuzzTaskRequest", dependencies: support + ["TaskerOrchestration", "TaskerAuth"], path: "Fuzz/Targets/TaskRequest",
+            linkerSettings: link),
+        .executableTarget(
+            name: "FuzzForeignResult", dependencies: support + ["TaskerWorker"], path: "Fuzz/Targets/ForeignResult", linkerSettings: link),
     ]
 }
 

@@ -1,5 +1,6 @@
 import CTaskerFuzz
 import Foundation
+
 @testable import TaskerPostgres
 
 /// The `main` of every fuzz target: libFuzzer (`LLVMFuzzerRunDriver`) calls `check` with each input,

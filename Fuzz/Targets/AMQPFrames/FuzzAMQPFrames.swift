@@ -1,5 +1,6 @@
 import NIOCore
 import TaskerFuzzSupport
+
 @testable import TaskerAMQP
 
 /// Bytes from the broker (or whoever answers on its port), in arbitrary fragments → `FrameDecoder` →

@@ -1,6 +1,7 @@
 import NIOCore
 import TaskerFuzzSupport
 import TaskerMessaging
+
 @testable import TaskerAMQP
 @testable import TaskerModel
 

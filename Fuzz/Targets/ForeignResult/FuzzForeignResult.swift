@@ -1,6 +1,7 @@
 import Foundation
 import TaskerFuzzSupport
 import TaskerModel
+
 @testable import TaskerWorker
 
 /// What a foreign runtime (Python, Ruby, any C caller) hands back through the C ABI

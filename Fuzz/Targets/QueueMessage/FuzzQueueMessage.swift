@@ -1,4 +1,5 @@
 import TaskerFuzzSupport
+
 @testable import TaskerModel
 
 /// A PGMQ row's body (`message` as libpq hands it over) → `QueueMessage` → `StepMessage`, as the

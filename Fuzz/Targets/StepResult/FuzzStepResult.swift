@@ -4,8 +4,7 @@ import TaskerModel
 /// A stored step result (`workflow_steps.results`, written by any worker, upstream's included) →
 /// `StepExecutionResult.decode(json:)`, as the orchestration and the dependent steps read it.
 /// Contract: accepted results are no deeper than the limit; what decodes re-encodes (`jsonString`,
-/// the writer results are stored with) to a text that decodes to the same result and re-encodes to
-/// the same text.
+/// the writer results are stored with) to a text that decodes and re-encodes to the same text.
 @main
 enum FuzzStepResult {
     static func main() {
@@ -26,8 +25,9 @@ enum FuzzStepResult {
                 FuzzContract.require(false, "the stored form \(stored.prefix(300)) does not decode: \(error)")
                 return
             }
-            FuzzContract.require(again == result, "the stored form \(stored) decodes to \(again), not \(result)")
-            FuzzContract.require((try? again.jsonString()) == stored, "the stored form is not stable")
+            // The stored text, not the first decoded value, is the fixed point: a missing
+            // `completed_at` decodes as the time of decoding, which the text keeps to the microsecond.
+            FuzzContract.require((try? again.jsonString()) == stored, "the stored form \(stored.prefix(300)) is not stable")
         }
     }
 }

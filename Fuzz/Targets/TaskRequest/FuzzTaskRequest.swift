@@ -1,6 +1,7 @@
 import Foundation
 import TaskerAuth
 import TaskerFuzzSupport
+
 @testable import TaskerModel
 @testable import TaskerOrchestration
 

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerFuzzSupport
+
 @testable import TaskerModel
 
 /// `worker.toml` (`TASKER_CONFIG_PATH`, a mounted file) → `ConfigurationLoader.load(file:)`: the
