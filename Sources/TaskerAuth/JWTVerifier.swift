@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import TaskerModel
+import TaskerPostgres
 
 /// Verifies bearer tokens with vapor/jwt-kit: RSA signature (one key, the algorithms of
 /// `jwt_allowed_algorithms`), then `exp` and `nbf` (60 s leeway, as upstream's `jsonwebtoken` default; a
@@ -149,7 +150,7 @@ struct JWTVerifier: Sendable {
     static func headerAlgorithm(of token: String) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = base64URLDecode(parts[0]),
-            case .object(let fields)? = try? JSONDecoder().decode(JSONValue.self, from: header)
+            case .object(let fields)? = try? UntrustedJSON.decode(JSONValue.self, from: header, what: "the JWT header")
         else { return nil }
         return fields["alg"]?.stringValue
     }

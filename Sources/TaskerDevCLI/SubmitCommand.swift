@@ -45,7 +45,10 @@ struct SubmitCommand: AsyncParsableCommand {
         WorkerLogging.bootstrap()
         let contextValue: JSONValue
         do {
-            contextValue = try JSONDecoder().decode(JSONValue.self, from: Data(context.utf8))
+            contextValue = try UntrustedJSON.decode(
+                JSONValue.self, from: context, limit: UntrustedJSON.maximumValueDepth, what: "--context")
+        } catch let error as JSONNestingError {
+            throw ValidationError("\(error)")
         } catch let DecodingError.dataCorrupted(corrupted) {
             // JSONDecoder only says "not valid JSON"; JSONSerialization's parser says where
             // ("Invalid value around character 1.").

@@ -1,12 +1,13 @@
 import Foundation
 import TaskerModel
+import TaskerPostgres
 
 /// Renders the task API's JSON documents (`TaskResponse`, `StepResponse`) for people: one block per
 /// task, one line per step with its state, attempts, and its result or error (shortened).
 enum TaskReport {
     /// The document as a `JSONValue` (the API's own bytes; never fails on them).
     static func parse(_ document: Data) -> JSONValue {
-        (try? JSONDecoder().decode(JSONValue.self, from: document)) ?? .null
+        (try? UntrustedJSON.decode(JSONValue.self, from: document, what: "the stored document")) ?? .null
     }
 
     /// The task block: identity, status, timings, context, then its steps.

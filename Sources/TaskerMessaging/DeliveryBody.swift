@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import TaskerAMQP
 import TaskerModel
+import TaskerPostgres
 
 extension AMQPDelivery {
     /// The delivery's body as JSON, or why it is not (poison): a body over the client's limit was
@@ -12,7 +13,7 @@ extension AMQPDelivery {
             return (.null, "the delivery's body of \(size) bytes is over the limit of \(limit) bytes (dropped unread)")
         }
         do {
-            return (try JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView)), nil)
+            return (try UntrustedJSON.decode(JSONValue.self, from: Data(body.readableBytesView), what: "the delivery's body"), nil)
         } catch {
             return (.null, "the delivery's body is not JSON (\(body.readableBytes) bytes): \(error)")
         }

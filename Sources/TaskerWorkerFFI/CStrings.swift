@@ -1,5 +1,6 @@
 import Foundation
 import TaskerModel
+import TaskerPostgres
 import TaskerWorker
 
 #if canImport(Glibc)
@@ -23,7 +24,7 @@ enum CStrings {
         let text = try text(pointer, name)
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            value = try UntrustedJSON.decode(JSONValue.self, from: text, what: name)
         } catch {
             throw .invalid("\(name) is not JSON: \(ForeignDispatchChannel.describe(error))")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerPostgres
 import Testing
 
 @testable import TaskerModel
@@ -171,19 +172,33 @@ struct JSONWriterTests {
         return value
     }
 
-    /// Nesting is refused where `JSONEncoder` refuses it (511 arrays or objects, the document's own
-    /// included), for a value alone and inside a result.
-    @Test func nestingIsRefusedWhereJSONEncoderRefusesIt() throws {
+    /// A value alone is refused where `JSONEncoder` refuses it (511 arrays or objects).
+    @Test func valueNestingIsRefusedWhereJSONEncoderRefusesIt() throws {
         for object in [false, true] {
-            for depth in (JSONWriter.maxDepth - 3)...(JSONWriter.maxDepth + 2) {
+            for depth in (JSONWriter.encoderMaxDepth - 3)...(JSONWriter.encoderMaxDepth + 2) {
                 let value = Self.nested(depth, object: object)
                 let expected = try? Self.foundation(value, [.sortedKeys])
                 #expect((try? value.jsonString()) == expected, "value, depth \(depth)")
-                var g = Generator(state: UInt64(depth))
+            }
+        }
+    }
+
+    /// A result document is held to `UntrustedJSON.maximumValueDepth`, its own `{"result": …}`
+    /// included: one level less is written as `JSONEncoder` writes it, one more is refused.
+    @Test func resultNestingIsRefusedPastTheValueDepthLimit() throws {
+        let limit = UntrustedJSON.maximumValueDepth
+        for object in [false, true] {
+            for valueDepth in (limit - 3)...(limit + 1) {
+                var g = Generator(state: UInt64(valueDepth))
                 var result = Self.result(&g)
-                result.result = value
-                let expectedResult = try? Self.foundation(result, [.sortedKeys, .withoutEscapingSlashes])
-                #expect((try? result.jsonString()) == expectedResult, "result, depth \(depth)")
+                result.result = Self.nested(valueDepth, object: object)
+                let expected = try Self.foundation(result, [.sortedKeys, .withoutEscapingSlashes])
+                let documentDepth = Array(expected.utf8).withUnsafeBytes { UntrustedJSON.depth(of: $0).depth }
+                if documentDepth <= limit {
+                    #expect(try result.jsonString() == expected, "depth \(valueDepth)")
+                } else {
+                    #expect(throws: JSONWriter.Refusal.tooDeep(limit: limit)) { try result.jsonString() }
+                }
             }
         }
     }
@@ -203,7 +218,7 @@ struct JSONWriterTests {
                 return error as? JSONWriter.Refusal
             }
         }.value
-        #expect(refusal == .tooDeep)
-        #expect("\(JSONWriter.Refusal.tooDeep)".contains("nested more than 511 levels"))
+        #expect(refusal == .tooDeep(limit: UntrustedJSON.maximumValueDepth))
+        #expect("\(JSONWriter.Refusal.tooDeep(limit: 120))".contains("nested more than 120 levels"))
     }
 }

@@ -114,7 +114,12 @@ struct RabbitMQWorkerTests {
             // Over the delivery limit: dropped unread and settled as poison (it used to end the
             // worker's connection, and the broker redelivered it to every reconnect, forever).
             try await s.publish(String(repeating: "x", count: Int(RabbitMQMessaging.maximumDeliveryBytes) + 1))
-            try await waitUntil(timeout: .seconds(15)) { worker.daemon.statistics.snapshot.poisonMessages == 3 }
+            // Nested past `UntrustedJSON.maximumDepth` (issue #26: 365–510 levels overflowed the
+            // decoder's stack): refused before decoding, settled as poison; the worker stays up.
+            for depth in [129, 450, 5_000] {
+                try await s.publish(String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
+            }
+            try await waitUntil(timeout: .seconds(15)) { worker.daemon.statistics.snapshot.poisonMessages == 6 }
             try await worker.stop()
             // Acked, not merely held: nothing returns to the queue when the worker's connection closes.
             #expect(try await s.queueDepth() == 0)

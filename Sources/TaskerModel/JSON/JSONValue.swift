@@ -47,6 +47,32 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
+    /// The nesting of arrays and objects in this value (`UntrustedJSON`'s way of counting: a scalar
+    /// is 0, `[]` is 1). Iterative, so a value built in code, however deep, cannot exhaust the stack
+    /// here; `limit` stops the walk as soon as the value is known to be deeper than it.
+    public func nestingDepth(stoppingAfter limit: Int = .max) -> Int {
+        var deepest = 0
+        var pending: [(value: JSONValue, depth: Int)] = [(self, 0)]
+        while let (value, depth) = pending.popLast() {
+            let children: [JSONValue]
+            switch value {
+            case .array(let elements): children = elements
+            case .object(let members): children = Array(members.values)
+            default: continue
+            }
+            deepest = max(deepest, depth + 1)
+            if deepest > limit { return deepest }
+            for child in children {
+                if case .array = child {
+                    pending.append((child, depth + 1))
+                } else if case .object = child {
+                    pending.append((child, depth + 1))
+                }
+            }
+        }
+        return deepest
+    }
+
     /// The member `key` of an object, or nil.
     public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }

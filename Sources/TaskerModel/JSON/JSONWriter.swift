@@ -7,8 +7,10 @@ import Foundation
 /// `1.2345678901234568e+17`, `-0`); object members in key order (by UTF-8 bytes) with `sortedKeys`,
 /// else in the dictionary's order (`JSONEncoder`'s own order is then arbitrary too). What
 /// `JSONEncoder` refuses is refused (`Refusal`): a non-finite double (its default `.throw`), and an
-/// array or object nested deeper than `maxDepth` (a handler's result is not trusted to be shallow:
-/// the recursion stays bounded, and the worker stores a `result_not_storable` result instead). The
+/// array or object nested deeper than the writer's `maxDepth` (a handler's result is not trusted to be
+/// shallow: the recursion stays bounded, and the worker stores a `result_not_storable` result instead;
+/// a step's result document is held to `UntrustedJSON.maximumValueDepth`, so that whatever is
+/// stored can be read back, inside its envelopes, within `UntrustedJSON.maximumDepth`). The
 /// worker encodes three small documents per step (the result, the transition metadata, the
 /// orchestration message); Foundation's encoder was about 40 % of its instructions.
 package struct JSONWriter {
@@ -19,13 +21,17 @@ package struct JSONWriter {
     /// Arrays and objects open at this point.
     private var depth = 0
 
-    /// `JSONEncoder`'s limit: an array or object inside 511 others is refused (counting the
-    /// document's own, e.g. the result's `{"result": …}`).
-    package static let maxDepth = 511
+    /// The most arrays and objects open at once, the document's own included (e.g. the result's
+    /// `{"result": …}`); a value nested deeper is refused.
+    package let maxDepth: Int
 
-    package init(sortedKeys: Bool, escapeSlashes: Bool) {
+    /// `JSONEncoder`'s limit: an array or object inside 511 others is refused.
+    package static let encoderMaxDepth = 511
+
+    package init(sortedKeys: Bool, escapeSlashes: Bool, maxDepth: Int = JSONWriter.encoderMaxDepth) {
         self.sortedKeys = sortedKeys
         self.escapeSlashes = escapeSlashes
+        self.maxDepth = maxDepth
         bytes.reserveCapacity(512)
     }
 
@@ -38,13 +44,13 @@ package struct JSONWriter {
     package enum Refusal: Error, CustomStringConvertible, Equatable {
         /// A double that is not finite.
         case nonFiniteNumber(Double)
-        /// An array or object nested deeper than `maxDepth`.
-        case tooDeep
+        /// An array or object nested deeper than the writer's `maxDepth` (`limit`).
+        case tooDeep(limit: Int)
 
         package var description: String {
             switch self {
             case .nonFiniteNumber(let value): "cannot write \(value) as JSON (NaN and infinite numbers have no JSON form)"
-            case .tooDeep: "arrays and objects are nested more than \(JSONWriter.maxDepth) levels deep"
+            case .tooDeep(let limit): "arrays and objects are nested more than \(limit) levels deep"
             }
         }
     }
@@ -68,7 +74,7 @@ package struct JSONWriter {
 
     /// `open` for a value's own array or object: refused past `maxDepth`.
     private mutating func nest(_ bracket: StaticString) throws(Refusal) {
-        guard depth < Self.maxDepth else { throw .tooDeep }
+        guard depth < maxDepth else { throw .tooDeep(limit: maxDepth) }
         open(bracket)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerPostgres
 
 /// The result a worker writes to `tasker.workflow_steps.results` (upstream
 /// `tasker_shared::messaging::StepExecutionResult`).
@@ -100,16 +101,18 @@ public struct StepExecutionResult: Codable, Sendable, Equatable {
     }
 
     /// Compact JSON with sorted keys, ready for `workflow_steps.results`: what `JSONEncoder` with
-    /// `[.sortedKeys, .withoutEscapingSlashes]` writes, without Foundation (`JSONWriter`).
+    /// `[.sortedKeys, .withoutEscapingSlashes]` writes, without Foundation (`JSONWriter`). A result
+    /// nested deeper than `UntrustedJSON.maximumValueDepth` (its own envelope included) is refused:
+    /// it could not be read back inside `dependency_results` or a step event.
     public func jsonString() throws -> String {
-        var writer = JSONWriter(sortedKeys: true, escapeSlashes: false)
+        var writer = JSONWriter(sortedKeys: true, escapeSlashes: false, maxDepth: UntrustedJSON.maximumValueDepth)
         try write(to: &writer)
         return writer.text
     }
 
     /// Decodes a `workflow_steps.results` blob.
     public static func decode(json: String) throws -> StepExecutionResult {
-        try JSONDecoder().decode(StepExecutionResult.self, from: Data(json.utf8))
+        try UntrustedJSON.decode(StepExecutionResult.self, from: json, what: "the step result")
     }
 
     /// Decodes a result already parsed as `JSONValue` (for example a `jsonb` cell).

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerPostgres
 
 /// A notification from `tasker.pgmq_send_with_notify` / `pgmq_send_batch_with_notify` on channel
 /// `pgmq_message_ready.<ns>` (payloads as upstream's `crates/tasker-pgmq/src/events.rs`).
@@ -24,7 +25,7 @@ public enum QueueNotification: Sendable, Equatable {
     public static func parse(_ payload: String) throws(QueueNotificationError) -> QueueNotification {
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
+            value = try UntrustedJSON.decode(JSONValue.self, from: payload, what: "the notification payload")
         } catch {
             throw QueueNotificationError("not JSON: \(error)", payload: payload)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerPostgres
 
 /// A task template: the workflow definition a worker registers at boot and reads back (from
 /// `tasker.named_tasks.configuration`) when it hydrates a step.
@@ -107,7 +108,7 @@ extension TaskTemplate {
 
     /// Decodes a template from JSON text.
     public static func fromJSON(text: String) throws -> TaskTemplate {
-        try JSONDecoder().decode(TaskTemplate.self, from: Data(text.utf8))
+        try UntrustedJSON.decode(TaskTemplate.self, from: text, what: "the template JSON")
     }
 
     /// The JSON written to `named_tasks.configuration` (upstream's serde shape).

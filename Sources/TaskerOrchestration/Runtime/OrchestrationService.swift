@@ -2,6 +2,7 @@ import AsyncAlgorithms
 import Foundation
 import Logging
 import ServiceLifecycle
+import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 
@@ -51,6 +52,8 @@ public final class OrchestrationService: Service, Sendable {
     /// RabbitMQ (`[common.queues] backend = "rabbitmq"`); nil: PGMQ.
     public let broker: OrchestrationBroker?
     let logger: Logger
+    /// Rejected notifications are logged at most every 10 s (anyone can send them).
+    private let rejectedNotificationLog = Throttle(interval: .seconds(10))
 
     /// An orchestration on `pool` (closed when `run()` returns).
     /// With `broker`, the orchestration's messages go through RabbitMQ (`OrchestrationService+RabbitMQ`)
@@ -123,7 +126,7 @@ public final class OrchestrationService: Service, Sendable {
             if settings.listen {
                 group.addTask { try? await self.listener.run() }
                 group.addTask {
-                    for await event in self.listener.events { Self.route(event, to: submit) }
+                    for await event in self.listener.events { self.route(event, to: submit) }
                 }
             }
             group.addTask {
@@ -146,24 +149,34 @@ public final class OrchestrationService: Service, Sendable {
         logger.info("tasker orchestration stopped", metadata: ["results_processed": "\(statistics.resultsProcessed)"])
     }
 
-    /// A listener event as work: a notification naming a message of our queues is processed by
-    /// itself at once (no read of both queues, no waiting for other messages in hand); anything
-    /// else becomes a read.
-    private static func route(_ event: ListenerEvent, to submit: AsyncStream<Work>.Continuation) {
+    /// The queues the orchestration's channel (`pgmq_message_ready.orchestration`) announces.
+    static let notifiedQueues: Set<String> = [QueueNames.taskRequests, QueueNames.stepResults, QueueNames.taskFinalizations]
+
+    /// A listener event as work, by `NotificationTriage` (the worker's rule too): a notification
+    /// naming at most `NotificationTriage.maxMessageIDsPerNotification` messages of our queues has
+    /// them processed by themselves at once (no read of the queues, no waiting for other messages in
+    /// hand); one naming more, or one that cannot be parsed, becomes a read (coalesced by the
+    /// dispatch loop, and bounded by its batch size); anything else is counted and dropped.
+    private func route(_ event: ListenerEvent, to submit: AsyncStream<Work>.Continuation) {
         guard case .notification(let notification) = event else {
             submit.yield(.read)
             return
         }
-        let ours: Set<String> = [QueueNames.taskRequests, QueueNames.stepResults, QueueNames.taskFinalizations]
-        switch try? QueueNotification.parse(notification.payload) {
-        case .messageWithPayload(let queue, let msgID, _)?, .messageReady(let queue, let msgID)?:
-            if ours.contains(queue) { submit.yield(.notified(queue: queue, msgID: msgID)) }
-        case .batchReady(let queue, let msgIDs)?:
-            if ours.contains(queue) { for id in msgIDs { submit.yield(.notified(queue: queue, msgID: id)) } }
-        case .queueCreated?:
-            break
-        case nil:
+        switch NotificationTriage.triage(payload: notification.payload, channelQueues: Self.notifiedQueues) {
+        case .readByID(let queue, let msgIDs):
+            for id in msgIDs { submit.yield(.notified(queue: queue, msgID: id)) }
+        case .readQueue, .catchUp:
             submit.yield(.read)
+        case .rejected(let reason, let catchUp):
+            statistics.recordRejectedNotification()
+            if rejectedNotificationLog.allow() {
+                logger.warning(
+                    "ignoring a notification (repeats are logged at most every 10 s)",
+                    metadata: ["reason": "\(reason.prefix(300))"])
+            }
+            if catchUp { submit.yield(.read) }
+        case .none:
+            break
         }
     }
 
@@ -244,6 +257,7 @@ public final class OrchestrationService: Service, Sendable {
     /// processes it; nothing when it is gone or already claimed (e.g. by a poll read).
     private func handleNotified(queue: String, msgID: Int64) async {
         let message: QueueMessage?
+        statistics.recordNotifiedRead()
         do {
             let timeout = settings.visibilityTimeoutSeconds
             message = try await pool.withConnection { c in

@@ -10,6 +10,8 @@ public final class OrchestrationStatistics: Sendable {
     private let dlqEntries = ManagedAtomic<Int>(0)
     private let staleErrors = ManagedAtomic<Int>(0)
     private let duplicates = ManagedAtomic<Int>(0)
+    private let rejectedNotifications = ManagedAtomic<Int>(0)
+    private let notifiedReads = ManagedAtomic<Int>(0)
 
     public init() {}
 
@@ -33,6 +35,13 @@ public final class OrchestrationStatistics: Sendable {
     /// Stale tasks those sweeps moved to `error`.
     public var staleTasksTransitionedToError: Int { staleErrors.load(ordering: .relaxed) }
 
+    /// Notifications not taken (`NotificationTriage`: another queue, unparseable, too long).
+    public var notificationsRejected: Int { rejectedNotifications.load(ordering: .relaxed) }
+    /// Messages read by id because a notification named them (each one round trip).
+    public var notifiedMessageReads: Int { notifiedReads.load(ordering: .relaxed) }
+
+    func recordRejectedNotification() { rejectedNotifications.wrappingIncrement(ordering: .relaxed) }
+    func recordNotifiedRead() { notifiedReads.wrappingIncrement(ordering: .relaxed) }
     func recordResult() { results.wrappingIncrement(ordering: .relaxed) }
     func recordTaskRequest() { requests.wrappingIncrement(ordering: .relaxed) }
     func recordDuplicateResult() { duplicates.wrappingIncrement(ordering: .relaxed) }

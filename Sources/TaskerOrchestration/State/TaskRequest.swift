@@ -1,5 +1,6 @@
 import Foundation
 import TaskerModel
+import TaskerPostgres
 
 /// A request to run a workflow: which template, with which context (upstream `TaskRequest`).
 public struct TaskRequest: Sendable, Equatable, Codable {
@@ -54,6 +55,14 @@ public struct TaskRequest: Sendable, Equatable, Codable {
         name = try c.decode(String.self, forKey: .name)
         version = try c.decode(String.self, forKey: .version)
         context = try c.decodeIfPresent(JSONValue.self, forKey: .context) ?? .emptyObject
+        // A request read from a queue was only held to `UntrustedJSON.maximumDepth` as a whole; its
+        // context is a value entering Tasker, held to the same rule as a request body's.
+        if context.nestingDepth(stoppingAfter: UntrustedJSON.maximumValueDepth - 1) >= UntrustedJSON.maximumValueDepth {
+            throw DecodingError.dataCorruptedError(
+                forKey: .context, in: c,
+                debugDescription: "context: arrays and objects are nested more than "
+                    + "\(UntrustedJSON.maximumValueDepth - 1) levels deep")
+        }
         initiator = try c.decodeIfPresent(String.self, forKey: .initiator) ?? "unknown"
         sourceSystem = try c.decodeIfPresent(String.self, forKey: .sourceSystem) ?? "unknown"
         reason = try c.decodeIfPresent(String.self, forKey: .reason) ?? "unknown"

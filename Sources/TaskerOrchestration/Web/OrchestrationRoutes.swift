@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import TaskerAuth
 import TaskerModel
+import TaskerPostgres
 
 /// The routes of the orchestration's REST API (upstream's paths, methods, status codes and permissions):
 ///
@@ -108,7 +109,10 @@ enum OrchestrationRoutes {
 
     static func decodeTaskRequest(_ body: Data) throws(TaskAPIError) -> TaskRequest {
         do {
-            return try JSONDecoder().decode(TaskRequest.self, from: body)
+            return try UntrustedJSON.decode(
+                TaskRequest.self, from: body, limit: UntrustedJSON.maximumValueDepth, what: "the task request body")
+        } catch let error as JSONNestingError {
+            throw TaskAPIError(.badRequest, "Invalid JSON body: \(error)")
         } catch DecodingError.keyNotFound(let key, _) {
             throw TaskAPIError(.badRequest, "Invalid JSON body: missing field \(key.stringValue.debugDescription)")
         } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {

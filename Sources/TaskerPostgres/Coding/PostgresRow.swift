@@ -83,9 +83,16 @@ public struct PostgresCell: Sendable {
         try T.decode(from: self)
     }
 
-    /// Decodes a `json`/`jsonb` value; NULL decodes only into an `Optional`.
+    /// Decodes a `json`/`jsonb` value; NULL decodes only into an `Optional`. Stored JSON is
+    /// untrusted (any role that can write the row, or data stored before a limit existed): a value
+    /// nested deeper than `UntrustedJSON.maximumDepth` is refused before the recursive decoder runs.
     public func decodeJSON<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()) throws(PostgresError) -> T {
         let data = Data(bytes ?? Array("null".utf8))
+        do {
+            try UntrustedJSON.checkDepth(data, what: "column \"\(column.name)\"")
+        } catch {
+            throw PostgresError(.decoding, "\(error)")
+        }
         do {
             return try decoder.decode(T.self, from: data)
         } catch {

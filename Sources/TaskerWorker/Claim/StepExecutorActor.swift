@@ -213,6 +213,16 @@ package actor StepExecutorActor: WorkerActor {
         switch (attempt.hydrated, outcome) {
         case (.success(let step), _):
             hydrated = step
+        case (.failure(let error), .claimed) where error.kind == .decoding:
+            // Claimed, but its stored data cannot be read (e.g. a context nested past
+            // `UntrustedJSON.maximumDepth`, stored before the limit existed): reading it again gives
+            // the same answer, so the step fails for good; its message went with the claim.
+            await failClaimedStep(
+                message,
+                failure: StepFailure(
+                    message: "The step's stored data cannot be read: \(error.message)",
+                    errorType: Self.unreadableDataErrorType, retryable: false))
+            return .handled
         case (.failure(let error), .claimed):
             // Claimed, but its row cannot be read: the step gets a retryable error result instead of
             // staying in_progress with nobody to run it.
@@ -274,13 +284,30 @@ package actor StepExecutorActor: WorkerActor {
         return .handled
     }
 
+    /// The `error_type` of the permanent error result of a claimed step whose stored data cannot be
+    /// read (`PostgresError.Kind.decoding` while hydrating it).
+    package static let unreadableDataErrorType = "step_data_unreadable"
+
     /// Stores a retryable error result for a step this worker claimed but cannot run.
     private func failClaimedStep(_ message: StepMessage, reason: String) async {
-        logger.error("claimed a step it cannot run; storing an error result", metadata: Self.metadata(message, ["reason": "\(reason)"]))
         let now = Date()
         let result = StepExecutionResult.dispatchError(
             stepUUID: message.stepUUID, kind: .handlerError, callable: "", timeoutMs: nil, taskUUID: message.taskUUID,
             message: reason, startedAt: now, completedAt: now, workerID: identity.workerID, hostname: identity.hostname)
+        await failClaimedStep(message, result: result, reason: reason)
+    }
+
+    /// Stores `failure` as the error result of a step this worker claimed but cannot run.
+    private func failClaimedStep(_ message: StepMessage, failure: StepFailure) async {
+        let now = Date()
+        let result = StepExecutionResult.failure(
+            stepUUID: message.stepUUID, failure: failure, startedAt: now, completedAt: now,
+            workerID: identity.workerID, hostname: identity.hostname)
+        await failClaimedStep(message, result: result, reason: failure.message)
+    }
+
+    private func failClaimedStep(_ message: StepMessage, result: StepExecutionResult, reason: String) async {
+        logger.error("claimed a step it cannot run; storing an error result", metadata: Self.metadata(message, ["reason": "\(reason)"]))
         let write: CompletionWrite
         do {
             write = try CompletionWrite(

@@ -7,7 +7,7 @@ import TaskerPostgres
 /// on (orchestration fails it for good, as for any non-retryable error).
 package enum ResultRefusal: Sendable, Equatable {
     /// The result does not encode as JSON (a `Double` that is NaN or infinite, arrays and objects
-    /// nested deeper than `JSONWriter.maxDepth`).
+    /// nested deeper than `UntrustedJSON.maximumValueDepth`, the result's own envelope included).
     case unencodable(String)
     /// Its JSON is larger than `worker.result_storage.max_result_bytes`.
     case tooLarge(bytes: Int, limit: Int)

@@ -48,7 +48,9 @@ extension ForeignDispatchChannel {
         let value: JSONValue
         var result: StepExecutionResult
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(resultJSON.utf8))
+            // Held to the read limit here; the completion's writer holds the result to the value
+            // limit and stores a `result_not_storable` error in its place when it is deeper.
+            value = try UntrustedJSON.decode(JSONValue.self, from: resultJSON, what: "result_json")
         } catch {
             throw .invalidArgument("result_json is not JSON: \(Self.describe(error))")
         }
@@ -70,7 +72,8 @@ extension ForeignDispatchChannel {
         let id = try Self.eventID(eventID)
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(checkpointJSON.utf8))
+            value = try UntrustedJSON.decode(
+                JSONValue.self, from: checkpointJSON, limit: UntrustedJSON.maximumValueDepth, what: "checkpoint_json")
         } catch {
             throw .invalidArgument("checkpoint_json is not JSON: \(Self.describe(error))")
         }

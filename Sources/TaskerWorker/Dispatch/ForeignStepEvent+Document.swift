@@ -71,7 +71,7 @@ extension ForeignStepEvent {
     }
 
     private static func object(_ text: String, _ what: String) throws(DocumentError) -> [String: JSONValue] {
-        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+        guard case .object(let members)? = try? UntrustedJSON.decode(JSONValue.self, from: text, what: "the \(what) row") else {
             throw DocumentError(description: "the \(what) row is not a JSON object")
         }
         return members

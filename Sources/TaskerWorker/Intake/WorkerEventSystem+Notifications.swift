@@ -10,13 +10,11 @@ import TaskerPostgres
 /// The listener side of `WorkerEventSystem`. Notifications are hints from anyone: any role that can
 /// connect may `pg_notify` any payload on a worker's channel. So a notification is taken only for
 /// the channel's own `worker_<ns>_queue` of a served namespace (anything else is ignored, counted
-/// and logged at most every 10 s), at most `maxMessageIDsPerNotification` ids are read by id (a
-/// larger `batch_ready` becomes one queue read), and a body embedded in a notification is never
-/// acted on: the message itself is read by id and judged by its stored body.
+/// and logged at most every 10 s), and then `NotificationTriage` (shared with the orchestration)
+/// decides: at most `NotificationTriage.maxMessageIDsPerNotification` ids are read by id (a larger
+/// `batch_ready` becomes one queue read of up to `pollBatchSize` messages), and a body embedded in a
+/// notification is never acted on: the message itself is read by id and judged by its stored body.
 extension WorkerEventSystem {
-    /// Most message ids read by id for one notification; a `batch_ready` naming more is answered
-    /// with one queue read of up to `pollBatchSize` messages instead.
-    package static let maxMessageIDsPerNotification = 10
 
     func consumeListener(_ listener: PostgresListener, slots: AsyncSemaphore) async {
         await withDiscardingTaskGroup { deliveries in
@@ -42,45 +40,30 @@ extension WorkerEventSystem {
                         scheduleCatchUp(after: .seconds(1))
                         continue
                     }
-                    let notification: QueueNotification
-                    do {
-                        notification = try QueueNotification.parse(note.payload)
-                    } catch  where Self.isTruncatedBatchReady(note.payload) {
-                        // Upstream's `pgmq_send_batch_with_notify` cuts a `batch_ready` over 7,800
-                        // characters (ids and queue name lost): not forged, but only a queue read
-                        // finds its messages (coalesced per second, so a forged one costs no more).
+                    let decision = NotificationTriage.triage(payload: note.payload, channelQueues: [queue])
+                    switch decision {
+                    case .readByID, .readQueue:
+                        break
+                    case .catchUp:
+                        // Coalesced per second, so a forged one costs no more.
                         scheduleCatchUp(after: .zero)
                         continue
-                    } catch {
-                        rejectNotification(queue: queue, reason: "\(error)")
-                        // A real message may stand behind it (e.g. a body nested too deep to
-                        // decode): read the queues soon (coalesced per second).
-                        scheduleCatchUp(after: .seconds(1))
+                    case .rejected(let reason, let catchUp):
+                        rejectNotification(queue: queue, reason: reason)
+                        if catchUp { scheduleCatchUp(after: .seconds(1)) }
                         continue
-                    }
-                    guard notification.queue == queue else {
-                        rejectNotification(
-                            queue: queue,
-                            reason: "it names queue \(notification.queue.prefix(100)), "
-                                + "not its channel's \(queue)")
+                    case .none:
                         continue
                     }
                     // Cancelled (forced shutdown): the message waits out its visibility timeout.
                     guard (try? await slots.acquire()) != nil else { continue }
                     deliveries.addTask {
-                        await self.handle(notification)
+                        await self.handle(decision)
                         slots.release()
                     }
                 }
             }
         }
-    }
-
-    /// Whether `payload` is a `batch_ready` that `tasker.pgmq_send_batch_with_notify` cut to 7,790
-    /// characters and closed with `...}` (migrations/0003).
-    static func isTruncatedBatchReady(_ payload: String) -> Bool {
-        payload.hasSuffix("...}") && payload.utf8.count <= 7_800
-            && payload.replacingOccurrences(of: " ", with: "").hasPrefix(#"{"event_type":"batch_ready""#)
     }
 
     /// Counts, logs (at most every 10 s) and otherwise ignores a notification on `queue`'s channel.
@@ -112,30 +95,20 @@ extension WorkerEventSystem {
         catchUp()
     }
 
-    private func handle(_ notification: QueueNotification) async {
-        switch notification {
-        case .messageWithPayload(let queue, let msgID, _):
-            // The embedded body is never acted on: anyone can send it, with any step and a real
-            // message's id, and acting on it (a claim, or a poison / misrouted / stale verdict)
-            // archives that id. The message itself is read by id (one round trip more than
-            // trusting the payload) and judged by its stored body.
-            await readAndExecute(queue: queue, msgIDs: [msgID])
-        case .messageReady(let queue, let msgID):
-            await readAndExecute(queue: queue, msgIDs: [msgID])
-        case .batchReady(let queue, let msgIDs):
+    private func handle(_ decision: NotificationTriage.Decision) async {
+        switch decision {
+        case .readByID(let queue, let msgIDs):
             await readAndExecute(queue: queue, msgIDs: msgIDs)
-        case .queueCreated:
+        case .readQueue(let queue, let announced):
+            await readNotifiedBatch(queue: queue, announced: announced)
+        case .catchUp, .rejected, .none:
             break
         }
     }
 
-    private func readAndExecute(queue: String, msgIDs: [Int64]) async {
-        var seen: Set<Int64> = []
-        let ids = msgIDs.filter { seen.insert($0).inserted }
-        guard ids.count <= Self.maxMessageIDsPerNotification else {
-            await readNotifiedBatch(queue: queue, announced: ids.count)
-            return
-        }
+    /// Reads `ids` (distinct, at most `NotificationTriage.maxMessageIDsPerNotification`) by id and
+    /// claims them.
+    private func readAndExecute(queue: String, msgIDs ids: [Int64]) async {
         if settings.claimNotifiedBursts {
             await claimInBursts(queue: queue, msgIDs: ids)
             return

@@ -87,7 +87,7 @@ public final class WorkerStatistics: Sendable {
         /// each loss is followed by a catch-up read of the queues.
         public var notificationsDropped: Int = 0
         /// Queue reads made for notifications: one per message read by id, one per `batch_ready`
-        /// over `WorkerEventSystem.maxMessageIDsPerNotification` ids (read as one queue read).
+        /// over `NotificationTriage.maxMessageIDsPerNotification` ids (read as one queue read).
         public var notifiedReads: Int = 0
         /// Deliveries the executor refused because their queue is not one of this worker's
         /// (nothing read, claimed or archived).

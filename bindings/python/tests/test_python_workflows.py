@@ -33,6 +33,35 @@ def test_a_handler_exception_is_a_retryable_handler_error_with_its_message(clust
     assert stored["metadata"]["custom"]["exception"] == "KeyError"
 
 
+def test_deep_results_fail_their_steps_for_good_and_never_kill_a_poll_thread(cluster: Cluster) -> None:
+    """Issue #26 item 7: a result nested past Python's recursion limit raised RecursionError in
+    json.dumps and killed its poll thread (two such steps left no pollers). Now each deep result
+    fails its step for good saying why, more of them than there are poll threads, and a normal task
+    still runs afterwards on the same host."""
+    host = cluster.start_python_host(threads=2)
+    # 5,000: past Python's recursion limit; 300: past the worker's 128; 125: readable, but over the
+    # 120 levels a result may bring in (result_not_storable).
+    depths = [5000, 5000, 5000, 300, 125]
+    tasks = [cluster.submit("py_deep", {"depth": depth}) for depth in depths]
+    for task, depth in zip(tasks, depths):
+        assert cluster.wait_for_task(task) == "error", depth
+        stored = cluster.db.result(task, "deep_result")
+        assert stored["success"] is False and stored["metadata"]["retryable"] is False, (depth, stored)
+        message = stored["error"]["message"]
+        if depth == 5000:
+            assert stored["error"]["error_type"] == "handler_error"
+            assert "nested too deeply" in message, message
+        elif depth == 300:
+            assert stored["error"]["error_type"] == "handler_error"
+            assert "nested more than 128 levels" in message, message
+        else:
+            assert stored["error"]["error_type"] == "result_not_storable"
+            assert "nested more than 120 levels" in message, message
+    chain = cluster.submit("py_chain", {"number": 3})
+    assert cluster.wait_for_task(chain) == "complete"
+    assert host.poll() is None
+
+
 def _config_with_completion_timeout(directory: Path, milliseconds: int) -> Path:
     """The pre-merged test configuration with [worker.mpsc_channels.ffi_dispatch] completion_timeout_ms changed."""
     text = (REPO / "config/tasker/generated/worker-test.toml").read_text()

@@ -29,6 +29,7 @@ module TaskerWorker
   end
 
   OK = 0
+  ERR_INVALID_ARGUMENT = 1
   ERR_NOT_RUNNING = 2
   ERR_UNKNOWN_EVENT = 4
   LOG_LEVELS = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 }.freeze
@@ -80,15 +81,21 @@ module TaskerWorker
     out = FFI::MemoryPointer.new(:pointer)
     check(Native.public_send(function, *args, out), function)
     text = take_string(out.read_pointer)
-    text && JSON.parse(text)
+    # The worker sends nothing nested past 128 levels (plus its own envelopes); Ruby's default
+    # max_nesting of 100 would refuse legitimate events.
+    text && JSON.parse(text, max_nesting: JSON_MAX_NESTING)
   end
+
+  # Nesting allowed in the JSON exchanged with the worker: its limit (128) plus its envelopes. A
+  # deeper result raises JSON::NestingError, which fails the step instead of the poll thread.
+  JSON_MAX_NESTING = 160
 
   def self.bootstrap(config = {}) = call_json(:tasker_worker_bootstrap, JSON.generate(config))
   def self.stop = call_json(:tasker_worker_stop)
   def self.poll(timeout_ms) = call_json(:tasker_poll_step_event, timeout_ms)
 
   def self.complete(event_id, result)
-    check(Native.tasker_complete_step_event(event_id, JSON.generate(result)), :tasker_complete_step_event)
+    check(Native.tasker_complete_step_event(event_id, JSON.generate(result, max_nesting: JSON_MAX_NESTING)), :tasker_complete_step_event)
   end
 
   def self.log(level, message, fields = nil)
@@ -183,6 +190,11 @@ module TaskerWorker
           return if e.status == ERR_NOT_RUNNING
 
           raise
+        rescue StandardError => e
+          # An event that cannot be read (e.g. nested too deep): the worker's per-event timeout
+          # settles it; the poll thread lives on.
+          TaskerWorker.log(:error, "poll failed: #{e.class}: #{e.message}")
+          next
         end
         process(event) if event
       end
@@ -192,10 +204,28 @@ module TaskerWorker
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       step = Step.new(event)
       outcome = invoke(step)
+      complete(event, step, outcome, started)
+    rescue StandardError => e
+      # Nothing ends the poll thread: an unexpected error becomes the step's retryable error.
+      complete(event, step, TaskerWorker.failure("#{e.class}: #{e.message}"), started, fallback: false) if step
+    end
+
+    def complete(event, step, outcome, started, fallback: true)
       elapsed = ((Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) * 1000).to_i
       TaskerWorker.complete(event["event_id"], outcome.to_execution_result(step.step_uuid, elapsed))
+    rescue JSON::NestingError, JSON::GeneratorError => e
+      # The handler's result cannot be written (nested too deeply, not JSON): the step fails for good.
+      if fallback
+        complete(event, step, TaskerWorker.failure("the handler's result is not JSON: #{e.message}", retryable: false), started,
+                 fallback: false)
+      end
     rescue Error => e
-      TaskerWorker.log(:warn, "result not accepted: #{e.message}", { "step_uuid" => step&.step_uuid })
+      if fallback && e.status == ERR_INVALID_ARGUMENT
+        complete(event, step, TaskerWorker.failure("the worker refused the handler's result: #{e.message}", retryable: false),
+                 started, fallback: false)
+      else
+        TaskerWorker.log(:warn, "result not accepted: #{e.message}", { "step_uuid" => step.step_uuid })
+      end
     end
 
     def invoke(step)

@@ -197,6 +197,10 @@ def to_json(value: Any, what: str) -> str:
     """``json.dumps`` that names ``what`` when the value is not JSON-serialisable."""
     try:
         return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except RecursionError as error:
+        # A value nested deeper than Python's recursion limit (the worker refuses anything past
+        # 128 levels anyway): a clear error, not a dead poll thread.
+        raise ValueError(f"{what} is nested too deeply to be written as JSON") from error
     except (TypeError, ValueError) as error:
         raise ValueError(f"{what} is not JSON-serialisable: {error}") from error
 

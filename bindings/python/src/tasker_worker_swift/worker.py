@@ -178,7 +178,24 @@ class Worker:
                 time.sleep(0.1)
                 continue
             if event is not None:
-                self.process(event)
+                self._process_guarded(event)
+
+    def _process_guarded(self, event: Mapping[str, Any]) -> None:
+        """``process``, but nothing it raises ends the poll thread: an unexpected exception becomes
+        the step's retryable ``handler_error`` (a poll thread that died would leave every later step
+        of this host ``in_progress``)."""
+        started = time.monotonic()
+        try:
+            self.process(event)
+        except Exception as error:  # noqa: BLE001 - the poll thread must survive anything
+            step_uuid = str(event.get("step_uuid", "")) if isinstance(event, Mapping) else ""
+            event_id = str(event.get("event_id", "")) if isinstance(event, Mapping) else ""
+            _log_quietly(lib.LOG_ERROR, f"step event failed: {type(error).__name__}: {error}", {"step_uuid": step_uuid})
+            try:
+                self._complete(event_id, step_uuid, failure(
+                    f"{type(error).__name__}: {error}", retryable=True, error_type="handler_error"), started)
+            except Exception:  # noqa: BLE001 - the channel's event timeout settles it then
+                pass
 
     def process(self, event: Mapping[str, Any]) -> None:
         """Runs the handler of one polled step event and completes (or checkpoints) the event."""
@@ -233,14 +250,25 @@ class Worker:
             error_type="handler_error",
         )
 
-    def _complete(self, event_id: str, step_uuid: str, outcome: StepResult, started: float) -> None:
+    def _complete(
+        self, event_id: str, step_uuid: str, outcome: StepResult, started: float, *, fallback: bool = True
+    ) -> None:
         elapsed_ms = int((time.monotonic() - started) * 1000)
         try:
             lib.complete_step_event(event_id, outcome.execution_result(step_uuid, elapsed_ms, self.worker_id))
-        except ValueError as error:  # the result is not JSON
-            fallback = failure(f"the handler's result is not JSON: {error}", retryable=False, error_type="handler_error")
-            self._complete(event_id, step_uuid, fallback, started)
+        except ValueError as error:  # the result is not JSON (or nested too deeply to write)
+            if fallback:
+                self._complete(event_id, step_uuid, failure(
+                    f"the handler's result is not JSON: {error}", retryable=False, error_type="handler_error"),
+                    started, fallback=False)
         except lib.TaskerWorkerError as error:
+            if fallback and error.status == lib.ERR_INVALID_ARGUMENT:
+                # The worker refused the result itself (e.g. nested past its limit): the step fails
+                # for good saying why, rather than waiting out the event's timeout.
+                self._complete(event_id, step_uuid, failure(
+                    f"the worker refused the handler's result: {error.message}", retryable=False,
+                    error_type="handler_error"), started, fallback=False)
+                return
             _log_quietly(lib.LOG_WARN, f"result not accepted: {error.message}", {"step_uuid": step_uuid})
 
 

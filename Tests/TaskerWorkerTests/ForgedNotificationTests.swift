@@ -1,0 +1,140 @@
+import Foundation
+import TaskerPostgres
+import TaskerTestSupport
+import Testing
+
+@testable import TaskerModel
+@testable import TaskerOrchestration
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue #26, items 5 and 9: notifications are hints from anyone. The orchestration took every id
+/// of a forged `batch_ready` (3,954 in one; 500 such cost it 28 s of CPU); now the worker and the
+/// orchestration share one bounded intake (`NotificationTriage`). And the bodies a LISTENer can
+/// read can be turned off (`scripts/sql/notify-without-payloads.sql`).
+@Suite("Forged notifications", .timeLimit(.minutes(4)))
+struct ForgedNotificationTests {
+    static let channelQueues: Set<String> = ["worker_a_queue"]
+
+    static func batchReady(_ queue: String, ids: ClosedRange<Int>) -> String {
+        #"{"event_type":"batch_ready","queue_name":"\#(queue)","msg_ids":[\#(ids.map(String.init).joined(separator: ","))]}"#
+    }
+
+    @Test func theTriageBoundsWhatOneNotificationCosts() {
+        typealias T = NotificationTriage
+        // Up to 10 distinct ids: read by id (duplicates once).
+        #expect(
+            T.triage(payload: Self.batchReady("worker_a_queue", ids: 1...10), channelQueues: Self.channelQueues)
+                == .readByID(queue: "worker_a_queue", msgIDs: Array(1...10)))
+        let repeated = #"{"event_type":"batch_ready","queue_name":"worker_a_queue","msg_ids":[7,7,7,7,7,7,7,7,7,7,7,7,7]}"#
+        #expect(T.triage(payload: repeated, channelQueues: Self.channelQueues) == .readByID(queue: "worker_a_queue", msgIDs: [7]))
+        // More: one queue read, whatever the count.
+        #expect(
+            T.triage(payload: Self.batchReady("worker_a_queue", ids: 1...1_300), channelQueues: Self.channelQueues)
+                == .readQueue(queue: "worker_a_queue", announced: 1_300))
+        // Another queue than the channel's: rejected, nothing read.
+        guard
+            case .rejected(_, catchUp: false) = T.triage(
+                payload: Self.batchReady("orchestration_step_results", ids: 1...3), channelQueues: Self.channelQueues)
+        else { return #expect(Bool(false), "a queue the channel does not announce was taken") }
+        // Not a notification (too deep, not JSON, too long): rejected, the queues read soon.
+        let deep =
+            #"{"event_type":"message_ready","queue_name":"worker_a_queue","msg_id":1,"x":"#
+            + String(repeating: "[", count: 400) + String(repeating: "]", count: 400) + "}"
+        for payload in [deep, "{not json", String(repeating: " ", count: 9_000)] {
+            switch T.triage(payload: payload, channelQueues: Self.channelQueues) {
+            case .rejected: break
+            default: Issue.record("taken: \(payload.prefix(60))")
+            }
+        }
+        // A batch_ready cut by pgmq_send_batch_with_notify: read the queues.
+        let cut = String(Self.batchReady("worker_a_queue", ids: 1...2_000).prefix(7_790)) + "...}"
+        #expect(T.triage(payload: cut, channelQueues: Self.channelQueues) == .catchUp)
+    }
+
+    /// 300 forged `batch_ready` notifications of 1,300 ids each on the orchestration's channel: it
+    /// reads no message by id for them (before: 390,000 reads by id), rejects 300 naming another
+    /// queue, and still turns a real task request sent after them into a task. Prints the test
+    /// process's CPU per forged notification (an upper bound: other suites run in the same process).
+    @Test func theOrchestrationTakesForgedBatchesAsOneQueueReadEach() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let orchestration = harness.startOrchestration()
+            let service = orchestration.service
+            let listener = try await db.connect()
+            let channel = QueueNames.readyChannel(namespace: "orchestration")
+            // Its listener hears the channel once a probe (naming another queue) is rejected.
+            try await waitUntil(timeout: .seconds(20)) {
+                try await listener.query("SELECT pg_notify($1, $2)", [channel, Self.batchReady("worker_probe_queue", ids: 1...1)])
+                try await Task.sleep(for: .milliseconds(50))
+                return service.statistics.notificationsRejected > 0
+            }
+            let probes = service.statistics.notificationsRejected
+            let readsBefore = service.statistics.notifiedMessageReads
+            let forged = 300
+            let before = Self.processCPU()
+            for index in 0..<forged {
+                try await listener.query(
+                    "SELECT pg_notify($1, $2)",
+                    [channel, Self.batchReady(QueueNames.stepResults, ids: (index + 1)...(index + 1_300))])
+                try await listener.query(
+                    "SELECT pg_notify($1, $2)", [channel, Self.batchReady("worker_other_queue", ids: 1...5)])
+            }
+            let tasksBefore: Int = try await harness.admin.query("SELECT count(*)::integer AS n FROM tasker.tasks")[0].decode("n")
+            let request = TaskRequestMessage(taskRequest: OrchestrationHarness.request("linear_workflow", ["number": 2]))
+            try await PGMQ.sendWithNotify(harness.admin, queue: QueueNames.taskRequests, message: try PostgresJSON(request))
+            try await waitUntil(timeout: .seconds(60)) {
+                let n: Int = try await harness.admin.query("SELECT count(*)::integer AS n FROM tasker.tasks")[0].decode("n")
+                return n > tasksBefore && service.statistics.notificationsRejected >= probes + forged
+            }
+            let cpu = Self.processCPU() - before
+            print(
+                "[figures] orchestration, forged batch_ready of 1,300 ids: "
+                    + "\(String(format: "%.3f", cpu * 1000 / Double(forged * 2))) ms of test-process CPU per notification "
+                    + "(\(forged * 2) notifications), reads by id: \(service.statistics.notifiedMessageReads - readsBefore)")
+            try await orchestration.stop()
+            #expect(service.statistics.notificationsRejected - probes == forged)
+            // Only the real request (and what it set off) was read by id.
+            let reads = service.statistics.notifiedMessageReads - readsBefore
+            #expect(reads <= 10, "\(reads) reads by id")
+        }
+    }
+
+    /// With `scripts/sql/notify-without-payloads.sql` applied, a notification carries no message:
+    /// only the queue and the id.
+    @Test func notificationsCanBeSentWithoutTheirMessages() async throws {
+        try await withTestDatabase { db in
+            let admin = try await db.connect()
+            let script = try String(
+                contentsOfFile: TestEnvironment.repositoryRoot + "/scripts/sql/notify-without-payloads.sql", encoding: .utf8)
+            let listener = try await db.connect()
+            try await listener.listen("pgmq_message_ready.orchestration")
+            try await PGMQ.create(admin, queue: QueueNames.taskRequests)
+            let secret: JSONValue = ["card": "4111 1111 1111 1111"]
+            try await PGMQ.sendWithNotify(admin, queue: QueueNames.taskRequests, message: try PostgresJSON(secret))
+            let inline = try await listener.waitForNotifications(timeout: .seconds(5))
+            #expect(inline.first?.payload.contains("4111") == true, "upstream's default embeds small messages")
+            try await admin.execute(script)
+            let fresh = try await db.connect()  // a new session: the IMMUTABLE threshold is not cached
+            try await PGMQ.sendWithNotify(fresh, queue: QueueNames.taskRequests, message: try PostgresJSON(secret))
+            let bare = try await listener.waitForNotifications(timeout: .seconds(5))
+            let payload = try #require(bare.first?.payload)
+            #expect(!payload.contains("4111"), "\(payload)")
+            guard case .messageReady(let queue, _) = try QueueNotification.parse(payload) else {
+                Issue.record("not message_ready: \(payload)")
+                return
+            }
+            #expect(queue == QueueNames.taskRequests)
+        }
+    }
+
+    /// User + system CPU seconds of this process so far.
+    static func processCPU() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
+    }
+}
