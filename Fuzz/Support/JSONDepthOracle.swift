@@ -1,4 +1,5 @@
 import TaskerModel
+import TaskerPostgres
 
 /// The nesting depth of JSON, computed independently of the decoders under test (an oracle: no
 /// recursion, so any depth is measured): a scalar is 0, a container 1 + its deepest member.
@@ -52,6 +53,7 @@ public enum JSONDepthOracle {
         return deepest
     }
 
-    /// The deepest JSON any decoder of untrusted input may accept.
-    public static let maximumAcceptedDepth = 128
+    /// The deepest JSON any decoder of untrusted input may accept (`UntrustedJSON.maximumDepth`; the
+    /// oracle's count above is independent of `UntrustedJSON`'s scan).
+    public static let maximumAcceptedDepth = UntrustedJSON.maximumDepth
 }
