@@ -234,6 +234,38 @@ let package = Package(
     ]
 )
 
+// The libFuzzer targets (Fuzz/, scripts/fuzz): declared only when TASKER_FUZZ=1, so that the ordinary
+// build never sees them; scripts/fuzz builds them with `-sanitize=fuzzer,address` into .build-fuzz. Each
+// target is one decoder of untrusted input and depends on that decoder's module only.
+if Context.environment["TASKER_FUZZ"] == "1" {
+    let support: [Target.Dependency] = ["TaskerFuzzSupport", "TaskerModel", "TaskerPostgres"]
+    // lld: gold stops with an internal error on the sanitized objects.
+    let link: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld"])]
+    package.targets += [
+        // libFuzzer's entry point (`LLVMFuzzerRunDriver`) for the Swift targets' own `main`.
+        .target(name: "CTaskerFuzz", path: "Fuzz/CTaskerFuzz"),
+        .target(name: "TaskerFuzzSupport", dependencies: ["CTaskerFuzz", "TaskerModel", "TaskerPostgres"], path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzQueueMessage", dependencies: support, path: "Fuzz/Targets/QueueMessage", linkerSettings: link),
+        .executableTarget(
+            name: "FuzzQueueNotification", dependencies: support, path: "Fuzz/Targets/QueueNotification", linkerSettings: link),
+        .executableTarget(name: "FuzzStepResult", dependencies: support, path: "Fuzz/Targets/StepResult", linkerSettings: link),
+        .executableTarget(name: "FuzzWorkerConfig", dependencies: support, path: "Fuzz/Targets/WorkerConfig", linkerSettings: link),
+        .executableTarget(name: "FuzzTemplateYAML", dependencies: support, path: "Fuzz/Targets/TemplateYAML", linkerSettings: link),
+        .executableTarget(
+            name: "FuzzAMQPFrames", dependencies: support + ["TaskerAMQP", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Fuzz/Targets/AMQPFrames", linkerSettings: link),
+        .executableTarget(
+            name: "FuzzDeliveryBody",
+            dependencies: support + ["TaskerAMQP", "TaskerMessaging", .product(name: "NIOCore", package: "swift-nio")],
+            path: "Fuzz/Targets/DeliveryBody", linkerSettings: link),
+        .executableTarget(
+            name: "FuzzTaskRequest", dependencies: support + ["TaskerOrchestration", "TaskerAuth"], path: "Fuzz/Targets/TaskRequest",
+            linkerSettings: link),
+        .executableTarget(
+            name: "FuzzForeignResult", dependencies: support + ["TaskerWorker"], path: "Fuzz/Targets/ForeignResult", linkerSettings: link),
+    ]
+}
+
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

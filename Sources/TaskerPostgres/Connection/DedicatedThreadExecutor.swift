@@ -28,6 +28,11 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
     private var threadExited = false
     let name: String
 
+    /// The stack of each connection's thread (1 MiB): the smallest stack the product decodes
+    /// untrusted JSON on (a row's `jsonb` is decoded on it); the fuzz targets run their decoders on
+    /// a stack of this size (`Fuzz/Support`).
+    static let threadStackSize = 1 << 20
+
     /// Starts the thread. Throws `SystemResourceError(.thread, …)` when the system refuses a new
     /// thread (`pthread_create` fails, e.g. `EAGAIN` at the process's thread limit) instead of
     /// leaving an executor whose jobs would never run.
@@ -36,7 +41,7 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, 1 << 20)
+        pthread_attr_setstacksize(&attributes, Self.threadStackSize)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         // The thread holds the executor strongly (this retain) until `shutdown()` lets it exit.
         let context = Unmanaged.passRetained(self).toOpaque()

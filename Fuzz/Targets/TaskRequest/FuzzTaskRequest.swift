@@ -1,0 +1,75 @@
+import Foundation
+import TaskerAuth
+import TaskerFuzzSupport
+
+@testable import TaskerModel
+@testable import TaskerOrchestration
+
+/// The orchestration's untrusted task intake, the first input byte choosing the path:
+/// 0 `POST /v1/tasks`'s body (`OrchestrationRoutes.decodeTaskRequest`), 1 a queued request (a PGMQ
+/// row of `orchestration_task_requests` → `TaskRequestMessage`), 2 `GET /v1/tasks`'s query
+/// (`TaskListFilter(query:)`). Contract: a refusal is a 400; an accepted context is no deeper than
+/// the limit; an accepted request re-encodes to one that decodes equal; a filter stays in its bounds.
+@main
+enum FuzzTaskRequest {
+    static func main() {
+        FuzzDriver.run { input in
+            guard let path = input.first else { return }
+            let bytes = Array(input.dropFirst())
+            switch path % 3 {
+            case 0: body(bytes)
+            case 1: queued(bytes)
+            default: query(bytes)
+            }
+        }
+    }
+
+    static func body(_ bytes: [UInt8]) {
+        let request: TaskRequest
+        do throws(TaskAPIError) {
+            request = try OrchestrationRoutes.decodeTaskRequest(Data(bytes))
+        } catch {
+            FuzzContract.require(error.code == .badRequest, "a body refused with \(error.code)")
+            return
+        }
+        check(request)
+    }
+
+    static func queued(_ bytes: [UInt8]) {
+        guard let message = try? QueueMessage(queue: QueueNames.taskRequests, row: QueueRowFixture.row(message: bytes)) else {
+            FuzzContract.require(false, "the row did not read")
+            return
+        }
+        guard message.bodyError == nil, let request = try? message.message.decode(TaskRequestMessage.self) else { return }
+        check(request.taskRequest)
+        let again = try? JSONValue(encoding: request).decode(TaskRequestMessage.self)
+        FuzzContract.require(again == request, "the queued request re-decodes differently")
+    }
+
+    static func check(_ request: TaskRequest) {
+        let depth = JSONDepthOracle.depth(of: request.context)
+        FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "a context \(depth) deep was accepted")
+        let again = try? JSONDecoder().decode(TaskRequest.self, from: JSONEncoder().encode(request))
+        FuzzContract.require(again == request, "the request re-decodes as \(String(describing: again))")
+    }
+
+    /// `name=value&…` split as the router hands it over (already percent-decoded).
+    static func query(_ bytes: [UInt8]) {
+        let pairs = String(decoding: bytes, as: UTF8.self).split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }
+        let filter: TaskListFilter
+        do throws(TaskAPIError) {
+            filter = try TaskListFilter(query: pairs)
+        } catch {
+            FuzzContract.require(error.code == .badRequest, "a query refused with \(error.code)")
+            return
+        }
+        FuzzContract.require((1...TaskListFilter.maxPage).contains(filter.page), "page \(filter.page)")
+        FuzzContract.require((1...TaskListFilter.maxPerPage).contains(filter.perPage), "per_page \(filter.perPage)")
+        for text in [filter.namespace, filter.status, filter.initiator, filter.sourceSystem].compactMap({ $0 }) {
+            FuzzContract.require(!text.isEmpty && text.count <= TaskListFilter.maxFilterLength, "a filter of \(text.count) characters")
+        }
+    }
+}
