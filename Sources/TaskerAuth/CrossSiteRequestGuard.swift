@@ -10,8 +10,8 @@ import Hummingbird
 ///    (`http(s)://` + the request's `Host`, default ports ignored; `Origin: null` included) → 403
 ///    `FORBIDDEN` naming the header and value. A request with neither header (curl, tasker-py's
 ///    client, any non-browser client) is not a browser's and passes.
-/// 2. **JSON only.** A request carrying a body (`Content-Length` above 0, or `Transfer-Encoding`) or a
-///    `Content-Type` must say `application/json` (parameters such as `charset` allowed) → else 415
+/// 2. **JSON only.** A request with a `Content-Type`, or with a `Content-Length` above 0, must say
+///    `application/json` (parameters such as `charset` allowed) → else 415
 ///    `UNSUPPORTED_MEDIA_TYPE` naming the type sent. A browser cannot send that type cross-origin
 ///    without a CORS preflight, and `text/plain` or form bodies (what `mode: "no-cors"` and
 ///    `<form>` can send) are refused. A request without body and without `Content-Type` (a bare
@@ -66,7 +66,9 @@ package enum CrossSiteRequestGuard {
     static func mediaTypeRefusal(headers: HTTPFields) -> String? {
         let types = headers[values: .contentType]
         let length = headers[values: .contentLength]
-        let hasBody = !headers[values: .transferEncoding].isEmpty || length.contains { $0.trimmed != "0" }
+        // A chunked body without a type passes: browsers send form and fetch bodies with a length and
+        // a type, and clients such as NIO's send an empty POST chunked.
+        let hasBody = length.contains { $0.trimmed != "0" }
         guard hasBody || !types.isEmpty else { return nil }
         guard types.count <= 1 else { return "Unsupported media type: more than one Content-Type header; send application/json" }
         guard let type = types.first else {
