@@ -122,13 +122,49 @@ struct TemplateHostileInputTests {
     }
 
     @Test func deepNestingIsRefusedNotACrash() throws {
-        // libyaml stops at 1,000 levels; a deeper document is a syntax error naming the file.
+        // Refused before Yams (whose composer recurses per level) sees it, naming the file.
         let deep = "x: " + String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000) + "\n"
         let report = try load(["deep.yaml": Self.validTemplate.replacingOccurrences(of: "name: fine", with: "name: deep") + "\n" + deep])
         let problem = try #require(report.problems.first)
         #expect(problem.file == "deep.yaml")
-        // Just inside the limit: parsed (and then ignored as an unknown member).
-        let nested = String(repeating: "[", count: 900) + String(repeating: "]", count: 900)
-        _ = try TemplateYAML.parse("x: \(nested)\n")
+        #expect("\(problem)".contains("more than 64 levels"), "\(problem)")
+    }
+
+    /// Issue #26 (found by the fuzzer): flow nesting of 300–1,000 levels overflowed a 1 MiB stack in
+    /// Yams' composer. Nesting is counted first: up to `maxNesting` parses on a 1 MiB stack, one more
+    /// (flow, block mappings or block sequences) is refused with the line, and block scalars holding
+    /// brackets count nothing.
+    @Test func nestingIsBoundedBeforeYamsComposesOnASmallStack() async throws {
+        let limit = TemplateYAML.maxNesting
+        let makers: [@Sendable (Int) -> String] = [Self.flowYAML, Self.blockYAML, Self.dashYAML]
+        for make in makers {
+            let parsed = await Self.onOneMiBStack { (try? TemplateYAML.parse(make(limit))) != nil }
+            #expect(parsed, "\(make(limit).prefix(80))")
+            for depth in [limit + 1, 300, 1_000, 5_000] {
+                let error = #expect(throws: TemplateYAMLError.self) { try TemplateYAML.parse(make(depth)) }
+                #expect(error?.message.contains("more than \(limit) levels deep (line ") == true, "\(String(describing: error))")
+            }
+        }
+        let withScalar =
+            "description: |\n  [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n  {{{{\nname: ok\n"
+        #expect(try TemplateYAML.parse(withScalar)["name"] == "ok")
+        #expect(try TemplateYAML.parse("a: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['\n")["a"] != nil)
+    }
+
+    static func flowYAML(_ depth: Int) -> String {
+        "x: " + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: depth - 1) + "\n"
+    }
+    static func blockYAML(_ depth: Int) -> String {
+        (0..<depth).map { String(repeating: " ", count: $0 * 2) + "k\($0):" }.joined(separator: "\n") + " 1\n"
+    }
+    static func dashYAML(_ depth: Int) -> String { "x:\n" + String(repeating: "- ", count: depth - 1) + "1\n" }
+
+    /// Runs `body` on a new thread with a 1 MiB stack (the size of a database connection's thread).
+    static func onOneMiBStack<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: body()) }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
     }
 }

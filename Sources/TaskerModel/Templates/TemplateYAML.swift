@@ -24,13 +24,20 @@ public enum TemplateYAML {
     /// JSON values. Measured before Yams composes the text (`YAMLAliasBudget`), and again while
     /// converting to JSON.
     public static let maxExpandedNodes = 250_000
+    /// The deepest nesting of collections a template may have, counted by `YAMLNesting` before Yams,
+    /// whose composer recurses per level, sees the text (real templates nest fewer than 10 levels).
+    public static let maxNesting = 64
 
     /// Parses one YAML document into JSON. Throws `TemplateYAMLError` for a syntax error, an empty
-    /// document, several documents, a text over `maxTemplateBytes` or one expanding (aliases
-    /// included) to more than `maxExpandedNodes` nodes.
+    /// document, several documents, a text over `maxTemplateBytes`, one nesting deeper than
+    /// `maxNesting` or one expanding (aliases included) to more than `maxExpandedNodes` nodes.
     public static func parse(_ text: String) throws -> JSONValue {
         guard text.utf8.count <= maxTemplateBytes else {
             throw TemplateYAMLError(message: "the template is \(text.utf8.count) bytes; at most \(maxTemplateBytes) are accepted")
+        }
+        let bytes = Array(text.utf8)
+        if let line = YAMLNesting.depth(of: bytes, stoppingAfter: maxNesting).line {
+            throw TemplateYAMLError(message: "the template nests collections more than \(maxNesting) levels deep (line \(line))")
         }
         var documents: [Node] = []
         do {
