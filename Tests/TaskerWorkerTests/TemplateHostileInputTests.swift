@@ -140,7 +140,7 @@ struct TemplateHostileInputTests {
         for make in makers {
             let parsed = await Self.onOneMiBStack { (try? TemplateYAML.parse(make(limit))) != nil }
             #expect(parsed, "\(make(limit).prefix(80))")
-            for depth in [limit + 1, 300, 1_000, 5_000] {
+            for depth in [limit + 1, 300, 900] {
                 let error = #expect(throws: TemplateYAMLError.self) { try TemplateYAML.parse(make(depth)) }
                 #expect(error?.message.contains("more than \(limit) levels deep (line ") == true, "\(String(describing: error))")
             }

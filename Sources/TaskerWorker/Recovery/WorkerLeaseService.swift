@@ -79,7 +79,9 @@ package final class WorkerLeaseService: Service, Sendable {
                 logger.critical("\(error.description)")
                 throw error
             case .failed(let error):
-                state.withLock { $0.renewalFailed("\(error)") }
+                // Readiness bodies are generic (no libpq text, no URL): the detail goes to the log.
+                let summary = (error as? PostgresError)?.summary ?? "\(type(of: error))"
+                state.withLock { $0.renewalFailed(summary) }
                 logger.warning("could not renew the liveness lease", metadata: ["error": "\(error)"])
             case .timedOut:
                 state.withLock { $0.renewalFailed("the renewal did not answer within \(budget)") }
