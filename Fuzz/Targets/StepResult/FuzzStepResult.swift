@@ -1,5 +1,6 @@
 import TaskerFuzzSupport
 import TaskerModel
+import TaskerPostgres
 
 /// A stored step result (`workflow_steps.results`, written by any worker, upstream's included) →
 /// `StepExecutionResult.decode(json:)`, as the orchestration and the dependent steps read it.
@@ -14,8 +15,19 @@ enum FuzzStepResult {
             FuzzContract.require(
                 JSONDepthOracle.depth(ofText: text.utf8) <= JSONDepthOracle.maximumAcceptedDepth,
                 "a result \(JSONDepthOracle.depth(ofText: text.utf8)) deep was accepted")
-            guard let stored = try? result.jsonString() else {
-                FuzzContract.require(false, "a decoded result does not encode")
+            guard let first = try? result.jsonString() else {
+                // Readable up to `maximumDepth`, storable up to `maximumValueDepth` (the writer refuses
+                // deeper, and the worker stores `result_not_storable` instead).
+                let depth = JSONDepthOracle.depth(ofText: text.utf8)
+                FuzzContract.require(depth > UntrustedJSON.maximumValueDepth, "a decoded result \(depth) deep does not encode")
+                return
+            }
+            // The second stored text, not the first decoded value, is the fixed point: a missing
+            // `completed_at` decodes as the time of decoding, which the text keeps to the microsecond,
+            // and an integral double written in exponent form (6.6666666666666664e+16) reads back as
+            // an integer the second time.
+            guard let stored = try? StepExecutionResult.decode(json: first).jsonString() else {
+                FuzzContract.require(false, "the stored form \(first.prefix(300)) does not decode or encode")
                 return
             }
             let again: StepExecutionResult
@@ -25,8 +37,6 @@ enum FuzzStepResult {
                 FuzzContract.require(false, "the stored form \(stored.prefix(300)) does not decode: \(error)")
                 return
             }
-            // The stored text, not the first decoded value, is the fixed point: a missing
-            // `completed_at` decodes as the time of decoding, which the text keeps to the microsecond.
             FuzzContract.require((try? again.jsonString()) == stored, "the stored form \(stored.prefix(300)) is not stable")
         }
     }

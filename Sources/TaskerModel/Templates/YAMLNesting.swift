@@ -3,8 +3,8 @@
 /// 300–1,000 flow levels deep (`name: [[[…`, found by the fuzzer) overflowed a 1 MiB stack.
 ///
 /// The count is an upper bound of the real nesting, never below it: each block indentation level, each
-/// `- ` that opens a sequence entry on a line, and each flow `[` / `{` outside quotes and comments count
-/// one; the content of block scalars (`|`, `>`) is skipped. Real templates stay far below the limit
+/// `- `, `? ` or `: ` that opens an entry at the start of a line's content, and each flow `[` / `{`
+/// outside quotes and comments count one; the content of block scalars (`|`, `>`) is skipped. Real templates stay far below the limit
 /// (`TemplateYAML.maxNesting`), so an overestimate refuses nothing real.
 enum YAMLNesting {
     /// The deepest nesting in `bytes`, counted up to `limit + 1` and no further, with the 1-based
@@ -47,7 +47,10 @@ enum YAMLNesting {
                 }
                 if byte == UInt8(ascii: "#"), index > start, bytes[index - 1] == UInt8(ascii: " ") { break }
                 switch byte {
-                case UInt8(ascii: "-") where atEntryStart && (index + 1 == end || bytes[index + 1] == UInt8(ascii: " ")):
+                case UInt8(ascii: "-"), UInt8(ascii: "?"),
+                    UInt8(ascii: ":")
+                where atEntryStart && (index + 1 == end || bytes[index + 1] == UInt8(ascii: " ")):
+                    // A block sequence entry, complex key or its value, opened on this line.
                     depth += 1
                 case UInt8(ascii: "["), UInt8(ascii: "{"):
                     flow += 1
