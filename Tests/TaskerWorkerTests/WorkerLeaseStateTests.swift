@@ -14,7 +14,7 @@ struct WorkerLeaseStateTests {
         #expect(!lease.claimsAllowed(at: start))
         #expect(lease.problem(at: start) == "liveness lease not taken yet")
         #expect(lease.delayBeforeRenewal(at: start) == .milliseconds(100))
-        #expect(lease.renewalBudget(at: start) == .seconds(1))
+        #expect(lease.renewalBudget(at: start) == .seconds(4))
     }
 
     /// A lease renewed at t lasts until t + duration by the worker's clock; claiming stops a quarter
@@ -42,7 +42,11 @@ struct WorkerLeaseStateTests {
         for _ in 0..<10 { lease.renewalFailed("connection refused") }
         #expect(lease.delayBeforeRenewal(at: at) == .milliseconds(800))
         #expect(lease.delayBeforeRenewal(at: start + .milliseconds(2900)) == .milliseconds(100))
+        // Up to the claim deadline, however long that is (a slow database still renews); past it,
+        // a whole lease.
+        #expect(lease.renewalBudget(at: start + .seconds(1)) == .seconds(2))
         #expect(lease.renewalBudget(at: start + .milliseconds(2500)) == .milliseconds(500))
+        #expect(lease.renewalBudget(at: start + .seconds(3)) == .seconds(4))
         #expect(lease.renewalBudget(at: start + .milliseconds(2990)) == .milliseconds(100))
         #expect(lease.claimsAllowed(at: start + .milliseconds(2900)))
         let problem = lease.problem(at: start + .seconds(3))

@@ -78,12 +78,14 @@ struct WorkerLeaseState: Sendable, Equatable {
     }
 
     /// How long the renewal started at `now` may take: until the claim deadline (so that a renewal
-    /// that hangs ends when claiming must stop, and the worker says so on time), at most `interval`,
-    /// at least a tenth of it.
+    /// that hangs ends when claiming must stop, and the worker says so on time), at least a tenth of
+    /// `interval`; with no claim deadline ahead (not taken yet, or lapsed), a whole `duration`. Never
+    /// capped at `interval`: a slow database (a loaded host, a busy pool) still renews, whereas a
+    /// renewal abandoned after `interval` and sent again would never get through and only add load.
     func renewalBudget(at now: ContinuousClock.Instant) -> Duration {
         let floor = interval / 10
-        guard let deadline = claimDeadline, deadline > now else { return interval }
-        return max(floor, min(interval, now.duration(to: deadline)))
+        guard let deadline = claimDeadline, deadline > now else { return duration }
+        return max(floor, now.duration(to: deadline))
     }
 
     /// How long to wait at `now` before the next renewal: `interval` after the last renewal that
