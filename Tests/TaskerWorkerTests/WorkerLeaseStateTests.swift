@@ -17,14 +17,17 @@ struct WorkerLeaseStateTests {
         #expect(lease.renewalBudget(at: start) == .seconds(4))
     }
 
-    /// A lease renewed at t lasts until t + duration by the worker's clock; claiming stops a quarter
-    /// of it earlier, and renewals are due every quarter.
-    @Test func claimsStopAQuarterBeforeTheLeaseCouldExpire() {
+    /// A lease renewed at t lasts until t + duration by the worker's clock; once a renewal failed,
+    /// claiming stops a quarter of it earlier; renewals are due every quarter. A renewal that is only
+    /// late (the process was not scheduled) stops nothing.
+    @Test func claimsStopAQuarterBeforeTheLeaseCouldExpireOnceARenewalFailed() {
         var lease = WorkerLeaseState(duration: .seconds(4))
         lease.renewed(sentAt: start)
+        #expect(lease.claimsAllowed(at: start + .seconds(3)), "late, not failed")
+        #expect(lease.delayBeforeRenewal(at: start + .milliseconds(200)) == .milliseconds(800))
+        lease.renewalFailed("timeout")
         #expect(lease.claimsAllowed(at: start + .milliseconds(2999)))
         #expect(!lease.claimsAllowed(at: start + .seconds(3)))
-        #expect(lease.delayBeforeRenewal(at: start + .milliseconds(200)) == .milliseconds(800))
         #expect(lease.problem(at: start + .seconds(1)) == nil)
         #expect(lease.problem(at: start + .seconds(3))?.hasPrefix("liveness lease about to lapse or lapsed") == true)
     }
