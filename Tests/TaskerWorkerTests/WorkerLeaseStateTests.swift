@@ -14,7 +14,7 @@ struct WorkerLeaseStateTests {
         #expect(!lease.claimsAllowed(at: start))
         #expect(lease.problem(at: start) == "liveness lease not taken yet")
         #expect(lease.delayBeforeRenewal(at: start) == .milliseconds(100))
-        #expect(lease.renewalBudget(at: start) == .seconds(4))
+        #expect(lease.renewalBudget(at: start) == .seconds(6))
     }
 
     /// A lease renewed at t lasts until t + duration by the worker's clock; once a renewal failed,
@@ -25,6 +25,8 @@ struct WorkerLeaseStateTests {
         lease.renewed(sentAt: start)
         #expect(lease.claimsAllowed(at: start + .seconds(3)), "late, not failed")
         #expect(lease.delayBeforeRenewal(at: start + .milliseconds(200)) == .milliseconds(800))
+        lease.renewalFailed("timeout")
+        #expect(lease.claimsAllowed(at: start + .seconds(3)), "one failure alone stops nothing")
         lease.renewalFailed("timeout")
         #expect(lease.claimsAllowed(at: start + .milliseconds(2999)))
         #expect(!lease.claimsAllowed(at: start + .seconds(3)))
@@ -49,7 +51,7 @@ struct WorkerLeaseStateTests {
         // a whole lease.
         #expect(lease.renewalBudget(at: start + .seconds(1)) == .seconds(2))
         #expect(lease.renewalBudget(at: start + .milliseconds(2500)) == .milliseconds(500))
-        #expect(lease.renewalBudget(at: start + .seconds(3)) == .seconds(4))
+        #expect(lease.renewalBudget(at: start + .seconds(3)) == .seconds(6))
         #expect(lease.renewalBudget(at: start + .milliseconds(2990)) == .milliseconds(100))
         #expect(lease.claimsAllowed(at: start + .milliseconds(2900)))
         let problem = lease.problem(at: start + .seconds(3))
@@ -61,6 +63,7 @@ struct WorkerLeaseStateTests {
     @Test func aLapsedLeaseIsTakenBackAndNeverShortened() {
         var lease = WorkerLeaseState(duration: .seconds(4))
         lease.renewed(sentAt: start)
+        lease.renewalFailed("timeout")
         lease.renewalFailed("timeout")
         #expect(!lease.claimsAllowed(at: start + .seconds(10)))
         lease.renewed(sentAt: start + .seconds(10))

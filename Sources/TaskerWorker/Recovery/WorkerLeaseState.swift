@@ -50,16 +50,16 @@ struct WorkerLeaseState: Sendable, Equatable {
     /// The instant from which the worker must not claim (nil: it may not claim at all).
     var claimDeadline: ContinuousClock.Instant? { validUntil.map { $0 - margin } }
 
-    /// Whether the worker may claim at `now`: once the lease was taken, as long as no renewal has
-    /// failed since the last one that answered; after a failure (an error, or a renewal that did
-    /// not answer by the claim deadline), only until the claim deadline. A renewal that is merely
+    /// Whether the worker may claim at `now`: once the lease was taken, as long as fewer than two
+    /// renewals in a row have failed since the last one that answered; after two failures (errors,
+    /// or renewals that did not answer within their budget), only until the claim deadline. A renewal that is merely
     /// late because this process was not scheduled (a loaded host stalls every task for seconds)
     /// is not a failure: a stalled worker claims nothing meanwhile anyway, and the steps recovered
     /// from it refuse its late results (the completion writes only over its own claim). Stopping on
     /// the clock alone stopped every worker of a loaded CI run, again and again.
     func claimsAllowed(at now: ContinuousClock.Instant) -> Bool {
         guard let deadline = claimDeadline else { return false }
-        return failures == 0 || now < deadline
+        return failures < 2 || now < deadline
     }
 
     /// A renewal sent at `sentAt` was stored.
@@ -90,7 +90,7 @@ struct WorkerLeaseState: Sendable, Equatable {
     /// renewal abandoned after `interval` and sent again would never get through and only add load.
     func renewalBudget(at now: ContinuousClock.Instant) -> Duration {
         let floor = interval / 10
-        guard let deadline = claimDeadline, deadline > now else { return duration }
+        guard let deadline = claimDeadline, deadline > now else { return duration * 3 / 2 }
         return max(floor, now.duration(to: deadline))
     }
 
