@@ -210,8 +210,10 @@ struct DeepJSONTests {
                             'version', '1.0.0', 'context', \(Self.nestedSQL(depth)))), 0) AS id
                     """, [queue])
             }
-            let orchestration = harness.startOrchestration(visibilityTimeoutSeconds: 1)
-            try await waitUntil(timeout: .seconds(30)) { orchestration.service.statistics.poisonMessages >= depths.count }
+            // The default visibility timeout (30 s): a loaded host must not see a message come back
+            // before it was archived (read twice would be the harness, not the product).
+            let orchestration = harness.startOrchestration()
+            try await waitUntil(timeout: .seconds(60)) { orchestration.service.statistics.poisonMessages >= depths.count }
             // Still up: a normal request becomes a task.
             let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 2]))
             #expect(try await harness.taskState(created.taskUUID) != nil)
