@@ -262,7 +262,8 @@ if Context.environment["TASKER_FUZZ"] == "1" {
             name: "FuzzTaskRequest", dependencies: support + ["TaskerOrchestration", "TaskerAuth"], path: "Fuzz/Targets/TaskRequest",
             linkerSettings: link),
         .executableTarget(
-            name: "FuzzForeignResult", dependencies: support + ["TaskerWorker"], path: "Fuzz/Targets/ForeignResult", linkerSettings: link),
+            name: "FuzzForeignResult", dependencies: support + ["TaskerWorker", "TaskerWorkerFFI"], path: "Fuzz/Targets/ForeignResult",
+            linkerSettings: link),
     ]
 }
 

@@ -3,6 +3,7 @@
 the decoder takes, and the inputs that crashed or stalled a process in issue #26 (JSON nested 365,
 400, 510, 600 and 5,000 levels; a NOTIFY payload with thousands of ids; malformed AMQP frames; a
 YAML alias bomb; TOML with deeply nested inline tables). Run from anywhere; rewrites the files."""
+import base64
 import json
 import os
 import struct
@@ -92,6 +93,12 @@ def queue_notification():
               '{"event_type":"message_with_payload","queue_name":"%s","msg_id":1,"message":%s}' % (q, deep_array(n)))
 
 
+def jwt(header):
+    """A compact JWS with `header`, an empty claims object and a placeholder signature."""
+    encoded = base64.urlsafe_b64encode(json.dumps(header).encode()).rstrip(b"=")
+    return encoded + b".e30.c2ln"
+
+
 def task_request():
     body = {"namespace": "examples", "name": "linear_workflow", "version": "1.0.0",
             "context": {"even_number": 6, "nested": {"list": [1, 2, {"a": None}]}},
@@ -104,6 +111,14 @@ def task_request():
           b"\x01" + json.dumps({"request_id": CORR, "task_request": body, "metadata": {}}).encode())
     write("TaskRequest", "query.txt", b"\x02page=2&per_page=50&namespace=examples&status=complete&initiator=x")
     write("TaskRequest", "query-bad.txt", b"\x02page=0&per_page=99999999999999999999&status=nope")
+    # Bearer tokens: the header is decoded before the signature is checked.
+    write("TaskRequest", "token.txt", b"\x03" + jwt({"alg": "HS256", "typ": "JWT"}))
+    write("TaskRequest", "token-two-parts.txt", b"\x03" + jwt({"alg": "none"}).rsplit(b".", 1)[0])
+    write("TaskRequest", "token-not-base64.txt", b"\x03%%%.e30.sig")
+    for n in DEPTHS:
+        write("TaskRequest", f"token-deep-header-{n}.txt",
+              b"\x03" + base64.urlsafe_b64encode(('{"alg":"HS256","x":%s}' % deep_array(n)).encode()).rstrip(b"=")
+              + b".e30.c2ln")
     for n in DEPTHS:
         write("TaskRequest", f"body-deep-context-{n}.json",
               b"\x00" + ('{"namespace":"n","name":"t","version":"1.0.0","context":{"d":%s}}' % deep_array(n)).encode())
@@ -128,6 +143,18 @@ def foreign_result():
               b"\x00" + RESULT.replace('{"total": 42', '{"d": %s, "total": 42' % deep_array(n), 1).encode())
         write("ForeignResult", f"checkpoint-deep-{n}.json",
               b"\x01" + CHECKPOINT.replace('{"page": 3}', deep_object(n)).encode())
+        write("ForeignResult", f"argument-deep-{n}.json", b"\x02" + ('{"d":%s}' % deep_array(n)).encode())
+        write("ForeignResult", f"row-deep-{n}.json", b"\x03" + ('{"context":%s}' % deep_object(n)).encode())
+    # C ABI arguments: an object, a non-object, bytes after a NUL (C reads up to it), invalid UTF-8.
+    write("ForeignResult", "argument.json", b"\x02" + json.dumps({"even_number": 6, "tags": ["a"]}).encode())
+    write("ForeignResult", "argument-array.json", b"\x02[1,2]")
+    write("ForeignResult", "argument-nul.json", b'\x02{"a":1}\x00{"b":')
+    write("ForeignResult", "argument-bad-utf8.json", b'\x02{"a":"\xff\xfe"}')
+    # Stored rows as row_to_json gives them.
+    write("ForeignResult", "row-task.json", b"\x03" + json.dumps({
+        "task_uuid": TASK, "context": {"n": 1}, "tags": None, "priority": 0, "complete": False,
+        "created_at": "2026-12-01T15:00:00.123456"}).encode())
+    write("ForeignResult", "row-not-object.json", b'\x03"text"')
 
 
 def frame(kind, channel, payload):

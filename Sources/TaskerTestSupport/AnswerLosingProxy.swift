@@ -17,6 +17,10 @@ import Glibc
 /// connection stays open, but nothing is forwarded or answered any more, and new connections are
 /// accepted and never answered.
 ///
+/// `refuseConnections()` cuts the server off the way a restarted host does: every forwarded
+/// connection breaks and new ones are closed at once, until `acceptConnections()`. It serves any TCP
+/// server (the broker as well: `databaseURL` may be an `amqp://` URL).
+///
 /// Blocking sockets on threads of its own (test code; nothing here runs on the cooperative pool).
 public final class AnswerLosingProxy: Sendable {
     /// The URL to give the client: the database's URL with the proxy's address.
@@ -29,6 +33,7 @@ public final class AnswerLosingProxy: Sendable {
         var answersLost = 0
         var closed = false
         var blackHoled = false
+        var refusing = false
     }
     private let state = Mutex(State())
 
@@ -74,6 +79,20 @@ public final class AnswerLosingProxy: Sendable {
 
     private var isBlackHoled: Bool { state.withLock { $0.blackHoled } }
 
+    /// Breaks every forwarded connection; new connections are closed as soon as they are accepted,
+    /// until `acceptConnections()`.
+    public func refuseConnections() {
+        state.withLock { state in
+            state.refusing = true
+            for fd in state.sockets { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Forwards new connections again after `refuseConnections()`.
+    public func acceptConnections() {
+        state.withLock { $0.refusing = false }
+    }
+
     /// Stops listening and breaks every forwarded connection.
     public func close() {
         state.withLock { state in
@@ -92,6 +111,10 @@ public final class AnswerLosingProxy: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            if state.withLock({ $0.refusing }) {
+                Glibc.close(client)
+                continue
+            }
             if isBlackHoled {
                 // Accepted, read and never answered (closed only with the proxy).
                 state.withLock { _ = $0.sockets.insert(client) }
@@ -109,7 +132,7 @@ public final class AnswerLosingProxy: Sendable {
                 }
             }
             let open = state.withLock { state in
-                guard !state.closed else { return false }
+                guard !state.closed, !state.refusing else { return false }
                 state.sockets.formUnion([client, upstream])
                 return true
             }

@@ -107,17 +107,26 @@ struct DeepJSONTests {
         }
     }
 
-    /// A worker whose steps carry contexts stored before the limit (written straight into the
-    /// database) at every depth tried: up to 128 the step runs; deeper, it fails for good with a
-    /// `step_data_unreadable` error saying why, its message archived once, and the worker stays up
-    /// and runs the next step. (Before the fix, depth 365 and more killed the test process.)
-    @Test func storedContextsAtEveryDepthRunOrFailForGoodOnceAndTheWorkerStaysUp() async throws {
+    /// Runs `body` with a ready Hybrid worker over a test database, whose handlers count their runs.
+    static func withCountingWorker(
+        _ body: (PipelineHarness, InvocationCounter, PipelineHarness.RunningWorker) async throws -> Void
+    ) async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: PipelineRobustnessTests.yaml)
             let invocations = InvocationCounter()
             let worker = harness.startWorker(
                 PipelineRobustnessTests.countingHandlers(invocations), configuration: harness.configuration(mode: .hybrid))
             try await harness.waitForWorkersReady(1, mode: .hybrid)
+            try await body(harness, invocations, worker)
+        }
+    }
+
+    /// A worker whose steps carry contexts stored before the limit (written straight into the
+    /// database) at every depth tried: up to 128 the step runs; deeper, it fails for good with a
+    /// `step_data_unreadable` error saying why, its message archived once, and the worker stays up
+    /// and runs the next step. (Before the fix, depth 365 and more killed the test process.)
+    @Test func storedContextsAtEveryDepthRunOrFailForGoodOnceAndTheWorkerStaysUp() async throws {
+        try await Self.withCountingWorker { harness, invocations, worker in
             var tasks: [(depth: Int, task: PipelineHarness.SeededTask)] = []
             for depth in Self.depths {
                 let task = try await harness.createTask(steps: ["work"])
@@ -158,12 +167,7 @@ struct DeepJSONTests {
 
     /// A dependency's stored result nested past the limit fails the dependent step for good, once.
     @Test func aDeepDependencyResultFailsTheDependentStepForGood() async throws {
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: PipelineRobustnessTests.yaml)
-            let invocations = InvocationCounter()
-            let worker = harness.startWorker(
-                PipelineRobustnessTests.countingHandlers(invocations), configuration: harness.configuration(mode: .hybrid))
-            try await harness.waitForWorkersReady(1, mode: .hybrid)
+        try await Self.withCountingWorker { harness, invocations, worker in
             var children: [UUID] = []
             for depth in [400, 5_000] {
                 let task = try await harness.createTask(steps: ["announce", "work"], edges: [("announce", "work")])
@@ -213,7 +217,7 @@ struct DeepJSONTests {
             // The default visibility timeout (30 s): a loaded host must not see a message come back
             // before it was archived (read twice would be the harness, not the product).
             let orchestration = harness.startOrchestration()
-            try await waitUntil(timeout: .seconds(60)) { orchestration.service.statistics.poisonMessages >= depths.count }
+            try await waitUntil(timeout: .seconds(30)) { orchestration.service.statistics.poisonMessages >= depths.count }
             // Still up: a normal request becomes a task.
             let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 2]))
             #expect(try await harness.taskState(created.taskUUID) != nil)

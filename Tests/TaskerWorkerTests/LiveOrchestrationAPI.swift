@@ -40,9 +40,11 @@ struct LiveOrchestrationAPI: Sendable {
     }
 
     /// Runs `body` against a running server whose pool holds `maxConnections`, `operatorMaxConnections`
-    /// of them for the API (the `.operator` lane); stops everything afterwards, also on failure.
+    /// of them for the API (the `.operator` lane), with the web settings `configure` makes of the
+    /// defaults; stops everything afterwards, also on failure.
     static func with(
         maxConnections: Int = 4, operatorMaxConnections: Int = 2,
+        configure: @Sendable (inout OrchestrationConfiguration.Web) -> Void = { _ in },
         _ body: @escaping @Sendable (LiveOrchestrationAPI) async throws -> Void
     ) async throws {
         try await withTestDatabase { db in
@@ -53,6 +55,7 @@ struct LiveOrchestrationAPI: Sendable {
                     operatorMaxConnections: operatorMaxConnections))
             let service = OrchestrationService(pool: pool, databaseURL: db.url)
             var web = OrchestrationConfiguration.Web()
+            configure(&web)
             web.bindAddress = "127.0.0.1:0"
             let server = OrchestrationWebServer(web: web, queries: TaskQueries(pool: pool, orchestration: service))
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: Logger(label: "test.web")))

@@ -18,63 +18,36 @@ import Testing
     /// A slowloris client is closed after `header_read_timeout_seconds`, and one client address cannot
     /// open more than `max_connections_per_address` connections, over real sockets.
     @Test func webServerClosesSlowRequestHeadsAndCapsConnectionsPerAddress() async throws {
-        try await withTestDatabase { db in
-            let pool = db.pool(maxConnections: 4)
-            let service = OrchestrationService(pool: pool, databaseURL: db.url)
-            var web = OrchestrationConfiguration.Web()
-            web.bindAddress = "127.0.0.1:0"
+        try await LiveOrchestrationAPI.with(configure: { web in
             web.headerReadTimeoutSeconds = 1
             web.maxConnectionsPerAddress = 2
-            let server = OrchestrationWebServer(web: web, queries: TaskQueries(pool: pool, orchestration: service))
-            let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: Logger(label: "test.web")))
-            let connections = RawConnections()
-            do {
-                try await withThrowingTaskGroup(of: Void.self) { tasks in
-                    tasks.addTask { try await group.run() }
-                    defer { tasks.cancelAll() }
-                    var address: String?
-                    try await waitUntil(timeout: .seconds(20)) {
-                        address = server.boundAddress
-                        return address != nil
-                    }
-                    let bound = try BindAddress(parsing: try #require(address))
-
-                    // A request head trickling in one byte every 200 ms is closed after ~1 s.
-                    let slow = try await connections.connect(host: bound.host, port: bound.port, from: "127.0.0.1")
-                    try await slow.send("GET /health/live HTTP/1.1\r\nHost: orchestration\r\n")
-                    let started = ContinuousClock.now
-                    while !slow.isClosed, started.duration(to: .now) < .seconds(10) {
-                        try? await slow.send("X")
-                        try await Task.sleep(for: .milliseconds(200))
-                    }
-                    #expect(slow.isClosed, "a stalled request head was not closed within 10 s (header timeout 1 s)")
-
-                    // Two connections from one address are served; a third is closed at once.
-                    var open: [RawConnection] = []
-                    for _ in 0..<2 {
-                        let connection = try await connections.connect(host: bound.host, port: bound.port, from: "127.0.0.2")
-                        try await connection.send("GET /health/live HTTP/1.1\r\nHost: orchestration\r\n\r\n")
-                        try await waitUntil { connection.received.contains("HTTP/1.1 200") }
-                        open.append(connection)
-                    }
-                    let third = try await connections.connect(host: bound.host, port: bound.port, from: "127.0.0.2")
-                    try await waitUntil { third.isClosed }
-                    #expect(third.isClosed && third.receivedCount == 0, "a 3rd connection from one address was kept")
-                    let other = try await connections.connect(host: bound.host, port: bound.port, from: "127.0.0.3")
-                    try await other.send("GET /health/live HTTP/1.1\r\nHost: orchestration\r\n\r\n")
-                    try await waitUntil { other.received.contains("HTTP/1.1 200") }
-                    #expect(open.allSatisfy { !$0.isClosed })
-
-                    await connections.closeAll()
-                    await group.triggerGracefulShutdown()
-                    try await tasks.next()
-                }
-            } catch {
-                await connections.closeAll()
-                await pool.close()
-                throw error
+        }) { api in
+            let connections = api.connections
+            // A request head trickling in one byte every 200 ms is closed after ~1 s.
+            let slow = try await connections.connect(host: api.host, port: api.port, from: "127.0.0.1")
+            try await slow.send("GET /health/live HTTP/1.1\r\nHost: orchestration\r\n")
+            let started = ContinuousClock.now
+            while !slow.isClosed, started.duration(to: .now) < .seconds(10) {
+                try? await slow.send("X")
+                try await Task.sleep(for: .milliseconds(200))
             }
-            await pool.close()
+            #expect(slow.isClosed, "a stalled request head was not closed within 10 s (header timeout 1 s)")
+
+            // Two connections from one address are served; a third is closed at once.
+            var open: [RawConnection] = []
+            for _ in 0..<2 {
+                let connection = try await connections.connect(host: api.host, port: api.port, from: "127.0.0.2")
+                try await connection.send("GET /health/live HTTP/1.1\r\nHost: orchestration\r\n\r\n")
+                try await waitUntil { connection.received.contains("HTTP/1.1 200") }
+                open.append(connection)
+            }
+            let third = try await connections.connect(host: api.host, port: api.port, from: "127.0.0.2")
+            try await waitUntil { third.isClosed }
+            #expect(third.isClosed && third.receivedCount == 0, "a 3rd connection from one address was kept")
+            let other = try await connections.connect(host: api.host, port: api.port, from: "127.0.0.3")
+            try await other.send("GET /health/live HTTP/1.1\r\nHost: orchestration\r\n\r\n")
+            try await waitUntil { other.received.contains("HTTP/1.1 200") }
+            #expect(open.allSatisfy { !$0.isClosed })
         }
     }
 

@@ -33,7 +33,7 @@ extension RabbitMQWorkerTests {
 
     /// 80 tasks (240 steps) through our worker and orchestration on the broker; the broker drops
     /// both processes' connections (320 CONNECTION_FORCED) while tasks are still being submitted,
-    /// and again once an eighth of them completed: unacked deliveries go back to their queues,
+    /// and again once an eighth of them completed, the load held in flight: unacked deliveries go back to their queues,
     /// publishes in flight are never confirmed, consumers start again on the new connections.
     /// Nothing is lost (every publish retried until confirmed, every delivery acked only after its
     /// work committed) and nothing is done twice (a redelivered step message finds its step
@@ -68,9 +68,16 @@ extension RabbitMQWorkerTests {
                     try await orchestration.submit(OrchestrationHarness.request("steady_workflow", ["n": .int(Int64(n))])).taskUUID)
             }
             try await waitUntil(timeout: .seconds(60)) { try await harness.completed(tasks) >= count / 8 }
-            try await dropEveryConnection()
-            // The second drop hit the load, not a finished run.
+            // The second drop lands on the load however long rabbitmqctl takes on a loaded host: no
+            // step transition commits while this transaction holds its lock (claims, results and the
+            // orchestration's moves wait, their deliveries unacked), and it ends after the drop.
+            let gate = try await db.connect(applicationName: "tasker-test-gate")
+            try await gate.execute("BEGIN")
+            try await gate.execute("LOCK TABLE tasker.workflow_step_transitions IN SHARE MODE")
             let completeAfterSecondDrop = try await harness.completed(tasks)
+            try await dropEveryConnection()
+            try await gate.execute("COMMIT")
+            await gate.close()
             #expect(completeAfterSecondDrop < count, "every task had completed before the second drop")
 
             try await waitUntil(timeout: .seconds(90)) { try await harness.completed(tasks) == count }

@@ -130,16 +130,26 @@ struct RabbitMQWorkerTests {
     @Test func aPublishFailingAfterTheCommitIsRetriedUntilConfirmed() async throws {
         try await Self.scenario { s in
             let held = HeldHandler()
-            let worker = try s.startWorker(work: held.work)
+            // The worker reaches the broker through a proxy the test can cut, so that it stays
+            // disconnected for as long as the test needs (a reconnect is otherwise quicker than a
+            // loaded host runs the handler, and the publish would find the broker back).
+            let proxy = try AnswerLosingProxy(databaseURL: try #require(BrokerEnvironment.url))
+            defer { proxy.close() }
+            let worker = try s.startWorker(work: held.work) { $0.common.queues.rabbitmq.url = proxy.url }
             let task = try await s.publishedTask()
             try await held.waitUntilEntered()
-            // The broker drops the worker's connection while the handler runs: the result is
-            // committed while the worker is disconnected, and its publish must wait and retry.
+            // The broker becomes unreachable while the handler runs: the result is committed while
+            // the worker is disconnected, and its publish must wait and retry until it can reconnect.
             let broker = try Self.broker(worker)
-            #expect(try await BrokerEnvironment.forceClose(connectionsNamed: Self.connectionName(worker)) == 1)
-            try await waitUntil(timeout: .seconds(5)) { !broker.isConnected }
+            proxy.refuseConnections()
+            try await waitUntil(timeout: .seconds(20)) { !broker.isConnected }
             held.release()
             try await s.harness.waitForState(task["work"], ["enqueued_for_orchestration"])
+            try await waitUntil(timeout: .seconds(20)) { broker.publishCounts.retries >= 1 }
+            #expect(broker.publishCounts.published == 0)
+            proxy.acceptConnections()
+            // The next reconnect attempt comes within the worker's reconnect backoff (at most 10 s).
+            try await waitUntil(timeout: .seconds(60)) { broker.publishCounts.published == 1 }
             #expect(try await s.takeResult(for: task["work"]) != nil)
             #expect(broker.publishCounts.retries >= 1 && broker.publishCounts.published == 1)
             // One result row: the retry was of the publish only.

@@ -41,7 +41,7 @@ struct ResultRefusalTests {
         handlers.register("test.big") { _ in .success(["blob": .string(String(repeating: "x", count: 4096))]) }
         handlers.register("test.nan") { _ in .success(["ratio": .double(.nan), "fine": 1]) }
         handlers.register("test.ok") { _ in .success(["ok": true]) }
-        // Nested 20,000 levels deep: refused while encoding (a bounded recursion), not crashing the worker.
+        // Nested 20,000 levels deep: refused while encoding at the value limit (UntrustedJSON.maximumValueDepth), not crashing the worker.
         handlers.register("test.deep") { _ in .success(JSONWriterTests.nested(20_000, object: false)) }
         return handlers
     }
@@ -74,7 +74,7 @@ struct ResultRefusalTests {
             for step in steps { try await harness.enqueue(task, step) }
 
             let expected = [
-                "nul": "SQLSTATE 22P05", "big": "limit of 2048 bytes", "nan": "NaN", "deep": "nested more than 511 levels",
+                "nul": "SQLSTATE 22P05", "big": "limit of 2048 bytes", "nan": "NaN", "deep": "nested more than 120 levels",
                 "constraint": "SQLSTATE 23514: injected check violation", "limit": "SQLSTATE 54000: injected program limit",
             ]
             for (step, cause) in expected {

@@ -1,25 +1,28 @@
 import Foundation
-import TaskerAuth
 import TaskerFuzzSupport
 
+@testable import TaskerAuth
 @testable import TaskerModel
 @testable import TaskerOrchestration
 
 /// The orchestration's untrusted task intake, the first input byte choosing the path:
 /// 0 `POST /v1/tasks`'s body (`OrchestrationRoutes.decodeTaskRequest`), 1 a queued request (a PGMQ
 /// row of `orchestration_task_requests` → `TaskRequestMessage`), 2 `GET /v1/tasks`'s query
-/// (`TaskListFilter(query:)`). Contract: a refusal is a 400; an accepted context is no deeper than
-/// the limit; an accepted request re-encodes to one that decodes equal; a filter stays in its bounds.
+/// (`TaskListFilter(query:)`), 3 a bearer token's JWT header, decoded before any signature is checked
+/// (`JWTVerifier.headerAlgorithm(of:)`). Contract: a refusal is a 400; an accepted context is no deeper
+/// than the limit; an accepted request re-encodes to one that decodes equal; a filter stays in its
+/// bounds; a token's algorithm is read only from three dot-separated parts.
 @main
 enum FuzzTaskRequest {
     static func main() {
         FuzzDriver.run { input in
             guard let path = input.first else { return }
             let bytes = Array(input.dropFirst())
-            switch path % 3 {
+            switch path % 4 {
             case 0: body(bytes)
             case 1: queued(bytes)
-            default: query(bytes)
+            case 2: query(bytes)
+            default: tokenHeader(bytes)
             }
         }
     }
@@ -55,6 +58,13 @@ enum FuzzTaskRequest {
         let again = try? JSONDecoder().decode(TaskRequest.self, from: JSONEncoder().encode(request))
         let third = try? again.map { try JSONDecoder().decode(TaskRequest.self, from: JSONEncoder().encode($0)) }
         FuzzContract.require(again != nil && third == again, "the request re-decodes as \(String(describing: third))")
+    }
+
+    static func tokenHeader(_ bytes: [UInt8]) {
+        let token = String(decoding: bytes, as: UTF8.self)
+        guard JWTVerifier.headerAlgorithm(of: token) != nil else { return }
+        FuzzContract.require(
+            token.split(separator: ".", omittingEmptySubsequences: false).count == 3, "an algorithm read from \(token.prefix(80))")
     }
 
     /// `name=value&…` split as the router hands it over (already percent-decoded).

@@ -24,9 +24,9 @@ extension ForeignStepEvent {
         -> ForeignStepEvent
     {
         let hydrated = step.hydrated
-        var task = try object(hydrated.taskRow, "task")
+        var task = try rowObject(hydrated.taskRow, "task")
         task["context"] = hydrated.taskContext
-        var workflowStep = try object(hydrated.stepRow, "workflow step")
+        var workflowStep = try rowObject(hydrated.stepRow, "workflow step")
         workflowStep["inputs"] = hydrated.inputs
         workflowStep["checkpoint"] = checkpoint ?? .null
         workflowStep["name"] = .string(hydrated.stepName)
@@ -70,7 +70,8 @@ extension ForeignStepEvent {
         }
     }
 
-    private static func object(_ text: String, _ what: String) throws(DocumentError) -> [String: JSONValue] {
+    /// A stored row (`row_to_json` text, read back: untrusted) as a JSON object, or why it is not one.
+    static func rowObject(_ text: String, _ what: String) throws(DocumentError) -> [String: JSONValue] {
         guard case .object(let members)? = try? UntrustedJSON.decode(JSONValue.self, from: text, what: "the \(what) row") else {
             throw DocumentError(description: "the \(what) row is not a JSON object")
         }
