@@ -30,7 +30,7 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
 
     /// The stack of each connection's thread (1 MiB): the smallest stack the product decodes
     /// untrusted JSON on (a row's `jsonb` is decoded on it); the fuzz targets run their decoders on
-    /// a stack of this size (`Fuzz/Support`).
+    /// such a thread (`Fuzz/Support/FuzzDriver.swift`).
     static let threadStackSize = 1 << 20
 
     /// Starts the thread. Throws `SystemResourceError(.thread, …)` when the system refuses a new
