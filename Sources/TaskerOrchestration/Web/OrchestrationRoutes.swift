@@ -148,6 +148,14 @@ enum OrchestrationRoutes {
                 .badRequest,
                 "Invalid JSON body: field \(path.debugDescription) has an invalid value (\(String(context.debugDescription.prefix(200))))")
         } catch {
+            // Foundation refuses an integer beyond 64 bits without naming where it was (no coding
+            // path): `priority` is the request's only integer field.
+            if case .object(let fields)? = try? UntrustedJSON.decode(
+                JSONValue.self, from: body, limit: UntrustedJSON.maximumValueDepth, what: "the task request body"),
+                case .double? = fields["priority"]
+            {
+                throw TaskAPIError(.badRequest, "Invalid JSON body: field \"priority\" is not an integer in -100...100")
+            }
             throw TaskAPIError(.badRequest, "Invalid JSON body: not a JSON object of a task request")
         }
     }
