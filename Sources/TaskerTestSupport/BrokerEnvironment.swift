@@ -92,13 +92,3 @@ package struct BrokerControlError: Error, CustomStringConvertible {
     package let message: String
     package var description: String { message }
 }
-
-/// Waits up to `timeout` for `condition`, polling every 50 ms.
-package func eventually(within timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}

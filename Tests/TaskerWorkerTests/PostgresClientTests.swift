@@ -154,13 +154,3 @@ struct PostgresClientTests {
         }
     }
 }
-
-/// Polls `condition` every 20 ms for up to `timeout` (test helper only).
-func waitUntil(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("condition not met within \(timeout)")
-}

@@ -114,12 +114,26 @@ struct RabbitMQWorkerTests {
             // Over the delivery limit: dropped unread and settled as poison (it used to end the
             // worker's connection, and the broker redelivered it to every reconnect, forever).
             try await s.publish(String(repeating: "x", count: Int(RabbitMQMessaging.maximumDeliveryBytes) + 1))
-            // Nested past `UntrustedJSON.maximumDepth` (issue #26: 365–510 levels overflowed the
-            // decoder's stack): refused before decoding, settled as poison; the worker stays up.
-            for depth in [129, 450, 5_000] {
-                try await s.publish(String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
+            // Messages of real steps nested past `UntrustedJSON.maximumDepth` by a field no reader
+            // looks at (issue #26: 365–510 levels overflowed the decoder's stack): refused before
+            // decoding, settled as poison, the step not run; the worker stays up. Without the limit,
+            // the 129-deep one would decode and its step run. At the limit (128) the step runs.
+            func padded(_ task: PipelineHarness.SeededTask, depth: Int) -> String {
+                let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)
+                let deep = String(repeating: "[", count: depth - 1) + String(repeating: "]", count: depth - 1)
+                return String(message.jsonString().dropLast()) + #","padding":"# + deep + "}"
             }
+            var refused: [PipelineHarness.SeededTask] = []
+            for depth in [129, 450, 5_000] {
+                let task = try await s.enqueuedTask()
+                try await s.publish(padded(task, depth: depth))
+                refused.append(task)
+            }
+            let atTheLimit = try await s.enqueuedTask()
+            try await s.publish(padded(atTheLimit, depth: UntrustedJSON.maximumDepth))
+            try await s.harness.waitForState(atTheLimit["work"], ["enqueued_for_orchestration"])
             try await waitUntil(timeout: .seconds(15)) { worker.daemon.statistics.snapshot.poisonMessages == 6 }
+            for task in refused { #expect(try await s.claims(task["work"]) == 0) }
             try await worker.stop()
             // Acked, not merely held: nothing returns to the queue when the worker's connection closes.
             #expect(try await s.queueDepth() == 0)

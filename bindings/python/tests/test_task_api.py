@@ -6,6 +6,7 @@ with an API key) against `tasker-dev orchestrate`, each answer checked against t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -39,18 +40,23 @@ class UpstreamClient:
             "TASKER_HOST_HANDLER_PACKAGES": "compat_handlers",
         })
         self.log = cluster.directory / "client_host.log"
-        self.process = subprocess.Popen(
-            [sys.executable, str(HOSTS / "client_host.py")], env=env, cwd=REPO, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.log, "w"))
+        # The answers come on a pipe of their own; stdout (tasker-py's log lines) goes to the log.
+        answers, answers_to_us = os.pipe()
+        env["CLIENT_HOST_ANSWERS_FD"] = str(answers_to_us)
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(HOSTS / "client_host.py")], env=env, cwd=REPO, text=True,
+                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, pass_fds=(answers_to_us,))
+        os.close(answers_to_us)
+        self.answers = os.fdopen(answers, "r")
         line = self._line("READY", timeout=120)
         assert line.startswith("READY"), f"client host did not start: {line!r}\n{self.log.read_text()[-3000:]}"
 
     def _line(self, prefix: str, timeout: float) -> str:
-        """The next stdout line starting with ``prefix`` (tasker-py logs to stdout too)."""
-        assert self.process.stdout is not None
+        """The next answer line starting with ``prefix``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
+            line = self.answers.readline()
             if line.startswith(prefix):
                 return line.rstrip("\n")
             if not line and self.process.poll() is not None:
@@ -74,6 +80,7 @@ class UpstreamClient:
     def close(self) -> None:
         if self.process.stdin:
             self.process.stdin.close()
+        self.answers.close()
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:

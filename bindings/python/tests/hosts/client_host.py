@@ -1,8 +1,12 @@
 """Test host: upstream's own worker (PyPI tasker-py 0.1.8 unchanged) running the handler classes of
 TASKER_HOST_HANDLER_PACKAGES, whose orchestration client (``worker.orchestration_client`` of the merged
-configuration in TASKER_CONFIG_PATH) points at our orchestration's REST API. Prints ``READY`` once
+configuration in TASKER_CONFIG_PATH) points at our orchestration's REST API. Writes ``READY`` once
 started, then answers one call per stdin line: ``{"call": "client_get_task", "args": [...]}`` →
-``RESULT {"ok": <answer>}`` or ``RESULT {"error": "<message>"}``. Stops at end of input."""
+``RESULT {"ok": <answer>}`` or ``RESULT {"error": "<message>"}``. Stops at end of input.
+
+The lines go to the file descriptor CLIENT_HOST_ANSWERS_FD (a pipe of the test), not to stdout:
+tasker-py's core logs to stdout from threads of its own, and a log line written between an answer
+and its newline made the answer unreadable."""
 
 import json
 import os
@@ -37,10 +41,11 @@ def main() -> int:
 
     packages = [p for p in os.environ.get("TASKER_HOST_HANDLER_PACKAGES", "").split(",") if p]
     worker = tasker_core.Worker.start(handler_packages=packages, config=BootstrapConfig(log_level="warn"))
-    print("READY " + worker.worker_id, flush=True)
+    answers = os.fdopen(int(os.environ["CLIENT_HOST_ANSWERS_FD"]), "w", buffering=1)
+    answers.write("READY " + worker.worker_id + "\n")
     for line in sys.stdin:
         if line.strip():
-            print("RESULT " + json.dumps(answer(line)), flush=True)
+            answers.write("RESULT " + json.dumps(answer(line)) + "\n")
     worker.stop()
     return 0
 
