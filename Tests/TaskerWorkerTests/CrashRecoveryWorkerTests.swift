@@ -93,6 +93,8 @@ struct CrashRecoveryWorkerTests {
                 "crash recovery after SIGKILL: worker_lost results written \(recoverySeconds.sorted().map { String(format: "%.2f", $0) }) s after the kill"
             )
             #expect(slowest < 10, "recovery took \(slowest) s")
+            // Counted just after each transaction committed (which the rows above show).
+            try await waitUntil { rescuer.daemon.statistics.snapshot.stepsRecovered >= 4 }
             #expect(rescuer.daemon.statistics.snapshot.stepsRecovered == 4)
             try await rescuer.stop()
             try await orchestration.stop()

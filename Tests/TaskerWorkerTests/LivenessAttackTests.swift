@@ -115,6 +115,8 @@ struct LivenessAttackTests {
                 print("liveness attack: step of the killed worker recovered \(took) after the kill, attacker holding locks")
                 #expect(took < .seconds(10))
                 #expect(try await harness.result(task["nap"]).error?.errorType == "worker_lost")
+                // Counted just after its transaction committed (which the state above shows).
+                try await waitUntil { rescuer.daemon.statistics.snapshot.stepsRecovered >= 1 }
                 #expect(rescuer.daemon.statistics.snapshot.stepsRecovered == 1)
                 try await rescuer.stop()
             }

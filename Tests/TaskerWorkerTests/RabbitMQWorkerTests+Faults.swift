@@ -177,6 +177,8 @@ extension RabbitMQWorkerTests {
                    AND metadata->>'event' LIKE '%' || $1 || '%'
                 """, [victimUUID])[0].decode("n")
             #expect(lost == 3)
+            // Counted just after each transaction committed (which the rows above show).
+            try await waitUntil { rescuer.daemon.statistics.snapshot.stepsRecovered >= 3 }
             #expect(rescuer.daemon.statistics.snapshot.stepsRecovered == 3)
             #expect(try await harness.pgmqMessagesEver() == 0)
             try await rescuer.stop()
