@@ -167,7 +167,7 @@ MEMORY_KEYS = ("rss_anon_idle_mb", "rss_file_idle_mb", "rss_shmem_idle_mb", "thr
 def throughput(b, phases):
     """Interleaved per (durability, c): SQL floors, worker drain, PgQueuer, back to back, so that
     each ratio compares runs minutes apart at most."""
-    b.floor_vars = floor.variables()
+    floor.prepare(b)
     if "floor" in phases:
         b.results["floor_statements"] = {script: list(slots.values()) for script, slots in floor.SCRIPT_STATEMENTS.items()}
     R = b.results

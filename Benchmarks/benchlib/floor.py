@@ -23,10 +23,19 @@ SHAPES = {"ours": ("ours", "prepared"), "ours_extended": ("ours", "extended"),
 CLAIM_TIMEOUT_MS = "300000"   # timing.claim_timeout_seconds = 300 (default), as the worker sends it
 
 
-def variables():
-    """-D values for the pgbench scripts: the metadata and result JSON the worker writes for a no-op."""
+def prepare(b):
+    """Sets `b.floor_vars` (pgbench -D values) and gives their worker a liveness lease for a day: the
+    claim statement claims only under the claiming worker's unexpired lease, as the worker keeps it."""
+    worker = str(uuid.uuid4())
+    b.floor_vars = variables(worker)
+    b.q("INSERT INTO tasker.worker_leases (worker_uuid, expires_at, renewed_at, started_at, hostname) "
+        "VALUES (%s, clock_timestamp() + interval '1 day', clock_timestamp(), clock_timestamp(), 'bench-floor')", (worker,))
+
+
+def variables(worker):
+    """-D values for the pgbench scripts: the metadata and result JSON the worker writes for a no-op,
+    as worker `worker` (the claim's and the result's: a result is stored only over its own claim)."""
     upstream_start_meta = '{"event":"{\\"type\\":\\"Start\\"}","timestamp":"2026-11-23T22:00:00.123456+00:00"}'
-    worker = str(uuid.uuid4())  # the claim's and the result's: a result is stored only over its own claim
     start_meta = upstream_start_meta[:-1] + f',"worker_uuid":"{worker}"}}'  # ClaimStamp adds the worker
     result = json.dumps({
         "step_uuid": str(uuid.uuid4()), "success": True, "result": {}, "status": "completed", "error": None,

@@ -76,7 +76,7 @@ def network(b):
     R = b.results.setdefault("network", {})
     b.set_sync(True)
     if not hasattr(b, "floor_vars"):
-        b.floor_vars = floor.variables()
+        floor.prepare(b)
     R["direct"] = round_trips(b.a.db_url)
     for delay_us in DELAYS_US:
         r = R.setdefault(f"{delay_us}us", {"delay_each_way_ms": delay_us / 1000})

@@ -35,6 +35,7 @@ struct CompletionBatchTests {
     ) async throws -> [ClaimedStep] {
         let queue = QueueNames.workerQueue(namespace: harness.namespace)
         var claimed: [ClaimedStep] = []
+        try await harness.holdLease(worker)
         for name in names {
             try await harness.enqueue(task, name)
             let msgID: Int64 = try await harness.admin.query("SELECT max(msg_id) AS id FROM pgmq.q_\(queue)")[0].decode("id")

@@ -29,14 +29,18 @@ struct CrashRecoveryTests {
 
     static let liveWorker = UUID(uuidString: "01900000-0000-7000-8000-0000ffffffff")!
 
-    /// Enqueues and claims `name` as worker `worker` would (nil: no `worker_uuid`, as upstream).
+    /// Enqueues and claims `name` as worker `worker` would (nil: no `worker_uuid`, as upstream),
+    /// under a lease that is deleted right after (the worker then died; a test that keeps it alive
+    /// writes its lease again).
     static func claim(_ harness: PipelineHarness, _ task: PipelineHarness.SeededTask, _ name: String, worker: UUID?) async throws {
         let queue = QueueNames.workerQueue(namespace: harness.namespace)
         try await harness.enqueue(task, name)
         let msgID: Int64 = try await harness.admin.query("SELECT max(msg_id) AS id FROM pgmq.q_\(queue)")[0].decode("id")
+        if let worker { try await harness.holdLease(worker) }
         let outcome = try await StepRepository.claim(
             harness.admin, stepUUID: task[name], queue: queue, msgID: msgID, stamp: ClaimStamp(worker: worker))
         #expect(outcome == .claimed(attempts: 1))
+        if let worker { try await harness.dropLease(worker) }
     }
 
     static func scanner(_ db: TestDatabase, grace: Duration = .zero) -> RecoveryScanner {
@@ -119,6 +123,53 @@ struct CrashRecoveryTests {
         #expect(tracker.observe([step], at: start + .seconds(6)).isEmpty)
         tracker.reset()
         #expect(tracker.observe([step], at: start + .seconds(9)).isEmpty)
+    }
+
+    /// Every claim statement (PGMQ's functions, static SQL on the queue tables, a broker's) checks
+    /// the claiming worker's lease on the database's clock: no lease, or one in its last quarter,
+    /// is `.leaseLapsed` with nothing changed (step `enqueued`, message still queued); a lease that
+    /// holds claims. A claim without a `worker_uuid` (upstream's shape) needs none.
+    @Test(arguments: ["functions", "static", "broker"])
+    func everyClaimStatementRequiresTheClaimingWorkersLease(variant: String) async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
+            let queue = QueueNames.workerQueue(namespace: harness.namespace)
+            let statements: StepQueueStatements =
+                switch variant {
+                case "functions": .functions
+                case "static": StepQueueStatements(layouts: [queue: .withLastReadAt])
+                default: .broker
+                }
+            let worker = UUID.v7()
+            let task = try await harness.createTask(steps: ["dead_one", "dead_two", "upstream", "live"])
+            func attempt(_ name: String, _ stamp: ClaimStamp) async throws -> ClaimOutcome {
+                try await harness.enqueue(task, name)
+                let msgID: Int64 = try await harness.admin.query("SELECT max(msg_id) AS id FROM pgmq.q_\(queue)")[0].decode("id")
+                let request = ClaimRequest(taskUUID: task.taskUUID, stepUUID: task[name], queue: queue, msgID: msgID)
+                return try await StepRepository.hydrateAndClaim(harness.admin, [request], stamp: stamp, queues: statements)[0].claim
+            }
+            // No lease at all.
+            #expect(try await attempt("dead_one", ClaimStamp(worker: worker)) == .leaseLapsed)
+            // A lease of 4 s renewed 3.1 s ago: in its last quarter.
+            try await harness.holdLease(worker, for: .seconds(4))
+            try await harness.admin.query(
+                """
+                UPDATE tasker.worker_leases SET renewed_at = renewed_at - interval '3.1 seconds',
+                       expires_at = expires_at - interval '3.1 seconds' WHERE worker_uuid = $1
+                """, [worker])
+            #expect(try await attempt("dead_two", ClaimStamp(worker: worker)) == .leaseLapsed)
+            for name in ["dead_one", "dead_two"] {
+                #expect(try await harness.transitions(task[name]).map(\.to) == ["pending", "enqueued"], "\(name)")
+                let attempts: Int = try await harness.admin.query(
+                    "SELECT COALESCE(attempts, 0) AS n FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [task[name]]
+                )[0].decode("n")
+                #expect(attempts == 0, "\(name)")
+            }
+            #expect(try await harness.queuedIDs().count == 2, "the refused claims archived nothing")
+            #expect(try await attempt("upstream", ClaimStamp(worker: nil)) == .claimed(attempts: 1))
+            try await harness.holdLease(worker)
+            #expect(try await attempt("live", ClaimStamp(worker: worker)) == .claimed(attempts: 1))
+        }
     }
 
     /// Without its liveness lease the worker claims nothing; held again, the queues are read at once.

@@ -24,6 +24,7 @@ struct LostAnswerTests {
             let client = try await PostgresConnection.connect(url: proxy.url, applicationName: "tasker-test-lost")
             proxy.loseNextAnswer(toRequestContaining: StepStatements.claim.name)
             let stamp = ClaimStamp(worker: UUID())
+            try await harness.holdLease(try #require(stamp.worker))
             let error = await #expect(throws: PostgresError.self) {
                 try await StepRepository.hydrateAndClaim(client, requests, timeout: .seconds(5), stamp: stamp)
             }

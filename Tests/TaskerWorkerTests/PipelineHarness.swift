@@ -150,6 +150,17 @@ struct PipelineHarness {
             message: try PostgresJSON(message))
     }
 
+    /// Writes (or extends) worker `worker`'s liveness lease for `duration`, as `WorkerLeaseService`
+    /// does: a claim stamped with a worker uuid commits only under its unexpired lease.
+    func holdLease(_ worker: UUID, for duration: Duration = .seconds(600)) async throws {
+        try await WorkerLeaseRepository.renew(admin, worker: worker, hostname: "test", duration: duration)
+    }
+
+    /// Deletes worker `worker`'s lease: it is dead from now on, as far as crash recovery can tell.
+    func dropLease(_ worker: UUID) async throws {
+        try await WorkerLeaseRepository.release(admin, worker: worker)
+    }
+
     /// What orchestration does with a successful result: `→complete`, `processed = true`.
     func completeLikeOrchestration(_ task: SeededTask, _ step: String) async throws {
         try await transition(task[step], from: "enqueued_for_orchestration", to: "complete", event: #"{"type":"Complete"}"#)

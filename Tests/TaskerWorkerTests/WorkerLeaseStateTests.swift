@@ -75,4 +75,20 @@ struct WorkerLeaseStateTests {
         lease.released()
         #expect(!lease.claimsAllowed(at: start + .seconds(10)))
     }
+
+    /// A claim the database refused (the lease lapses by its clock) stops claiming at once,
+    /// whatever the worker's own clock says, until a renewal sent after the refusal is stored; one
+    /// sent before it (perhaps the one the database had not stored yet) does not resume claiming.
+    @Test func aClaimRefusedByTheDatabaseStopsClaimingUntilALaterRenewal() {
+        var lease = WorkerLeaseState(duration: .seconds(4))
+        lease.renewed(sentAt: start)
+        lease.refusedByDatabase(at: start + .seconds(1))
+        #expect(!lease.claimsAllowed(at: start + .seconds(1)))
+        #expect(lease.problem(at: start + .seconds(1))?.hasPrefix("the database refused a claim") == true)
+        lease.renewed(sentAt: start + .milliseconds(900))
+        #expect(!lease.claimsAllowed(at: start + .seconds(1)), "sent before the refusal")
+        lease.renewed(sentAt: start + .milliseconds(1100))
+        #expect(lease.claimsAllowed(at: start + .milliseconds(1100)))
+        #expect(lease.problem(at: start + .milliseconds(1100)) == nil)
+    }
 }

@@ -47,6 +47,11 @@ struct WorkerRoleTests {
             configuration.common.database.url = try Self.url(db.url, user: role)
             let worker = harness.startWorker(HandlerRegistry.withBuiltIns(), configuration: configuration)
             do {
+                // Orchestration sends to a queue only once it exists: the worker's start creates it.
+                try await waitUntil(timeout: .seconds(60)) {
+                    try await harness.admin.query(
+                        "SELECT to_regclass('pgmq.q_worker_least_privilege_queue') IS NOT NULL AS made")[0].decode("made", as: Bool.self)
+                }
                 let task = try await harness.createTask(
                     steps: ["first", "second"], edges: [("first", "second")],
                     context: .object(["who": "least privilege"]))

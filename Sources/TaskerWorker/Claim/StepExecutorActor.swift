@@ -85,6 +85,9 @@ package actor StepExecutorActor: WorkerActor {
     /// PGMQ (poison and stale messages archived) or RabbitMQ (acked by the intake; results of
     /// steps failed here published after their commit).
     let transport: MessageTransport
+    /// Told when the database refuses a claim because this worker's liveness lease is lapsing
+    /// (`ClaimOutcome.leaseLapsed`): the lease service stops claiming until a renewal is stored.
+    let leaseLapsed: @Sendable () -> Void
     let logger: Logger
     var accepting = true {
         didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
@@ -104,10 +107,11 @@ package actor StepExecutorActor: WorkerActor {
         statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
         identity: WorkerIdentity = WorkerIdentity(), eventDocuments: Bool = false,
         queueStatements: QueueStatementSelection = QueueStatementSelection(),
-        transport: MessageTransport = .pgmq,
+        transport: MessageTransport = .pgmq, leaseLapsed: @escaping @Sendable () -> Void = {},
         logger: Logger = Logger(label: "tasker.step_executor")
     ) {
         self.transport = transport
+        self.leaseLapsed = leaseLapsed
         self.queueStatements = queueStatements
         self.identity = identity
         self.eventDocuments = eventDocuments
@@ -228,7 +232,7 @@ package actor StepExecutorActor: WorkerActor {
             // staying in_progress with nobody to run it.
             await failClaimedStep(message, reason: "the worker could not read the claimed step: \(error)")
             return .handled
-        case (.failure(let error), .notClaimable):
+        case (.failure(let error), .notClaimable), (.failure(let error), .leaseLapsed):
             throw error
         }
         guard let hydrated else {
@@ -246,6 +250,7 @@ package actor StepExecutorActor: WorkerActor {
             return .handled
         }
         guard case .claimed(let attempts) = outcome else {
+            if outcome == .leaseLapsed { return await claimRefusedForLease(delivery, message) }
             if hydrated.currentState == "enqueued" || hydrated.currentState == "pending" {
                 // Claimable a moment ago: another worker won, or a parent is not complete yet.
                 StepMetrics.failure(namespace: hydrated.namespace, .claimFailed, in: statistics)
@@ -340,6 +345,24 @@ package actor StepExecutorActor: WorkerActor {
         if let broker = transport.broker, let stored = outcome.outcome, stored != .notInProgress {
             await broker.publishResult(message)
         }
+    }
+
+    /// The database refused the claim: this worker's liveness lease has expired or is about to, by
+    /// the database's clock, although its own clock still allowed claiming (renewals that hang
+    /// rather than fail). Claiming stops until a renewal is stored, and the message goes back at once
+    /// for a worker whose lease holds (PGMQ: visible again; a broker: requeued).
+    func claimRefusedForLease(_ delivery: StepDelivery, _ message: StepMessage) async -> DeliveryOutcome {
+        leaseLapsed()
+        statistics.claimsRefusedForLease.wrappingIncrement(ordering: .relaxed)
+        logger.warning(
+            """
+            the database refused a claim: this worker's liveness lease has expired or expires within a quarter of its \
+            duration; not claiming until a renewal is stored
+            """,
+            metadata: Self.metadata(message, ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)"]))
+        guard transport.archivesInPGMQ else { return .retryLater }
+        if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
+        return .handled
     }
 
     /// A shed message this worker had hidden by reading it goes back to the queue at once (another

@@ -38,6 +38,10 @@ package enum ClaimOutcome: Sendable, Equatable {
     case claimed(attempts: Int)
     /// The step was not in a claimable state (another worker won, or it moved on); nothing changed.
     case notClaimable
+    /// The database refused the claim: the claiming worker's liveness lease has expired or expires
+    /// within a quarter of its duration (`StepStatements.claim`); nothing changed. The worker stops
+    /// claiming until a renewal is stored (`WorkerLeaseService.claimRefusedByDatabase`).
+    case leaseLapsed
 }
 
 /// One step to claim: `StepRepository.hydrateAndClaim` (nil `taskUUID`: claim only, any task).
@@ -173,9 +177,13 @@ package enum StepRepository {
                 hydrated = Result { () throws(PostgresError) -> HydratedStep? in try rows.first.map(HydratedStep.init(row:)) }
                 index += 1
             }
-            let claimed = try results[index][0].decode("attempts", as: Int?.self)
+            let row = results[index][0]
+            let claimed = try row.decode("attempts", as: Int?.self)
+            // `lease_held` comes with the claim statements, not with `findClaims`' lookup.
+            let leaseHeld = row.hasColumn("lease_held") ? try row.decode("lease_held", as: Bool.self) : true
             index += 1
-            attempts.append(ClaimAttempt(hydrated: hydrated, claim: claimed.map { .claimed(attempts: $0) } ?? .notClaimable))
+            let outcome: ClaimOutcome = claimed.map { .claimed(attempts: $0) } ?? (leaseHeld ? .notClaimable : .leaseLapsed)
+            attempts.append(ClaimAttempt(hydrated: hydrated, claim: outcome))
         }
         return attempts
     }

@@ -54,12 +54,24 @@ enum StepStatements {
     /// message put into another namespace's queue claims nothing (and archives nothing). The insert reads
     /// the retired row, so the old row is no longer `most_recent` when the new one goes in. A racing
     /// claimer blocks on the transition's row lock, then finds it retired and changes nothing.
+    ///
+    /// The claiming worker (`worker_uuid` in $2, `ClaimStamp`) must hold its liveness lease, by the
+    /// database's clock, for more than a quarter of the lease's duration yet (`lease`): a worker
+    /// whose renewals are not stored claims nothing, however its own clock sees it, so a rescuer
+    /// that finds the lease expired (`RecoveryStatements.recover`) never takes a step claimed under
+    /// a lease about to lapse. `lease_held` false says why nothing was claimed. Metadata without
+    /// `worker_uuid` (tools and tests; upstream's worker records none) claims without a lease.
     /// $1 step uuid, $2 metadata, $3 queue, $4 msg id, $5 task uuid (NULL: any task).
     static let claim = PreparedStatement(
         """
-        WITH retired AS (
+        WITH lease AS MATERIALIZED (
+            SELECT $2::jsonb->>'worker_uuid' IS NULL OR EXISTS (
+                    SELECT 1 FROM tasker.worker_leases l
+                     WHERE l.worker_uuid = ($2::jsonb->>'worker_uuid')::uuid
+                       AND l.expires_at - (l.expires_at - l.renewed_at) / 4 > clock_timestamp()) AS held),
+        retired AS (
             UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-             WHERE workflow_step_uuid = $1 AND most_recent
+             WHERE workflow_step_uuid = $1 AND most_recent AND (SELECT held FROM lease)
                AND EXISTS (
                     SELECT 1 FROM tasker.workflow_steps ws
                       JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
@@ -87,6 +99,7 @@ enum StepStatements {
              WHERE workflow_step_uuid = $1 AND EXISTS (SELECT 1 FROM retired)
             RETURNING attempts)
         SELECT (SELECT attempts FROM step) AS attempts, (SELECT count(*) FROM transition) AS inserted,
-               CASE WHEN EXISTS (SELECT 1 FROM retired) THEN pgmq.archive($3::text, $4::bigint) END AS archived
+               CASE WHEN EXISTS (SELECT 1 FROM retired) THEN pgmq.archive($3::text, $4::bigint) END AS archived,
+               (SELECT held FROM lease) AS lease_held
         """)
 }

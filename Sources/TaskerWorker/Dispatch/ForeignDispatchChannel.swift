@@ -77,14 +77,17 @@ package final class ForeignDispatchChannel: Sendable {
     /// Puts `event` into the channel and waits for its outcome. The completion timeout and the
     /// starvation warning run from now.
     package func submit(_ event: ForeignStepEvent) async -> ForeignOutcome {
-        let timer = Task { [self] in await watch(event) }
+        // One instant for the state's age and the timer's deadlines: a timer that measured from its
+        // own start could wake a moment before the event's age reaches the threshold and miss it.
+        let dispatchedAt = ContinuousClock.now
+        let timer = Task { [self] in await watch(event, dispatchedAt: dispatchedAt) }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (dispatcher: Dispatcher) in
                 let (submission, poller) = locked.withLock { locked -> (State.Submission?, Poller?) in
                     if Task.isCancelled { return (nil, nil) }
                     let submission = locked.state.submit(
-                        id: event.id, stepUUID: event.stepUUID, payload: event, now: .now)
+                        id: event.id, stepUUID: event.stepUUID, payload: event, now: dispatchedAt)
                     if submission == .closed { return (submission, nil) }
                     locked.dispatchers[event.id] = dispatcher
                     guard case .delivered(let poller) = submission else { return (submission, nil) }
@@ -101,16 +104,15 @@ package final class ForeignDispatchChannel: Sendable {
         }
     }
 
-    /// The timer of one event: a starvation warning once it is older than the threshold, then its
-    /// timeout.
-    private func watch(_ event: ForeignStepEvent) async {
-        var waited = Duration.zero
+    /// The timer of one event dispatched at `dispatchedAt`: a starvation warning once it is older
+    /// than the threshold, then its timeout. Both wake at deadlines from that instant, so the
+    /// warning's age check always holds when it runs.
+    private func watch(_ event: ForeignStepEvent, dispatchedAt: ContinuousClock.Instant) async {
         if starvationThreshold < completionTimeout {
-            do { try await Task.sleep(for: starvationThreshold) } catch { return }
-            waited = starvationThreshold
+            do { try await Task.sleep(until: dispatchedAt + starvationThreshold, clock: .continuous) } catch { return }
             _ = reportStarvation(onlyNew: true)
         }
-        do { try await Task.sleep(for: completionTimeout - waited) } catch { return }
+        do { try await Task.sleep(until: dispatchedAt + completionTimeout, clock: .continuous) } catch { return }
         if resolve(event.id, .timedOut, with: .timedOut) {
             logger.warning(
                 "foreign handler did not complete the step in time",

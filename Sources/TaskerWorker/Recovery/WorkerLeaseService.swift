@@ -93,6 +93,13 @@ package final class WorkerLeaseService: Service, Sendable {
         }
     }
 
+    /// The database refused a claim because the lease lapses by its clock (`ClaimOutcome.leaseLapsed`):
+    /// no claim until a renewal sent from now on is stored. The renewal loop goes on as before.
+    package func claimRefusedByDatabase() {
+        state.withLock { $0.refusedByDatabase(at: .now) }
+        publish()
+    }
+
     /// Tells the capacity whether claiming is allowed now, and why not.
     private func publish() {
         let now = ContinuousClock.now

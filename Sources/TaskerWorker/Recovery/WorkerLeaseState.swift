@@ -39,6 +39,9 @@ struct WorkerLeaseState: Sendable, Equatable {
     private(set) var failures = 0
     /// Why the last renewal failed (nil after a success).
     private(set) var lastFailure: String?
+    /// When the database last refused a claim because the lease was lapsing by its clock
+    /// (`ClaimOutcome.leaseLapsed`); cleared by a renewal sent after it.
+    private(set) var refusedAt: ContinuousClock.Instant?
 
     init(duration: Duration) {
         self.duration = duration
@@ -57,9 +60,18 @@ struct WorkerLeaseState: Sendable, Equatable {
     /// is not a failure: a stalled worker claims nothing meanwhile anyway, and the steps recovered
     /// from it refuse its late results (the completion writes only over its own claim). Stopping on
     /// the clock alone stopped every worker of a loaded CI run, again and again.
+    ///
+    /// This leniency is safe because the database has the last word: the claim statement itself
+    /// refuses to claim under a lease that lapses within `margin` by the database's clock, and then
+    /// (`refusedByDatabase`) no claim is allowed until a renewal sent after that refusal answered.
     func claimsAllowed(at now: ContinuousClock.Instant) -> Bool {
-        guard let deadline = claimDeadline else { return false }
+        guard let deadline = claimDeadline, refusedAt == nil else { return false }
         return failures < 2 || now < deadline
+    }
+
+    /// The database refused a claim at `now`: its lease row expires within `margin` (or is gone).
+    mutating func refusedByDatabase(at now: ContinuousClock.Instant) {
+        if refusedAt.map({ now > $0 }) ?? true { refusedAt = now }
     }
 
     /// A renewal sent at `sentAt` was stored.
@@ -67,6 +79,8 @@ struct WorkerLeaseState: Sendable, Equatable {
         let until = sentAt + duration
         if validUntil.map({ until > $0 }) ?? true { validUntil = until }
         if lastRenewalSent.map({ sentAt > $0 }) ?? true { lastRenewalSent = sentAt }
+        // A renewal sent before the refusal may have been the one the database had not stored yet.
+        if let refused = refusedAt, sentAt > refused { refusedAt = nil }
         failures = 0
         lastFailure = nil
     }
@@ -115,6 +129,10 @@ struct WorkerLeaseState: Sendable, Equatable {
         let cause = lastFailure.map { ": \($0)" } ?? ""
         if validUntil == nil, failures == 0 { return "liveness lease not taken yet" }
         if validUntil == nil { return "liveness lease not taken (\(failures) attempts failed\(cause))" }
+        if refusedAt != nil {
+            return "the database refused a claim: the liveness lease expires within a quarter of its duration by the "
+                + "database's clock (renewals not stored in time)"
+        }
         return "liveness lease about to lapse or lapsed (not renewed for \(failures) attempts\(cause))"
     }
 }

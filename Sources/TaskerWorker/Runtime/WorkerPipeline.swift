@@ -75,7 +75,8 @@ struct WorkerPipeline {
             pool: pool, templates: templates, dispatch: dispatchChannel,
             statistics: statistics, capacity: capacity, namespaces: namespaces,
             claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
-            identity: identity, eventDocuments: foreign != nil, queueStatements: queueStatements, transport: transport)
+            identity: identity, eventDocuments: foreign != nil, queueStatements: queueStatements, transport: transport,
+            leaseLapsed: { liveness.claimRefusedByDatabase() })
         let actors = WorkerActorRegistry(stepExecutor: executor, domainEvents: domainEvents)
         let commands = ActorCommandProcessor(
             actors: actors, identity: identity, statistics: statistics, pool: pool,

@@ -10,6 +10,7 @@ public final class WorkerStatistics: Sendable {
     let completionsBatched = ManagedAtomic<Int>(0)
     let claimsBatched = ManagedAtomic<Int>(0)
     let claimsRecovered = ManagedAtomic<Int>(0)
+    let claimsRefusedForLease = ManagedAtomic<Int>(0)
     let completionsRecovered = ManagedAtomic<Int>(0)
     let notifiedReads = ManagedAtomic<Int>(0)
     let deliveriesRefused = ManagedAtomic<Int>(0)
@@ -42,6 +43,7 @@ public final class WorkerStatistics: Sendable {
             completionsBatched: completionsBatched.load(ordering: .relaxed),
             claimsBatched: claimsBatched.load(ordering: .relaxed),
             claimsRecovered: claimsRecovered.load(ordering: .relaxed),
+            claimsRefusedForLease: claimsRefusedForLease.load(ordering: .relaxed),
             completionsRecovered: completionsRecovered.load(ordering: .relaxed),
             domainEventsPublished: counts.total(Name.domainEventsPublished),
             domainEventsFailed: counts.total(Name.domainEventsFailed),
@@ -74,6 +76,9 @@ public final class WorkerStatistics: Sendable {
         /// Claims that committed although their answer was lost with the connection (found by
         /// asking the database), whose steps then ran.
         public var claimsRecovered: Int
+        /// Claims the database refused because this worker's liveness lease had expired or was
+        /// about to (`ClaimOutcome.leaseLapsed`); claiming then paused until a renewal was stored.
+        public var claimsRefusedForLease: Int = 0
         /// Results an earlier attempt had stored although its answer was lost with the connection.
         public var completionsRecovered: Int
         public var domainEventsPublished: Int

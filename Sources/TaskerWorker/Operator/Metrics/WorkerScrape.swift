@@ -200,6 +200,9 @@ package struct WorkerScrape: Sendable {
             "steps_claims_recovered": .init(
                 Double(steps.claimsRecovered), "counter",
                 help: "Claims found committed after their answer was lost"),
+            "steps_claims_refused_for_lease": .init(
+                Double(steps.claimsRefusedForLease), "counter",
+                help: "Claims the database refused: this worker's liveness lease had expired or was about to"),
             "steps_completions_recovered": .init(
                 Double(steps.completionsRecovered), "counter",
                 help: "Results found stored after their answer was lost"),
