@@ -59,7 +59,8 @@ package final class WorkerLeaseService: Service, Sendable {
             let (pool, uuid, hostname) = (pool, identity.uuid, identity.hostname)
             let outcome = await withDeadline(budget) {
                 try await pool.withConnection { c in
-                    try await WorkerLeaseRepository.renew(c, worker: uuid, hostname: hostname, duration: duration)
+                    let pid = try await WorkerLeaseRepository.renew(c, worker: uuid, hostname: hostname, duration: duration)
+                    try await SessionPoolerError.check(c, serverPID: pid)
                 }
             }
             if Task.isCancelled { return }
