@@ -155,6 +155,10 @@ def foreign_result():
         "task_uuid": TASK, "context": {"n": 1}, "tags": None, "priority": 0, "complete": False,
         "created_at": "2026-12-01T15:00:00.123456"}).encode())
     write("ForeignResult", "row-not-object.json", b'\x03"text"')
+    # A task row, then (after a NUL) a step row.
+    write("ForeignResult", "rows-task-and-step.json", b"\x03" + json.dumps({"task_uuid": TASK, "tags": {"a": [1]}}).encode()
+          + b"\x00" + json.dumps({"workflow_step_uuid": TASK, "results": None, "retryable": True}).encode())
+    write("ForeignResult", "rows-step-not-object.json", b"\x03{}\x00[]")
 
 
 def frame(kind, channel, payload):

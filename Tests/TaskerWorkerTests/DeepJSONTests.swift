@@ -55,6 +55,35 @@ struct DeepJSONTests {
     /// The deepest document accepted decodes (and round-trips through `JSONValue`, as handlers'
     /// typed accessors do) on the cooperative pool, where broker bodies and FFI results are decoded;
     /// the connection threads are covered by the worker test below.
+    /// An FFI step event wraps the task context 4 levels down: a context accepted as a value (at
+    /// most `maximumValueDepth`) makes an event every reader accepts; one stored deeper before the
+    /// limit existed makes no event at all, but a `DocumentError` saying why (the step then fails).
+    @Test func aStepEventIsNeverDeeperThanItsReadersAccept() throws {
+        func event(contextDepth: Int) throws(ForeignStepEvent.DocumentError) -> ForeignStepEvent {
+            let context = try! UntrustedJSON.decode(JSONValue.self, from: Self.nested(contextDepth), what: "context")
+            let hydrated = HydratedStep(
+                taskUUID: UUID(), namedTaskUUID: UUID(), correlationID: UUID(), taskContext: context,
+                taskName: "t", taskVersion: "1.0.0", namespace: "n", stepUUID: UUID(), stepName: "s",
+                templateStepName: "s", retryable: true, maxAttempts: 3, attempts: 0, inputs: .emptyObject,
+                checkpoint: .null, currentState: "enqueued", dependencyResults: [:])
+            let definition = StepDefinition(name: "s", handler: HandlerDefinition(callable: "x"))
+            let step = ClaimedStep(
+                message: StepMessage(taskUUID: hydrated.taskUUID, stepUUID: hydrated.stepUUID, correlationID: hydrated.correlationID),
+                hydrated: hydrated, definition: definition, dependencyResults: [:], attempts: 1)
+            return try ForeignStepEvent.make(step, definition: definition, checkpoint: nil)
+        }
+        let accepted = try event(contextDepth: UntrustedJSON.maximumValueDepth)
+        #expect(Self.depth(accepted.json) == UntrustedJSON.maximumValueDepth + 4)
+        #expect(throws: Never.self) { try UntrustedJSON.decode(JSONValue.self, from: accepted.json, what: "event") }
+        #expect(throws: Never.self) { try event(contextDepth: UntrustedJSON.maximumDepth - 4) }
+        do {
+            _ = try event(contextDepth: UntrustedJSON.maximumDepth - 3)
+            Issue.record("an event deeper than \(UntrustedJSON.maximumDepth) was built")
+        } catch {
+            #expect(error.description.contains("nested more than 128 levels deep"), "\(error.description)")
+        }
+    }
+
     @Test func theDeepestAcceptedDocumentDecodesOnTheCooperativePool() async throws {
         let text = Self.nested(UntrustedJSON.maximumDepth)
         let depth = try await Task.detached {

@@ -9,9 +9,11 @@ import TaskerModel
 /// choosing the path: 0 a result (`tasker_complete_step_event` → `ForeignDispatchChannel.complete`),
 /// 1 a checkpoint (`tasker_checkpoint_yield` → `checkpointYield`), 2 a JSON object argument of the C
 /// ABI (`CStrings.object`: a client call's context or inputs, as C bytes up to their first NUL), 3 a
-/// stored task or step row read back to build a step event (`ForeignStepEvent.rowObject`).
-/// Contract: malformed input is an invalid argument (a `DocumentError` for a row); input that gets
-/// past decoding was JSON no deeper than the limit, and what is an object stays one.
+/// stored task row and step row (split at the first NUL) read back to build a claimed step's event
+/// (`ForeignStepEvent.make`). Contract: malformed input is an invalid argument (for rows, a
+/// `DocumentError` naming the row); input that gets past decoding was JSON no deeper than the limit,
+/// and what is an object stays one; an event that is built is JSON naming the claimed step that every
+/// reader accepts (no deeper than the limit).
 @main
 enum FuzzForeignResult {
     static let channel = ForeignDispatchChannel(configuration: WorkerConfiguration.FFIDispatch())
@@ -24,7 +26,7 @@ enum FuzzForeignResult {
             switch path % 4 {
             case 0, 1: result(bytes, checkpoint: path % 4 == 1)
             case 2: argument(bytes)
-            default: storedRow(bytes)
+            default: storedRows(bytes)
             }
         }
     }
@@ -65,10 +67,44 @@ enum FuzzForeignResult {
         FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "an argument \(depth) deep was accepted")
     }
 
-    static func storedRow(_ bytes: [UInt8]) {
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let members = try? ForeignStepEvent.rowObject(text, "task") else { return }
-        let depth = JSONDepthOracle.depth(of: .object(members))
-        FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "a row \(depth) deep was read")
+    static let definition = StepDefinition(name: "fuzz_step", handler: HandlerDefinition(callable: "fuzz.handler"))
+    static let claimed = HydratedStep(
+        taskUUID: UUID(uuidString: "0190c3a4-7b6e-7f00-8000-0000000000a1")!,
+        namedTaskUUID: UUID(uuidString: "0190c3a4-7b6e-7f00-8000-0000000000a2")!,
+        correlationID: UUID(uuidString: "0190c3a4-7b6e-7f00-8000-0000000000a3")!, taskContext: ["n": 1],
+        taskName: "fuzz_task", taskVersion: "1.0.0", namespace: "fuzz",
+        stepUUID: UUID(uuidString: "0190c3a4-7b6e-7f00-8000-0000000000a4")!, stepName: "fuzz_step",
+        templateStepName: "fuzz_step", retryable: true, maxAttempts: 3, attempts: 0, inputs: .emptyObject,
+        checkpoint: .null, currentState: "enqueued", dependencyResults: [:])
+
+    static func storedRows(_ bytes: [UInt8]) {
+        let split = bytes.firstIndex(of: 0) ?? bytes.endIndex
+        var hydrated = claimed
+        hydrated.taskRow = String(decoding: bytes[..<split], as: UTF8.self)
+        hydrated.stepRow = split < bytes.endIndex ? String(decoding: bytes[(split + 1)...], as: UTF8.self) : "{}"
+        let step = ClaimedStep(
+            message: StepMessage(taskUUID: hydrated.taskUUID, stepUUID: hydrated.stepUUID, correlationID: hydrated.correlationID),
+            hydrated: hydrated, definition: definition, dependencyResults: [:], attempts: 1)
+        let event: ForeignStepEvent
+        do {
+            event = try ForeignStepEvent.make(step, definition: definition, checkpoint: nil)
+        } catch {
+            FuzzContract.require(
+                error.description.contains(" row ") || error.description.contains("nested too deep"),
+                "the refusal names neither a row nor the depth: \(error.description)")
+            return
+        }
+        let document: JSONValue
+        do {
+            document = try UntrustedJSON.decode(JSONValue.self, from: event.json, what: "the step event")
+        } catch {
+            FuzzContract.require(false, "a built step event does not decode: \(error)")
+            return
+        }
+        FuzzContract.require(
+            document["step_uuid"] == .string(hydrated.stepUUID.uuidString.lowercased()) && event.stepUUID == hydrated.stepUUID,
+            "the event names another step")
+        let depth = JSONDepthOracle.depth(of: document)
+        FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "a step event \(depth) deep was built")
     }
 }

@@ -63,11 +63,23 @@ extension ForeignStepEvent {
                 "step_definition": stepDefinition,
             ]),
         ])
+        let json: String
         do {
-            return ForeignStepEvent(id: id, stepUUID: hydrated.stepUUID, json: try document.jsonString(), readyAt: readyAt)
+            json = try document.jsonString()
         } catch {
             throw DocumentError(description: "the step event does not encode as JSON: \(error)")
         }
+        // Values come in at most `maximumValueDepth` deep, which the event's envelope keeps readable;
+        // data stored before that limit (up to `maximumDepth`) could make an event no reader accepts.
+        let depth = json.utf8.withContiguousStorageIfAvailable {
+            UntrustedJSON.depth(of: UnsafeRawBufferPointer($0), stoppingAfter: UntrustedJSON.maximumDepth).depth
+        }
+        if let depth, depth > UntrustedJSON.maximumDepth {
+            throw DocumentError(
+                description: "the step event would be nested more than \(UntrustedJSON.maximumDepth) levels deep: the "
+                    + "step's stored context, inputs, rows or dependency results are nested too deep")
+        }
+        return ForeignStepEvent(id: id, stepUUID: hydrated.stepUUID, json: json, readyAt: readyAt)
     }
 
     /// A stored row (`row_to_json` text, read back: untrusted) as a JSON object, or why it is not one.
