@@ -1,6 +1,7 @@
 import Foundation
 import TaskerFuzzSupport
 import TaskerModel
+import TaskerPostgres
 
 @testable import TaskerWorker
 @testable import TaskerWorkerFFI
