@@ -1,10 +1,10 @@
 import Foundation
-import TaskerOrchestration
 import TaskerPostgres
 import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel
+@testable import TaskerOrchestration
 
 /// The companion orchestration's staleness detector and DLQ (upstream TAS-49): tasks are made stale
 /// by backdating their current transition in SQL, then one sweep runs.
@@ -208,6 +208,54 @@ import Testing
             await other.close()
             await firstPool.close()
             await secondPool.close()
+        }
+    }
+
+    /// A role that can only connect cannot stop the sweep (issue #26): the advisory key earlier
+    /// versions elected the sweeper with is no longer looked at, and the row lock that replaced it
+    /// (`tasker.maintenance_locks`, migration 0009) cannot be taken, read or locked by that role.
+    /// While an orchestration's sweep holds the row, another's is skipped; once it is free, it sweeps.
+    @Test func aConnectOnlyRoleCannotStopTheSweep() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let task = try await Self.tasks(harness, "linear_workflow", count: 1)[0]
+            try await Self.backdate(harness, task, minutes: 45)
+            let (detector, pool, statistics) = Self.detector(harness)
+            try await LivenessAttackTests.withAttacker(db) { attacker in
+                // The old key, in the transaction-scoped and the session-scoped forms.
+                try await attacker.execute("BEGIN")
+                let held: Bool = try await attacker.query("SELECT pg_try_advisory_xact_lock(8386110886224097585) AS held")[0]
+                    .decode("held")
+                #expect(held)
+                try await attacker.query("SELECT pg_advisory_lock(8386110886224097585)")
+                for statement in [
+                    "SELECT 1 FROM tasker.maintenance_locks FOR UPDATE",
+                    "LOCK TABLE tasker.maintenance_locks IN ACCESS EXCLUSIVE MODE",
+                    "DELETE FROM tasker.maintenance_locks",
+                ] {
+                    let error = await #expect(throws: PostgresError.self, "\(statement)") {
+                        try await attacker.execute("SAVEPOINT attempt; \(statement)")
+                    }
+                    #expect(error?.sqlState == "42501", "\(statement): \(String(describing: error))")
+                    try await attacker.execute("ROLLBACK TO SAVEPOINT attempt")
+                }
+                #expect(try await detector.sweep().map(\.taskUUID) == [task])
+                #expect(statistics.dlqEntriesCreated == 1)
+                try await attacker.execute("COMMIT")
+            }
+            // An orchestration's sweep in progress (its transaction holds the row): the other skips.
+            let sweeping = try await db.connect()
+            try await sweeping.execute("BEGIN")
+            let locked: Bool = try await sweeping.query(StalenessRepository.Statements.tryLock)[0].decode("locked")
+            #expect(locked)
+            let second = try await Self.tasks(harness, "linear_workflow", count: 1, from: 1)[0]
+            try await Self.backdate(harness, second, minutes: 45)
+            #expect(try await detector.sweep().isEmpty)
+            #expect(try await Self.dlqEntries(harness, second).isEmpty)
+            try await sweeping.execute("COMMIT")
+            #expect(try await detector.sweep().map(\.taskUUID) == [second])
+            await sweeping.close()
+            await pool.close()
         }
     }
 

@@ -137,6 +137,8 @@ struct WorkerRoleTests {
                 "42501"
             ),
             ("DELETE FROM pgmq.meta", "42501"),
+            // The staleness sweep's election (migration 0009) is the orchestration's alone.
+            ("SELECT 1 FROM tasker.maintenance_locks FOR UPDATE", "42501"),
             ("SELECT tasker.create_queue('worker_x_queue; DROP TABLE tasker.tasks')", "22023"),
             ("SELECT tasker.create_queue('planted_table')", "22023"),
         ]

@@ -40,6 +40,9 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA tasker GRANT SELECT, INSERT, UPDATE ON TABLES
 -- Liveness (docs/security.md "Liveness"): each worker renews its row and deletes it at shutdown;
 -- workers delete leases that have expired. No other role may write it.
 GRANT SELECT, INSERT, UPDATE, DELETE ON tasker.worker_leases TO :"worker_role";
+-- The orchestration's maintenance elections (migration 0009) are none of the worker's business: a
+-- worker role that could lock their rows could stop the staleness sweep.
+REVOKE ALL ON tasker.maintenance_locks FROM :"worker_role";
 
 -- PGMQ: the worker reads and archives its namespaces' messages and sends results and domain events
 -- (through tasker.pgmq_send_with_notify). The queues of its namespaces that do not exist yet are

@@ -23,14 +23,23 @@ public struct StaleTaskOutcome: Sendable, Equatable {
 /// transition are upstream's by construction), serialized between orchestrations, plus the steps
 /// added to the DLQ snapshot.
 enum StalenessRepository {
-    /// Advisory lock key held (transaction scope) by the sweep of one orchestration at a time: a second
-    /// orchestration skips its sweep instead of racing the first one on the same tasks. Upstream's
-    /// detector does not take it; against it, the function's own guards (the unique pending DLQ entry
-    /// per task, the compare-and-set transition) keep one entry and one `error` transition per task.
-    static let sweepLockKey: Int64 = 0x7461_736B_646C_7131  // "taskdlq1"
-
     enum Statements {
-        static let tryLock = PreparedStatement("SELECT pg_try_advisory_xact_lock($1::bigint) AS locked")
+        /// Locks the sweep's row of `tasker.maintenance_locks` (migration 0009) for the sweep's
+        /// transaction, held by the sweep of one orchestration at a time: a second orchestration skips
+        /// its sweep instead of racing the first one on the same tasks. A row lock, not an advisory
+        /// lock: any role that can connect could hold an advisory key and stop every sweep; this row
+        /// can be locked only with UPDATE on the table. The row is written again if it was deleted
+        /// (the inserting transaction then holds it). Upstream's detector does not take it; against
+        /// it, the function's own guards (the unique pending DLQ entry per task, the compare-and-set
+        /// transition) keep one entry and one `error` transition per task.
+        static let tryLock = PreparedStatement(
+            """
+            WITH written AS (
+                INSERT INTO tasker.maintenance_locks (name) VALUES ('staleness_sweep') ON CONFLICT DO NOTHING RETURNING 1)
+            SELECT EXISTS (SELECT 1 FROM written)
+                OR EXISTS (SELECT 1 FROM tasker.maintenance_locks WHERE name = 'staleness_sweep' FOR UPDATE SKIP LOCKED)
+                   AS locked
+            """)
         static let detect = PreparedStatement(
             """
             SELECT task_uuid, namespace_name::text AS namespace_name, task_name::text AS task_name,
@@ -83,7 +92,7 @@ enum StalenessRepository {
     /// One sweep in one transaction: nil when another orchestration is sweeping (its lock is held),
     /// else the function's rows, with the steps added to the snapshots of the entries it created.
     static func sweep(_ c: isolated PostgresConnection, _ p: SweepParameters) throws(PostgresError) -> [StaleTaskOutcome]? {
-        guard try c.query(Statements.tryLock, [sweepLockKey]).first?.decode("locked", as: Bool.self) == true else {
+        guard try c.query(Statements.tryLock).first?.decode("locked", as: Bool.self) == true else {
             return nil
         }
         let rows = try c.query(
