@@ -98,6 +98,46 @@ struct SchemaTests {
         }
     }
 
+    /// A role that may create in schema `public` (PUBLIC may before PostgreSQL 15) creates the
+    /// migrations ledger first, with a trigger making it superuser on the first write: `migrate`
+    /// (as a superuser) refuses, naming the owner, and migrates and writes nothing.
+    @Test func migrateRefusesALedgerAnotherRoleCreated() async throws {
+        try await withEmptyTestDatabase { db in
+            let admin = try await db.connect()
+            try await LivenessAttackTests.withAttacker(db) { attacker in
+                let role: String = try await attacker.query("SELECT current_user::text AS me")[0].decode("me")
+                try await admin.execute("GRANT CREATE ON SCHEMA public TO \"\(role)\"")
+                try await attacker.execute(
+                    """
+                    CREATE TABLE public.tasker_worker_migrations (
+                        filename text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+                    CREATE FUNCTION public.escalate() RETURNS trigger LANGUAGE plpgsql
+                        AS $$ BEGIN EXECUTE format('ALTER ROLE %I SUPERUSER', '\(role)'); RETURN NEW; END $$;
+                    CREATE TRIGGER escalate BEFORE INSERT ON public.tasker_worker_migrations
+                        FOR EACH ROW EXECUTE FUNCTION public.escalate();
+                    """)
+                let migrator = Migrator(
+                    databaseURL: db.url, migrationsDirectory: TestEnvironment.migrationsDirectory,
+                    pgmqScript: TestEnvironment.pgmqScript, pgmqSearchPaths: TestEnvironment.pgmqSearchPaths)
+                let error = await #expect(throws: MigrationError.self) { try await migrator.run() }
+                #expect(error?.description.contains("owned by role \(role)") == true, "\(String(describing: error))")
+                let state = try await admin.query(
+                    """
+                    SELECT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = $1) AS superuser,
+                           to_regclass('tasker.tasks') IS NULL AND to_regclass('pgmq.meta') IS NULL AS untouched,
+                           (SELECT count(*)::int FROM public.tasker_worker_migrations) AS ledger_rows
+                    """, [role])[0]
+                #expect(try state.decode("superuser", as: Bool.self) == false)
+                #expect(try state.decode("untouched", as: Bool.self))
+                #expect(try state.decode("ledger_rows", as: Int.self) == 0)
+                try await admin.execute(
+                    "DROP TABLE public.tasker_worker_migrations; DROP FUNCTION public.escalate(); "
+                        + "REVOKE CREATE ON SCHEMA public FROM \"\(role)\"")
+            }
+            await admin.close()
+        }
+    }
+
     @Test func migrateWithoutPGMQAvailableExplainsWhatIsMissing() async throws {
         try await withEmptyTestDatabase { db in
             let migrator = Migrator(

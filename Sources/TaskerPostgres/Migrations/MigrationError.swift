@@ -10,6 +10,9 @@ public enum MigrationError: Error, CustomStringConvertible {
     case fileFailed(file: String, underlying: any Error)
     /// A file could not be read.
     case unreadable(path: String, underlying: any Error)
+    /// The ledger table belongs to another role than the one migrating: whoever created it could
+    /// make each write to it run code of theirs (a trigger, a rule) as the migrating role.
+    case foreignLedger(table: String, owner: String, migrator: String)
 
     public var description: String {
         switch self {
@@ -25,6 +28,12 @@ public enum MigrationError: Error, CustomStringConvertible {
             return "migration \(file) failed and was rolled back: \(underlying)"
         case .unreadable(let path, let underlying):
             return "cannot read \(path): \(underlying)"
+        case .foreignLedger(let table, let owner, let migrator):
+            return "\(table) is owned by role \(owner), not by \(migrator), the role running the migrations: another "
+                + "role created it, and the owner of a table can make every write to it run code of its own as the "
+                + "migrating role. Nothing was migrated. Find out who created it, drop it (DROP TABLE \(table)), and "
+                + "revoke CREATE on schema public from roles that should not have it (PostgreSQL 15 and later revoke "
+                + "it from PUBLIC by default)"
         }
     }
 }

@@ -104,15 +104,8 @@ public struct Migrator: Sendable {
     }
 
     private func migrate(_ connection: PostgresConnection, files: [(String, String)]) async throws -> MigrationReport {
+        try await ensureOwnLedger(connection)
         let route = try await installPGMQ(connection)
-        try await connection.execute(
-            """
-            CREATE TABLE IF NOT EXISTS \(Self.ledgerTable) (
-                filename   text PRIMARY KEY,
-                checksum   text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )
-            """)
         var applied: [String: String] = [:]
         for row in try await connection.query("SELECT filename, checksum FROM \(Self.ledgerTable)") {
             applied[try row.decode("filename")] = try row.decode("checksum", as: String.self)
@@ -140,6 +133,30 @@ public struct Migrator: Sendable {
             report.applied.append(name)
         }
         return report
+    }
+
+    /// Creates the ledger when it is missing, and refuses to go on when it belongs to another role:
+    /// in schema `public`, which PUBLIC may create in before PostgreSQL 15, a role that can merely
+    /// connect could have created it first, with a trigger that runs as the migrating role (often a
+    /// superuser) on the first write.
+    private func ensureOwnLedger(_ connection: PostgresConnection) async throws {
+        try await connection.execute(
+            """
+            CREATE TABLE IF NOT EXISTS \(Self.ledgerTable) (
+                filename   text PRIMARY KEY,
+                checksum   text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """)
+        let row = try await connection.query(
+            """
+            SELECT pg_catalog.pg_get_userbyid(c.relowner)::text AS owner, current_user::text AS migrator
+              FROM pg_catalog.pg_class c WHERE c.oid = $1::regclass
+            """, [Self.ledgerTable])[0]
+        let (owner, migrator): (String, String) = (try row.decode("owner"), try row.decode("migrator"))
+        guard owner == migrator else {
+            throw MigrationError.foreignLedger(table: Self.ledgerTable, owner: owner, migrator: migrator)
+        }
     }
 
     private func installPGMQ(_ connection: PostgresConnection) async throws -> PGMQInstallRoute {
