@@ -138,6 +138,31 @@ struct SchemaTests {
         }
     }
 
+    /// Concurrent runs wait for each other on the ledger's lock, which a role that can merely
+    /// connect can neither take nor hold: holding the advisory key of earlier versions changes
+    /// nothing, and two runs at once on an empty database apply each file once.
+    @Test func concurrentMigrationsSerialiseOnALockNoConnectOnlyRoleCanHold() async throws {
+        try await withEmptyTestDatabase { db in
+            try await LivenessAttackTests.withAttacker(db) { attacker in
+                try await attacker.query("SELECT pg_advisory_lock(7263541004201)")
+                let migrator = Migrator(
+                    databaseURL: db.url, migrationsDirectory: TestEnvironment.migrationsDirectory,
+                    pgmqScript: TestEnvironment.pgmqScript, pgmqSearchPaths: TestEnvironment.pgmqSearchPaths)
+                async let first = migrator.run()
+                async let second = migrator.run()
+                let reports = try await [first, second]
+                let files = try migrator.migrationFiles()
+                #expect(reports.flatMap(\.applied).sorted() == files, "each file applied once")
+                #expect(reports.allSatisfy { ($0.applied + $0.alreadyApplied).sorted() == files })
+                let error = await #expect(throws: PostgresError.self) {
+                    try await attacker.execute("BEGIN; LOCK TABLE public.tasker_worker_migrations IN SHARE UPDATE EXCLUSIVE MODE")
+                }
+                #expect(error?.sqlState == "42501", "\(String(describing: error))")
+                _ = try? await attacker.execute("ROLLBACK")
+            }
+        }
+    }
+
     @Test func migrateWithoutPGMQAvailableExplainsWhatIsMissing() async throws {
         try await withEmptyTestDatabase { db in
             let migrator = Migrator(

@@ -32,11 +32,11 @@ public struct MigrationReport: Sendable, Equatable {
 
 /// Applies PGMQ and then `migrations/*.sql` in filename order, each file in one transaction,
 /// recording applied files in `public.tasker_worker_migrations`; a second run applies nothing.
-/// Concurrent runs are serialised with an advisory lock.
+/// Concurrent runs are serialised by a lock on that ledger (`migrateLocked`), which only its owner
+/// can take; a ledger another role owns is refused (`ensureOwnLedger`).
 public struct Migrator: Sendable {
     /// The table recording applied files.
     public static let ledgerTable = "public.tasker_worker_migrations"
-    static let advisoryLockKey = 7_263_541_004_201
 
     public let databaseURL: String
     public let migrationsDirectory: String
@@ -82,6 +82,7 @@ public struct Migrator: Sendable {
             url: databaseURL, applicationName: "tasker-worker-migrate",
             logger: logger)
         do {
+            try await ensureOwnLedger(connection)
             let report = try await migrateLocked(connection, files: contents)
             await connection.close()
             return report
@@ -91,20 +92,25 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// Runs the migrations while a second session holds the ledger locked (`SHARE UPDATE EXCLUSIVE`,
+    /// which conflicts with itself and not with the ledger's inserts): concurrent runs wait for each
+    /// other. Not an advisory lock, which any role that can connect could hold for ever: locking
+    /// the ledger in that mode needs a privilege on it, which only its owner has.
     private func migrateLocked(_ connection: PostgresConnection, files: [(String, String)]) async throws -> MigrationReport {
-        try await connection.query("SELECT pg_advisory_lock($1)", [Self.advisoryLockKey])
+        let lock = try await PostgresConnection.connect(url: databaseURL, applicationName: "tasker-worker-migrate-lock", logger: logger)
         do {
+            try await lock.execute("BEGIN; LOCK TABLE \(Self.ledgerTable) IN SHARE UPDATE EXCLUSIVE MODE")
             let report = try await migrate(connection, files: files)
-            try await connection.query("SELECT pg_advisory_unlock($1)", [Self.advisoryLockKey])
+            try await lock.execute("COMMIT")
+            await lock.close()
             return report
         } catch {
-            _ = try? await connection.query("SELECT pg_advisory_unlock($1)", [Self.advisoryLockKey])
+            await lock.close()
             throw error
         }
     }
 
     private func migrate(_ connection: PostgresConnection, files: [(String, String)]) async throws -> MigrationReport {
-        try await ensureOwnLedger(connection)
         let route = try await installPGMQ(connection)
         var applied: [String: String] = [:]
         for row in try await connection.query("SELECT filename, checksum FROM \(Self.ledgerTable)") {
@@ -140,14 +146,20 @@ public struct Migrator: Sendable {
     /// connect could have created it first, with a trigger that runs as the migrating role (often a
     /// superuser) on the first write.
     private func ensureOwnLedger(_ connection: PostgresConnection) async throws {
-        try await connection.execute(
-            """
-            CREATE TABLE IF NOT EXISTS \(Self.ledgerTable) (
-                filename   text PRIMARY KEY,
-                checksum   text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )
-            """)
+        do {
+            try await connection.execute(
+                """
+                CREATE TABLE IF NOT EXISTS \(Self.ledgerTable) (
+                    filename   text PRIMARY KEY,
+                    checksum   text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """)
+        } catch {
+            // Two first runs at once: the creation that lost the race finds the other's table.
+            guard error.isUniqueViolation else { throw error }
+            logger.debug("another migration created the ledger at the same moment", metadata: ["error": "\(error)"])
+        }
         let row = try await connection.query(
             """
             SELECT pg_catalog.pg_get_userbyid(c.relowner)::text AS owner, current_user::text AS migrator
