@@ -74,7 +74,6 @@ package final class PgBouncer: Sendable {
         guard try await eventually(within: .seconds(30), { FileManager.default.fileExists(atPath: socket) || !process.isRunning }),
             process.isRunning
         else {
-            let log = (try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? ""
             await stop()
             throw TestSetupError("PgBouncer did not start listening on \(socket): \(log.suffix(2000))")
         }
@@ -97,6 +96,8 @@ package final class PgBouncer: Sendable {
             await bouncer.stop()
             return value
         } catch {
+            // The test failed: what the pooler saw goes with it (read before `stop` removes the directory).
+            FileHandle.standardError.write(Data("[PgBouncer] log of a failed test:\n\(bouncer.log.suffix(4000))\n".utf8))
             await bouncer.stop()
             throw error
         }

@@ -171,6 +171,33 @@ struct ForeignDispatchPipelineTests {
         }
     }
 
+    /// A context stored before the value limit, readable (≤ 128 levels) but too deep once wrapped in
+    /// the event's envelope: the step fails for good (`step_data_unreadable`, not retryable), no
+    /// event is offered to the foreign runtime, and the worker runs the next step.
+    @Test func aStepWhoseEventWouldBeTooDeepFailsForGood() async throws {
+        try await Self.withForeignWorker { harness, channel, worker in
+            let deep = try await harness.createTask(steps: ["py_step"])
+            try await harness.admin.query(
+                "UPDATE tasker.tasks SET context = \(DeepJSONTests.nestedSQL(UntrustedJSON.maximumDepth - 2)) WHERE task_uuid = $1",
+                [deep.taskUUID])
+            try await harness.enqueue(deep, "py_step")
+            try await harness.waitForState(deep["py_step"], ["enqueued_as_error_for_orchestration"])
+            let stored = try await harness.result(deep["py_step"])
+            #expect(!stored.isSuccess && !stored.isRetryable)
+            #expect(stored.metadata.errorType == StepExecutorActor.unreadableDataErrorType)
+            #expect(stored.error?.message.contains("nested more than 128 levels") == true, "\(String(describing: stored.error))")
+            #expect(channel.metrics.pendingCount == 0)
+
+            let plain = try await harness.createTask(steps: ["py_step"])
+            try await harness.enqueue(plain, "py_step")
+            let (event, _) = try await Self.poll(channel)
+            #expect(event.stepUUID == plain["py_step"])
+            try channel.complete(eventID: event.id.uuidString, resultJSON: try Self.success(plain["py_step"], ["ok": true]))
+            try await harness.waitForState(plain["py_step"], ["enqueued_for_orchestration"])
+            #expect(await worker.stop(within: .seconds(40)))
+        }
+    }
+
     @Test func aCheckpointYieldIsPersistedAndTheStepDispatchedAgainWithIt() async throws {
         try await Self.withForeignWorker { harness, channel, worker in
             let task = try await harness.createTask(steps: ["py_step"])

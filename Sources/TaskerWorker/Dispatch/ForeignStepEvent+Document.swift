@@ -71,10 +71,11 @@ extension ForeignStepEvent {
         }
         // Values come in at most `maximumValueDepth` deep, which the event's envelope keeps readable;
         // data stored before that limit (up to `maximumDepth`) could make an event no reader accepts.
-        let depth = json.utf8.withContiguousStorageIfAvailable {
+        var text = json
+        let depth = text.withUTF8 {
             UntrustedJSON.depth(of: UnsafeRawBufferPointer($0), stoppingAfter: UntrustedJSON.maximumDepth).depth
         }
-        if let depth, depth > UntrustedJSON.maximumDepth {
+        if depth > UntrustedJSON.maximumDepth {
             throw DocumentError(
                 description: "the step event would be nested more than \(UntrustedJSON.maximumDepth) levels deep: the "
                     + "step's stored context, inputs, rows or dependency results are nested too deep")

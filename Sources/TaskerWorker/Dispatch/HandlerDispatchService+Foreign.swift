@@ -29,8 +29,17 @@ extension HandlerDispatchService {
                 event = try ForeignStepEvent.make(
                     step, definition: definition, checkpoint: checkpoint, readyAt: yielded ? .now : step.claimedAt)
             } catch {
+                // The event is made from the step's stored data only: making it again gives the same
+                // answer, so the step fails for good, as a claimed step whose data cannot be read does.
                 releasePermit()
-                await finish(step, dispatchError(step, .handlerError, callable, message: "\(error)", startedAt: startedAt))
+                let failure = StepFailure(
+                    message: "The step's stored data cannot be sent to its handler: \(error)",
+                    errorType: StepExecutorActor.unreadableDataErrorType, retryable: false)
+                await finish(
+                    step,
+                    .failure(
+                        stepUUID: step.message.stepUUID, failure: failure, startedAt: startedAt, completedAt: Date(),
+                        workerID: identity.workerID, hostname: identity.hostname))
                 return
             }
             switch await channel.submit(event) {
