@@ -54,102 +54,47 @@ def variables(worker):
     return [arg for k, v in values.items() for arg in ("-D", f"{k}={v}")]
 
 
-def _normalize(sql, placeholder):
-    sql = re.sub(r"--[^\n]*", "", sql)   # SQL comments (the Swift texts carry a few inline)
-    sql = re.sub(placeholder, "$", sql)
-    return re.sub(r"\s+", " ", sql).strip()
-
-
-CLAIM_SWIFT = "Sources/TaskerWorker/Claim/StepStatements.swift"
-COMPLETE_SWIFT = "Sources/TaskerWorker/Completion/StepStatements+Completion.swift"
-STATIC_SWIFT = "Sources/TaskerWorker/Claim/StepStatements+StaticQueues.swift"
-LAYOUT_SWIFT = "Sources/TaskerModel/Queues/PGMQTableLayout.swift"
-
-
-def _swift_literal(body):
-    """The value of a Swift multi-line string literal whose lines (up to the closing delimiter's
-    line, included) are `body`: each line loses the closing delimiter's indentation."""
-    lines = body.split("\n")
-    indent = len(lines[-1])
-    return "\n".join(line[indent:] for line in lines[:-1])
-
-
-def _read(repo, path):
-    with open(os.path.join(repo, path)) as f:
-        return f.read()
-
-
-def _search(pattern, text, what):
-    m = re.search(pattern, text, re.S)
-    if not m:
-        raise SystemExit(f"bench: {what} not found in the worker's sources; update benchlib/floor.py")
-    return m
-
-
-def worker_statements(repo):
-    """The step path's statement texts by name, as the worker builds them: `hydrate`, `claimSettings`,
-    `claim` and `complete` (PGMQ's functions) from the StepStatements files, and `claim_static` and
-    `complete_static` (StepStatements+StaticQueues: the same replacements, with the bench's queue
-    tables and PGMQ >= 1.5's archived columns, `PGMQTableLayout.withLastReadAt`)."""
-    statements = {}
-    for swift in (CLAIM_SWIFT, COMPLETE_SWIFT):
-        for name, body in re.findall(r'static let (\w+) = PreparedStatement\(\s*"""\n(.*?)"""\s*\)', _read(repo, swift), re.S):
-            statements[name] = _swift_literal(body)
-    if not {"hydrate", "claimSettings", "claim", "complete"} <= statements.keys():
-        raise SystemExit(f"bench: the StepStatements files no longer define hydrate, claimSettings, claim and complete "
-                         f"(found {sorted(statements)}); update benchlib/floor.py")
-    static = _read(repo, STATIC_SWIFT)
-    columns = _search(r'case \.withLastReadAt: "(.*?)"', _read(repo, LAYOUT_SWIFT), "PGMQTableLayout.withLastReadAt's columns").group(1)
-    for name, fragment, function in (("claim", "archive", "functionArchive"), ("complete", "send", "functionSend")):
-        body = _swift_literal(_search(rf'let {fragment} = """\n(.*?)"""', static, f"the static {name}'s `{fragment}`").group(1))
-        anchor, replacement = _search(
-            rf'{name}\.sql\.replacing\("(.*?)", with: {fragment}\)\s*\.replacing\({function}, with: "(.*?)"\)', static,
-            f"the static {name}'s replacements").groups()
-        call = _search(rf'static let {function} = "(.*?)"\n', static, f"StepStatements.{function}").group(1)
-        queue = QUEUE if name == "claim" else RESULTS_QUEUE
-        body = (body.replace("\\(tables.queueTable)", f'pgmq."q_{queue}"')
-                    .replace("\\(tables.archiveTable)", f'pgmq."a_{queue}"')
-                    .replace("\\(layout.archivedColumns)", columns))
-        if "\\(" in body:
-            raise SystemExit(f"bench: the static {name} interpolates something new; update benchlib/floor.py")
-        anchor = anchor.replace("\\n", "\n")
-        if anchor not in statements[name] or call not in statements[name]:
-            raise SystemExit(f"bench: StepStatements.{name} no longer holds what the static {name} replaces; "
-                             f"update benchlib/floor.py")
-        statements[f"{name}_static"] = statements[name].replace(anchor, body).replace(call, replacement)
-    return statements
+def worker_statements(worker_bin):
+    """The step path's statements by name, as the worker prepares them: `tasker-worker statements --json`
+    (`WorkerStatementCatalog`), the static ones on the bench's queue tables with PGMQ >= 1.5's layout.
+    name -> (sql, parameter names in binding order)."""
+    out = subprocess.run([worker_bin, "statements", "--json", "--queue", QUEUE, "--layout", "pgmq-1.5+"],
+                         check=True, capture_output=True, text=True).stdout
+    return {s["name"]: (s["sql"], s["parameters"]) for s in json.loads(out)["statements"]}
 
 
 # script -> the statement of `worker_statements` that goes into each placeholder of the template.
-SCRIPT_STATEMENTS = {"ours": {"claimSettings": "claimSettings", "hydrate": "hydrate", "claim": "claim_static",
-                              "complete": "complete_static"},
-                     "ours_functions": {"claimSettings": "claimSettings", "hydrate": "hydrate", "claim": "claim",
-                                        "complete": "complete"}}
-# statement -> the pgbench variable of each parameter $1, $2, … (the worker's bind order:
-# StepRepository.hydrateAndClaim and completeBatch).
-PARAMETERS = {"claimSettings": (":claim_timeout",),
-              "hydrate": (":s_step_uuid", ":s_task_uuid"),
-              "claim": (":s_step_uuid", ":start_meta", ":queue", ":msg_id", ":s_task_uuid"),
-              "complete": (":s_step_uuid", ":to_state", ":done_meta", ":result", ":results_queue", ":s_message")}
+SCRIPT_STATEMENTS = {"ours": {"claimSettings": "claim_settings", "hydrate": "hydrate", "claim": "claim.archive_static",
+                              "complete": "result.send_static"},
+                     "ours_functions": {"claimSettings": "claim_settings", "hydrate": "hydrate", "claim": "claim.archive_function",
+                                        "complete": "result.send_function"}}
+# placeholder -> the pgbench variable of each parameter, by the parameter's name in the catalog.
+PARAMETERS = {"claimSettings": {"statement_timeout_ms": ":claim_timeout"},
+              "hydrate": {"step_uuid": ":s_step_uuid", "task_uuid": ":s_task_uuid"},
+              "claim": {"step_uuid": ":s_step_uuid", "metadata": ":start_meta", "queue": ":queue", "task_uuid": ":s_task_uuid",
+                        "message_id": ":msg_id"},
+              "complete": {"step_uuid": ":s_step_uuid", "to_state": ":to_state", "metadata": ":done_meta", "results": ":result",
+                           "queue": ":results_queue", "message": ":s_message"}}
 TEMPLATE = os.path.join(BENCH_DIR, "pgbench", "ours.template.sql")
 
 
-def _with_variables(name, sql, variables):
-    """`sql` with each `$k` replaced by the k-th of `variables`; fails on a parameter without one."""
+def _with_variables(name, sql, parameters, variables):
+    """`sql` with each `$k` replaced by the pgbench variable of the k-th parameter's name; fails on a
+    parameter without one."""
     def variable(m):
         k = int(m.group(1))
-        if not 1 <= k <= len(variables):
-            raise SystemExit(f"bench: StepStatements.{name} binds ${k}, which benchlib/floor.py's PARAMETERS "
-                             f"does not map; update it")
-        return variables[k - 1]
+        if not 1 <= k <= len(parameters) or parameters[k - 1] not in variables:
+            raise SystemExit(f"bench: statement {name} binds ${k} ({parameters[k - 1] if k <= len(parameters) else '?'}), "
+                             f"which benchlib/floor.py's PARAMETERS does not map; update it")
+        return variables[parameters[k - 1]]
     return re.sub(r"\$(\d+)\b", variable, sql)
 
 
-def render_scripts(repo, directory):
+def render_scripts(worker_bin, directory):
     """pgbench/ours.template.sql rendered with the worker's statement texts (`worker_statements`):
     `ours.sql` (the default, static statements on the PGMQ tables) and `ours_functions.sql` (PGMQ's
     functions), written into `directory`. Returns script -> path."""
-    statements = worker_statements(repo)
+    statements = worker_statements(worker_bin)
     with open(TEMPLATE) as f:
         template = f.read()
     paths = {}
@@ -159,7 +104,10 @@ def render_scripts(repo, directory):
             if slot not in slots:
                 raise SystemExit(f"bench: {TEMPLATE} has a placeholder {{{slot}}} that floor.py does not fill")
             name = slots[slot]
-            return _with_variables(name, statements[name], PARAMETERS[slot])
+            if name not in statements:
+                raise SystemExit(f"bench: `tasker-worker statements` has no {name}; update benchlib/floor.py")
+            sql, parameters = statements[name]
+            return _with_variables(name, sql, parameters, PARAMETERS[slot])
         text = re.sub(r"\{(\w+)\}", statement, template)
         paths[script] = os.path.join(directory, f"{script}.sql")
         with open(paths[script], "w") as f:
@@ -173,7 +121,7 @@ def script_path(b, script):
     if script not in SCRIPT_STATEMENTS:
         return os.path.join(BENCH_DIR, "pgbench", f"{script}.sql")
     if not hasattr(b, "floor_scripts"):
-        b.floor_scripts = render_scripts(b.a.repo, b.work)
+        b.floor_scripts = render_scripts(b.a.worker_bin, b.work)
     return b.floor_scripts[script]
 
 

@@ -1,11 +1,10 @@
 -- One step as tasker-worker-swift runs it: the TEMPLATE of the SQL floors. benchlib/floor.py renders
 -- it into two pgbench scripts in the run's directory, putting in each placeholder (a statement name in braces) the worker's own
--- statement text (read from StepStatements.swift, StepStatements+Completion.swift and
--- StepStatements+StaticQueues.swift, each $k replaced by the pgbench variable of PARAMETERS in
--- floor.py), so the floors cannot drift from the worker:
+-- statement text (printed by `tasker-worker statements --json`, each $k replaced by the pgbench variable
+-- of its parameter's name in floor.py's PARAMETERS), so the floors cannot drift from the worker:
 --   ours.sql            the default (`[worker.pgmq] statements = "auto"` on a known PGMQ table layout,
 --                       here PGMQ >= 1.5's): the claim's archive and the completion's notifying send as
---                       static SQL on the queue tables (claim_static, complete_static);
+--                       static SQL on the queue tables (claim.archive_static, result.send_static);
 --   ours_functions.sql  the same step through PGMQ's functions (`statements = "functions"`, or a layout
 --                       the worker does not know): pgmq.archive, tasker.pgmq_send_with_notify.
 -- Sources/TaskerWorker/Claim/StepRepository.swift runs them so:

@@ -10,6 +10,6 @@ struct TaskerWorkerCommand: AsyncParsableCommand {
         commandName: "tasker-worker",
         abstract: "A Tasker worker in Swift: claims PGMQ step messages, runs step handlers, reports results.",
         version: "tasker-worker \(TaskerWorkerVersion.current)",
-        subcommands: [RunCommand.self, MigrateCommand.self, ConfigCommand.self],
+        subcommands: [RunCommand.self, MigrateCommand.self, ConfigCommand.self, StatementsCommand.self],
         defaultSubcommand: RunCommand.self)
 }

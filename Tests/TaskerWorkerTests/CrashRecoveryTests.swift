@@ -192,12 +192,13 @@ struct CrashRecoveryTests {
         #expect(WorkerCapacityState(permits: 4, shedding: .disabled).remainingClaims == nil)
     }
 
-    /// The recovery write is the completion statement plus the compare-and-set (derived from it, so
-    /// the two cannot drift apart).
-    @Test func recoveryStatementIsTheCompletionWithACompareAndSet() {
-        #expect(StepStatements.complete.sql.contains(RecoveryStatements.completeRetireCondition))
-        #expect(RecoveryStatements.recover.sql.contains("workflow_step_transition_uuid = $7::uuid"))
-        #expect(RecoveryStatements.recover.sql.contains("lease.worker_uuid = $8::uuid AND lease.expires_at > clock_timestamp()"))
+    /// The recovery write is the result statement retiring the lost claim it saw, while that claim's
+    /// worker has no lease (built by the same `ResultStatement`, so the two cannot drift apart).
+    @Test func recoveryStatementIsTheResultWithACompareAndSet() {
+        let recover = ResultStatement.recoverFunctions.statement
+        #expect(recover.parameters.prefix(6) == ["step_uuid", "to_state", "metadata", "results", "transition_uuid", "worker_uuid"])
+        #expect(recover.sql.contains("workflow_step_transition_uuid = $5::uuid"))
+        #expect(recover.sql.contains("lease.worker_uuid = $6::uuid AND lease.expires_at > clock_timestamp()"))
     }
 
     @Test func configurationDefaultsAndValidation() throws {

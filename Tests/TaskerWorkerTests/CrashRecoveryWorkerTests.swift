@@ -134,7 +134,7 @@ struct CrashRecoveryWorkerTests {
             try await harness.enqueue(task, "gated")
             try await harness.waitForState(task["gated"], ["in_progress"])
 
-            // Another worker's recovery (`RecoveryStatements.recover` on the claim it saw, as if this
+            // Another worker's recovery (`ResultStatement.recoverFunctions` on the claim it saw, as if this
             // worker's lease had expired: the uuid of a worker without a lease).
             let claim: UUID = try await harness.admin.query(
                 """
@@ -148,12 +148,11 @@ struct CrashRecoveryWorkerTests {
             let result = StepExecutionResult.workerLost(step, recoveredBy: other, grace: .seconds(4))
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["gated"], correlationID: task.correlationID)
             let write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(), workerUUID: other.uuid)
+            // Recovered as if `other` had claimed it (it has no lease): the compare-and-set on the transition wins.
+            var asOther = step
+            asOther.workerUUID = other.uuid
             let recovered = try await harness.admin.query(
-                RecoveryStatements.recover,
-                [
-                    write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
-                    QueueNames.stepResults, PostgresJSON(raw: write.body), claim, other.uuid,
-                ])
+                ResultStatement.recoverFunctions.statement.prepared, ResultStatement.recoverFunctions.values(for: write, lost: asOther))
             #expect(try recovered.first?.decode("msg_id", as: Int64?.self) != nil)
 
             gate.trigger()

@@ -49,8 +49,8 @@ struct LivenessThroughPoolerTests {
                     try await harness.enqueue(task, name)
                     let msgID: Int64 = try await harness.admin.query("SELECT max(msg_id) AS id FROM pgmq.q_\(queue)")[0].decode("id")
                     let row = try await c.query(
-                        StepStatements.claim.sql,
-                        [task[name], PostgresJSON(raw: ClaimStamp(worker: worker).metadata), queue, msgID, task.taskUUID])[0]
+                        ClaimStatement.functions.statement.sql,
+                        [task[name], PostgresJSON(raw: ClaimStamp(worker: worker).metadata), queue, task.taskUUID, msgID])[0]
                     return (try row.decode("attempts", as: Int?.self), try row.decode("lease_held", as: Bool.self))
                 }
                 let live = try await claim(a, "live", as: alive)

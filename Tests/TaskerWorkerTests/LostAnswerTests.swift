@@ -22,7 +22,7 @@ struct LostAnswerTests {
             let proxy = try AnswerLosingProxy(databaseURL: db.url)
             defer { proxy.close() }
             let client = try await PostgresConnection.connect(url: proxy.url, applicationName: "tasker-test-lost")
-            proxy.loseNextAnswer(toRequestContaining: StepStatements.claim.name)
+            proxy.loseNextAnswer(toRequestContaining: ClaimStatement.functions.statement.prepared.name)
             let stamp = ClaimStamp(worker: UUID())
             try await harness.holdLease(try #require(stamp.worker))
             let error = await #expect(throws: PostgresError.self) {
@@ -98,7 +98,8 @@ struct LostAnswerTests {
             let tasks = try await harness.createSingleStepTasks(count: 4, step: "work")
             // The worker claims with the static statement of its queue (a known PGMQ layout).
             let queue = QueueNames.workerQueue(namespace: harness.namespace)
-            proxy.loseNextAnswer(toRequestContaining: StepQueueStatements(layouts: [queue: .withLastReadAt]).claim(queue: queue).name)
+            proxy.loseNextAnswer(
+                toRequestContaining: StepQueueStatements(layouts: [queue: .withLastReadAt]).claim(queue: queue).statement.prepared.name)
             try await harness.enqueueBatch(tasks, "work")
             #expect(await harness.waitForAllSteps(["enqueued_for_orchestration"], timeout: .seconds(20)))
             try await worker.stop()
@@ -129,7 +130,7 @@ struct LostAnswerTests {
             try await harness.waitForWorkersReady(1, mode: .hybrid)
             let task = try await harness.createTask(steps: ["announce"])
             proxy.loseNextAnswer(
-                toRequestContaining: StepQueueStatements(layouts: [QueueNames.stepResults: .withLastReadAt]).complete.name)
+                toRequestContaining: StepQueueStatements(layouts: [QueueNames.stepResults: .withLastReadAt]).result.statement.prepared.name)
             try await harness.enqueue(task, "announce")
             try await harness.waitForState(task["announce"], ["enqueued_for_orchestration"])
             try await waitUntil(timeout: .seconds(10)) { worker.daemon.statistics.snapshot.domainEventsPublished == 1 }

@@ -62,9 +62,16 @@ import Testing
     /// The completion only ever retires the writer's own claim; crash recovery (which stores for a
     /// dead claimer, on the transition it saw) leaves that condition out.
     @Test func theOwnClaimConditionIsInTheCompletionAndNotInRecovery() {
-        #expect(StepStatements.complete.sql.contains(StepStatements.ownClaimCondition))
-        #expect(!RecoveryStatements.recover.sql.contains(StepStatements.ownClaimCondition))
-        #expect(RecoveryStatements.recover.sql.contains("workflow_step_transition_uuid = $7::uuid"))
+        let ownClaim = "AND metadata->>'worker_uuid' = ($3::jsonb)->>'worker_uuid'"
+        for statement in [
+            ResultStatement.functions, .broker, StepQueueStatements(layouts: [QueueNames.stepResults: .withLastReadAt]).result,
+        ] {
+            #expect(statement.statement.sql.contains(ownClaim), "\(statement.statement.name)")
+        }
+        for statement in [ResultStatement.recoverFunctions, .recoverBroker] {
+            #expect(!statement.statement.sql.contains(ownClaim), "\(statement.statement.name)")
+            #expect(statement.statement.sql.contains("workflow_step_transition_uuid = $5::uuid"))
+        }
     }
 
     // MARK: Results of tasker-py handlers, as upstream's worker stores them

@@ -49,8 +49,8 @@ struct PGMQStaticStatementsTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let statements = StepQueueStatements(layouts: [Self.queue: .withLastReadAt])
-            #expect(statements.claim(queue: Self.queue) != StepStatements.claim)
-            #expect(!statements.claim(queue: Self.queue).sql.contains(StepStatements.functionArchive))
+            #expect(statements.claim(queue: Self.queue).statement.name == "claim.archive_static")
+            #expect(!statements.claim(queue: Self.queue).statement.sql.contains("pgmq.archive("))
             let task = try await harness.createTask(steps: ["one"])
             try await harness.enqueue(task, "one")
             _ = try await PGMQ.read(harness.admin, queue: Self.queue, visibilityTimeout: 0, quantity: 1)  // read_ct 1, last_read_at set
@@ -83,8 +83,8 @@ struct PGMQStaticStatementsTests {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: Self.yaml)
             let statics = StepQueueStatements(layouts: [QueueNames.stepResults: .withLastReadAt])
-            #expect(statics.complete != StepStatements.complete)
-            #expect(!statics.complete.sql.contains(StepStatements.functionSend))
+            #expect(statics.result.statement.name == "result.send_static")
+            #expect(!statics.result.statement.sql.contains("pgmq_send_with_notify("))
             let listener = try await db.connect()
             try await listener.listen("pgmq_message_ready.orchestration")
             try await listener.listen("pgmq_message_ready")
@@ -96,7 +96,7 @@ struct PGMQStaticStatementsTests {
                     _ = try await CompletionBatchTests.claimAll(harness, task, ["one"], worker: worker)
                     let metadata = #"{"worker_uuid":"\#(worker.uuidString.lowercased())"}"#
                     let rows = try await harness.admin.query(
-                        statements.complete,
+                        statements.result.statement.prepared,
                         [
                             task["one"], "enqueued_for_orchestration", PostgresJSON(raw: metadata), PostgresJSON(raw: "{}"),
                             QueueNames.stepResults, PostgresJSON(raw: body),

@@ -93,7 +93,8 @@ public enum TransitionRepository {
     ) throws(PostgresError) -> Bool {
         let metadata = try stepMetadata(.enqueue, stepUUID: stepUUID, now: now)
         let statement = sendInPGMQ ? Statements.enqueueStep : Statements.enqueueStepWithoutSend
-        if try !c.query(statement, [stepUUID, metadata, queue, message]).isEmpty { return true }
+        let values: [any PostgresEncodable] = sendInPGMQ ? [stepUUID, metadata, queue, message] : [stepUUID, metadata]
+        if try !c.query(statement, values).isEmpty { return true }
         // A dynamic step without any transition yet.
         guard try transitionStep(c, stepUUID: stepUUID, from: .pending, to: .enqueued, event: .enqueue, now: now)
         else { return false }
@@ -150,9 +151,10 @@ public enum TransitionRepository {
         stepUUID: UUID, queue: String, message: PostgresJSON,
         sendInPGMQ: Bool = true, now: Date = Date()
     ) throws(PostgresError) -> PipelineStatement {
-        .prepared(
-            sendInPGMQ ? Statements.enqueueStepAsserted : Statements.enqueueStepAssertedWithoutSend,
-            [stepUUID, try stepMetadata(.enqueue, stepUUID: stepUUID, now: now), queue, message])
+        let metadata = try stepMetadata(.enqueue, stepUUID: stepUUID, now: now)
+        return sendInPGMQ
+            ? .prepared(Statements.enqueueStepAsserted, [stepUUID, metadata, queue, message])
+            : .prepared(Statements.enqueueStepAssertedWithoutSend, [stepUUID, metadata])
     }
 
     /// `completeStep` as a pipeline statement: one row when the step moved, none when it was not in `from`.
@@ -186,101 +188,6 @@ public enum TransitionRepository {
             throw PostgresError(.usage, "cannot encode step event for \(stepUUID): \(error)")
         }
         return try json(["event": .string(eventText), "timestamp": .string(RFC3339.string(now))])
-    }
-
-    /// The hot statements, prepared once per connection.
-    enum Statements {
-        /// The compare-and-set every transition uses: retire step $1's current transition if it is in
-        /// `from`, then insert `to` after it (`moved` holds the new row's sort key, empty when the
-        /// retire matched nothing). `from`, `to`, `metadata` are SQL expressions.
-        private static func moveStep(from: String, to: String, metadata: String) -> String {
-            """
-            WITH retired AS (
-                UPDATE tasker.workflow_step_transitions SET most_recent = false, updated_at = NOW()
-                 WHERE workflow_step_uuid = $1::uuid AND most_recent AND to_state = \(from)
-                RETURNING sort_key),
-            moved AS (
-                INSERT INTO tasker.workflow_step_transitions
-                    (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-                SELECT $1::uuid, \(to), \(from), \(metadata)::jsonb, sort_key + 1, true, NOW(), NOW() FROM retired
-                RETURNING sort_key)
-
-            """
-        }
-
-        /// `moveStep` for task $1: from $2 to $3 with metadata $4 and processor $5.
-        private static let moveTask = """
-            WITH retired AS (
-                UPDATE tasker.task_transitions SET most_recent = false, updated_at = NOW()
-                 WHERE task_uuid = $1::uuid AND most_recent AND to_state = $2::text
-                RETURNING sort_key),
-            moved AS (
-                INSERT INTO tasker.task_transitions
-                    (task_uuid, to_state, from_state, metadata, sort_key, most_recent, processor_uuid, created_at, updated_at)
-                SELECT $1::uuid, $3::text, $2::text, $4::jsonb, sort_key + 1, true, $5::uuid, NOW(), NOW() FROM retired
-                RETURNING sort_key)
-
-            """
-
-        /// Selects from `moved`, raising `division_by_zero` (22012) when it is empty: a lost
-        /// compare-and-set stops a pipeline before its `COMMIT`.
-        private static let assertMoved = "SELECT 1 / (SELECT count(*)::integer FROM moved) AS moved"
-
-        static let enqueueStep = PreparedStatement(
-            moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
-                SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved
-                """)
-        static let completeStep = PreparedStatement(
-            moveStep(from: "$2::text", to: "'complete'", metadata: "$3") + """
-                , processed AS (
-                    UPDATE tasker.workflow_steps
-                       SET processed = true, processed_at = NOW(), in_process = false, updated_at = NOW()
-                     WHERE workflow_step_uuid = $1::uuid AND EXISTS (SELECT 1 FROM moved))
-                SELECT sort_key FROM moved
-                """)
-        static let currentTaskState = PreparedStatement(
-            """
-            SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1::uuid AND most_recent
-            """)
-        static let currentStepState = PreparedStatement(
-            """
-            SELECT to_state FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1::uuid AND most_recent
-            """)
-        static let transitionTask = PreparedStatement(moveTask + "SELECT sort_key FROM moved")
-        static let transitionStep = PreparedStatement(
-            moveStep(from: "$2::text", to: "$3::text", metadata: "$4") + "SELECT sort_key FROM moved")
-        /// `transitionTask` raising `division_by_zero` when the task was not in `$2`.
-        static let transitionTaskAsserted = PreparedStatement(moveTask + assertMoved)
-        /// `transitionStep` raising `division_by_zero` when the step was not in `$2`.
-        static let transitionStepAsserted = PreparedStatement(
-            moveStep(from: "$2::text", to: "$3::text", metadata: "$4") + assertMoved)
-        /// `enqueueStep` raising `division_by_zero` when the step was not `pending` (no message sent).
-        static let enqueueStepAsserted = PreparedStatement(
-            moveStep(from: "'pending'", to: "'enqueued'", metadata: "$2") + """
-                , sent AS MATERIALIZED (
-                    SELECT tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0) AS msg_id FROM moved)
-                SELECT 1 / (SELECT count(*)::integer FROM sent WHERE msg_id IS NOT NULL) AS moved
-                """)
-        /// What replaces the PGMQ send when a broker carries the step messages (published after the
-        /// commit): keeps $3 and $4 and their types, and a non-NULL `msg_id` (so the asserted form
-        /// still asserts only that the step moved).
-        static let pgmqSend = "tasker.pgmq_send_with_notify($3::text, $4::jsonb, 0)"
-        static let brokerSend = "CASE WHEN $3::text IS NULL OR $4::jsonb IS NULL THEN 0 ELSE 0 END::bigint"
-        /// `enqueueStep` without the PGMQ send (RabbitMQ).
-        static let enqueueStepWithoutSend = PreparedStatement(enqueueStep.sql.replacing(pgmqSend, with: brokerSend))
-        /// `enqueueStepAsserted` without the PGMQ send (RabbitMQ).
-        static let enqueueStepAssertedWithoutSend = PreparedStatement(
-            enqueueStepAsserted.sql.replacing(pgmqSend, with: brokerSend))
-        /// The first transition of a step that has none (a racing creator's row wins: no row returned).
-        static let firstStepTransition = PreparedStatement(
-            """
-            INSERT INTO tasker.workflow_step_transitions
-                (workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent, created_at, updated_at)
-            SELECT $1::uuid, $3::text, $2::text, $4::jsonb, 1, true, NOW(), NOW()
-             WHERE NOT EXISTS (SELECT 1 FROM tasker.workflow_step_transitions WHERE workflow_step_uuid = $1::uuid)
-            ON CONFLICT (workflow_step_uuid, most_recent) WHERE most_recent = true DO NOTHING
-            RETURNING sort_key
-            """)
     }
 
     static func json(_ value: JSONValue) throws(PostgresError) -> PostgresJSON {

@@ -39,7 +39,7 @@ package enum ClaimOutcome: Sendable, Equatable {
     /// The step was not in a claimable state (another worker won, or it moved on); nothing changed.
     case notClaimable
     /// The database refused the claim: the claiming worker's liveness lease has expired or expires
-    /// within a quarter of its duration (`StepStatements.claim`); nothing changed. The worker stops
+    /// within a quarter of its duration (`ClaimStatement`); nothing changed. The worker stops
     /// claiming until a renewal is stored (`WorkerLeaseService.claimRefusedByDatabase`).
     case leaseLapsed
 }
@@ -102,7 +102,7 @@ package enum StepRepository {
         try c.query(StepStatements.hydrate, [stepUUID, taskUUID]).first.map(HydratedStep.init(row:))
     }
 
-    /// Claims the step and acks its message atomically (one statement, `StepStatements.claim`): the
+    /// Claims the step and acks its message atomically (one statement, `ClaimStatement`): the
     /// `enqueued→in_progress` transition (legacy `pending→in_progress` only when every parent is
     /// complete) with `stamp`'s metadata, `in_process = true`, `attempts + 1`, `last_attempted_at`,
     /// and `pgmq.archive` of the message. `timeout` (`timing.claim_timeout_seconds`) bounds the
@@ -137,12 +137,7 @@ package enum StepRepository {
         let timeoutMs = timeout.map { String(max(1, $0.inMilliseconds)) }
         var statements: [PipelineStatement] = [.plain("BEGIN"), .prepared(StepStatements.claimSettings, [timeoutMs])]
         statements += claimStatements(requests) { request in
-            .prepared(
-                queues.claim(queue: request.queue),
-                [
-                    request.stepUUID, PostgresJSON(raw: metadata), request.queue,
-                    request.msgID, request.taskUUID,
-                ])
+            queues.claim(queue: request.queue).bound(to: request, metadata: PostgresJSON(raw: metadata))
         }
         statements.append(.plain("COMMIT"))
         let results = try c.pipeline(statements)

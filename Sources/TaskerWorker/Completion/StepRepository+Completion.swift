@@ -14,7 +14,7 @@ package enum CompletionOutcome: Sendable, Equatable {
 }
 
 extension StepRepository {
-    /// Stores results: each write is one statement (`StepStatements.complete`): the
+    /// Stores results: each write is one statement (`ResultStatement`): the
     /// `in_progress→enqueued_for_orchestration` (or `…as_error…`) transition with the upstream
     /// metadata, `results`, `in_process = false`, and the message to `orchestration_step_results`
     /// through `pgmq_send_with_notify`. Several writes share ONE transaction (one commit for all;
@@ -26,14 +26,7 @@ extension StepRepository {
         _ c: isolated PostgresConnection,
         _ writes: [CompletionWrite], queues: StepQueueStatements = .functions
     ) throws(PostgresError) -> [CompletionOutcome] {
-        let statements = writes.map { write in
-            PipelineStatement.prepared(
-                queues.complete,
-                [
-                    write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
-                    QueueNames.stepResults, PostgresJSON(raw: write.body),
-                ])
-        }
+        let statements = writes.map { queues.result.bound(to: $0) }
         // One statement commits on its own; several share one transaction. Either way, one round trip.
         let results = try c.pipeline(writes.count == 1 ? statements : [.plain("BEGIN")] + statements + [.plain("COMMIT")])
         return try results.dropFirst(writes.count == 1 ? 0 : 1).prefix(writes.count).map { result throws(PostgresError) in

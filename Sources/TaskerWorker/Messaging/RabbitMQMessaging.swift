@@ -15,7 +15,7 @@ import TaskerPostgres
 /// A `Service` placed right after the pool in the pipeline's group, so that it is stopped after the
 /// completion service (results are still published while the pipeline drains).
 ///
-/// Results: the completion commits in PostgreSQL first (`StepStatements.completeWithoutSend`), then
+/// Results: the completion commits in PostgreSQL first (`ResultStatement.broker`), then
 /// `publishResult` publishes the same JSON the PGMQ send would (default exchange, routing key
 /// `orchestration_step_results`, `delivery_mode` 2, `application/json`) and retries — with backoff,
 /// across reconnects — until the broker confirms it. It is never written twice in PostgreSQL (the

@@ -31,12 +31,8 @@ enum RecoveryRepository {
     static func recover(
         _ c: isolated PostgresConnection, _ write: CompletionWrite, step: LostWorkerStep, sendsInPGMQ: Bool = true
     ) throws(PostgresError) -> Int64? {
-        let rows = try c.query(
-            sendsInPGMQ ? RecoveryStatements.recover : RecoveryStatements.recoverWithoutSend,
-            [
-                write.stepUUID, write.toState, PostgresJSON(raw: write.metadata), PostgresJSON(raw: write.resultJSON),
-                QueueNames.stepResults, PostgresJSON(raw: write.body), step.transitionUUID, step.workerUUID,
-            ])
+        let statement = sendsInPGMQ ? ResultStatement.recoverFunctions : ResultStatement.recoverBroker
+        let rows = try c.query(statement.statement.prepared, statement.values(for: write, lost: step))
         return try rows.first?.decode("msg_id", as: Int64?.self) ?? nil
     }
 

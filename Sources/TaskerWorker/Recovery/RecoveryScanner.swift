@@ -10,7 +10,7 @@ import TaskerPostgres
 /// has no unexpired liveness lease (`WorkerLeaseService`); a step seen so for the rest of the grace
 /// period (`LivenessTiming`, `AbsenceTracker`) gets a retryable `worker_lost` error result through
 /// the normal completion statement, as a compare-and-set on the `in_progress` transition seen
-/// (`RecoveryStatements.recover`), so that exactly one result is written however many workers
+/// (`ResultStatement(retiring: .lost, …)`), so that exactly one result is written however many workers
 /// scan, and orchestration (any Tasker orchestration) retries the step like any retryable failure. The dead worker's id is logged at warning and each recovery
 /// counted (`tasker_steps_recovered_total`).
 ///

@@ -1,8 +1,9 @@
 import TaskerPostgres
 
 /// The SQL of crash recovery: the scan for steps of dead workers (no unexpired liveness lease in
-/// `tasker.worker_leases`, `WorkerLeaseRepository`) and their recovery write (prepared, through the
-/// pool), and the `/health/detailed` report of long-running `in_progress` steps.
+/// `tasker.worker_leases`, `WorkerLeaseRepository`; prepared, through the pool), and the
+/// `/health/detailed` report of long-running `in_progress` steps. Their recovery write is the result
+/// statement retiring a lost claim (`ResultStatement(retiring: .lost, …)`).
 enum RecoveryStatements {
     /// A `worker_uuid` this code trusts (a UUID in its lowercase text form); others are never touched.
     static let uuidPattern = "'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'"
@@ -29,31 +30,6 @@ enum RecoveryStatements {
          ORDER BY wst.created_at
          LIMIT $1
         """)
-
-    /// The marker `recover` is derived at: `StepStatements.complete`'s retire condition.
-    static let completeRetireCondition = "AND most_recent AND to_state = 'in_progress'\n"
-
-    /// The normal completion (`StepStatements.complete`: result, transition, orchestration message
-    /// in one statement), as a compare-and-set: only while the `in_progress` transition $7 that the
-    /// scan saw is still the most recent one (the dead worker's claim: `complete`'s own-claim
-    /// condition is left out), and while the dead worker $8 still has no unexpired lease. Several
-    /// scanners at once: the first retires the transition, the others match nothing and write nothing.
-    /// $1–$6 as `complete`, $7 transition uuid, $8 the dead worker's uuid.
-    static let recover = PreparedStatement(
-        StepStatements.complete.sql.replacing(StepStatements.ownClaimCondition, with: "").replacing(
-            completeRetireCondition,
-            with: completeRetireCondition
-                + """
-                               AND workflow_step_transition_uuid = $7::uuid
-                               AND NOT EXISTS (SELECT 1 FROM tasker.worker_leases lease
-                                                WHERE lease.worker_uuid = $8::uuid AND lease.expires_at > clock_timestamp())
-
-                """))
-
-    /// `recover` when a broker carries the results: nothing sent in PostgreSQL; the scanner
-    /// publishes the `worker_lost` result after this commits.
-    static let recoverWithoutSend = PreparedStatement(
-        recover.sql.replacing(StepStatements.functionSend, with: StepStatements.brokerSend))
 
     /// Steps `in_progress` for longer than $1 seconds, by claiming worker (`unrecorded`: no
     /// `worker_uuid`; `malformed`: not a UUID), most steps first, at most 20 workers.

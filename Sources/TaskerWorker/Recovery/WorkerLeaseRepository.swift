@@ -5,7 +5,7 @@ import TaskerPostgres
 /// one statement in its own transaction, sent unnamed (not prepared: a prepared statement lives in
 /// one server session): the lease keeps no state in any session, so it works through any pool of
 /// connections, a transaction-mode pooler such as PgBouncer included (`LivenessThroughPoolerTests`).
-/// The claim checks it in the same way (`StepStatements.claim`), and so does crash recovery
+/// The claim checks it in the same way (`ClaimStatement`), and so does crash recovery
 /// (`RecoveryStatements`), all on the database's clock.
 enum WorkerLeaseRepository {
     /// Writes or extends the lease of worker $1 to the database's `clock_timestamp()` + $2 seconds

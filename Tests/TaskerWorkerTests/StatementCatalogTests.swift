@@ -1,0 +1,82 @@
+import Foundation
+import TaskerTestSupport
+import Testing
+
+@testable import TaskerModel
+@testable import TaskerOrchestration
+@testable import TaskerPostgres
+@testable import TaskerWorker
+
+/// Every variant of the statement families built from named pieces (the worker's claim, result and
+/// recovery, the orchestration's transitions) is pinned whole in `Fixtures/statements/<name>.sql`, so
+/// a change to any piece shows in review as the final statements it changes; each binds exactly the
+/// parameters it names; and PostgreSQL prepares each one, every parameter typed.
+///
+/// After an intended change: `TASKER_UPDATE_STATEMENTS=1 scripts/test --filter StatementCatalogTests`
+/// rewrites the files; review their diff.
+@Suite("Statement catalog")
+struct StatementCatalogTests {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/statements")
+    static let queue = "worker_example_queue"
+
+    static func all() throws -> [NamedStatement] {
+        try WorkerStatementCatalog.statements(workerQueue: queue, layout: .withLastReadAt)
+            + TransitionRepository.Statements.catalog
+    }
+
+    @Test func everyVariantIsPinnedWhole() throws {
+        let statements = try Self.all()
+        #expect(Set(statements.map(\.name)).count == statements.count, "names are unique")
+        let update = ProcessInfo.processInfo.environment["TASKER_UPDATE_STATEMENTS"] == "1"
+        if update { try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true) }
+        for statement in statements {
+            let file = Self.directory.appendingPathComponent("\(statement.name).sql")
+            let text =
+                "-- \(statement.parameters.enumerated().map { "$\($0.offset + 1) \($0.element)" }.joined(separator: ", "))\n"
+                + statement.sql + "\n"
+            if update { try text.write(to: file, atomically: true, encoding: .utf8) }
+            let pinned = try? String(contentsOf: file, encoding: .utf8)
+            #expect(
+                pinned == text, "\(statement.name) differs from \(file.path); rerun with TASKER_UPDATE_STATEMENTS=1 and review the diff")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.directory.path).filter { $0.hasSuffix(".sql") }
+        #expect(Set(files) == Set(statements.map { "\($0.name).sql" }), "a pinned file of a statement that no longer exists")
+    }
+
+    /// `$1` … `$n` all occur, none beyond: n is the number of parameters named.
+    @Test func everyVariantBindsExactlyTheParametersItNames() throws {
+        for statement in try Self.all() {
+            let used = Set(Self.placeholders(statement.sql))
+            #expect(used == Set(statement.parameters.indices.map { $0 + 1 }), "\(statement.name): uses \(used.sorted())")
+        }
+    }
+
+    /// PostgreSQL prepares every variant with every parameter typed (none left `unknown`).
+    @Test func postgresPreparesEveryVariant() async throws {
+        try await withTestDatabase { db in
+            let c = try await db.connect()
+            for queue in [Self.queue, QueueNames.stepResults] { try await c.query("SELECT pgmq.create($1)", [queue]) }
+            for (index, statement) in try Self.all().enumerated() {
+                try await c.execute("PREPARE catalog_\(index) AS \(statement.sql)")
+                let types: [String] = try await c.query(
+                    "SELECT unnest(parameter_types)::text AS t FROM pg_prepared_statements WHERE name = $1", ["catalog_\(index)"]
+                ).map { try $0.decode("t") }
+                #expect(types.count == statement.parameters.count, "\(statement.name): \(types)")
+                #expect(!types.contains("unknown"), "\(statement.name): \(types)")
+            }
+            await c.close()
+        }
+    }
+
+    static func placeholders(_ sql: String) -> [Int] {
+        var numbers: [Int] = []
+        var rest = Substring(sql)
+        while let dollar = rest.firstIndex(of: "$") {
+            let digits = rest[rest.index(after: dollar)...].prefix { $0.isASCII && $0.isNumber }
+            if let number = Int(digits) { numbers.append(number) }
+            rest = rest[rest.index(after: dollar)...]
+        }
+        return numbers
+    }
+}
