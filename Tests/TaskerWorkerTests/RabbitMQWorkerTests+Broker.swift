@@ -51,7 +51,7 @@ extension RabbitMQWorkerTests {
     }
 
     static func broker(_ worker: PipelineHarness.RunningWorker) throws -> RabbitMQMessaging {
-        try #require(worker.daemon.transport.broker)
+        try #require(worker.daemon.broker)
     }
 
     /// Publishes a body to a queue (declared the upstream way first, as orchestration does).

@@ -84,7 +84,8 @@ package actor StepExecutorActor: WorkerActor {
     let refusedLog = Throttle(interval: .seconds(10))
     /// PGMQ (poison and stale messages archived) or RabbitMQ (acked by the intake; results of
     /// steps failed here published after their commit).
-    let transport: MessageTransport
+    /// Where the transports differ: settling, releasing and announcing (`StepTransport`).
+    let transport: any StepTransport
     /// Told when the database refuses a claim because this worker's liveness lease is lapsing
     /// (`ClaimOutcome.leaseLapsed`): the lease service stops claiming until a renewal is stored.
     let leaseLapsed: @Sendable () -> Void
@@ -102,15 +103,15 @@ package actor StepExecutorActor: WorkerActor {
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
     /// `eventDocuments`: a foreign runtime is attached, so hydrate also reads the task and step rows
     /// its step events carry.
-    package init(
+    init(
         pool: PostgresConnectionPool, templates: TaskTemplateRegistry, dispatch: AsyncChannel<ClaimedStep>,
         statistics: WorkerStatistics, capacity: WorkerCapacity, namespaces: [String], claimTimeout: Duration? = nil,
         identity: WorkerIdentity = WorkerIdentity(), eventDocuments: Bool = false,
         queueStatements: QueueStatementSelection = QueueStatementSelection(),
-        transport: MessageTransport = .pgmq, leaseLapsed: @escaping @Sendable () -> Void = {},
+        transport: (any StepTransport)? = nil, leaseLapsed: @escaping @Sendable () -> Void = {},
         logger: Logger = Logger(label: "tasker.step_executor")
     ) {
-        self.transport = transport
+        self.transport = transport ?? PGMQTransport(pool: pool)
         self.leaseLapsed = leaseLapsed
         self.queueStatements = queueStatements
         self.identity = identity
@@ -191,7 +192,7 @@ package actor StepExecutorActor: WorkerActor {
             return .retryLater
         case .shed:
             StepMetrics.shed(queue: delivery.queue, in: statistics)
-            if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
+            await makeVisibleAgain(delivery)
             return .shed
         }
     }
@@ -255,16 +256,15 @@ package actor StepExecutorActor: WorkerActor {
                 // Claimable a moment ago: another worker won, or a parent is not complete yet.
                 StepMetrics.failure(namespace: hydrated.namespace, .claimFailed, in: statistics)
                 logger.debug("step not claimed (claimed elsewhere or moved on)", metadata: Self.metadata(message))
-                // A broker's delivery acked now would be gone; requeued, it is seen again (stale by then).
-                return transport.archivesInPGMQ ? .handled : .retryLater
+                // PGMQ: the message stays queued; a broker's delivery is requeued (acked, it would be
+                // gone) and seen again, stale by then.
+                return transport.unclaimedOutcome
             }
             StepMetrics.stale(namespace: hydrated.namespace, in: statistics)
             logger.info(
                 "settling a stale message: the step is already \(hydrated.currentState)",
                 metadata: Self.metadata(message, ["msg_id": "\(delivery.msgID)"]))
-            if transport.archivesInPGMQ {
-                _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
-            }
+            _ = try await transport.settle(delivery)
             return .handled
         }
         let definition: StepDefinition?
@@ -341,10 +341,8 @@ package actor StepExecutorActor: WorkerActor {
                 metadata: Self.metadata(message))
             return
         }
-        // RabbitMQ: stored (not refused, not given up): orchestration learns of it from the publish.
-        if let broker = transport.broker, let stored = outcome.outcome, stored != .notInProgress {
-            await broker.publishResult(message)
-        }
+        // Stored (not refused, not given up): orchestration learns of it (RabbitMQ: from the publish).
+        if let stored = outcome.outcome, stored != .notInProgress { await transport.announceResults([message]) }
     }
 
     /// The database refused the claim: this worker's liveness lease has expired or is about to, by
@@ -360,18 +358,16 @@ package actor StepExecutorActor: WorkerActor {
             duration; not claiming until a renewal is stored
             """,
             metadata: Self.metadata(message, ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)"]))
-        guard transport.archivesInPGMQ else { return .retryLater }
-        if delivery.hiddenByRead { await makeVisibleAgain(delivery) }
-        return .handled
+        await makeVisibleAgain(delivery)
+        return transport.unclaimedOutcome
     }
 
-    /// A shed message this worker had hidden by reading it goes back to the queue at once (another
-    /// worker, or this one when it has room, can take it without waiting for the visibility timeout).
+    /// A message this worker had hidden by reading it and will not claim now goes back to the queue
+    /// at once (another worker, or this one when it has room, can take it without waiting for the
+    /// visibility timeout; `StepTransport.release`).
     func makeVisibleAgain(_ delivery: StepDelivery) async {
         do {
-            try await pool.withConnection { c in
-                try await PGMQ.setVisibilityTimeout(c, queue: delivery.queue, msgID: delivery.msgID, seconds: 0)
-            }
+            try await transport.release(delivery)
         } catch {
             logger.debug(
                 "could not make a shed message visible again; it returns after its visibility timeout",
@@ -379,24 +375,18 @@ package actor StepExecutorActor: WorkerActor {
         }
     }
 
-    /// Archives a message that can never be processed. Counted and logged once, by whoever archives
-    /// it (the listener and the poller may both hold the same message).
+    /// Settles a message that can never be processed (PGMQ: archived; a broker: acked by the
+    /// intake). Counted and logged once, by whoever settles it (the listener and the poller may
+    /// both hold the same message).
     func archivePoison(_ delivery: StepDelivery, reason: String) async {
         let metadata: Logger.Metadata = ["queue": "\(delivery.queue)", "msg_id": "\(delivery.msgID)", "reason": "\(reason)"]
-        guard transport.archivesInPGMQ else {
-            // A broker's delivery: the intake acks it (`.handled`); counted here, once per delivery.
-            StepMetrics.poison(queue: delivery.queue, in: statistics)
-            logger.error("acking a poison message", metadata: metadata)
-            return
-        }
         do {
-            let archived = try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }
-            guard archived else {
-                logger.debug("a poison message was already archived", metadata: metadata)
+            guard try await transport.settle(delivery) else {
+                logger.debug("a poison message was already settled", metadata: metadata)
                 return
             }
             StepMetrics.poison(queue: delivery.queue, in: statistics)
-            logger.error("archived a poison message", metadata: metadata)
+            logger.error("settled a poison message (\(transport.summary))", metadata: metadata)
         } catch {
             logger.warning(
                 "could not archive a poison message; it is read again",

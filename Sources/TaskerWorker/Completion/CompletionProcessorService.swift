@@ -34,10 +34,11 @@ package final class CompletionProcessorService: Service, Sendable {
     private let logger: Logger
     /// Static SQL or PGMQ's functions for the completion's send.
     private let queueStatements: QueueStatementSelection
-    /// PGMQ (the message is sent in the completion's statement) or RabbitMQ (published after it commits).
-    private let transport: MessageTransport
+    /// Announces stored results (PGMQ: nothing, the result's statement sent the message; RabbitMQ:
+    /// published after the commit).
+    private let transport: any StepTransport
 
-    package init(
+    init(
         completions: AsyncChannel<StepCompletion>, bufferSize: Int, pool: PostgresConnectionPool,
         domainEvents: DomainEventActor, statistics: WorkerStatistics, identity: WorkerIdentity,
         concurrency: Int = 4, retryBackoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5)),
@@ -45,10 +46,10 @@ package final class CompletionProcessorService: Service, Sendable {
         maxResultBytes: Int = WorkerConfiguration.ResultStorage().maxResultBytes,
         monitor: ResultStorageMonitor = ResultStorageMonitor(),
         queueStatements: QueueStatementSelection = QueueStatementSelection(),
-        transport: MessageTransport = .pgmq,
+        transport: (any StepTransport)? = nil,
         logger: Logger = Logger(label: "tasker.completion")
     ) {
-        self.transport = transport
+        self.transport = transport ?? PGMQTransport(pool: pool)
         self.queueStatements = queueStatements
         self.maxResultBytes = maxResultBytes
         self.monitor = monitor
@@ -132,14 +133,8 @@ package final class CompletionProcessorService: Service, Sendable {
             return
         }
         statistics.completionsBatched.wrappingIncrement(by: written.count, ordering: .relaxed)
-        // RabbitMQ: the batch's result messages are published together, their confirms overlapping
-        // (one after the other, each would wait for the broker's confirm of the one before).
-        if let broker = transport.broker {
-            let messages = zip(written, outcomes).filter { $0.1 != .notInProgress }.map(\.0.step.message)
-            await withDiscardingTaskGroup { group in
-                for message in messages { group.addTask { await broker.publishResult(message) } }
-            }
-        }
+        // The batch's stored results announced together (RabbitMQ: their confirms overlapping).
+        await transport.announceResults(zip(written, outcomes).filter { $0.1 != .notInProgress }.map(\.0.step.message))
         for (completion, outcome) in zip(written, outcomes) {
             await finish(completion, outcome: outcome, since: storeStart, published: true)
             settled(completion)
@@ -252,9 +247,9 @@ package final class CompletionProcessorService: Service, Sendable {
                 metadata: StepLogMetadata.of(completion.step))
             return
         }
-        // RabbitMQ: the result is committed; orchestration learns of it from the confirmed publish
-        // (retried until confirmed; an earlier attempt whose answer was lost published nothing).
-        if !published, let broker = transport.broker { await broker.publishResult(completion.step.message) }
+        // The result is committed; orchestration learns of it (RabbitMQ: from the confirmed publish,
+        // retried until confirmed; an earlier attempt whose answer was lost published nothing).
+        if !published { await transport.announceResults([completion.step.message]) }
         if !result.isSuccess {
             logger.info(
                 "step failed",

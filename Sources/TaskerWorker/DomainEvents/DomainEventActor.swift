@@ -22,23 +22,21 @@ public struct DomainEvent: Sendable, Equatable {
 /// satisfy the declaration's JSON `schema` is skipped (logged, counted in `domainEventsInvalid`).
 package actor DomainEventActor: WorkerActor {
     package nonisolated let actorName = "domain_events"
-    private let pool: PostgresConnectionPool
     private let statistics: WorkerStatistics
     private let logger: Logger
     /// Where durable events go: PGMQ or the broker.
-    private let transport: MessageTransport
+    private let transport: any StepTransport
     private var subscribers: [UUID: AsyncStream<DomainEvent>.Continuation] = [:]
     /// Routing counts for `/metrics/events` (they also feed the Prometheus counters).
     package nonisolated let routing = DomainEventRoutingStatistics()
     /// Set at shutdown: events not published by then are dropped (logged and counted).
     private var drainDeadline: ContinuousClock.Instant?
 
-    package init(
-        pool: PostgresConnectionPool, statistics: WorkerStatistics, transport: MessageTransport = .pgmq,
+    init(
+        pool: PostgresConnectionPool, statistics: WorkerStatistics, transport: (any StepTransport)? = nil,
         logger: Logger = Logger(label: "tasker.domain_events")
     ) {
-        self.transport = transport
-        self.pool = pool
+        self.transport = transport ?? PGMQTransport(pool: pool)
         self.statistics = statistics
         self.logger = logger
     }
@@ -107,12 +105,7 @@ package actor DomainEventActor: WorkerActor {
                 if declaration.deliveryMode != .fast {
                     let queue = QueueNames.domainEvents(namespace: completion.step.hydrated.namespace)
                     let json = try event.json.jsonString()
-                    if let broker = transport.broker {
-                        try await broker.publishEvent(json, to: queue)
-                    } else {
-                        let body = PostgresJSON(raw: json)
-                        _ = try await pool.withConnection { c in try await PGMQ.sendWithNotify(c, queue: queue, message: body) }
-                    }
+                    try await transport.publishEvent(json, to: queue)
                 }
                 if declaration.deliveryMode != .durable {
                     for continuation in subscribers.values { continuation.yield(event) }

@@ -29,9 +29,9 @@ enum RecoveryRepository {
     /// the orchestration message id, nil when nothing was written (another worker recovered it,
     /// the step moved on, or its worker is back).
     static func recover(
-        _ c: isolated PostgresConnection, _ write: CompletionWrite, step: LostWorkerStep, sendsInPGMQ: Bool = true
+        _ c: isolated PostgresConnection, _ write: CompletionWrite, step: LostWorkerStep,
+        statement: ResultStatement = .recoverFunctions
     ) throws(PostgresError) -> Int64? {
-        let statement = sendsInPGMQ ? ResultStatement.recoverFunctions : ResultStatement.recoverBroker
         let rows = try c.query(statement.statement.prepared, statement.values(for: write, lost: step))
         return try rows.first?.decode("msg_id", as: Int64?.self) ?? nil
     }

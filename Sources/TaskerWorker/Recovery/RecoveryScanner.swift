@@ -23,18 +23,18 @@ package final class RecoveryScanner: Service, Sendable {
     let interval: Duration
     let grace: Duration
     let logger: Logger
-    /// RabbitMQ: the `worker_lost` result is published after it commits.
-    let transport: MessageTransport
+    /// The recovery statement (sending in PGMQ or not) and the announcement of its result.
+    let transport: any StepTransport
     /// Steps looked at per scan at most (the oldest claims first; the rest at the next scan).
     static let scanLimit = 500
     private let failureThrottle = Throttle(interval: .seconds(30))
 
-    package init(
+    init(
         pool: PostgresConnectionPool, identity: WorkerIdentity, statistics: WorkerStatistics,
-        interval: Duration, grace: Duration, transport: MessageTransport = .pgmq,
+        interval: Duration, grace: Duration, transport: (any StepTransport)? = nil,
         logger: Logger = Logger(label: "tasker.crash_recovery")
     ) {
-        self.transport = transport
+        self.transport = transport ?? PGMQTransport(pool: pool)
         self.pool = pool
         self.identity = identity
         self.statistics = statistics
@@ -94,15 +94,15 @@ package final class RecoveryScanner: Service, Sendable {
                 throw PostgresError(.usage, "cannot encode the worker_lost result of step \(step.stepUUID): \(error)")
             }
             let write = try CompletionWrite(message: message, success: false, resultJSON: json, workerUUID: identity.uuid)
-            let pgmq = transport.archivesInPGMQ
+            let statement = transport.recoveryStatement
             let written = try await pool.withConnection { c in
-                try await RecoveryRepository.recover(c, write, step: step, sendsInPGMQ: pgmq)
+                try await RecoveryRepository.recover(c, write, step: step, statement: statement)
             }
             guard written != nil else {
                 logger.debug("step of a lost worker already recovered or moved on", metadata: metadata)
                 return false
             }
-            if let broker = transport.broker { await broker.publishResult(message) }
+            await transport.announceResults([message])
             StepMetrics.stepRecovered(in: statistics)
             logger.warning(
                 "worker lost while running a step: stored a retryable worker_lost result so that orchestration retries it",

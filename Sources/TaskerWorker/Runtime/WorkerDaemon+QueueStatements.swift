@@ -9,7 +9,7 @@ extension WorkerDaemon {
     /// Logs what it chose per queue. A failed detection keeps PGMQ's functions (slower, never wrong).
     func selectQueueStatements() async {
         // RabbitMQ carries the messages: the step path touches no PGMQ table (`StepQueueStatements.broker`).
-        guard transport.archivesInPGMQ else { return }
+        guard transport.detectsTableLayouts else { return }
         let queues = servedNamespaces.map(QueueNames.workerQueue(namespace:))
         let useFunctions = configuration.worker.pgmq.statements == .functions
         do {

@@ -48,7 +48,9 @@ public final class WorkerDaemon: Service, Sendable {
     /// The step path's choice of static SQL or PGMQ's functions (`selectQueueStatements`).
     let queueStatements: QueueStatementSelection
     /// PGMQ or RabbitMQ (`[common.queues] backend`).
-    package let transport: MessageTransport
+    let transport: any StepTransport
+    /// The broker's connection when RabbitMQ carries the messages.
+    package let broker: RabbitMQMessaging?
     let logger: Logger
     private let shutdownRequested = OneShotSignal()
 
@@ -101,6 +103,7 @@ public final class WorkerDaemon: Service, Sendable {
         self.pipeline = pipeline.services
         self.queueStatements = pipeline.queueStatements
         self.transport = pipeline.transport
+        self.broker = pipeline.broker
         self.runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
             statistics: statistics, commands: pipeline.commands, eventSystem: pipeline.eventSystem,
@@ -130,7 +133,7 @@ public final class WorkerDaemon: Service, Sendable {
                 "template_directory": "\(templateReport.directory ?? "none")", "templates": "\(templateReport.templates.count)",
                 "namespaces": "\(namespaces.joined(separator: ","))",
                 "mode": "\(configuration.worker.eventSystems.worker.deploymentMode)",
-                "messaging": "\(transport.broker.map { "rabbitmq \($0.brokerDescription)" } ?? "pgmq")",
+                "messaging": "\(transport.summary)",
             ])
         let needed = FileDescriptorLimit.needed(by: configuration)
         if let limit = FileDescriptorLimit.raiseToHardLimit(), limit < needed {

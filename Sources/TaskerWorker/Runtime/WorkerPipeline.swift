@@ -17,8 +17,11 @@ struct WorkerPipeline {
     /// Static SQL or PGMQ's functions for the step path's queue work; chosen by `WorkerDaemon.run`
     /// (with RabbitMQ: `StepQueueStatements.broker`, from the start).
     let queueStatements: QueueStatementSelection
-    /// PGMQ or RabbitMQ (`[common.queues] backend`).
-    let transport: MessageTransport
+    /// PGMQ or RabbitMQ (`[common.queues] backend`), chosen here once.
+    let transport: any StepTransport
+    /// The broker's connection when RabbitMQ carries the messages: its intake, and what health and
+    /// metrics report.
+    let broker: RabbitMQMessaging?
 
     init(
         configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
@@ -26,16 +29,16 @@ struct WorkerPipeline {
         namespaces: [String], foreign: ForeignDispatchChannel? = nil
     ) {
         let worker = configuration.worker
-        let transport: MessageTransport =
+        let broker: RabbitMQMessaging? =
             switch configuration.common.queues.backend {
-            case .pgmq: .pgmq
+            case .pgmq: nil
             case .rabbitmq:
-                .rabbitMQ(
-                    RabbitMQMessaging(
-                        settings: configuration.common.queues.rabbitmq, namespaces: namespaces,
-                        connectionName: "tasker-worker \(identity.publicID)"))
+                RabbitMQMessaging(
+                    settings: configuration.common.queues.rabbitmq, namespaces: namespaces,
+                    connectionName: "tasker-worker \(identity.publicID)")
             }
-        let queueStatements = QueueStatementSelection(transport.archivesInPGMQ ? .functions : .broker)
+        let transport: any StepTransport = broker ?? PGMQTransport(pool: pool)
+        let queueStatements = QueueStatementSelection(transport.initialStatements)
         let handlerDispatch = worker.mpscChannels.handlerDispatch
         let eventConfig = worker.eventSystems.worker
         let poller = eventConfig.metadata.fallbackPoller
@@ -103,7 +106,7 @@ struct WorkerPipeline {
             databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
             capacityFreed: capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) },
-            broker: transport.broker.map { RabbitMQIntake(broker: $0, capacity: capacity) })
+            broker: broker.map { RabbitMQIntake(broker: $0, capacity: capacity) })
         let scanner: [any Service] =
             recovery.enabled
             ? [
@@ -115,12 +118,12 @@ struct WorkerPipeline {
         // (`WorkerDaemon.shutdown`), which the group accepts only from the service it stops first.
         // The broker right after the pool: stopped after the completion service (results are
         // published while the pipeline drains).
-        let broker: [any Service] = transport.broker.map { [$0] } ?? []
         self.services =
-            [pool] + broker + [liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
+            [pool] + transport.services + [liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
             + scanner + [eventSystem]
         self.commands = commands
         self.transport = transport
+        self.broker = broker
         self.queueStatements = queueStatements
         self.eventSystem = eventSystem
         self.dispatch = dispatchService
