@@ -171,9 +171,9 @@ private struct BurstScene {
 
     /// Waits until `count` notified ids wait for the queue's claimer.
     func waitForPending(_ count: Int) async throws {
-        let system = worker.daemon.runtime.eventSystem
+        let intake = try #require(worker.daemon.runtime.eventSystem.intake as? PGMQIntake)
         let queue = QueueNames.workerQueue(namespace: harness.namespace)
-        try await waitUntil(timeout: .seconds(10)) { system.bursts.withLock { $0[queue]?.pending.count ?? 0 } == count }
+        try await waitUntil(timeout: .seconds(10)) { intake.bursts.withLock { $0[queue]?.pending.count ?? 0 } == count }
     }
 
     /// Transactions that inserted the `in_progress` transitions of `tasks`: distinct `created_at`

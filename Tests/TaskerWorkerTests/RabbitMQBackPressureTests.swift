@@ -26,7 +26,7 @@ extension RabbitMQWorkerTests {
                 $0.worker.mpscChannels.handlerDispatch.maxConcurrentHandlers = 2
                 $0.worker.mpscChannels.handlerDispatch.loadShedding.capacityThresholdPercent = 100
             }
-            let intake = try #require(worker.daemon.runtime.eventSystem.broker)
+            let intake = try #require(worker.daemon.runtime.eventSystem.intake as? RabbitMQIntake)
             var tasks: [PipelineHarness.SeededTask] = []
             for _ in 0..<6 { tasks.append(try await s.publishedTask()) }
             try await waitUntil(timeout: .seconds(15)) { running.total == 2 }

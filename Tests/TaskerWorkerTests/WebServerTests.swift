@@ -382,7 +382,7 @@ extension WebServerTests {
             runtime = WorkerRuntime(
                 configuration: configuration, identity: runtime.identity, pool: runtime.pool, templates: runtime.templates,
                 handlers: runtime.handlers, statistics: runtime.statistics, commands: runtime.commands,
-                eventSystem: runtime.eventSystem, dispatch: runtime.dispatch, domainEvents: runtime.domainEvents,
+                eventSystem: runtime.eventSystem, broker: runtime.broker, dispatch: runtime.dispatch, domainEvents: runtime.domainEvents,
                 startedAt: runtime.startedAt, boundAddresses: BoundAddresses())
             // The server's own middleware chain, plus a route that sleeps (router middleware applies
             // to every route added after it).

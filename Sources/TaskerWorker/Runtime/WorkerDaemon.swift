@@ -106,7 +106,7 @@ public final class WorkerDaemon: Service, Sendable {
         self.broker = pipeline.broker
         self.runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
-            statistics: statistics, commands: pipeline.commands, eventSystem: pipeline.eventSystem,
+            statistics: statistics, commands: pipeline.commands, eventSystem: pipeline.eventSystem, broker: pipeline.broker,
             dispatch: pipeline.dispatch, domainEvents: pipeline.commands.actors.domainEvents, startedAt: startedAt,
             boundAddresses: boundAddresses, resultStorage: pipeline.resultStorage)
     }

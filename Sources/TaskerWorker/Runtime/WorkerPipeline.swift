@@ -101,12 +101,14 @@ struct WorkerPipeline {
         settings.listenerKeepalive = .seconds(max(1, eventConfig.timing.healthCheckIntervalSeconds))
         settings.listenerBufferSize = max(1, worker.mpscChannels.eventListeners.pgmqEventBufferSize)
         settings.claimNotifiedBursts = eventConfig.processing.claimNotifiedBursts
+        let intake: any StepIntake =
+            broker.map { RabbitMQIntake(broker: $0, capacity: capacity, commands: commands, pool: pool) }
+            ?? PGMQIntake(
+                settings: settings, databaseURL: configuration.common.database.url, pool: pool, commands: commands,
+                capacityFreed: capacity)
         let eventSystem = WorkerEventSystem(
-            settings: settings,
-            databaseURL: configuration.common.database.url, pool: pool, commands: commands, dispatch: dispatchChannel,
-            capacityFreed: capacity,
-            onShutdownBegins: { drainDeadline.arm(after: drainTimeout) },
-            broker: broker.map { RabbitMQIntake(broker: $0, capacity: capacity) })
+            settings: settings, intake: intake, commands: commands, dispatch: dispatchChannel, capacityFreed: capacity,
+            onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
         let scanner: [any Service] =
             recovery.enabled
             ? [

@@ -15,6 +15,9 @@ package struct WorkerRuntime: Sendable {
     /// Routes `WorkerCommand`s (deliveries, status, event integration, shutdown) to the actors.
     package let commands: ActorCommandProcessor
     package let eventSystem: WorkerEventSystem
+    /// The broker's connection when RabbitMQ carries the messages (health and metrics read its
+    /// state and queue depths).
+    package let broker: RabbitMQMessaging?
     /// Its `capacity`: the handler permits and the claimed-but-waiting backlog (channel saturation, load).
     package let dispatch: HandlerDispatchService
     package let domainEvents: DomainEventActor

@@ -198,7 +198,7 @@ package struct WorkerHealthService: Sendable {
         guard !queues.isEmpty || withStaleReport else { return (noQueues, nil) }
         let pool = runtime.pool
         let threshold = runtime.configuration.worker.crashRecovery.staleInProgressThresholdSeconds
-        let broker = runtime.eventSystem.broker?.broker
+        let broker = runtime.broker
         let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
             // RabbitMQ: the depths by passive declare on the broker (the queues are not in PGMQ).
             let brokerDepths = queues.isEmpty ? nil : await broker?.queueDepths()

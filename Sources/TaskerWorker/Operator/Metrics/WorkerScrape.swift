@@ -47,7 +47,7 @@ package struct WorkerScrape: Sendable {
     package static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
         let namespaces = runtime.eventSystem.settings.namespaces
         let pool = runtime.pool
-        let broker = runtime.eventSystem.broker?.broker
+        let broker = runtime.broker
         let queues: [QueueDepth]?
         if case .value(let depths) = await withDeadline(queueTimeout, { try await queueDepths(pool, broker, namespaces: namespaces) }) {
             queues = depths

@@ -7,14 +7,14 @@ import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 
-/// The listener side of `WorkerEventSystem`. Notifications are hints from anyone: any role that can
+/// The listener side of `PGMQIntake`. Notifications are hints from anyone: any role that can
 /// connect may `pg_notify` any payload on a worker's channel. So a notification is taken only for
 /// the channel's own `worker_<ns>_queue` of a served namespace (anything else is ignored, counted
 /// and logged at most every 10 s), and then `NotificationTriage` (shared with the orchestration)
 /// decides: at most `NotificationTriage.maxMessageIDsPerNotification` ids are read by id (a larger
 /// `batch_ready` becomes one queue read of up to `pollBatchSize` messages), and a body embedded in a
 /// notification is never acted on: the message itself is read by id and judged by its stored body.
-extension WorkerEventSystem {
+extension PGMQIntake {
 
     func consumeListener(_ listener: PostgresListener, slots: AsyncSemaphore) async {
         await withDiscardingTaskGroup { deliveries in

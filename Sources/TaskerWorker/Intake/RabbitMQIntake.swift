@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import ServiceLifecycle
 import TaskerAMQP
 import TaskerMessaging
 import TaskerModel
@@ -22,9 +23,14 @@ import TaskerPostgres
 /// - `.notAccepting` (claiming switched off): nacked with requeue after the same backoff; once
 ///   intake closed for shutdown, left unacked: `stop()` cancels the consumers, and closing their
 ///   channels returns every unacked delivery to its queue.
-package final class RabbitMQIntake: Sendable {
+///
+/// At every start it also re-publishes the results our workers committed before this process
+/// started and never announced (`RabbitMQMessaging.republishUnannounced`).
+final class RabbitMQIntake: StepIntake {
     let broker: RabbitMQMessaging
     private let consumer: BrokerConsumer
+    private let commands: ActorCommandProcessor
+    private let pool: PostgresConnectionPool
     /// The worker's capacity: a delivery refused for lack of room waits for its next release.
     private let capacity: WorkerCapacity
     /// Triggered by `stop()`: the deliveries waiting for room stop waiting (left unacked).
@@ -33,27 +39,55 @@ package final class RabbitMQIntake: Sendable {
     /// after a shed wakes the waiters at once).
     static let roomRecheck: Duration = .seconds(1)
 
-    package init(
-        broker: RabbitMQMessaging, capacity: WorkerCapacity, logger: Logger = Logger(label: "tasker.rabbitmq.intake")
+    init(
+        broker: RabbitMQMessaging, capacity: WorkerCapacity, commands: ActorCommandProcessor, pool: PostgresConnectionPool,
+        logger: Logger = Logger(label: "tasker.rabbitmq.intake")
     ) {
         self.broker = broker
         self.capacity = capacity
+        self.commands = commands
+        self.pool = pool
         consumer = BrokerConsumer(
             connection: broker.broker, queues: broker.queues, prefetchCount: broker.prefetchCount, logger: logger)
     }
 
     /// Stops taking deliveries (shutdown): the consumers are cancelled and `run` returns once the
     /// deliveries being claimed are settled.
-    package func stop() {
+    func stop() {
         stopping.trigger()
         consumer.stop()
     }
 
+    /// Deliveries are pushed: nothing to read.
+    func catchUp() {}
+
+    func status(_ status: inout WorkerEventSystemStatus) {
+        status.brokerState = broker.connection.state
+    }
+
+    /// Re-publishes unannounced results (until graceful shutdown) and consumes until `stop()`: every
+    /// delivery through the one command entry, as a notification's message is.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { [broker, pool] in
+                _ = await cancelWhenGracefulShutdown { await broker.republishUnannounced(pool: pool) }
+            }
+            group.addTask { [commands] in
+                await self.run { delivery in
+                    guard case .delivery(let outcome) = await commands.process(.executeStepFromMessage(delivery)) else {
+                        return .retryLater
+                    }
+                    return outcome
+                }
+            }
+        }
+    }
+
     /// Deliveries nacked with requeue (transient failures; never for lack of room).
-    package var requeued: Int { consumer.requeued }
+    var requeued: Int { consumer.requeued }
 
     /// Consumes until `stop()` (`BrokerConsumer.run`). `execute` claims one delivery (`StepExecutorActor.execute`).
-    package func run(execute: @escaping @Sendable (StepDelivery) async -> DeliveryOutcome) async {
+    func run(execute: @escaping @Sendable (StepDelivery) async -> DeliveryOutcome) async {
         await consumer.run { [capacity, stopping] delivery, queue in
             let step = Self.stepDelivery(delivery, queue: queue)
             while true {

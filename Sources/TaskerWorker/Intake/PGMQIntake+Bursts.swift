@@ -61,7 +61,7 @@ struct NotifiedBurst: Sendable {
 /// each read and each claim. Ids forgotten when the claimer stops (shutdown, claiming off, shedding)
 /// were never read, so their messages stay visible for the catch-up read that shedding schedules, for
 /// another worker, or for this one's next start.
-extension WorkerEventSystem {
+extension PGMQIntake {
     /// Most ids waiting per queue; beyond it the queue is read by a catch-up read instead, so a
     /// flood of notifications, real or forged, costs no more memory than this.
     static var maxPendingPerQueue: Int { 1_000 }

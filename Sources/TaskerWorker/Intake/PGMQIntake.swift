@@ -1,0 +1,251 @@
+import AsyncAlgorithms
+import Atomics
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TaskerAuth
+import TaskerModel
+import TaskerPostgres
+
+/// The PGMQ intake: LISTEN `pgmq_message_ready.<ns>` and the fallback poller, according to the
+/// deployment mode; catch-up reads after every (re)connect, dropped events and shedding; no reads
+/// while claiming is off or shed. Every reading loop checks `intakeOpen` before each read and each
+/// claim. Notifications: `PGMQIntake+Notifications`; notified bursts: `PGMQIntake+Bursts`.
+final class PGMQIntake: StepIntake {
+    let settings: WorkerEventSystemSettings
+    let listener: PostgresListener?
+    let pool: PostgresConnectionPool
+    let commands: ActorCommandProcessor
+    private let pollSignals: AsyncStream<PollReason>
+    private let pollSignal: AsyncStream<PollReason>.Continuation
+    private let lastPollSucceeded = ManagedAtomic<Bool>(true)
+    private let capacityFreed: WorkerCapacity?
+    private let pollFailureLog = Throttle(interval: .seconds(10))
+    /// Catch-up reads already scheduled, by whole second since `clockStart`.
+    private let pendingCatchUps = Mutex<Set<Int64>>([])
+    /// Set by every catch-up request; the poll loop turns its next pass into a catch-up.
+    private let catchUpWanted = ManagedAtomic<Bool>(false)
+    private let clockStart = ContinuousClock.now
+    /// `worker_<ns>_queue` of every served namespace: the only queues a notification may name.
+    let servedQueues: Set<String>
+    let rejectedNotificationLog = Throttle(interval: .seconds(10))
+    let droppedNotificationLog = Throttle(interval: .seconds(10))
+    /// The listener's `droppedEvents` already counted and answered with a catch-up read.
+    let droppedSeen = ManagedAtomic<Int>(0)
+    /// Notified message ids waiting for their queue's claimer (`PGMQIntake+Bursts`).
+    let bursts = Mutex<[String: NotifiedBurst]>([:])
+    let logger: Logger
+
+    init(
+        settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
+        commands: ActorCommandProcessor, capacityFreed: WorkerCapacity? = nil,
+        logger: Logger = Logger(label: "tasker.event_system")
+    ) {
+        self.settings = settings
+        self.capacityFreed = capacityFreed
+        self.pool = pool
+        self.commands = commands
+        self.logger = logger
+        self.servedQueues = Set(settings.namespaces.map(QueueNames.workerQueue(namespace:)))
+        (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
+        self.listener =
+            settings.usesListener
+            ? PostgresListener(
+                url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
+                backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
+                keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
+                sessionLimits: pool.configuration.sessionLimits, bufferSize: max(1, settings.listenerBufferSize),
+                logger: Logger(label: "tasker.postgres.listener"))
+            : nil
+    }
+
+    enum PollReason: Sendable { case tick, catchUp }
+
+    /// Stops listening and polling (the event system closed intake first).
+    func stop() {
+        listener?.stop()
+        pollSignal.finish()
+    }
+
+    /// False once shutdown began: every reading loop checks it before each read and each delivery.
+    var intakeOpen: Bool { !commands.actors.stepExecutor.intakeIsClosed }
+
+    /// Reads the queues now (e.g. after claiming was switched back on).
+    func catchUp() {
+        catchUpWanted.store(true, ordering: .sequentiallyConsistent)
+        pollSignal.yield(.catchUp)
+    }
+
+    func status(_ status: inout WorkerEventSystemStatus) {
+        status.listenerState = listener?.state
+        status.pollingActive = settings.usesPoller && status.running
+        status.lastPollSucceeded = lastPollSucceeded.load(ordering: .relaxed)
+    }
+
+    func run() async {
+        let slots = AsyncSemaphore(permits: settings.maxConcurrentDeliveries)
+        await withDiscardingTaskGroup { group in
+            if let listener {
+                group.addTask { try? await listener.run() }
+                group.addTask { await self.consumeListener(listener, slots: slots) }
+            }
+            group.addTask { await self.pollLoop(slots: slots) }
+            if let capacityFreed {
+                // A permit came free after shedding: read the refused messages now.
+                group.addTask {
+                    for await _ in capacityFreed.freed.cancelOnGracefulShutdown() { self.catchUp() }
+                }
+            }
+        }
+    }
+
+    /// Hands a delivery to the executor; a delivery left queued (database trouble, load shedding)
+    /// schedules catch-up reads, so that no mode, EventDrivenOnly included, depends on a later
+    /// notification to find it: one soon, one after the visibility timeout of a read message.
+    func deliver(_ delivery: StepDelivery) async {
+        guard case .delivery(let outcome) = await commands.process(.executeStepFromMessage(delivery)),
+            outcome == .retryLater || outcome == .shed
+        else { return }
+        scheduleRetryReads()
+    }
+
+    /// Hands the messages of one poll read to the executor together (their claims share one
+    /// transaction); any left queued schedules the catch-up reads, as `deliver` does.
+    func deliver(batch deliveries: [StepDelivery]) async {
+        guard case .deliveries(let outcomes) = await commands.process(.executeStepsFromMessages(deliveries)),
+            outcomes.contains(.retryLater) || outcomes.contains(.shed)
+        else { return }
+        scheduleRetryReads()
+    }
+
+    private func scheduleRetryReads() {
+        let visibility = max(settings.visibilityTimeoutSeconds, settings.pollVisibilityTimeoutSeconds)
+        scheduleCatchUp(after: .seconds(1))
+        scheduleCatchUp(after: .seconds(visibility + 1))
+    }
+
+    // MARK: - Poller
+
+    private func pollLoop(slots: AsyncSemaphore) async {
+        var timer: Task<Void, Never>?
+        if settings.usesPoller {
+            let (interval, signal) = (settings.pollInterval, pollSignal)
+            timer = Task {
+                for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) { signal.yield(.tick) }
+            }
+            // Catch up on start; EventDrivenOnly catches up when the listener connects.
+            catchUp()
+        } else if settings.mode == .eventDrivenOnly, let listener {
+            // The listener is the only source: while it is down, read the queues at the fallback interval.
+            let interval = settings.disconnectedPollInterval
+            timer = Task {
+                for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) where !listener.state.isConnected {
+                    self.catchUp()
+                }
+            }
+        }
+        defer { timer?.cancel() }
+        await poll(pollSignals, slots: slots)
+    }
+
+    private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
+        for await signalled in reasons.cancelOnGracefulShutdown() {
+            guard intakeOpen else { return }
+            // A tick may have replaced a buffered catch-up (the stream keeps the newest only): the
+            // flag keeps the catch-up, which reads without the age filters.
+            let reason = catchUpWanted.exchange(false, ordering: .sequentiallyConsistent) ? PollReason.catchUp : signalled
+            for namespace in settings.polledNamespaces {
+                // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
+                let minAge = settings.mode == .hybrid && reason == .tick ? settings.pollAgeThresholdSeconds : 0
+                // `max_age_hours` limits the regular ticks only: a catch-up (start, reconnect, after
+                // shedding) reads everything, so no message is left unread for good.
+                let maxAge = reason == .tick ? settings.pollMaxAgeSeconds : 0
+                await drain(QueueNames.workerQueue(namespace: namespace), minAge: minAge, maxAge: maxAge, slots: slots)
+            }
+        }
+    }
+
+    /// Reads and delivers batches until the queue has no more visible messages (or work must wait).
+    private func drain(_ queue: String, minAge: Int, maxAge: Int, slots: AsyncSemaphore) async {
+        let timeout = settings.pollVisibilityTimeoutSeconds
+        while intakeOpen {
+            let quantity = await readQuantity(upTo: settings.pollBatchSize)
+            guard quantity > 0, intakeOpen else { return }
+            let messages: [QueueMessage]
+            do {
+                messages = try await pool.withConnection { c in
+                    try await PGMQ.read(
+                        c, queue: queue, visibilityTimeout: timeout, quantity: quantity, minAgeSeconds: minAge,
+                        maxAgeSeconds: maxAge)
+                }
+            } catch {
+                lastPollSucceeded.store(false, ordering: .relaxed)
+                StepMetrics.pollFailed(queue: queue, in: commands.actors.stepExecutor.statistics)
+                if pollFailureLog.allow() {
+                    logger.warning(
+                        "polling failed (repeats are logged at most every 10 s)",
+                        metadata: ["queue": "\(queue)", "error": "\(error)"])
+                }
+                scheduleCatchUp(after: .seconds(1))
+                return
+            }
+            lastPollSucceeded.store(true, ordering: .relaxed)
+            // Shutdown began during the read: the messages are not claimed (nor archived); they
+            // wait out their visibility timeout.
+            guard intakeOpen else {
+                leaveUnclaimed(messages.count, queue: queue)
+                return
+            }
+            // The read's messages count against `max_concurrent_operations` like as many deliveries.
+            if !messages.isEmpty {
+                let held = min(messages.count, slots.limit)
+                var taken = 0
+                while taken < held, (try? await slots.acquire()) != nil { taken += 1 }
+                // Cancelled while waiting for slots (forced shutdown): the messages are left to
+                // their visibility timeout.
+                if taken == held { await deliver(batch: messages.map(StepDelivery.init(read:))) }
+                for _ in 0..<taken { slots.release() }
+            }
+            if messages.count < quantity { return }
+        }
+    }
+
+    /// How many messages the next read may take, at most `limit`. Reading hides messages for their
+    /// visibility timeout: nothing while claiming is off or intake closed, and no more than can be
+    /// claimed before load shedding starts. At the shedding threshold (0 while accepting), the
+    /// queues are read again as soon as a permit frees (and, as a safety net, in a second).
+    func readQuantity(upTo limit: Int) async -> Int {
+        let executor = commands.actors.stepExecutor
+        let quantity = min(limit, await executor.readCapacity ?? limit)
+        guard quantity <= 0 else { return quantity }
+        if await executor.isAccepting {
+            capacityFreed?.recordShed()
+            scheduleCatchUp(after: .seconds(1))
+        }
+        return 0
+    }
+
+    /// Messages read when shutdown began are left to their visibility timeout.
+    func leaveUnclaimed(_ count: Int, queue: String) {
+        guard count > 0 else { return }
+        logger.info(
+            "shutdown began during a read; its messages are not claimed and return after their visibility timeout",
+            metadata: ["queue": "\(queue)", "messages": "\(count)"])
+    }
+
+    /// Asks for a catch-up read after `delay`, rounded up to the next whole second of this event
+    /// system's clock. Requests for the same second share one timer, so a burst of refused
+    /// deliveries costs at most one sleeping task per second of delay, not two per delivery.
+    func scheduleCatchUp(after delay: Duration) {
+        let elapsed = clockStart.duration(to: .now) + delay
+        let second = elapsed.components.seconds + (elapsed.components.attoseconds > 0 ? 1 : 0)
+        guard pendingCatchUps.withLock({ $0.insert(second).inserted }) else { return }
+        let deadline = clockStart.advanced(by: .seconds(second))
+        Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            self.pendingCatchUps.withLock { _ = $0.remove(second) }
+            self.catchUp()
+        }
+    }
+}
