@@ -180,7 +180,7 @@ struct DeepJSONTests {
                     #expect(invocations.count(task["work"]) == 1, "depth \(depth)")
                 } else {
                     #expect(!result.success, "depth \(depth)")
-                    #expect(result.metadata.errorType == StepExecutorActor.unreadableDataErrorType, "depth \(depth)")
+                    #expect(result.metadata.errorType == StepExecutor.unreadableDataErrorType, "depth \(depth)")
                     #expect(result.metadata.retryable == false, "depth \(depth)")
                     #expect(result.error?.message.contains("nested more than 128 levels") == true, "depth \(depth)")
                     #expect(invocations.count(task["work"]) == 0, "depth \(depth)")
@@ -220,7 +220,7 @@ struct DeepJSONTests {
             for child in children {
                 let result = try await harness.result(child)
                 #expect(!result.success && result.metadata.retryable == false)
-                #expect(result.metadata.errorType == StepExecutorActor.unreadableDataErrorType)
+                #expect(result.metadata.errorType == StepExecutor.unreadableDataErrorType)
                 #expect(invocations.count(child) == 0)
             }
         }
@@ -315,7 +315,7 @@ struct DeepJSONTests {
             for step in deepSteps {
                 let result = try await harness.result(step)
                 #expect(!result.success && result.metadata.retryable == false)
-                #expect(result.metadata.errorType == StepExecutorActor.unreadableDataErrorType)
+                #expect(result.metadata.errorType == StepExecutor.unreadableDataErrorType)
             }
             for step in plainSteps { #expect(try await harness.result(step).success) }
             for id in poisonIDs {

@@ -184,7 +184,7 @@ struct ForeignDispatchPipelineTests {
             try await harness.waitForState(deep["py_step"], ["enqueued_as_error_for_orchestration"])
             let stored = try await harness.result(deep["py_step"])
             #expect(!stored.isSuccess && !stored.isRetryable)
-            #expect(stored.metadata.errorType == StepExecutorActor.unreadableDataErrorType)
+            #expect(stored.metadata.errorType == StepExecutor.unreadableDataErrorType)
             #expect(stored.error?.message.contains("nested more than 128 levels") == true, "\(String(describing: stored.error))")
             #expect(channel.metrics.pendingCount == 0)
 

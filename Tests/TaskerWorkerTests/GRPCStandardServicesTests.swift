@@ -78,7 +78,7 @@ struct GRPCStandardServicesTests {
                 #expect(watchCode == .notFound)
 
                 // A real cause: claiming switched off makes the command processor degraded → not ready.
-                _ = await worker.daemon.process(.setEventIntegration(enabled: false))
+                worker.daemon.setClaiming(false)
                 try await waitUntil(timeout: .seconds(15)) { try await Self.check(health, "") == .notServing }
                 for name in names {
                     #expect(try await Self.check(health, name) == .notServing, "\(name)")
@@ -92,7 +92,7 @@ struct GRPCStandardServicesTests {
                 }
                 try await watcher.waitFor([.serving, .notServing])
 
-                _ = await worker.daemon.process(.setEventIntegration(enabled: true))
+                worker.daemon.setClaiming(true)
                 try await watcher.waitFor([.serving, .notServing, .serving])
                 #expect(try await Self.check(health, "") == .serving)
 

@@ -237,7 +237,7 @@ struct InteropTests {
             try await harness.waitForState(task["ok_b"], ["enqueued_for_orchestration"])
             try await harness.waitForState(task["bad"], ["enqueued_as_error_for_orchestration"])
             // One message left in the queue: claiming off, then enqueued.
-            _ = await worker.daemon.process(.setEventIntegration(enabled: false))
+            worker.daemon.setClaiming(false)
             try await harness.enqueue(task, "later")
             // Results are committed before the counters move; give them a moment.
             try await waitUntil {

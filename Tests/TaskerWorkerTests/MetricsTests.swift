@@ -202,7 +202,7 @@ struct MetricsTests {
             try await harness.waitForState(task["ok_b"], ["enqueued_for_orchestration"])
             try await harness.waitForState(task["bad"], ["enqueued_as_error_for_orchestration"])
             // Two messages left in the queue: claiming off, then enqueued.
-            _ = await worker.daemon.process(.setEventIntegration(enabled: false))
+            worker.daemon.setClaiming(false)
             for step in ["later_a", "later_b"] { try await harness.enqueue(task, step) }
             let runtime = worker.daemon.runtime
             // Results are committed before the counters move past the last statement; give them a moment.

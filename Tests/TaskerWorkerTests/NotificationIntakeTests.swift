@@ -111,9 +111,8 @@ struct NotificationIntakeTests {
 
             // Defence in depth: a delivery from a queue the worker does not serve reaches the executor.
             let runtime = worker.daemon.runtime
-            _ = await runtime.commands.process(
-                .executeStepFromMessage(
-                    StepDelivery(queue: QueueNames.stepResults, msgID: resultMsg, message: .object(["hello": 1]))))
+            _ = await runtime.executor.execute(
+                StepDelivery(queue: QueueNames.stepResults, msgID: resultMsg, message: .object(["hello": 1])))
 
             // The worker keeps working.
             let task = try await harness.createTask(steps: ["work"])

@@ -273,18 +273,15 @@ extension PipelineTests {
     }
 }
 
-@Suite("Worker commands", .timeLimit(.minutes(2)))
-struct WorkerCommandTests {
-    @Test func statusAndEventIntegrationGoThroughTheCommandProcessor() async throws {
+@Suite("Worker status and claiming", .timeLimit(.minutes(2)))
+struct WorkerStatusTests {
+    @Test func statusAndClaimingOnAndOff() async throws {
         try await withTestDatabase { db in
             let harness = try await PipelineHarness.make(db, yaml: PipelineTests.yaml)
             let worker = harness.startWorker(PipelineTests.handlers(), configuration: harness.configuration(mode: .pollingOnly))
             // The namespaces are served once the templates are registered (then the event system runs).
             try await waitUntil(timeout: .seconds(20)) { worker.daemon.runtime.eventSystem.status.running }
-            guard case .status(let status) = await worker.daemon.process(.getWorkerStatus) else {
-                Issue.record("no status")
-                return
-            }
+            let status = await worker.daemon.runtime.status()
             #expect(status.workerID == worker.daemon.identity.workerID)
             #expect(status.publicID.hasPrefix("worker-"))
             #expect(status.namespaces == ["pipeline"])
@@ -292,17 +289,17 @@ struct WorkerCommandTests {
             #expect(status.acceptingSteps)
 
             // With event integration off, nothing is claimed; back on, the step runs.
-            _ = await worker.daemon.process(.setEventIntegration(enabled: false))
+            worker.daemon.setClaiming(false)
             let task = try await harness.createTask(steps: ["add_one"], context: .object(["n": .int(1)]))
             try await harness.enqueue(task, "add_one")
             try await Task.sleep(for: .milliseconds(400))
             #expect(try await harness.state(task["add_one"]) == "enqueued")
-            _ = await worker.daemon.process(.setEventIntegration(enabled: true))
+            worker.daemon.setClaiming(true)
             // The poller did not read (and hide) the message while claiming was off, so it runs at once.
             try await harness.waitForState(task["add_one"], ["enqueued_for_orchestration"], timeout: .seconds(5))
             // The statistics are updated right after the completion transaction commits.
             try await waitUntil(timeout: .seconds(5)) { worker.daemon.statistics.snapshot.totalExecuted == 1 }
-            guard case .status(let after) = await worker.daemon.process(.getWorkerStatus) else { return }
+            let after = await worker.daemon.runtime.status()
             #expect(after.statistics.totalExecuted == 1)
             #expect(after.statistics.claimed == 1)
             try await worker.stop()

@@ -76,7 +76,7 @@ struct WebServerTests {
     func readinessIs503WithTheUpstreamErrorBodyWhileClaimingIsOff() async throws {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db)
-            _ = await worker.daemon.process(.setEventIntegration(enabled: false))
+            worker.daemon.setClaiming(false)
             // Probes share one evaluation, reused for up to a second (HealthProbeCache).
             try await waitUntil { try await worker.get("/health/ready").status == .serviceUnavailable }
 
@@ -97,7 +97,7 @@ struct WebServerTests {
             #expect(detailed["system_info"]?["command_processor_active"] == false)
             #expect(try await worker.get("/health/live").status == .ok)
 
-            _ = await worker.daemon.process(.setEventIntegration(enabled: true))
+            worker.daemon.setClaiming(true)
             try await waitUntil { try await worker.get("/health/ready").status == .ok }
             try await worker.stop()
         }
@@ -381,8 +381,8 @@ extension WebServerTests {
             configuration.worker.web.requestTimeoutMs = 150
             runtime = WorkerRuntime(
                 configuration: configuration, identity: runtime.identity, pool: runtime.pool, templates: runtime.templates,
-                handlers: runtime.handlers, statistics: runtime.statistics, commands: runtime.commands,
-                eventSystem: runtime.eventSystem, broker: runtime.broker, dispatch: runtime.dispatch, domainEvents: runtime.domainEvents,
+                handlers: runtime.handlers, statistics: runtime.statistics, executor: runtime.executor, actors: runtime.actors,
+                eventSystem: runtime.eventSystem, broker: runtime.broker, dispatch: runtime.dispatch,
                 startedAt: runtime.startedAt, boundAddresses: BoundAddresses())
             // The server's own middleware chain, plus a route that sleeps (router middleware applies
             // to every route added after it).

@@ -34,7 +34,7 @@ extension HandlerDispatchService {
                 releasePermit()
                 let failure = StepFailure(
                     message: "The step's stored data cannot be sent to its handler: \(error)",
-                    errorType: StepExecutorActor.unreadableDataErrorType, retryable: false)
+                    errorType: StepExecutor.unreadableDataErrorType, retryable: false)
                 await finish(
                     step,
                     .failure(

@@ -54,7 +54,7 @@ struct NotifiedBurst: Sendable {
 /// reads and claims its own ids at once (a quiet queue pays nothing), then everything notified while
 /// that claim was in flight, together: ONE round trip and ONE transaction to read them by id
 /// (`PGMQ.readSpecific(_:queue:msgIDs:visibilityTimeout:)`), ONE round trip and ONE transaction to
-/// claim them (`StepExecutorActor.execute(batch:)`, as a poll read's: each claim checked on its own,
+/// claim them (`StepExecutor.execute(batch:)`, as a poll read's: each claim checked on its own,
 /// nothing archived before its claim commits, a failed batch claimed one by one), until nothing waits.
 /// The checks are the single-message path's: the listener's `admitsNotification` before an id is
 /// taken, `readQuantity` (claiming off, intake closed, shedding) before each read, `intakeOpen` before
@@ -105,7 +105,7 @@ extension PGMQIntake {
     /// claims share one round trip and one transaction.
     private func readAndClaim(queue: String, msgIDs: [Int64]) async {
         guard intakeOpen else { return }
-        let statistics = commands.actors.stepExecutor.statistics
+        let statistics = executor.statistics
         statistics.notifiedReads.wrappingIncrement(by: msgIDs.count, ordering: .relaxed)
         let timeout = settings.visibilityTimeoutSeconds
         let messages: [QueueMessage]

@@ -35,7 +35,7 @@ extension PGMQIntake {
                     // At capacity, a notification would only be refused by load shedding (and its
                     // message re-read later anyway): leave the message queued and read the queue
                     // when a handler permit frees, so a burst costs neither claims nor memory.
-                    guard commands.actors.stepExecutor.admitsNotification(forQueue: queue) else {
+                    guard executor.admitsNotification(forQueue: queue) else {
                         // The freed permit reads the queue; this is the safety net if none comes.
                         scheduleCatchUp(after: .seconds(1))
                         continue
@@ -68,7 +68,7 @@ extension PGMQIntake {
 
     /// Counts, logs (at most every 10 s) and otherwise ignores a notification on `queue`'s channel.
     private func rejectNotification(queue: String, reason: String) {
-        StepMetrics.notificationRejected(queue: queue, in: commands.actors.stepExecutor.statistics)
+        StepMetrics.notificationRejected(queue: queue, in: executor.statistics)
         if rejectedNotificationLog.allow() {
             logger.warning(
                 "ignoring a notification (repeats are logged at most every 10 s)",
@@ -83,7 +83,7 @@ extension PGMQIntake {
         let total = listener.droppedEvents
         let seen = droppedSeen.exchange(total, ordering: .relaxed)
         guard total > seen else { return }
-        StepMetrics.notificationsDropped(total - seen, in: commands.actors.stepExecutor.statistics)
+        StepMetrics.notificationsDropped(total - seen, in: executor.statistics)
         if droppedNotificationLog.allow() {
             logger.warning(
                 "the listener buffer was full and notifications were dropped; reading the queues",
@@ -113,7 +113,7 @@ extension PGMQIntake {
             await claimInBursts(queue: queue, msgIDs: ids)
             return
         }
-        let statistics = commands.actors.stepExecutor.statistics
+        let statistics = executor.statistics
         for msgID in ids {
             guard intakeOpen else { return }
             do {
@@ -136,7 +136,6 @@ extension PGMQIntake {
     /// One queue read for a `batch_ready` naming many messages: up to `pollBatchSize` (no more
     /// than can be claimed before load shedding); when it comes back full, a catch-up read follows.
     private func readNotifiedBatch(queue: String, announced: Int) async {
-        let executor = commands.actors.stepExecutor
         let quantity = await readQuantity(upTo: min(announced, settings.pollBatchSize))
         guard quantity > 0, intakeOpen else { return }
         executor.statistics.notifiedReads.wrappingIncrement(ordering: .relaxed)

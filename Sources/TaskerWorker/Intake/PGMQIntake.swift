@@ -16,7 +16,7 @@ final class PGMQIntake: StepIntake {
     let settings: WorkerEventSystemSettings
     let listener: PostgresListener?
     let pool: PostgresConnectionPool
-    let commands: ActorCommandProcessor
+    let executor: StepExecutor
     private let pollSignals: AsyncStream<PollReason>
     private let pollSignal: AsyncStream<PollReason>.Continuation
     private let lastPollSucceeded = ManagedAtomic<Bool>(true)
@@ -39,13 +39,13 @@ final class PGMQIntake: StepIntake {
 
     init(
         settings: WorkerEventSystemSettings, databaseURL: String, pool: PostgresConnectionPool,
-        commands: ActorCommandProcessor, capacityFreed: WorkerCapacity? = nil,
+        executor: StepExecutor, capacityFreed: WorkerCapacity? = nil,
         logger: Logger = Logger(label: "tasker.event_system")
     ) {
         self.settings = settings
         self.capacityFreed = capacityFreed
         self.pool = pool
-        self.commands = commands
+        self.executor = executor
         self.logger = logger
         self.servedQueues = Set(settings.namespaces.map(QueueNames.workerQueue(namespace:)))
         (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
@@ -69,7 +69,7 @@ final class PGMQIntake: StepIntake {
     }
 
     /// False once shutdown began: every reading loop checks it before each read and each delivery.
-    var intakeOpen: Bool { !commands.actors.stepExecutor.intakeIsClosed }
+    var intakeOpen: Bool { !executor.intakeIsClosed }
 
     /// Reads the queues now (e.g. after claiming was switched back on).
     func catchUp() {
@@ -104,18 +104,16 @@ final class PGMQIntake: StepIntake {
     /// schedules catch-up reads, so that no mode, EventDrivenOnly included, depends on a later
     /// notification to find it: one soon, one after the visibility timeout of a read message.
     func deliver(_ delivery: StepDelivery) async {
-        guard case .delivery(let outcome) = await commands.process(.executeStepFromMessage(delivery)),
-            outcome == .retryLater || outcome == .shed
-        else { return }
+        let outcome = await executor.execute(delivery)
+        guard outcome == .retryLater || outcome == .shed else { return }
         scheduleRetryReads()
     }
 
     /// Hands the messages of one poll read to the executor together (their claims share one
     /// transaction); any left queued schedules the catch-up reads, as `deliver` does.
     func deliver(batch deliveries: [StepDelivery]) async {
-        guard case .deliveries(let outcomes) = await commands.process(.executeStepsFromMessages(deliveries)),
-            outcomes.contains(.retryLater) || outcomes.contains(.shed)
-        else { return }
+        let outcomes = await executor.execute(batch: deliveries)
+        guard outcomes.contains(.retryLater) || outcomes.contains(.shed) else { return }
         scheduleRetryReads()
     }
 
@@ -181,7 +179,7 @@ final class PGMQIntake: StepIntake {
                 }
             } catch {
                 lastPollSucceeded.store(false, ordering: .relaxed)
-                StepMetrics.pollFailed(queue: queue, in: commands.actors.stepExecutor.statistics)
+                StepMetrics.pollFailed(queue: queue, in: executor.statistics)
                 if pollFailureLog.allow() {
                     logger.warning(
                         "polling failed (repeats are logged at most every 10 s)",
@@ -216,10 +214,9 @@ final class PGMQIntake: StepIntake {
     /// claimed before load shedding starts. At the shedding threshold (0 while accepting), the
     /// queues are read again as soon as a permit frees (and, as a safety net, in a second).
     func readQuantity(upTo limit: Int) async -> Int {
-        let executor = commands.actors.stepExecutor
-        let quantity = min(limit, await executor.readCapacity ?? limit)
+        let quantity = min(limit, executor.readCapacity ?? limit)
         guard quantity <= 0 else { return quantity }
-        if await executor.isAccepting {
+        if executor.isAccepting {
             capacityFreed?.recordShed()
             scheduleCatchUp(after: .seconds(1))
         }

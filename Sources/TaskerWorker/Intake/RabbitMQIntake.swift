@@ -9,7 +9,7 @@ import TaskerPostgres
 
 /// Step-message intake from RabbitMQ: a `BrokerConsumer` on the served namespace queues of
 /// `RabbitMQMessaging` (a consumer per queue with `prefetch_count`, manual acks). Each delivery goes
-/// through the same `StepExecutorActor.execute` as a PGMQ message, and is settled by its outcome:
+/// through the same `StepExecutor.execute` as a PGMQ message, and is settled by its outcome:
 /// - `.handled` (claimed and committed, or poison, or stale, or a duplicate): **acked, only after
 ///   the claim's transaction committed**, so a worker dying before that leaves the delivery
 ///   unacked and the broker redelivers it;
@@ -29,7 +29,7 @@ import TaskerPostgres
 final class RabbitMQIntake: StepIntake {
     let broker: RabbitMQMessaging
     private let consumer: BrokerConsumer
-    private let commands: ActorCommandProcessor
+    private let executor: StepExecutor
     private let pool: PostgresConnectionPool
     /// The worker's capacity: a delivery refused for lack of room waits for its next release.
     private let capacity: WorkerCapacity
@@ -40,12 +40,12 @@ final class RabbitMQIntake: StepIntake {
     static let roomRecheck: Duration = .seconds(1)
 
     init(
-        broker: RabbitMQMessaging, capacity: WorkerCapacity, commands: ActorCommandProcessor, pool: PostgresConnectionPool,
+        broker: RabbitMQMessaging, capacity: WorkerCapacity, executor: StepExecutor, pool: PostgresConnectionPool,
         logger: Logger = Logger(label: "tasker.rabbitmq.intake")
     ) {
         self.broker = broker
         self.capacity = capacity
-        self.commands = commands
+        self.executor = executor
         self.pool = pool
         consumer = BrokerConsumer(
             connection: broker.broker, queues: broker.queues, prefetchCount: broker.prefetchCount, logger: logger)
@@ -66,19 +66,14 @@ final class RabbitMQIntake: StepIntake {
     }
 
     /// Re-publishes unannounced results (until graceful shutdown) and consumes until `stop()`: every
-    /// delivery through the one command entry, as a notification's message is.
+    /// delivery claimed by the executor, as a notification's message is.
     func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { [broker, pool] in
                 _ = await cancelWhenGracefulShutdown { await broker.republishUnannounced(pool: pool) }
             }
-            group.addTask { [commands] in
-                await self.run { delivery in
-                    guard case .delivery(let outcome) = await commands.process(.executeStepFromMessage(delivery)) else {
-                        return .retryLater
-                    }
-                    return outcome
-                }
+            group.addTask { [executor] in
+                await self.run { delivery in await executor.execute(delivery) }
             }
         }
     }
@@ -86,7 +81,7 @@ final class RabbitMQIntake: StepIntake {
     /// Deliveries nacked with requeue (transient failures; never for lack of room).
     var requeued: Int { consumer.requeued }
 
-    /// Consumes until `stop()` (`BrokerConsumer.run`). `execute` claims one delivery (`StepExecutorActor.execute`).
+    /// Consumes until `stop()` (`BrokerConsumer.run`). `execute` claims one delivery (`StepExecutor.execute`).
     func run(execute: @escaping @Sendable (StepDelivery) async -> DeliveryOutcome) async {
         await consumer.run { [capacity, stopping] delivery, queue in
             let step = Self.stepDelivery(delivery, queue: queue)

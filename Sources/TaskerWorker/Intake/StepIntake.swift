@@ -1,7 +1,7 @@
 /// Where step messages come from, one per transport: `PGMQIntake` (LISTEN/NOTIFY and the fallback
 /// poller on PGMQ) or `RabbitMQIntake` (a consumer per namespace queue). `WorkerEventSystem` runs the
 /// one the transport chose and owns what both share: the start and end of intake, the drain at
-/// shutdown. An intake hands every message to `ActorCommandProcessor` as a `StepDelivery` and settles
+/// shutdown. An intake hands every message to the `StepExecutor` as a `StepDelivery` and settles
 /// nothing itself before the executor's outcome says so.
 protocol StepIntake: Sendable {
     /// Takes in messages until `stop()` or graceful shutdown, then returns once the deliveries in

@@ -8,7 +8,7 @@ import TaskerPostgres
 
 /// The intake stage as a `Service`: runs the transport's `StepIntake` (`PGMQIntake` or
 /// `RabbitMQIntake`) and owns its start and end. On graceful shutdown it closes intake at once
-/// (`StepExecutorActor.closeIntake`): every loop that reads or claims checks it before each read and
+/// (`StepExecutor.closeIntake`): every loop that reads or claims checks it before each read and
 /// each claim, so no message is read or claimed after the signal; messages already read but not
 /// claimed wait out their visibility timeout (PGMQ) or go back unacked (a broker), and a claim
 /// already in its round trip finishes (its steps are drained). Then it waits for the deliveries in
@@ -17,7 +17,7 @@ package final class WorkerEventSystem: Service, Sendable {
     package let settings: WorkerEventSystemSettings
     /// The transport's intake.
     let intake: any StepIntake
-    let commands: ActorCommandProcessor
+    let executor: StepExecutor
     private let dispatch: AsyncChannel<ClaimedStep>
     private let running = ManagedAtomic<Bool>(false)
     private let onShutdownBegins: @Sendable () -> Void
@@ -25,13 +25,13 @@ package final class WorkerEventSystem: Service, Sendable {
     let logger: Logger
 
     init(
-        settings: WorkerEventSystemSettings, intake: any StepIntake, commands: ActorCommandProcessor,
+        settings: WorkerEventSystemSettings, intake: any StepIntake, executor: StepExecutor,
         dispatch: AsyncChannel<ClaimedStep>, capacityFreed: WorkerCapacity? = nil,
         onShutdownBegins: @escaping @Sendable () -> Void = {}, logger: Logger = Logger(label: "tasker.event_system")
     ) {
         self.settings = settings
         self.intake = intake
-        self.commands = commands
+        self.executor = executor
         self.dispatch = dispatch
         self.capacityFreed = capacityFreed
         self.onShutdownBegins = onShutdownBegins
@@ -42,14 +42,14 @@ package final class WorkerEventSystem: Service, Sendable {
     /// (`WorkerDaemon.shutdown()` calls it too, so a stop requested during start-up is never lost).
     /// `run()` then drains and returns as on graceful shutdown.
     package func stop() {
-        commands.actors.stepExecutor.closeIntake()
+        executor.closeIntake()
         onShutdownBegins()
         capacityFreed?.finish()
         intake.stop()
     }
 
     /// False once shutdown began: every reading loop checks it before each read and each delivery.
-    var intakeOpen: Bool { !commands.actors.stepExecutor.intakeIsClosed }
+    var intakeOpen: Bool { !executor.intakeIsClosed }
 
     /// Reads the queues now (e.g. after claiming was switched back on).
     package func catchUp() { intake.catchUp() }
@@ -72,7 +72,8 @@ package final class WorkerEventSystem: Service, Sendable {
         } onGracefulShutdown: { [self] in
             stop()
         }
-        await commands.process(.shutdown)
+        executor.closeIntake()
+        executor.setAccepting(false)
         dispatch.finish()
         logger.info("event system stopped; no further steps will be claimed")
     }

@@ -17,19 +17,18 @@ extension WorkerActor {
     package func stopped() async {}
 }
 
-/// The worker's actors that own state, built once with all their dependencies (no
-/// half-initialised state): the step executor (in-flight steps, claiming on/off) and the domain
-/// event publisher (subscribers).
+/// The worker's actors: the components whose state needs an actor's isolation, built once with all
+/// their dependencies (no half-initialised state), with their lifecycle hooks. Today one: the
+/// domain event publisher (its subscribers and its drain deadline). Components whose state is a lock
+/// or an atomic (the step executor, the capacity, the FFI channel) are not actors and are not here.
 package struct WorkerActorRegistry: Sendable {
-    package let stepExecutor: StepExecutorActor
     package let domainEvents: DomainEventActor
 
-    package init(stepExecutor: StepExecutorActor, domainEvents: DomainEventActor) {
-        self.stepExecutor = stepExecutor
+    package init(domainEvents: DomainEventActor) {
         self.domainEvents = domainEvents
     }
 
-    private var all: [any WorkerActor] { [domainEvents, stepExecutor] }
+    private var all: [any WorkerActor] { [domainEvents] }
 
     /// Runs every actor's `started()` hook, in dependency order.
     package func startAll() async {

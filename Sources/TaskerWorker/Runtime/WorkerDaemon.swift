@@ -17,7 +17,7 @@ import TaskerPostgres
 /// then runs the operator servers and the pipeline in one inner `ServiceGroup` until graceful
 /// shutdown (from the enclosing group, or `shutdown()`).
 ///
-/// Pipeline: `WorkerEventSystem` (LISTEN + poller) → `StepExecutorActor` (hydrate, claim) →
+/// Pipeline: `WorkerEventSystem` (LISTEN + poller) → `StepExecutor` (hydrate, claim) →
 /// dispatch channel → `HandlerDispatchService` (handlers under the permits of `WorkerCapacity`) → completion channel →
 /// `CompletionProcessorService` (one transaction per result, then domain events).
 ///
@@ -106,8 +106,9 @@ public final class WorkerDaemon: Service, Sendable {
         self.broker = pipeline.broker
         self.runtime = WorkerRuntime(
             configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
-            statistics: statistics, commands: pipeline.commands, eventSystem: pipeline.eventSystem, broker: pipeline.broker,
-            dispatch: pipeline.dispatch, domainEvents: pipeline.commands.actors.domainEvents, startedAt: startedAt,
+            statistics: statistics, executor: pipeline.executor, actors: pipeline.actors, eventSystem: pipeline.eventSystem,
+            broker: pipeline.broker,
+            dispatch: pipeline.dispatch, startedAt: startedAt,
             boundAddresses: boundAddresses, resultStorage: pipeline.resultStorage)
     }
 
@@ -216,12 +217,11 @@ public final class WorkerDaemon: Service, Sendable {
         await runtime.actors.domainEvents.subscribe(bufferSize: bufferSize)
     }
 
-    /// Sends a command to the worker through its command processor.
-    package func process(_ command: WorkerCommand) async -> WorkerCommandResponse {
-        let response = await runtime.commands.process(command)
+    /// Turns claiming on or off (upstream's event integration); deliveries while off stay queued.
+    package func setClaiming(_ enabled: Bool) {
+        runtime.executor.setAccepting(enabled)
         // Messages that arrived while claiming was off are only found by reading the queues.
-        if case .setEventIntegration(true) = command { runtime.eventSystem.catchUp() }
-        return response
+        if enabled { runtime.eventSystem.catchUp() }
     }
 }
 

@@ -10,7 +10,8 @@ struct WorkerPipeline {
     /// In group order; the group shuts them down in reverse: event system, recovery scanner,
     /// dispatch, completion, actors' hooks, liveness lease, pool.
     let services: [any Service]
-    let commands: ActorCommandProcessor
+    let executor: StepExecutor
+    let actors: WorkerActorRegistry
     let eventSystem: WorkerEventSystem
     let dispatch: HandlerDispatchService
     let resultStorage: ResultStorageMonitor
@@ -74,16 +75,13 @@ struct WorkerPipeline {
         let drainDeadline = dispatchService.drainDeadline
         if let foreign { drainDeadline.whenFired { foreign.abandonAll() } }
         let drainTimeout = Duration.seconds(max(1, eventConfig.timing.processingTimeoutSeconds))
-        let executor = StepExecutorActor(
+        let executor = StepExecutor(
             pool: pool, templates: templates, dispatch: dispatchChannel,
             statistics: statistics, capacity: capacity, namespaces: namespaces,
             claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)),
             identity: identity, eventDocuments: foreign != nil, queueStatements: queueStatements, transport: transport,
             leaseLapsed: { liveness.claimRefusedByDatabase() })
-        let actors = WorkerActorRegistry(stepExecutor: executor, domainEvents: domainEvents)
-        let commands = ActorCommandProcessor(
-            actors: actors, identity: identity, statistics: statistics, pool: pool,
-            dispatch: dispatchService, templates: templates)
+        let actors = WorkerActorRegistry(domainEvents: domainEvents)
         var settings = WorkerEventSystemSettings(
             mode: eventConfig.deploymentMode, namespaces: namespaces,
             visibilityTimeoutSeconds: eventConfig.timing.visibilityTimeoutSeconds,
@@ -102,12 +100,12 @@ struct WorkerPipeline {
         settings.listenerBufferSize = max(1, worker.mpscChannels.eventListeners.pgmqEventBufferSize)
         settings.claimNotifiedBursts = eventConfig.processing.claimNotifiedBursts
         let intake: any StepIntake =
-            broker.map { RabbitMQIntake(broker: $0, capacity: capacity, commands: commands, pool: pool) }
+            broker.map { RabbitMQIntake(broker: $0, capacity: capacity, executor: executor, pool: pool) }
             ?? PGMQIntake(
-                settings: settings, databaseURL: configuration.common.database.url, pool: pool, commands: commands,
+                settings: settings, databaseURL: configuration.common.database.url, pool: pool, executor: executor,
                 capacityFreed: capacity)
         let eventSystem = WorkerEventSystem(
-            settings: settings, intake: intake, commands: commands, dispatch: dispatchChannel, capacityFreed: capacity,
+            settings: settings, intake: intake, executor: executor, dispatch: dispatchChannel, capacityFreed: capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
         let scanner: [any Service] =
             recovery.enabled
@@ -123,7 +121,8 @@ struct WorkerPipeline {
         self.services =
             [pool] + transport.services + [liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
             + scanner + [eventSystem]
-        self.commands = commands
+        self.executor = executor
+        self.actors = actors
         self.transport = transport
         self.broker = broker
         self.queueStatements = queueStatements

@@ -12,15 +12,16 @@ package struct WorkerRuntime: Sendable {
     package let templates: TaskTemplateRegistry
     package let handlers: HandlerRegistry
     package let statistics: WorkerStatistics
-    /// Routes `WorkerCommand`s (deliveries, status, event integration, shutdown) to the actors.
-    package let commands: ActorCommandProcessor
+    /// The claim stage: claiming on or off, and what it accepts.
+    package let executor: StepExecutor
+    /// The worker's actors (the domain event publisher).
+    package let actors: WorkerActorRegistry
     package let eventSystem: WorkerEventSystem
     /// The broker's connection when RabbitMQ carries the messages (health and metrics read its
     /// state and queue depths).
     package let broker: RabbitMQMessaging?
     /// Its `capacity`: the handler permits and the claimed-but-waiting backlog (channel saturation, load).
     package let dispatch: HandlerDispatchService
-    package let domainEvents: DomainEventActor
     /// When this worker process started (uptime).
     package let startedAt: Date
     /// Addresses the REST and gRPC servers really bound (port 0 in tests), set once they listen.
@@ -32,5 +33,16 @@ package struct WorkerRuntime: Sendable {
     /// Logs each change of readiness with the checks that failed.
     package let readinessTransitions = ReadinessTransitions()
 
-    package var actors: WorkerActorRegistry { commands.actors }
+    /// The domain event publisher.
+    package var domainEvents: DomainEventActor { actors.domainEvents }
+
+    /// The worker's status: statistics, pool, claiming, handler permits, namespaces.
+    package func status() async -> WorkerStatus {
+        let capacity = dispatch.capacity
+        return WorkerStatus(
+            workerID: identity.workerID, publicID: identity.publicID, statistics: statistics.snapshot,
+            pool: await pool.statistics, acceptingSteps: executor.isAccepting,
+            handlerPermitsInUse: capacity.handlerPermitsInUse, handlerPermits: capacity.handlerPermits,
+            overdueHandlers: dispatch.overdueHandlers, namespaces: await templates.supportedNamespaces)
+    }
 }

@@ -13,7 +13,7 @@ package struct HealthThresholds: Sendable, Equatable {
     /// How long `SELECT 1` through the pool may take before `database` is unhealthy (ours: upstream
     /// waits for the pool's own acquire timeout, which keeps a probe hanging for seconds).
     package var databaseTimeout: Duration = .seconds(2)
-    /// How long the command processor may take to answer a status command before it counts as not alive.
+    /// How long reading the worker's status may take before the `command_processor` check counts it as not alive.
     package var commandProcessorTimeout: Duration = .seconds(2)
     /// How long reading the queue metrics may take before `queue_processing` is unhealthy.
     package var queueMetricsTimeout: Duration = .seconds(2)

@@ -8,7 +8,7 @@ import TaskerPostgres
 /// Readiness (every check exactly `healthy`, else 503; a check that merely timed out once keeps its
 /// previous verdict for one evaluation, see `HealthProbeCache.settle`):
 /// - `database`: `SELECT 1` through the pool within `thresholds.databaseTimeout`;
-/// - `command_processor`: the command processor answers a status command within
+/// - `command_processor` (upstream's name): the worker's status (`WorkerRuntime.status()`) is read within
 ///   `thresholds.commandProcessorTimeout`, the executor takes steps, and the event system runs with
 ///   its listener connected or its poller reading successfully;
 /// - `queue_processing`: the depth of this worker's own `worker_<ns>_queue`s (pgmq metrics);
@@ -156,13 +156,13 @@ package struct WorkerHealthService: Sendable {
         }
     }
 
-    /// Asks the command processor for the worker's status (bounded) and judges the intake with it.
+    /// Reads the worker's status (bounded) and judges the intake with it (upstream's `command_processor` check).
     /// Also returns the status, for `system_info`.
     package func checkCommandProcessor() async -> (HealthCheck, WorkerStatus?) {
         let clock = Timing()
-        let commands = runtime.commands
-        let answer = await withDeadline(thresholds.commandProcessorTimeout) { await commands.process(.getWorkerStatus) }
-        guard case .value(.status(let status)) = answer else {
+        let runtime = runtime
+        let answer = await withDeadline(thresholds.commandProcessorTimeout) { await runtime.status() }
+        guard case .value(let status) = answer else {
             let message = "Command processor did not answer a status command within \(thresholds.commandProcessorTimeout)"
             return (.timedOut(message, durationMs: clock.elapsedMs), nil)
         }
@@ -265,7 +265,7 @@ package struct WorkerHealthService: Sendable {
         HealthCheck(status: .healthy, message: "No circuit breakers configured", durationMs: 0)
     }
 
-    /// `system_info`; `status` is the command processor's answer (nil when it did not answer).
+    /// `system_info`; `status` is the worker's status (nil when it did not answer).
     package func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
         let pool = await runtime.pool.statistics
         let detail = PoolDetail(pool)

@@ -5,7 +5,7 @@ import TaskerAuth
 import TaskerModel
 import TaskerPostgres
 
-extension StepExecutorActor {
+extension StepExecutor {
     /// Processes the messages of one poll read. Each is decoded, de-duplicated and checked against
     /// load shedding as in `execute(_:)`; those accepted are hydrated and claimed together in ONE
     /// round trip and ONE transaction (`StepRepository.hydrateAndClaim(_:_:)`), so a poll of k

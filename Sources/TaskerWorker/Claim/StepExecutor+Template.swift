@@ -2,7 +2,7 @@ import Logging
 import TaskerModel
 import TaskerPostgres
 
-extension StepExecutorActor {
+extension StepExecutor {
     /// Database errors in a row before `stepDefinition` gives up and throws.
     static let templateLookupAttempts = 3
 
@@ -12,7 +12,7 @@ extension StepExecutorActor {
     /// the step with `handler_not_found`. A database error is no such answer: the lookup is tried
     /// again (`templateLookupAttempts` times, with backoff) and then thrown, so the caller can retry
     /// the step instead of failing it for good. Runs off the actor (it only reads `let`s).
-    nonisolated func stepDefinition(for step: HydratedStep) async throws -> StepDefinition? {
+    func stepDefinition(for step: HydratedStep) async throws -> StepDefinition? {
         var schedule = RetrySchedule(backoff: ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(1)))
         let metadata: Logger.Metadata = [
             "namespace": "\(step.namespace)", "task_name": "\(step.taskName)", "task_version": "\(step.taskVersion)",

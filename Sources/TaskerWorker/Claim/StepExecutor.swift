@@ -63,8 +63,11 @@ package enum DeliveryOutcome: Sendable, Equatable {
 ///   for a step being claimed is left queued and read again (catch-up), so it is still settled.
 /// - With the handler permits at `capacity_threshold_percent`, nothing is claimed (load shedding):
 ///   messages stay queued for later.
-package actor StepExecutorActor: WorkerActor {
-    package nonisolated let actorName = "step_executor"
+///
+/// Not an actor: its only state of its own is whether claiming is on and whether intake closed, two
+/// atomics any thread reads without a hop; everything else it uses keeps its own state (the capacity
+/// behind a lock, the pool, the statistics).
+package final class StepExecutor: Sendable {
     let pool: PostgresConnectionPool
     /// The registered templates (cached), where a claimed step's template step is looked up.
     let templates: TaskTemplateRegistry
@@ -90,12 +93,10 @@ package actor StepExecutorActor: WorkerActor {
     /// (`ClaimOutcome.leaseLapsed`): the lease service stops claiming until a renewal is stored.
     let leaseLapsed: @Sendable () -> Void
     let logger: Logger
-    var accepting = true {
-        didSet { acceptingFlag.store(accepting, ordering: .relaxed) }
-    }
+    /// Whether claiming is switched on (`setAccepting`).
+    var accepting: Bool { acceptingFlag.load(ordering: .relaxed) }
     /// Whether claims hydrate the rows of FFI step events (`StepStatements.hydrateWithRows`).
-    nonisolated let eventDocuments: Bool
-    /// Mirror of `accepting`, for `admitsNotification` without an actor hop.
+    let eventDocuments: Bool
     private let acceptingFlag = ManagedAtomic<Bool>(true)
     /// Set once by `closeIntake()` (shutdown) and never cleared: no claim starts after it.
     private let intakeClosedFlag = ManagedAtomic<Bool>(false)
@@ -127,27 +128,21 @@ package actor StepExecutorActor: WorkerActor {
     }
 
     /// Turns claiming on or off (off for shutdown); deliveries while off stay in their queues.
-    package func setAccepting(_ accepting: Bool) { self.accepting = accepting }
-
-    package func stopped() async {
-        closeIntake()
-        accepting = false
-    }
+    package func setAccepting(_ accepting: Bool) { acceptingFlag.store(accepting, ordering: .relaxed) }
 
     /// Whether claiming is on: switched on (`setAccepting`) and intake not closed for shutdown.
     package var isAccepting: Bool { accepting && !intakeIsClosed }
 
     /// Stops intake for good (shutdown): from now on no claim starts, whatever `setAccepting` says.
-    /// Any thread, no actor hop, so the shutdown signal takes effect before anything queued on this
-    /// actor. A claim already in its round trip finishes; its steps go to dispatch as usual (the
+    /// Any thread. A claim already in its round trip finishes; its steps go to dispatch as usual (the
     /// drain runs them or gives them their result). Messages read but not claimed are left to their
     /// visibility timeout (never archived).
-    package nonisolated func closeIntake() {
+    package func closeIntake() {
         intakeClosedFlag.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// True once `closeIntake()` was called: no message is read or claimed any more.
-    package nonisolated var intakeIsClosed: Bool { intakeClosedFlag.load(ordering: .sequentiallyConsistent) }
+    package var intakeIsClosed: Bool { intakeClosedFlag.load(ordering: .sequentiallyConsistent) }
 
     /// How many more steps may be claimed before load shedding starts (nil: no limit, shedding is
     /// off; 0 while not accepting). The poller reads no more than this, so that it does not hide
@@ -160,10 +155,9 @@ package actor StepExecutorActor: WorkerActor {
     /// Whether a notified message on `queue` should be delivered now. Not while claiming is off, nor
     /// at the shedding threshold: then the notification is counted as shed, its message stays
     /// queued, and the released capacity triggers a read of the queue (`WorkerCapacity.freed`).
-    /// Nonisolated (a lock, no actor hop): the listener asks for every notification, and a hop to
-    /// this actor each time would add to every step's latency. A stale answer is harmless: a
-    /// delivery admitted at the threshold is shed by `execute` as before.
-    package nonisolated func admitsNotification(forQueue queue: String) -> Bool {
+    /// A lock, nothing awaited: the listener asks for every notification. A stale answer is
+    /// harmless: a delivery admitted at the threshold is shed by `execute` as before.
+    package func admitsNotification(forQueue queue: String) -> Bool {
         guard acceptingFlag.load(ordering: .relaxed), !intakeIsClosed else { return false }
         // Checked and recorded in one transition: a release after it triggers a read (no shed lost).
         guard !capacity.admitNotification() else { return true }
