@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TaskerTestSupport
 import Testing
 
@@ -35,7 +36,16 @@ struct LostAnswerTests {
             await client.close()
 
             // The claim committed: the worker's error says nothing, the database says everything.
-            let found = try await StepRepository.findClaims(harness.admin, requests, stamp: stamp, session: error?.backendPID)
+            // Asked as the worker asks (`askUntilAnswered`): on a loaded host the broken session may
+            // take longer than the fence's 5 s to end, and the question is then asked again.
+            let session = error?.backendPID
+            let pool = db.pool(maxConnections: 1)
+            let answer = await pool.askUntilAnswered(
+                "the claims", backoff: ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(1)),
+                logger: Logger(label: "tasker.test.lost")
+            ) { c throws(PostgresError) in try StepRepository.findClaims(c, requests, stamp: stamp, session: session) }
+            await pool.close()
+            let found = try #require(answer)
             #expect(found.map(\.claim) == [.claimed(attempts: 1), .notClaimable, .claimed(attempts: 1)])
             #expect(try found.map { try $0.hydrated.get()?.currentState } == ["in_progress", "in_progress", "in_progress"])
             #expect(try await harness.queuedIDs() == [messages[1]], "the claimed steps' messages were archived")
@@ -186,5 +196,39 @@ struct LostAnswerTests {
         }
         cancelled.cancel()
         #expect(await cancelled.value == 19)
+    }
+
+    /// Crash recovery writes through the one result writer: the answer to its `worker_lost` write is
+    /// lost, the result is found stored (not written twice), and the step counts as recovered and is
+    /// announced. (Before, the lost answer was taken for a failure; the next scan found the step no
+    /// longer `in_progress`, and a broker never heard of the result.)
+    @Test func aRecoveryWhoseAnswerWasLostIsFoundStoredAndCounted() async throws {
+        try await withTestDatabase { db in
+            let harness = try await PipelineHarness.make(db, yaml: CrashRecoveryTests.yaml)
+            let task = try await harness.createTask(steps: ["dead_one"])
+            try await CrashRecoveryTests.claim(harness, task, "dead_one", worker: UUID.v7())
+            let proxy = try AnswerLosingProxy(databaseURL: db.url)
+            defer { proxy.close() }
+            let pool = PostgresConnectionPool(
+                configuration: PostgresPoolConfiguration(
+                    url: proxy.url, maxConnections: 2, minConnections: 0, acquireTimeout: .seconds(5),
+                    applicationName: "tasker-test-recovery"))
+            let scanner = RecoveryScanner(
+                pool: pool, identity: WorkerIdentity(), statistics: WorkerStatistics(), interval: .milliseconds(100), grace: .zero)
+            proxy.loseNextAnswer(toRequestContaining: ResultStatement.recoverFunctions.statement.prepared.name)
+            var tracker = AbsenceTracker(grace: .zero)
+            #expect(await scanner.scanOnce(&tracker) == 1)
+            #expect(proxy.answersLost == 1)
+            #expect(scanner.statistics.snapshot.stepsRecovered == 1)
+            #expect(
+                try await harness.transitions(task["dead_one"]).map(\.to) == [
+                    "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration",
+                ])
+            let messages: Int = try await harness.admin.query(
+                "SELECT count(*)::int AS n FROM pgmq.q_orchestration_step_results WHERE message->>'step_uuid' = $1",
+                [task["dead_one"].uuidString.lowercased()])[0].decode("n")
+            #expect(messages == 1)
+            await pool.close()
+        }
     }
 }

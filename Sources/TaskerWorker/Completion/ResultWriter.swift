@@ -15,7 +15,10 @@ import TaskerPostgres
 /// non-retryable `result_not_storable` error result saying why (`ResultRefusal`), which is stored
 /// instead; if even that is refused, the writer gives up on the step (it stays `in_progress` for
 /// orchestration's staleness handling) rather than be occupied forever.
-/// Used by `CompletionProcessorService` and for the error result of a step that cannot be run.
+/// The one writer of step results: used by `CompletionProcessorService` (handler results, drain
+/// timeouts and FFI results, through the completion channel), for the error result of a step
+/// claimed but not runnable (`StepExecutor.failClaimedStep`), and by crash recovery for a dead
+/// worker's step (`recovering`: the result statement retiring that lost claim).
 struct ResultWriter: Sendable {
     let pool: PostgresConnectionPool
     let backoff: ReconnectBackoff
@@ -46,6 +49,7 @@ struct ResultWriter: Sendable {
     /// down, or forced shutdown).
     func store(
         _ write: CompletionWrite, lostAnswer: LostAnswer? = nil,
+        recovering: (step: LostWorkerStep, statement: ResultStatement)? = nil,
         onRetry: RetryReport
     ) async -> Stored? {
         var write = write
@@ -65,7 +69,8 @@ struct ResultWriter: Sendable {
                 let attempt = write
                 let queues = queueStatements.statements
                 stored.outcome = try await pool.withConnection { c in
-                    try await StepRepository.completeBatch(c, [attempt], queues: queues)[0]
+                    guard let recovering else { return try await StepRepository.completeBatch(c, [attempt], queues: queues)[0] }
+                    return try await RecoveryRepository.recover(c, attempt, step: recovering.step, statement: recovering.statement)
                 }
                 return stored
             } catch {

@@ -25,15 +25,17 @@ enum RecoveryRepository {
     }
 
     /// Stores `write` (the `worker_lost` result) for `step` only while its `in_progress`
-    /// transition is still the one the scan saw and its worker still has no unexpired lease. Returns
-    /// the orchestration message id, nil when nothing was written (another worker recovered it,
-    /// the step moved on, or its worker is back).
+    /// transition is still the one the scan saw and its worker still has no unexpired lease
+    /// (`statement`: `ResultStatement(retiring: .lost, …)`). `.notInProgress` when nothing was
+    /// written (another worker recovered it, the step moved on, or its worker is back). Run by
+    /// `ResultWriter`, with its retries and lost-answer resolution.
     static func recover(
         _ c: isolated PostgresConnection, _ write: CompletionWrite, step: LostWorkerStep,
         statement: ResultStatement = .recoverFunctions
-    ) throws(PostgresError) -> Int64? {
+    ) throws(PostgresError) -> CompletionOutcome {
         let rows = try c.query(statement.statement.prepared, statement.values(for: write, lost: step))
-        return try rows.first?.decode("msg_id", as: Int64?.self) ?? nil
+        guard let msgID = try rows.first?.decode("msg_id", as: Int64?.self) else { return .notInProgress }
+        return .completed(msgID: msgID)
     }
 
     /// Steps `in_progress` for longer than `thresholdSeconds`, by claiming worker.

@@ -27,6 +27,8 @@ package final class RecoveryScanner: Service, Sendable {
     let transport: any StepTransport
     /// Steps looked at per scan at most (the oldest claims first; the rest at the next scan).
     static let scanLimit = 500
+    /// The recovery write's retries (`ResultWriter`).
+    static let writeBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5))
     private let failureThrottle = Throttle(interval: .seconds(30))
 
     init(
@@ -84,36 +86,33 @@ package final class RecoveryScanner: Service, Sendable {
             "lost_worker_id": "\(lostWorker)", "step_uuid": "\(step.stepUUID)", "task_uuid": "\(step.taskUUID)",
             "correlation_id": "\(step.correlationID)",
         ]
+        let result = StepExecutionResult.workerLost(step, recoveredBy: identity, grace: grace)
+        let message = StepMessage(taskUUID: step.taskUUID, stepUUID: step.stepUUID, correlationID: step.correlationID)
+        let write: CompletionWrite
         do {
-            let result = StepExecutionResult.workerLost(step, recoveredBy: identity, grace: grace)
-            let message = StepMessage(taskUUID: step.taskUUID, stepUUID: step.stepUUID, correlationID: step.correlationID)
-            let json: String
-            do {
-                json = try result.jsonString()
-            } catch {
-                throw PostgresError(.usage, "cannot encode the worker_lost result of step \(step.stepUUID): \(error)")
-            }
-            let write = try CompletionWrite(message: message, success: false, resultJSON: json, workerUUID: identity.uuid)
-            let statement = transport.recoveryStatement
-            let written = try await pool.withConnection { c in
-                try await RecoveryRepository.recover(c, write, step: step, statement: statement)
-            }
-            guard written != nil else {
-                logger.debug("step of a lost worker already recovered or moved on", metadata: metadata)
-                return false
-            }
-            await transport.announceResults([message])
-            StepMetrics.stepRecovered(in: statistics)
-            logger.warning(
-                "worker lost while running a step: stored a retryable worker_lost result so that orchestration retries it",
-                metadata: metadata)
-            return true
+            write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(), workerUUID: identity.uuid)
         } catch {
-            // Still in the next scan's answer (nothing was written): tried again then.
-            logger.warning(
-                "could not store the worker_lost result of a step; retrying at the next scan",
-                metadata: metadata.merging(["error": "\(error)"]) { current, _ in current })
+            // Cannot happen for the result built above; still in the next scan's answer if it did.
+            logger.error("cannot encode the worker_lost result of a step", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             return false
         }
+        // The one result writer: retried until stored, an answer lost with its connection looked up.
+        let writer = ResultWriter(pool: pool, backoff: Self.writeBackoff, logger: logger)
+        let stored = await writer.store(write, recovering: (step, transport.recoveryStatement)) { [logger] error, attempt, delay in
+            logger.warning(
+                "could not store the worker_lost result of a step; retrying",
+                metadata: metadata.merging(["error": "\(error)", "attempt": "\(attempt)", "retry_in": "\(delay)"]) { $1 })
+        }
+        guard let outcome = stored?.outcome, outcome != .notInProgress else {
+            // Given up (shutdown: still in the next scan's answer), or nothing written.
+            logger.debug("step of a lost worker not recovered here (already recovered, moved on, or stopping)", metadata: metadata)
+            return false
+        }
+        await transport.announceResults([message])
+        StepMetrics.stepRecovered(in: statistics)
+        logger.warning(
+            "worker lost while running a step: stored a retryable worker_lost result so that orchestration retries it",
+            metadata: metadata)
+        return true
     }
 }
