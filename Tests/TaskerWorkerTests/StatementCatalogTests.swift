@@ -32,9 +32,7 @@ struct StatementCatalogTests {
         if update { try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true) }
         for statement in statements {
             let file = Self.directory.appendingPathComponent("\(statement.name).sql")
-            let text =
-                "-- \(statement.parameters.enumerated().map { "$\($0.offset + 1) \($0.element)" }.joined(separator: ", "))\n"
-                + statement.sql + "\n"
+            let text = "-- \(statement.parameterList)\n" + statement.sql + "\n"
             if update { try text.write(to: file, atomically: true, encoding: .utf8) }
             let pinned = try? String(contentsOf: file, encoding: .utf8)
             #expect(
@@ -49,6 +47,32 @@ struct StatementCatalogTests {
         for statement in try Self.all() {
             let used = Set(Self.placeholders(statement.sql))
             #expect(used == Set(statement.parameters.indices.map { $0 + 1 }), "\(statement.name): uses \(used.sorted())")
+        }
+    }
+
+    /// `tasker-worker statements --json` (what the pgbench floors read) carries every worker
+    /// statement whole with its parameters; a queue name static SQL may not address, or an unknown
+    /// layout, is refused with a message naming it.
+    @Test func theCommandsJSONCarriesEveryWorkerStatementAndRefusesBadArguments() throws {
+        let json = try WorkerStatementCatalog.render(workerQueue: Self.queue, layout: "pgmq-1.5+", json: true)
+        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        guard case .array(let list)? = decoded["statements"] else {
+            Issue.record("no statements array: \(json.prefix(200))")
+            return
+        }
+        let expected = try WorkerStatementCatalog.statements(workerQueue: Self.queue, layout: .withLastReadAt)
+        #expect(list.map { $0["name"]?.stringValue } == expected.map(\.name))
+        #expect(list.map { $0["sql"]?.stringValue } == expected.map(\.sql))
+        #expect(list.map { $0["parameters"] } == expected.map { .array($0.parameters.map { .string($0) }) })
+        for (queue, layout, named) in [
+            (#"worker_x"; DROP TABLE tasker.tasks; --"#, "pgmq-1.5+", "DROP TABLE"), (Self.queue, "pgmq-9", "pgmq-9"),
+        ] {
+            do {
+                _ = try WorkerStatementCatalog.render(workerQueue: queue, layout: layout, json: false)
+                Issue.record("\(queue) / \(layout) was rendered")
+            } catch {
+                #expect(error.description.contains(named), "\(error.description)")
+            }
         }
     }
 

@@ -49,4 +49,9 @@ public struct NamedStatement: Sendable, Hashable {
 
     /// The text.
     public var sql: String { prepared.sql }
+
+    /// The parameters as a reader sees them: `$1 step_uuid, $2 metadata`.
+    public var parameterList: String {
+        parameters.enumerated().map { "$\($0.offset + 1) \($0.element)" }.joined(separator: ", ")
+    }
 }

@@ -19,12 +19,14 @@ package struct StepQueueStatements: Sendable {
     let defaultClaim: ClaimStatement
     /// The result statement (its queue is `QueueNames.stepResults`).
     let result: ResultStatement
+    /// Whether `result` sends by static SQL on the results queue's tables.
+    private let staticResult: Bool
 
     /// Static statements for the queues in `layouts` (a queue whose name `PGMQQueueTables` refuses
     /// keeps the functions).
     package init(layouts: [String: PGMQTableLayout]) {
         var claims: [String: ClaimStatement] = [:]
-        var result = ResultStatement.functions
+        var result: ResultStatement?
         for (queue, layout) in layouts {
             guard let tables = PGMQQueueTables(queue: queue) else { continue }
             if queue == QueueNames.stepResults {
@@ -33,20 +35,23 @@ package struct StepQueueStatements: Sendable {
                 claims[queue] = ClaimStatement(settling: .tables(tables, layout))
             }
         }
-        self.init(claims: claims, defaultClaim: .functions, result: result)
+        self.init(claims: claims, defaultClaim: .functions, result: result ?? .functions, staticResult: result != nil)
     }
 
-    private init(claims: [String: ClaimStatement], defaultClaim: ClaimStatement, result: ResultStatement) {
+    private init(
+        claims: [String: ClaimStatement], defaultClaim: ClaimStatement, result: ResultStatement, staticResult: Bool = false
+    ) {
         self.claims = claims
         self.defaultClaim = defaultClaim
         self.result = result
+        self.staticResult = staticResult
     }
 
     /// The claim for a message of `queue`.
     func claim(queue: String) -> ClaimStatement { claims[queue] ?? defaultClaim }
     /// The queues served with static statements (for the boot log), sorted.
     package var staticQueues: [String] {
-        claims.keys.sorted() + (result.statement.name == ResultStatement.functions.statement.name ? [] : [QueueNames.stepResults])
+        claims.keys.sorted() + (staticResult ? [QueueNames.stepResults] : [])
     }
 
     /// Detects the layout of each of `queues` (and of `QueueNames.stepResults`) and builds the

@@ -52,11 +52,12 @@ public enum WorkerStatementCatalog {
                     "sql": .string(statement.sql),
                 ])
             }
-            return ((try? JSONValue.object(["statements": .array(list)]).jsonString()) ?? "{}") + "\n"
+            do {
+                return try JSONValue.object(["statements": .array(list)]).jsonString() + "\n"
+            } catch {
+                throw RenderError(description: "the catalog does not encode as JSON: \(error)")
+            }
         }
-        return statements.map { statement in
-            let parameters = statement.parameters.enumerated().map { "$\($0.offset + 1) \($0.element)" }.joined(separator: ", ")
-            return "-- \(statement.name) (\(parameters))\n\(statement.sql);\n"
-        }.joined(separator: "\n")
+        return statements.map { "-- \($0.name) (\($0.parameterList))\n\($0.sql);\n" }.joined(separator: "\n")
     }
 }
