@@ -220,6 +220,18 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
+        // The contract of every decoder of untrusted input (Fuzz/Checks), one check per libFuzzer target
+        // (Fuzz/Targets, scripts/fuzz); the test suite replays each target's seed corpus and seeded
+        // mutations of it through the same checks (TaskerFuzzChecksTests), on the ordinary build.
+        .target(
+            name: "TaskerFuzzChecks",
+            dependencies: [
+                "TaskerModel", "TaskerPostgres", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerOrchestration",
+                "TaskerWorker", "TaskerWorkerFFI", .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Fuzz/Checks"
+        ),
+        .testTarget(name: "TaskerFuzzChecksTests", dependencies: ["TaskerFuzzChecks"]),
         // The AMQP client: frame codec without I/O, the client and the queue topology against a real broker.
         .testTarget(
             name: "TaskerAMQPTests",
@@ -234,37 +246,26 @@ let package = Package(
     ]
 )
 
-// The libFuzzer targets (Fuzz/, scripts/fuzz): declared only when TASKER_FUZZ=1, so that the ordinary
-// build never sees them; scripts/fuzz builds them with `-sanitize=fuzzer,address` into .build-fuzz. Each
-// target is one decoder of untrusted input and depends on that decoder's module only.
+// The libFuzzer executables (Fuzz/Targets, scripts/fuzz): declared only when TASKER_FUZZ=1, so that the
+// ordinary build never sees them; scripts/fuzz builds them with `-sanitize=fuzzer,address` into
+// .build-fuzz. Each is one line: the driver running one check of TaskerFuzzChecks.
 if Context.environment["TASKER_FUZZ"] == "1" {
-    let support: [Target.Dependency] = ["TaskerFuzzSupport", "TaskerModel", "TaskerPostgres"]
     // lld: gold stops with an internal error on the sanitized objects.
     let link: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld"])]
     package.targets += [
         // libFuzzer's entry point (`LLVMFuzzerRunDriver`) for the Swift targets' own `main`.
         .target(name: "CTaskerFuzz", path: "Fuzz/CTaskerFuzz"),
-        .target(name: "TaskerFuzzSupport", dependencies: ["CTaskerFuzz", "TaskerModel", "TaskerPostgres"], path: "Fuzz/Support"),
-        .executableTarget(name: "FuzzQueueMessage", dependencies: support, path: "Fuzz/Targets/QueueMessage", linkerSettings: link),
-        .executableTarget(
-            name: "FuzzQueueNotification", dependencies: support, path: "Fuzz/Targets/QueueNotification", linkerSettings: link),
-        .executableTarget(name: "FuzzStepResult", dependencies: support, path: "Fuzz/Targets/StepResult", linkerSettings: link),
-        .executableTarget(name: "FuzzWorkerConfig", dependencies: support, path: "Fuzz/Targets/WorkerConfig", linkerSettings: link),
-        .executableTarget(name: "FuzzTemplateYAML", dependencies: support, path: "Fuzz/Targets/TemplateYAML", linkerSettings: link),
-        .executableTarget(
-            name: "FuzzAMQPFrames", dependencies: support + ["TaskerAMQP", .product(name: "NIOCore", package: "swift-nio")],
-            path: "Fuzz/Targets/AMQPFrames", linkerSettings: link),
-        .executableTarget(
-            name: "FuzzDeliveryBody",
-            dependencies: support + ["TaskerAMQP", "TaskerMessaging", .product(name: "NIOCore", package: "swift-nio")],
-            path: "Fuzz/Targets/DeliveryBody", linkerSettings: link),
-        .executableTarget(
-            name: "FuzzTaskRequest", dependencies: support + ["TaskerOrchestration", "TaskerAuth"], path: "Fuzz/Targets/TaskRequest",
-            linkerSettings: link),
-        .executableTarget(
-            name: "FuzzForeignResult", dependencies: support + ["TaskerWorker", "TaskerWorkerFFI"], path: "Fuzz/Targets/ForeignResult",
-            linkerSettings: link),
+        .target(name: "TaskerFuzzDriver", dependencies: ["CTaskerFuzz", "TaskerFuzzChecks"], path: "Fuzz/Driver"),
     ]
+    for name in [
+        "AMQPFrames", "DeliveryBody", "ForeignResult", "QueueMessage", "QueueNotification", "StepResult", "TaskRequest",
+        "TemplateYAML", "WorkerConfig",
+    ] {
+        package.targets.append(
+            .executableTarget(
+                name: "Fuzz\(name)", dependencies: ["TaskerFuzzDriver", "TaskerFuzzChecks"], path: "Fuzz/Targets/\(name)",
+                linkerSettings: link))
+    }
 }
 
 for target in package.targets where target.type != .system {

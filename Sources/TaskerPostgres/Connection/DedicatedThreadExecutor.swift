@@ -30,7 +30,7 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
 
     /// The stack of each connection's thread (1 MiB): the smallest stack the product decodes
     /// untrusted JSON on (a row's `jsonb` is decoded on it); the fuzz targets run their decoders on
-    /// such a thread (`Fuzz/Support/FuzzDriver.swift`).
+    /// such a thread (`Fuzz/Checks/FuzzInputThread.swift`).
     static let threadStackSize = 1 << 20
 
     /// Starts the thread. Throws `SystemResourceError(.thread, …)` when the system refuses a new

@@ -1,5 +1,5 @@
+#if DEBUG
 import Foundation
-import TaskerFuzzSupport
 import TaskerModel
 import TaskerPostgres
 
@@ -15,20 +15,18 @@ import TaskerPostgres
 /// `DocumentError` naming the row); input that gets past decoding was JSON no deeper than the limit,
 /// and what is an object stays one; an event that is built is JSON naming the claimed step that every
 /// reader accepts (no deeper than the limit).
-@main
-enum FuzzForeignResult {
+public enum ForeignResultCheck {
     static let channel = ForeignDispatchChannel(configuration: WorkerConfiguration.FFIDispatch())
     static let eventID = "0190c3a4-7b6e-7f00-8000-000000000001"
 
-    static func main() {
-        FuzzDriver.run { input in
-            guard let path = input.first else { return }
-            let bytes = Array(input.dropFirst())
-            switch path % 4 {
-            case 0, 1: result(bytes, checkpoint: path % 4 == 1)
-            case 2: argument(bytes)
-            default: storedRows(bytes)
-            }
+    /// Checks one input against the contract above.
+    public static func check(_ input: [UInt8]) {
+        guard let path = input.first else { return }
+        let bytes = Array(input.dropFirst())
+        switch path % 4 {
+        case 0, 1: result(bytes, checkpoint: path % 4 == 1)
+        case 2: argument(bytes)
+        default: storedRows(bytes)
         }
     }
 
@@ -109,3 +107,4 @@ enum FuzzForeignResult {
         FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "a step event \(depth) deep was built")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if DEBUG
 @testable import TaskerPostgres
 
 /// A row as `pgmq.read` / `tasker.pgmq_read_specific_message` return it (`msg_id`, `read_ct`,
@@ -15,3 +16,4 @@ public enum QueueRowFixture {
             index: PostgresColumnIndex(columns), values: [Array("\(msgID)".utf8), Array("\(readCount)".utf8), message])
     }
 }
+#endif

@@ -1,5 +1,5 @@
+#if DEBUG
 import NIOCore
-import TaskerFuzzSupport
 
 @testable import TaskerAMQP
 
@@ -8,8 +8,7 @@ import TaskerFuzzSupport
 /// the fragment sizes and picks the frame limit. Contract: fragmenting changes nothing (same frames,
 /// same error); each frame re-encodes (`FrameEncoder`) to bytes that decode to a frame encoding to the
 /// same bytes; the assembler holds no more body than arrived and delivers no body over its limit.
-@main
-enum FuzzAMQPFrames {
+public enum AMQPFramesCheck {
     static let maximumBodySize: UInt64 = 2048
 
     struct Decoded: Equatable {
@@ -17,17 +16,16 @@ enum FuzzAMQPFrames {
         var error: String?
     }
 
-    static func main() {
-        FuzzDriver.run { input in
-            guard let seed = input.first else { return }
-            let stream = Array(input.dropFirst())
-            let frameMax: UInt32 = seed & 1 == 0 ? AMQPFrame.minimumFrameMax : 0
-            let whole = decode([stream], frameMax: frameMax)
-            let pieces = decode(fragments(of: stream, seed: seed), frameMax: frameMax)
-            FuzzContract.require(whole == pieces, "fragmented: \(pieces) whole: \(whole)")
-            for frame in whole.frames { checkReencoding(frame, frameMax: frameMax) }
-            assemble(whole.frames, received: stream.count)
-        }
+    /// Checks one input against the contract above.
+    public static func check(_ input: [UInt8]) {
+        guard let seed = input.first else { return }
+        let stream = Array(input.dropFirst())
+        let frameMax: UInt32 = seed & 1 == 0 ? AMQPFrame.minimumFrameMax : 0
+        let whole = decode([stream], frameMax: frameMax)
+        let pieces = decode(fragments(of: stream, seed: seed), frameMax: frameMax)
+        FuzzContract.require(whole == pieces, "fragmented: \(pieces) whole: \(whole)")
+        for frame in whole.frames { checkReencoding(frame, frameMax: frameMax) }
+        assemble(whole.frames, received: stream.count)
     }
 
     /// Fragment sizes 1…64 from a little generator seeded by `seed`.
@@ -120,3 +118,4 @@ enum FuzzAMQPFrames {
         }
     }
 }
+#endif

@@ -1,5 +1,5 @@
+#if DEBUG
 import Foundation
-import TaskerFuzzSupport
 
 @testable import TaskerAuth
 @testable import TaskerModel
@@ -12,18 +12,16 @@ import TaskerFuzzSupport
 /// (`JWTVerifier.headerAlgorithm(of:)`). Contract: a refusal is a 400; an accepted context is no deeper
 /// than the limit; an accepted request re-encodes to one that decodes equal; a filter stays in its
 /// bounds; a token's algorithm is read only from three dot-separated parts.
-@main
-enum FuzzTaskRequest {
-    static func main() {
-        FuzzDriver.run { input in
-            guard let path = input.first else { return }
-            let bytes = Array(input.dropFirst())
-            switch path % 4 {
-            case 0: body(bytes)
-            case 1: queued(bytes)
-            case 2: query(bytes)
-            default: tokenHeader(bytes)
-            }
+public enum TaskRequestCheck {
+    /// Checks one input against the contract above.
+    public static func check(_ input: [UInt8]) {
+        guard let path = input.first else { return }
+        let bytes = Array(input.dropFirst())
+        switch path % 4 {
+        case 0: body(bytes)
+        case 1: queued(bytes)
+        case 2: query(bytes)
+        default: tokenHeader(bytes)
         }
     }
 
@@ -35,7 +33,7 @@ enum FuzzTaskRequest {
             FuzzContract.require(error.code == .badRequest, "a body refused with \(error.code)")
             return
         }
-        check(request)
+        checkRequest(request)
     }
 
     static func queued(_ bytes: [UInt8]) {
@@ -44,14 +42,14 @@ enum FuzzTaskRequest {
             return
         }
         guard message.bodyError == nil, let request = try? message.message.decode(TaskRequestMessage.self) else { return }
-        check(request.taskRequest)
+        checkRequest(request.taskRequest)
         // The second reading is the fixed point (an integral double in exponent form reads back as an integer).
         let again = try? JSONValue(encoding: request).decode(TaskRequestMessage.self)
         let third = try? again.map { try JSONValue(encoding: $0).decode(TaskRequestMessage.self) }
         FuzzContract.require(again != nil && third == again, "the queued request re-decodes differently")
     }
 
-    static func check(_ request: TaskRequest) {
+    static func checkRequest(_ request: TaskRequest) {
         let depth = JSONDepthOracle.depth(of: request.context)
         FuzzContract.require(depth <= JSONDepthOracle.maximumAcceptedDepth, "a context \(depth) deep was accepted")
         // The second reading is the fixed point (an integral double in exponent form reads back as an integer).
@@ -87,3 +85,4 @@ enum FuzzTaskRequest {
         }
     }
 }
+#endif
