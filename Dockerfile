@@ -11,7 +11,7 @@
 #   scripts/container/build        builder stage: release build (--static-swift-stdlib) + staging into /out
 #   scripts/container/entrypoint   ENTRYPOINT: checks TASKER_ENV / DATABASE_URL, optional migration, exec
 #   scripts/container/healthcheck  HEALTHCHECK: GET /health
-# Tests/TaskerWorkerTests/ContainerFilesTests.swift parses this file and checks it against the repo.
+# Tests/TaskerSystemTests/ContainerFilesTests.swift parses this file and checks it against the repo.
 
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim

@@ -201,11 +201,46 @@ let package = Package(
             name: "TaskerTestSupport",
             dependencies: [
                 "TaskerPostgres", "TaskerModel", "TaskerWorker", "TaskerAMQP", .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // The tests: unit targets, one per module (no database, broker or process: scripts/test runs them
+        // first, in parallel), and TaskerSystemTests (real PostgreSQL, RabbitMQ, processes, fleets; bounded
+        // parallelism). Shared fixtures in Tests/Fixtures, shared helpers in TaskerTestSupport.
+        .testTarget(name: "TaskerModelTests", dependencies: ["TaskerModel", "TaskerPostgres", "TaskerTestSupport", "TaskerWorker"]),
+        .testTarget(name: "TaskerPostgresTests", dependencies: ["TaskerPostgres", "TaskerWorker"]),
+        .testTarget(name: "TaskerOrchestrationTests", dependencies: ["TaskerOrchestration", "TaskerModel", "TaskerTestSupport"]),
+        .testTarget(
+            name: "TaskerWorkerTests",
+            dependencies: [
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerTestSupport", "TaskerExamples",
+                "TaskerWorkerTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        // The AMQP client without a broker: the frame codec, configuration, a scripted hostile peer in process.
+        .testTarget(
+            name: "TaskerAMQPTests",
+            dependencies: [
+                "TaskerAMQP", "TaskerModel", "TaskerPostgres",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
-            name: "TaskerWorkerTests",
+            name: "TaskerSystemTests",
             dependencies: [
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerTestSupport", "TaskerOrchestration",
                 "TaskerExamples", "TaskerAMQP",
@@ -217,8 +252,9 @@ let package = Package(
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-            ],
-            exclude: ["Fixtures"]
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The contract of every decoder of untrusted input (Fuzz/Checks), one check per libFuzzer target
         // (Fuzz/Targets, scripts/fuzz); the test suite replays each target's seed corpus and seeded
@@ -232,17 +268,6 @@ let package = Package(
             path: "Fuzz/Checks"
         ),
         .testTarget(name: "TaskerFuzzChecksTests", dependencies: ["TaskerFuzzChecks"]),
-        // The AMQP client: frame codec without I/O, the client and the queue topology against a real broker.
-        .testTarget(
-            name: "TaskerAMQPTests",
-            dependencies: [
-                "TaskerAMQP", "TaskerModel", "TaskerPostgres", "TaskerTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
     ]
 )
 

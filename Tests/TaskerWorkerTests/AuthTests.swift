@@ -5,63 +5,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
+import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel
 @testable import TaskerWorker
-
-// MARK: - Fixtures (shared with AuthIntegrationTests)
-
-/// RSA key pairs generated once per test run (2048-bit generation is slow).
-let signingKey = try! JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
-let otherSigningKey = try! JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
-
-/// A JWT payload with arbitrary claims, for signing test tokens.
-struct AnyClaims: JWTPayload {
-    var values: [String: JSONValue]
-    init(_ values: [String: JSONValue]) { self.values = values }
-    init(from decoder: any Decoder) throws { values = try decoder.singleValueContainer().decode([String: JSONValue].self) }
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(values)
-    }
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
-
-/// Standard claims (issuer `tasker-worker`, audience `worker-api`, valid one hour) overridden by `changes`.
-func claims(permissions: [String], _ changes: [String: JSONValue?] = [:]) -> AnyClaims {
-    var values: [String: JSONValue] = [
-        "sub": .string("svc-test"), "iss": .string("tasker-worker"), "aud": .string("worker-api"),
-        "iat": .int(Int64(Date().timeIntervalSince1970)), "exp": .int(Int64(Date().timeIntervalSince1970) + 3600),
-        "permissions": .array(permissions.map(JSONValue.string)),
-    ]
-    for (key, value) in changes { values[key] = value }
-    return AnyClaims(values)
-}
-
-/// Signs `payload` with `key` (RS256 unless `pss`).
-func sign(_ payload: AnyClaims, key: JWTKit.Insecure.RSA.PrivateKey = signingKey, pss: Bool = false) async throws -> String {
-    let keys = JWTKeyCollection()
-    if pss {
-        await keys.add(pss: key, digestAlgorithm: .sha256)
-    } else {
-        await keys.add(rsa: key, digestAlgorithm: .sha256)
-    }
-    return try await keys.sign(payload)
-}
-
-func authConfig(_ edit: (inout WorkerConfiguration.Auth) -> Void = { _ in }) -> WorkerConfiguration.Auth {
-    var auth = WorkerConfiguration.Auth()
-    auth.enabled = true
-    auth.jwtPublicKey = signingKey.publicKey.pemRepresentation
-    auth.apiKeysEnabled = true
-    auth.apiKeys = [
-        .init(key: "reader-key-0123456789", permissions: ["worker:templates_read"], description: "reader"),
-        .init(key: "admin-key-abcdefghijk", permissions: ["worker:*", "templates:*"]),
-    ]
-    edit(&auth)
-    return auth
-}
 
 private func configurationError(_ auth: WorkerConfiguration.Auth) async -> AuthConfigurationError? {
     do {

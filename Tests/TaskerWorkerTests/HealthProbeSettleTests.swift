@@ -1,4 +1,5 @@
 import Logging
+import TaskerTestSupport
 import Testing
 
 @testable import TaskerWorker
@@ -56,7 +57,7 @@ struct HealthProbeSettleTests {
 
     @Test("readiness changes are logged once each, naming the failing checks")
     func transitionsAreLogged() {
-        let capture = LoggingTests.Capture()
+        let capture = LogCapture()
         let transitions = ReadinessTransitions(
             logger: Logger(label: "tasker.health") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) })
         let ready = WorkerReadinessChecks(database: Self.healthy, commandProcessor: Self.healthy, queueProcessing: Self.healthy)

@@ -7,26 +7,12 @@ import Testing
 @testable import TaskerModel
 @testable import TaskerWorker
 
-/// The worker's log handler: text and JSON lines, levels, metadata, and a real run's step lines.
+/// The worker's log handler: text and JSON lines, levels, metadata (a real run's step lines:
+/// `LoggingStepPathTests` in TaskerSystemTests).
 @Suite("Logging", .timeLimit(.minutes(2)))
 struct LoggingTests {
-    /// Collects lines written by a `WorkerLogHandler`.
-    final class Capture: Sendable {
-        private let lines = Mutex<[String]>([])
-        var output: LogOutput { LogOutput { line in self.lines.withLock { $0.append(line) } } }
-        var all: [String] { lines.withLock { $0 } }
-
-        /// Every line parsed as a JSON object (a line that does not parse fails the test).
-        func objects() throws -> [[String: Any]] {
-            try all.map { line in
-                #expect(line.hasSuffix("\n") && line.dropLast().firstIndex(of: "\n") == nil, "one object per line: \(line)")
-                return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
-            }
-        }
-    }
-
     @Test func jsonLinesCarryFixedFieldsAndFlattenedMetadata() throws {
-        let capture = Capture()
+        let capture = LogCapture()
         var logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .json, level: .info) }
         logger[metadataKey: "worker_id"] = "worker_x"
         logger.info(
@@ -57,7 +43,7 @@ struct LoggingTests {
     @Test func longValuesAreClipped() throws {
         let hostile = String(repeating: "x", count: 100_000)
         for format in [WorkerLogging.Format.text, .json] {
-            let capture = Capture()
+            let capture = LogCapture()
             let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: format, level: .info) }
             logger.error("rejected \(hostile)", metadata: ["error": "\(hostile)", "nested": ["deep": "\(hostile)"]])
             let line = capture.all.joined()
@@ -68,7 +54,7 @@ struct LoggingTests {
 
     /// Swift prints `UUID` in upper case; logs show uuids as the CLI, the database and upstream do.
     @Test func uuidValuesAreWrittenInLowerCase() {
-        let capture = Capture()
+        let capture = LogCapture()
         let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }
         let task = UUID(uuidString: "01A21B33-643D-79A8-843F-A66E4CC5462C")!
         logger.info("task complete", metadata: ["task_uuid": "\(task)", "step_uuid": .stringConvertible(task), "name": "ABC"])
@@ -79,7 +65,7 @@ struct LoggingTests {
     }
 
     @Test func textLinesAreHumanReadable() {
-        let capture = Capture()
+        let capture = LogCapture()
         let logger = Logger(label: "tasker.completion") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }
         logger.warning("step failed", metadata: ["error_type": "boom", "reason": "two words"])
         let line = capture.all.joined()
@@ -87,7 +73,7 @@ struct LoggingTests {
     }
 
     @Test func levelAndFormatFollowTheOverride() async {
-        let capture = Capture()
+        let capture = LogCapture()
         let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0) }
         await WorkerLogging.withOverride(.init(output: capture.output, format: .json, level: .debug, metadata: ["worker_id": "w1"])) {
             logger.debug("debug shown")
@@ -110,66 +96,5 @@ struct LoggingTests {
         #expect(!WorkerLogging.bootstrap(environment: ["TASKER_LOG_LEVEL": "nonsense"]))
         #expect(WorkerLogging.level == .info)
         #expect(WorkerLogging.format == .text)
-    }
-
-    // MARK: - A real worker
-
-    @Test func stepPathLinesCarryTheStepAndWorkerIDs() async throws {
-        WorkerLogging.bootstrap()
-        try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(
-                db,
-                yaml: """
-                    name: logged
-                    namespace_name: logged
-                    version: 1.0.0
-                    steps:
-                      - name: ok
-                        handler: { callable: tasker.noop }
-                      - name: broken
-                        handler: { callable: test.throws }
-                    """)
-            let handlers = HandlerRegistry.withBuiltIns()
-            struct Boom: Error {}
-            handlers.register("test.throws") { _ in throw Boom() }
-            let daemon = WorkerDaemon(
-                configuration: harness.configuration(mode: .hybrid), handlers: handlers,
-                templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": harness.templateDirectory]))
-            let capture = Capture()
-            let override = WorkerLogging.Override(
-                output: capture.output, format: .json, level: .info,
-                metadata: ["worker_id": "\(daemon.identity.publicID)"])
-            let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run() } }
-            let worker = PipelineHarness.RunningWorker(daemon: daemon, task: task)
-            try await harness.waitForWorkersReady(1, mode: .hybrid)
-            let seeded = try await harness.createTask(steps: ["ok", "broken"])
-            try await harness.enqueue(seeded, "ok")
-            try await harness.enqueue(seeded, "broken")
-            try await harness.waitForState(seeded["ok"], ["enqueued_for_orchestration"])
-            try await harness.waitForState(seeded["broken"], ["enqueued_as_error_for_orchestration"])
-            try await waitUntil { capture.all.contains { $0.contains(#""message":"step failed""#) } }
-            try await worker.stop()
-
-            let lines = try capture.objects()
-            #expect(!lines.isEmpty)
-            for line in lines {
-                #expect(line["worker_id"] as? String == daemon.identity.publicID, "\(line)")
-                #expect(line["timestamp"] is String && line["level"] is String && line["label"] is String)
-            }
-            let broken = seeded["broken"].uuidString
-            let stepLines = lines.filter { ($0["step_uuid"] as? String)?.uppercased() == broken }
-            #expect(stepLines.contains { $0["message"] as? String == "handler failed" })
-            #expect(stepLines.contains { $0["message"] as? String == "step failed" })
-            for line in stepLines {
-                #expect((line["task_uuid"] as? String)?.uppercased() == seeded.taskUUID.uuidString)
-                #expect((line["correlation_id"] as? String)?.uppercased() == seeded.correlationID.uuidString)
-                #expect(line["handler"] as? String == "test.throws", "\(line)")
-            }
-            // No info line for a successful step.
-            let ok = seeded["ok"].uuidString
-            #expect(!lines.contains { ($0["step_uuid"] as? String)?.uppercased() == ok }, "\(lines)")
-            // Shutdown is logged at info.
-            #expect(lines.contains { ($0["message"] as? String)?.contains("stopped") == true })
-        }
     }
 }

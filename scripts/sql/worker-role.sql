@@ -19,7 +19,7 @@
 -- superuser: REASSIGN OWNED BY tasker_worker TO <owner>;
 -- PostgreSQL 14 or older grants CREATE on schema public to PUBLIC: revoke it
 -- (REVOKE CREATE ON SCHEMA public FROM PUBLIC) or the worker role could shadow functions there.
--- Tests/TaskerWorkerTests/WorkerRoleTests.swift runs a worker under exactly these grants and tries
+-- Tests/TaskerSystemTests/WorkerRoleTests.swift runs a worker under exactly these grants and tries
 -- what this script must refuse.
 
 -- No object of the worker's own, anywhere the others look (also undoes the CREATE on pgmq that

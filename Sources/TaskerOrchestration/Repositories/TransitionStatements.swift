@@ -4,7 +4,7 @@ import TaskerPostgres
 extension TransitionRepository {
     /// The hot statements, prepared once per connection. Every step move is the compare-and-set
     /// the worker writes too (`StepTransitionSQL.move`); the task's is its twin on
-    /// `tasker.task_transitions`. Their final texts are in `Tests/TaskerWorkerTests/Statements/`
+    /// `tasker.task_transitions`. Their final texts are in `Tests/Fixtures/statements/`
     /// (`catalog`).
     enum Statements {
         /// Step $1 moving from state $2 to $3 with metadata $4.

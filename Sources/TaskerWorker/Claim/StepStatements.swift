@@ -2,7 +2,7 @@ import TaskerPostgres
 
 /// The step path's reads, prepared once per connection (`PreparedStatement`): hydrate and the claim
 /// transaction's settings. The claim is `ClaimStatement`, the result `ResultStatement`, their variants
-/// chosen by `StepQueueStatements`; every statement's final text is in `Tests/TaskerWorkerTests/Statements/`
+/// chosen by `StepQueueStatements`; every statement's final text is in `Tests/Fixtures/statements/`
 /// and printed by `tasker-worker statements`, which the pgbench floors run (`Benchmarks/benchlib/floor.py`).
 enum StepStatements {
     /// A step with its task, template names, current state and dependency results. $1 step uuid,

@@ -20,6 +20,8 @@ final class PGMQIntake: StepIntake {
     private let pollSignals: AsyncStream<PollReason>
     private let pollSignal: AsyncStream<PollReason>.Continuation
     private let lastPollSucceeded = ManagedAtomic<Bool>(true)
+    /// Poller passes over every polled queue so far (read or not: none is read while claiming is off).
+    private let pollPasses = ManagedAtomic<Int>(0)
     private let capacityFreed: WorkerCapacity?
     private let pollFailureLog = Throttle(interval: .seconds(10))
     /// Catch-up reads already scheduled, by whole second since `clockStart`.
@@ -81,6 +83,7 @@ final class PGMQIntake: StepIntake {
         status.listenerState = listener?.state
         status.pollingActive = settings.usesPoller && status.running
         status.lastPollSucceeded = lastPollSucceeded.load(ordering: .relaxed)
+        status.pollPasses = pollPasses.load(ordering: .relaxed)
     }
 
     func run() async {
@@ -161,6 +164,7 @@ final class PGMQIntake: StepIntake {
                 let maxAge = reason == .tick ? settings.pollMaxAgeSeconds : 0
                 await drain(QueueNames.workerQueue(namespace: namespace), minAge: minAge, maxAge: maxAge, slots: slots)
             }
+            pollPasses.wrappingIncrement(ordering: .relaxed)
         }
     }
 

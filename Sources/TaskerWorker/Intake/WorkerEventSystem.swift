@@ -90,6 +90,8 @@ package struct WorkerEventSystemStatus: Sendable, Equatable {
     package var pollingActive: Bool
     /// False when the last queue read failed (e.g. the database is unreachable).
     package var lastPollSucceeded: Bool
+    /// The poller's passes over its queues since the start (0 without a poller).
+    package var pollPasses: Int = 0
     package var namespaces: [String]
     /// The broker connection's state when RabbitMQ carries the messages (nil with PGMQ).
     package var brokerState: AMQPConnectionState? = nil

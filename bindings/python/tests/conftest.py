@@ -16,6 +16,7 @@ Environment (set by scripts/test):
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import json
 import os
@@ -24,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -43,6 +45,33 @@ TESTS = Path(__file__).resolve().parent
 TEMPLATES = TESTS / "fixtures" / "templates"
 HOSTS = TESTS / "hosts"
 NAMESPACE = "python_tests"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "resource(name, exclusive=True): the test holds a resource shared across pytest-xdist's processes "
+        "(scripts/test runs the suite on several): exclusively (no other test holding it runs meanwhile) or "
+        "shared (with exclusive=False: any number at once, none beside an exclusive holder)")
+
+
+@pytest.fixture(autouse=True)
+def _resource_locks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Holds each ``resource`` marker's lock for the test's duration: a file lock (``flock``) per
+    resource name and test run, so tests on different pytest-xdist processes wait for each other;
+    names taken in sorted order (no deadlock between two tests holding two)."""
+    marks = {mark.args[0]: mark.kwargs.get("exclusive", True) for mark in request.node.iter_markers("resource")}
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"solo-{os.getpid()}")
+    held = []
+    try:
+        for name in sorted(marks):
+            handle = open(Path(tempfile.gettempdir()) / f"tasker-pytest-{run}-{name}.lock", "a")
+            held.append(handle)
+            fcntl.flock(handle, fcntl.LOCK_EX if marks[name] else fcntl.LOCK_SH)
+        yield
+    finally:
+        for handle in reversed(held):
+            handle.close()   # closing releases the lock
 
 
 @dataclass(frozen=True)

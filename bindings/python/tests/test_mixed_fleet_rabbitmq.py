@@ -19,9 +19,15 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from conftest import TESTS, BrokerCluster, Cluster, free_port
 from test_mixed_fleet import (KINDS, OURS_NAMESPACES, UPSTREAM_NAMESPACES, Kind, _error_lines, _template_directory,
                               _wait_until_all_terminal, assert_fleet_figures, judge_run)
+
+# scripts/test's broker must stay up: never beside test_rabbitmq_broker_restart.py, which stops it
+# (conftest's resource locks).
+pytestmark = pytest.mark.resource("test_broker", exclusive=False)
 
 #: test_mixed_fleet.py's kinds at a fifth of their counts (50 tasks; every kind at least twice).
 BROKER_KINDS = tuple(replace(kind, count=max(2, kind.count // 5)) for kind in KINDS)

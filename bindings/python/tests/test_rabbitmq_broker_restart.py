@@ -1,14 +1,17 @@
 """The broker restarted mid-load loses nothing (issue #18 item 4): our companion orchestration and
 OUR worker (`tasker-dev run`) on a vhost of the test broker run 60 tasks of three chained steps that
-each sleep 300 ms (the built-in `tasker.sleep`, so the load lasts well beyond the seconds a
-`rabbitmqctl` call takes to start); once a few tasks are terminal, the broker's application is
+sleep 300, 300 and 2,000 ms (the built-in `tasker.sleep`): the last steps alone keep the worker's 10
+handler permits busy for 12 s after the first task ends, far beyond the seconds a `rabbitmqctl` call
+takes to start on a loaded machine (300 ms last steps were all done before it had, once, with the
+suite on three processes and a build beside it); once a few tasks are terminal, the broker's application is
 stopped (`rabbitmqctl stop_app`: every connection drops, publishes and acks fail) and started again
 a few seconds later. Then every task ends with its expected state and
 results, no step attempt has two claims or two results, nothing is left on the broker (ready or
 unacked, dead-letter queues included) and nothing went through PGMQ.
 
 The Swift suite "Worker on RabbitMQ" closes connections by force under load; this test stops the
-broker itself, which it may do only here: pytest runs one test at a time, and the Swift suites
+broker itself, which it may do only here: it holds the broker's resource lock exclusively (the other
+test that uses this broker waits for it, on whichever pytest process it runs), and the Swift suites
 that share the broker have finished."""
 
 from __future__ import annotations
@@ -18,9 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import BrokerCluster, free_port
 from test_mixed_fleet import Kind, _histories, _wait_until_all_terminal, judge_run
 from test_mixed_fleet_rabbitmq import _pgmq_messages_ever_sent, _publish, _task_requests, _wait_for_empty_broker
+
+# This test stops scripts/test's broker (rabbitmqctl stop_app): no other test that uses it runs
+# meanwhile, whichever pytest process runs it (conftest's resource locks).
+pytestmark = pytest.mark.resource("test_broker")
 
 SLOW_TEMPLATE = """\
 name: slow
@@ -34,13 +43,13 @@ steps:
     handler: { callable: tasker.sleep, initialization: { ms: 300 } }
   - name: third
     dependencies: [second]
-    handler: { callable: tasker.sleep, initialization: { ms: 300 } }
+    handler: { callable: tasker.sleep, initialization: { ms: 2000 } }
 """
 
 
 def _check_slow(n: int, steps: dict[str, dict[str, Any]]) -> None:
-    for name in ("first", "second", "third"):
-        assert steps[name]["results"]["result"] == {"slept_ms": 300}, name
+    for name, ms in (("first", 300), ("second", 300), ("third", 2000)):
+        assert steps[name]["results"]["result"] == {"slept_ms": ms}, name
         assert steps[name]["attempts"] == 1, name
 
 

@@ -23,6 +23,10 @@ import pytest
 
 from conftest import REPO, psql
 
+# Both tests run scripts/dev in this checkout (.tasker/pg, .tasker/rabbitmq, its ports): one at a time,
+# whichever pytest process runs them (conftest's resource locks).
+pytestmark = pytest.mark.resource("checkout_dev_environment")
+
 POSTMASTER_PID = REPO / ".tasker" / "pg" / "data" / "postmaster.pid"
 BROKER_AREA = REPO / ".tasker" / "rabbitmq"
 BROKER_URL_FILE = REPO / ".tasker" / "rabbitmq.url"

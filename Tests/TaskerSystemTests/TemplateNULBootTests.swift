@@ -11,8 +11,8 @@ import Testing
 struct TemplateNULBootTests {
     @Test func theWorkerStillServesTheOtherTemplates() async throws {
         try await withTestDatabase { db in
-            let harness = try await PipelineHarness.make(db, yaml: TemplateHostileInputTests.validTemplate)
-            try TemplateHostileInputTests.nulTemplate.write(
+            let harness = try await PipelineHarness.make(db, yaml: HostileFixtures.validTemplate)
+            try HostileFixtures.nulTemplate.write(
                 toFile: harness.templateDirectory + "/nul.yaml",
                 atomically: true, encoding: .utf8)
             let worker = harness.startWorker(.withBuiltIns(), configuration: harness.configuration())

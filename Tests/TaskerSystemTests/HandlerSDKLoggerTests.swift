@@ -30,7 +30,7 @@ struct HandlerSDKLoggerTests {
             let daemon = WorkerDaemon(
                 configuration: harness.configuration(mode: .hybrid), handlers: handlers,
                 templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": harness.templateDirectory]))
-            let capture = LoggingTests.Capture()
+            let capture = LogCapture()
             let override = WorkerLogging.Override(output: capture.output, format: .json, level: .info, metadata: [:])
             let task = Task { try await WorkerLogging.withOverride(override) { try await daemon.run() } }
             let worker = PipelineHarness.RunningWorker(daemon: daemon, task: task)

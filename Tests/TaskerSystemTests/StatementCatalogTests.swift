@@ -16,7 +16,7 @@ import Testing
 /// rewrites the files; review their diff.
 @Suite("Statement catalog")
 struct StatementCatalogTests {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/statements")
     static let queue = "worker_example_queue"
 

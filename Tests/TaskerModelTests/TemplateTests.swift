@@ -8,7 +8,7 @@ import Testing
 /// Template decoding (YAML aliases and defaults), the upstream JSON shape, and loader validation.
 @Suite("Task templates: model and loader")
 struct TemplateTests {
-    static let fixtures = TestEnvironment.repositoryRoot + "/Tests/TaskerWorkerTests/Fixtures/templates"
+    static let fixtures = TestEnvironment.repositoryRoot + "/Tests/Fixtures/templates"
 
     static func loadFixture(_ relative: String) throws -> TaskTemplate {
         let text = try String(contentsOfFile: fixtures + "/" + relative, encoding: .utf8)
@@ -123,7 +123,7 @@ struct TemplateTests {
             environment: ["TASKER_TEMPLATE_PATH": Self.fixtures],
             workingDirectory: TestEnvironment.repositoryRoot)
         let report = loader.loadAll()
-        let prefix = "Tests/TaskerWorkerTests/Fixtures/templates/"
+        let prefix = "Tests/Fixtures/templates/"
         #expect(report.directory == Self.fixtures)
         #expect(
             report.templates.map(\.file) == [

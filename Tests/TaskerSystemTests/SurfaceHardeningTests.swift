@@ -140,7 +140,7 @@ struct SurfaceHardeningTests {
     }
 
     @Test func textLogLinesCannotBeForgedWithNewlines() {
-        let capture = LoggingTests.Capture()
+        let capture = LogCapture()
         let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }
         logger.info(
             "step failed\n2026-01-01T00:00:00.000Z error tasker.fake: forged",

@@ -42,7 +42,7 @@ struct ResultRefusalTests {
         handlers.register("test.nan") { _ in .success(["ratio": .double(.nan), "fine": 1]) }
         handlers.register("test.ok") { _ in .success(["ok": true]) }
         // Nested 20,000 levels deep: refused while encoding at the value limit (UntrustedJSON.maximumValueDepth), not crashing the worker.
-        handlers.register("test.deep") { _ in .success(JSONWriterTests.nested(20_000, object: false)) }
+        handlers.register("test.deep") { _ in .success(HostileFixtures.nestedJSON(20_000, object: false)) }
         return handlers
     }
 

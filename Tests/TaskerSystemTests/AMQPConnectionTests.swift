@@ -124,7 +124,7 @@ struct AMQPConnectionTests {
         defer { proxy.close() }
         var configuration = try AMQPConfiguration(url: proxy.url)
         configuration.heartbeatSeconds = 30
-        let waiting = Counter()
+        let waiting = SetupCount()
         let service = AMQPConnectionService(configuration: configuration, delay: { _ in .seconds(1) }) { connection in
             let channel = try await connection.openChannel()
             proxy.blackHole()
@@ -144,7 +144,7 @@ struct AMQPConnectionTests {
 
     @Test func theServiceReconnectsAfterABrokerForcedCloseAndRerunsItsSetup() async throws {
         let queue = BrokerEnvironment.uniqueName("amqp-test-service")
-        let setups = Counter()
+        let setups = SetupCount()
         let service = AMQPConnectionService(
             configuration: try BrokerEnvironment.configuration(name: queue),
             delay: ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(500)).delay(forAttempt:)
@@ -216,7 +216,7 @@ extension AMQPConnectionTests {
 }
 
 /// A thread-safe count for setup closures.
-final class Counter: Sendable {
+final class SetupCount: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.add(1, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerPostgres
+import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel
@@ -166,11 +167,7 @@ struct JSONWriterTests {
         #expect(StringEscaping.jsonQuoted("/\u{8}\u{C}\u{7F}\u{9F}\u{2029}") == #""/\b\f\u007f\u009f\u2029""#)
     }
 
-    static func nested(_ depth: Int, object: Bool) -> JSONValue {
-        var value = JSONValue.int(1)
-        for _ in 0..<depth { value = object ? .object(["k": value]) : .array([value]) }
-        return value
-    }
+    static func nested(_ depth: Int, object: Bool) -> JSONValue { HostileFixtures.nestedJSON(depth, object: object) }
 
     /// A value alone is refused where `JSONEncoder` refuses it (511 arrays or objects).
     @Test func valueNestingIsRefusedWhereJSONEncoderRefusesIt() throws {

@@ -292,8 +292,14 @@ struct WorkerStatusTests {
             worker.daemon.setClaiming(false)
             let task = try await harness.createTask(steps: ["add_one"], context: .object(["n": .int(1)]))
             try await harness.enqueue(task, "add_one")
-            try await Task.sleep(for: .milliseconds(400))
+            // Two passes of the poller end after the enqueue (the second starts after it): each
+            // found the queue and, claiming off, left the message unread.
+            let passes = worker.daemon.runtime.eventSystem.status.pollPasses
+            try await waitUntil(timeout: .seconds(20)) { worker.daemon.runtime.eventSystem.status.pollPasses >= passes + 2 }
             #expect(try await harness.state(task["add_one"]) == "enqueued")
+            let queue = QueueNames.workerQueue(namespace: "pipeline")
+            let readCount = try await harness.admin.query("SELECT read_ct FROM pgmq.q_\(queue)")[0].decode("read_ct", as: Int.self)
+            #expect(readCount == 0)
             worker.daemon.setClaiming(true)
             // The poller did not read (and hide) the message while claiming was off, so it runs at once.
             try await harness.waitForState(task["add_one"], ["enqueued_for_orchestration"], timeout: .seconds(5))

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerOrchestration
+import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel

@@ -29,7 +29,7 @@ struct FFILibraryTests {
         let outcome = try Subprocess.run(
             "/usr/bin/gcc",
             [
-                "-Wall", "-Werror", "-o", program, "\(root)/Tests/TaskerWorkerTests/Fixtures/ffi/abi_check.c",
+                "-Wall", "-Werror", "-o", program, "\(root)/Tests/Fixtures/ffi/abi_check.c",
                 "-I\(root)/bindings/c/include", "-L\(directory)", "-lTaskerWorkerFFI", "-Wl,-rpath,\(directory)",
             ],
             environment: ["PATH": "/usr/bin:/bin"])

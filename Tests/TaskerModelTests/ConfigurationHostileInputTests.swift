@@ -1,4 +1,5 @@
 import Foundation
+import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel
@@ -101,28 +102,5 @@ struct ConfigurationHostileInputTests {
             capacity_threshold_percent = -5.0
             """)
         #expect(negative.issues.first?.keyPath == "worker.mpsc_channels.handler_dispatch.load_shedding.capacity_threshold_percent")
-    }
-
-    /// The operator's view: `tasker-worker config check FILE` prints the error and exits non-zero.
-    @Test func configCheckReportsTheseFilesWithoutCrashing() throws {
-        try withTemporaryDirectory { directory in
-            let header = try writeFile(directory, "header.toml", "[[[worker]]\n")
-            let outcome = try CommandLineTests.run(["config", "check", header], environment: ["TASKER_ENV": "test"])
-            #expect(outcome.status != 0)
-            #expect(outcome.status < 128, "killed by a signal: \(outcome.stderr)")
-            #expect((outcome.stdout + outcome.stderr).contains("\(header): invalid TOML at line 1, column 3"), "\(outcome)")
-
-            let idle = try writeFile(
-                directory, "idle.toml",
-                """
-                [worker.mpsc_channels.handler_dispatch.load_shedding]
-                capacity_threshold_percent = 0
-                """)
-            let rejected = try CommandLineTests.run(["config", "check", idle], environment: ["TASKER_ENV": "test"])
-            #expect(rejected.status != 0)
-            #expect(
-                (rejected.stdout + rejected.stderr).contains("capacity_threshold_percent = 0.0: must be between 1.0 and 100.0"),
-                "\(rejected)")
-        }
     }
 }

@@ -104,7 +104,7 @@ struct CredentialRedactionTests {
                 + "user=\(parts.user ?? "tasker") password='\(secret)'"
             var configuration = WebTestWorker.configuration(db)
             configuration.common.database.url = dsn
-            let capture = LoggingTests.Capture()
+            let capture = LogCapture()
             let daemon = WorkerDaemon(
                 configuration: configuration,
                 templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": "/nonexistent-\(UUID().uuidString)"]),

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel
@@ -21,15 +22,7 @@ struct TemplateHostileInputTests {
         return text + "steps: [*i]\n"
     }()
 
-    static let validTemplate = """
-        name: fine
-        namespace_name: hostile
-        version: 1.0.0
-        steps:
-          - name: only
-            handler:
-              callable: tasker.noop
-        """
+    static let validTemplate = HostileFixtures.validTemplate
 
     func load(_ files: [String: String]) throws -> TemplateLoadReport {
         try withTemporaryDirectory { directory in
@@ -106,9 +99,7 @@ struct TemplateHostileInputTests {
         #expect(problem.message.contains("$.description contains a NUL character"), "\(problem)")
     }
 
-    static let nulTemplate =
-        validTemplate.replacingOccurrences(of: "name: fine", with: "name: nul")
-        + "\ndescription: \"d\\0x\"\n"
+    static let nulTemplate = HostileFixtures.nulTemplate
 
     @Test func wideButLegitimateDocumentsStayBelowTheNodeBound() throws {
         // 10,000 values: far more than any real template, far below the bound.

@@ -178,7 +178,7 @@ struct ForeignDispatchPipelineTests {
         try await Self.withForeignWorker { harness, channel, worker in
             let deep = try await harness.createTask(steps: ["py_step"])
             try await harness.admin.query(
-                "UPDATE tasker.tasks SET context = \(DeepJSONTests.nestedSQL(UntrustedJSON.maximumDepth - 2)) WHERE task_uuid = $1",
+                "UPDATE tasker.tasks SET context = \(HostileFixtures.deepJSONSQL(UntrustedJSON.maximumDepth - 2)) WHERE task_uuid = $1",
                 [deep.taskUUID])
             try await harness.enqueue(deep, "py_step")
             try await harness.waitForState(deep["py_step"], ["enqueued_as_error_for_orchestration"])
