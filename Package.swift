@@ -106,12 +106,27 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // The operator surface's authentication (JWT / API keys, permission middleware) and API error body,
-        // shared by the worker's and the orchestration's REST APIs.
+        // The operator surface's HTTP, shared by the worker's and the orchestration's REST servers: the
+        // server set-up (bind address, connection limits, the bound address), request timeouts, the
+        // cross-site guard, the API error body, Prometheus text, log throttling.
+        .target(
+            name: "TaskerHTTP",
+            dependencies: [
+                "TaskerModel", "TaskerPostgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ]
+        ),
+        // The operator surface's authentication (JWT / API keys, permission middleware), shared by the
+        // worker's and the orchestration's REST and gRPC APIs.
         .target(
             name: "TaskerAuth",
             dependencies: [
-                "TaskerModel",
+                "TaskerModel", "TaskerHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -125,7 +140,7 @@ let package = Package(
         .target(
             name: "TaskerWorker",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerAMQP", "TaskerMessaging", "CSwaggerUI",
+                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging", "CSwaggerUI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -163,7 +178,7 @@ let package = Package(
         .target(
             name: "TaskerOrchestration",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerAMQP", "TaskerMessaging",
+                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -190,7 +205,7 @@ let package = Package(
         .executableTarget(
             name: "TaskerDevCLI",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerOrchestration", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerHTTP", "TaskerOrchestration", "TaskerExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -214,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerTestSupport", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport", "TaskerExamples",
                 "TaskerWorkerTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -242,7 +257,7 @@ let package = Package(
         .testTarget(
             name: "TaskerSystemTests",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerTestSupport", "TaskerOrchestration",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport", "TaskerOrchestration",
                 "TaskerExamples", "TaskerAMQP",
                 "TaskerWorkerTesting",
                 .product(name: "Atomics", package: "swift-atomics"),
@@ -262,7 +277,7 @@ let package = Package(
         .target(
             name: "TaskerFuzzChecks",
             dependencies: [
-                "TaskerModel", "TaskerPostgres", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerOrchestration",
+                "TaskerModel", "TaskerPostgres", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerHTTP", "TaskerOrchestration",
                 "TaskerWorker", "TaskerWorkerFFI", .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Fuzz/Checks"

@@ -1,5 +1,6 @@
 #if DEBUG
 import Foundation
+import TaskerHTTP
 
 @testable import TaskerAuth
 @testable import TaskerModel

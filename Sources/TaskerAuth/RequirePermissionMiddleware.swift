@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import TaskerHTTP
 
 /// Hummingbird middleware that lets a request through only if it authenticates and has one permission.
 ///

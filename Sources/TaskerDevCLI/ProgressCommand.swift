@@ -170,8 +170,8 @@ struct ProgressCommand: AsyncParsableCommand {
         // Final snapshot: what was reached when submission stopped. Retried: the loop's cancellation
         // may have cancelled a statement in flight, and the pool replaces that connection first.
         var lastError: (any Error)?
-        let backoff = ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1))
-        for attempt in 0..<5 {
+        var attempts = RetryAttempts(backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: .seconds(1)))
+        while attempts.failures < 5 {
             do {
                 let snapshot = try await pool.transaction { c in try query.snapshot(c) }
                 let stats = submitter?.statistics
@@ -184,7 +184,7 @@ struct ProgressCommand: AsyncParsableCommand {
                 break
             } catch {
                 lastError = error
-                try? await Task.sleep(for: backoff.delay(forAttempt: attempt))
+                try? await Task.sleep(for: attempts.failed())
             }
         }
         if let lastError {

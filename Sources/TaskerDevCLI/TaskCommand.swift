@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TaskerHTTP
 import TaskerModel
 import TaskerOrchestration
 import TaskerWorker

@@ -97,7 +97,7 @@ package final class BrokerConsumer: Sendable {
             return
         }
         logger.info("consuming", metadata: ["queue": "\(queue)", "consumer_tag": "\(consumer.consumerTag)"])
-        let failures = FailureStreak()
+        let failures = FailureStreak(backoff: retryBackoff)
         // `stop()` cancels the consumer: no more deliveries; those buffered are left unacked.
         let watcher = Task { [stopped] in
             await stopped.wait()
@@ -134,7 +134,7 @@ package final class BrokerConsumer: Sendable {
                 guard !stopped.isTriggered else { return }
                 // Back off before the broker offers it again (to this process or another): no spinning.
                 // Stopped (or cancelled) meanwhile: left unacked, closing the channel returns it.
-                guard await stopped.sleep(for: retryBackoff.delay(forAttempt: failures.next())) else { return }
+                guard await stopped.sleep(for: failures.failed()) else { return }
                 try await channel.nack(deliveryTag: delivery.deliveryTag, requeue: true)
                 _ = requeues.wrappingAdd(1, ordering: .relaxed)
             }
@@ -145,14 +145,14 @@ package final class BrokerConsumer: Sendable {
     }
 }
 
-/// Consecutive deliveries of one consumer requeued: the backoff grows with it.
+/// Consecutive deliveries of one consumer requeued (its settles run concurrently): the backoff grows
+/// with it.
 private final class FailureStreak: Sendable {
-    private let count = Mutex(0)
-    func next() -> Int {
-        count.withLock { value in
-            defer { value += 1 }
-            return value
-        }
-    }
-    func reset() { count.withLock { $0 = 0 } }
+    private let attempts: Mutex<RetryAttempts>
+
+    init(backoff: ReconnectBackoff) { attempts = Mutex(RetryAttempts(backoff: backoff)) }
+
+    /// Records a requeue; the wait before it.
+    func failed() -> Duration { attempts.withLock { $0.failed() } }
+    func reset() { attempts.withLock { $0.succeeded() } }
 }

@@ -36,7 +36,7 @@ package final class ConfirmedPublisher: Sendable {
     package func publishUntilConfirmed(
         _ body: ByteBuffer, routingKey: String, what: String, metadata: Logger.Metadata
     ) async -> Bool {
-        var attempt = 0
+        var attempts = RetryAttempts(backoff: backoff)
         while !Task.isCancelled, !stopped.isTriggered {
             let failure: String
             if let live = connection.connection {
@@ -53,17 +53,16 @@ package final class ConfirmedPublisher: Sendable {
                 failure = "not connected: \(connection.state)"
             }
             counters.withLock { $0.retries += 1 }
-            let delay = backoff.delay(forAttempt: attempt)
-            if attempt == 0 || attempt % 10 == 0 {
+            let delay = attempts.failed()
+            if attempts.failures % 10 == 1 {
                 logger.warning(
                     "publishing \(what) failed; retrying until the broker confirms it",
                     metadata: metadata.merging(
                         [
-                            "error": "\(failure)", "attempt": "\(attempt + 1)", "retry_in": "\(delay)",
+                            "error": "\(failure)", "attempt": "\(attempts.failures)", "retry_in": "\(delay)",
                             "routing_key": "\(routingKey)",
                         ], uniquingKeysWith: { $1 }))
             }
-            attempt += 1
             guard await stopped.sleep(for: delay) else { break }
         }
         return false

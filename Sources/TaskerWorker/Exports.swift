@@ -1,4 +1,5 @@
-// The operator surface's auth and API error body live in `TaskerAuth`, shared with the orchestration's REST API.
+// The operator surface's auth lives in `TaskerAuth`, shared with the orchestration's REST API (its HTTP
+// pieces, `TaskerHTTP`, are not re-exported: a handler never needs them).
 @_exported import TaskerAuth
 // A handler author imports one module: the SDK's signatures use the model's types (`JSONValue`,
 // `StepMessage`, `StepExecutionResult`, templates, configuration), so `TaskerWorker` re-exports

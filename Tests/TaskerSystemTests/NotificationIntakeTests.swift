@@ -1,4 +1,5 @@
 import Foundation
+import TaskerHTTP
 import TaskerTestSupport
 import Testing
 

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import TaskerAMQP
 import TaskerExamples
+import TaskerHTTP
 import TaskerTestSupport
 import Testing
 

@@ -6,6 +6,7 @@ import TaskerTestSupport
 import Testing
 
 @testable import TaskerAuth
+@testable import TaskerHTTP
 @testable import TaskerModel
 @testable import TaskerWorker
 

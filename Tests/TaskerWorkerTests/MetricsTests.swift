@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Metrics
 import NIOFoundationEssentialsCompat
+import TaskerHTTP
 import TaskerTestSupport
 import Testing
 

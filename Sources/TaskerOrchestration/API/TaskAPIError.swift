@@ -1,5 +1,6 @@
 import Foundation
 import TaskerAuth
+import TaskerHTTP
 
 /// Why a task API call (REST or `tasker-dev task`) was refused: upstream's `ApiError` code
 /// (`APIErrorCode`, the one list of codes and statuses the worker's REST API uses too) and a message

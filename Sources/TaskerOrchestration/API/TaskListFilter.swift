@@ -1,4 +1,5 @@
 import TaskerAuth
+import TaskerHTTP
 
 /// The filters and page of `GET /v1/tasks` (upstream `TaskListQuery`) and `tasker-dev task list`.
 public struct TaskListFilter: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 

@@ -93,18 +93,18 @@ public final class OrchestrationBroker: Sendable {
     @discardableResult
     func publish(_ entries: [EnqueueJournal.Entry]) async -> Bool {
         for entry in entries {
-            var attempt = 0
+            var attempts = RetryAttempts(backoff: declareBackoff)
             while !Task.isCancelled {
                 do {
                     try await declared.ensure(entry.queue, on: connection.service)
                     break
                 } catch {
-                    if attempt % 10 == 0 {
+                    let delay = attempts.failed()
+                    if attempts.failures % 10 == 1 {
                         logger.warning(
                             "declaring a worker queue failed; retrying", metadata: ["queue": "\(entry.queue)", "error": "\(error)"])
                     }
-                    attempt += 1
-                    guard await connection.stopped.sleep(for: declareBackoff.delay(forAttempt: attempt)) else { break }
+                    guard await connection.stopped.sleep(for: delay) else { break }
                 }
             }
             let published = await publisher.publishUntilConfirmed(
@@ -153,7 +153,7 @@ public final class OrchestrationBroker: Sendable {
         let entries = journal.recorded
         guard !entries.isEmpty else { return }
         let list = "[" + entries.map { StringEscaping.jsonQuoted($0.message.stepUUID.uuidString.lowercased()) }.joined(separator: ",") + "]"
-        var attempt = 0
+        var attempts = RetryAttempts(backoff: declareBackoff)
         while !Task.isCancelled {
             do {
                 let enqueued = try await pool.withConnection { c in
@@ -165,11 +165,11 @@ public final class OrchestrationBroker: Sendable {
                 await publish(entries.filter { enqueued.contains($0.message.stepUUID) })
                 return
             } catch {
-                if attempt == 0 {
+                let delay = attempts.failed()
+                if attempts.failures == 1 {
                     logger.warning("could not check enqueued steps before publishing; retrying", metadata: ["error": "\(error)"])
                 }
-                attempt += 1
-                guard await connection.stopped.sleep(for: declareBackoff.delay(forAttempt: attempt)) else { break }
+                guard await connection.stopped.sleep(for: delay) else { break }
             }
         }
     }
@@ -179,7 +179,7 @@ public final class OrchestrationBroker: Sendable {
     @discardableResult
     func republishEnqueued(pool: PostgresConnectionPool) async -> Int {
         let before = RFC3339.string(startedAt)
-        var attempt = 0
+        var attempts = RetryAttempts(backoff: declareBackoff)
         while !Task.isCancelled {
             do {
                 let entries = try await pool.withConnection { c in
@@ -198,11 +198,11 @@ public final class OrchestrationBroker: Sendable {
                     metadata: ["steps": "\(entries.count)"])
                 return await publish(entries) ? entries.count : 0
             } catch {
-                if attempt == 0 {
+                let delay = attempts.failed()
+                if attempts.failures == 1 {
                     logger.warning("could not look for enqueued steps to re-publish; retrying", metadata: ["error": "\(error)"])
                 }
-                attempt += 1
-                guard await connection.stopped.sleep(for: declareBackoff.delay(forAttempt: attempt)) else { break }
+                guard await connection.stopped.sleep(for: delay) else { break }
             }
         }
         return 0

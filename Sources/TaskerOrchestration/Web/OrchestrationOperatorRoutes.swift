@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 
 /// The orchestration's operator answers (no authentication, as the worker's):

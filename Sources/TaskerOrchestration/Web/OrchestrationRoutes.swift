@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 

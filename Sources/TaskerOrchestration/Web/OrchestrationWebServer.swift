@@ -6,6 +6,7 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 
 /// The orchestration's REST server (`[orchestration.web]`, upstream's orchestration web API, task part):
@@ -44,15 +45,10 @@ public struct OrchestrationWebServer: Service {
         }
     }
 
-    /// Serves until graceful shutdown; throws when the bind address or the auth settings are invalid,
-    /// or the address cannot be bound.
+    /// Serves until graceful shutdown; throws when the bind address (`RESTServerError`) or the auth
+    /// settings are invalid, or the address cannot be bound.
     public func run() async throws {
-        let address: TaskerModel.BindAddress
-        do {
-            address = try TaskerModel.BindAddress(parsing: web.bindAddress)
-        } catch {
-            throw OrchestrationWebError("orchestration.web.bind_address must be host:port, got \"\(web.bindAddress)\"")
-        }
+        let setup = RESTServerSetup(web, section: "orchestration.web", serverName: "orchestration-rest")
         let authenticator = try await Self.authenticator(web.auth, logger: Logger(label: "tasker.orchestration.auth"))
         for warning in authenticator.warnings {
             logger.warning(
@@ -61,21 +57,11 @@ public struct OrchestrationWebServer: Service {
         }
         let router = OrchestrationRoutes.makeRouter(
             queries: queries, authenticator: authenticator, requestTimeout: .milliseconds(max(1, web.requestTimeoutMs)))
-        let logger = self.logger
         let bound = self.bound
-        let application = Application(
-            router: router,
-            server: Self.limits(web).http1(server: "orchestration-rest", logger: logger),
-            configuration: ApplicationConfiguration(
-                address: .hostname(address.host, port: address.port), serverName: nil,
-                availableConnectionsDelegate: Self.limits(web).connectionCap(server: "orchestration-rest", logger: logger)),
-            onServerRunning: { channel in
-                let described = Self.describe(channel.localAddress) ?? address.description
-                bound.set(described)
-                logger.info("REST server listening", metadata: ["address": "\(described)", "auth": "\(authenticator)"])
-            },
-            logger: logger)
         do {
+            let application = try setup.application(
+                responder: router.buildResponder(), logger: logger, listeningMetadata: ["auth": "\(authenticator)"],
+                onListening: { bound.set($0) })
             try await application.run()
         } catch {
             await queries.close()
@@ -83,26 +69,6 @@ public struct OrchestrationWebServer: Service {
         }
         await queries.close()
     }
-
-    /// The connection limits of `[orchestration.web]`: the worker's (`HTTPConnectionLimits`).
-    static func limits(_ web: OrchestrationConfiguration.Web) -> HTTPConnectionLimits {
-        HTTPConnectionLimits(
-            maxConnections: web.maxConnections, maxConnectionsPerAddress: web.maxConnectionsPerAddress,
-            headerReadTimeoutSeconds: web.headerReadTimeoutSeconds, idleTimeoutSeconds: web.idleTimeoutSeconds)
-    }
-
-    /// `host:port` of a bound socket address.
-    static func describe(_ address: SocketAddress?) -> String? {
-        guard let address, let ip = address.ipAddress, let port = address.port else { return nil }
-        if case .v6 = address { return "[\(ip)]:\(port)" }
-        return "\(ip):\(port)"
-    }
-}
-
-/// The orchestration's REST server could not start.
-public struct OrchestrationWebError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// The address the server bound, set once from the server's event loop and read by anyone.

@@ -120,7 +120,7 @@ public final class PostgresListener: Service, Sendable {
     private var isStopping: Bool { shared.withLock { $0.stopping } || Task.isCancelled }
 
     private func runLoop() async {
-        var attempt = 0
+        var attempts = RetryAttempts(backoff: backoff)
         var everConnected = false
         while !isStopping {
             setState(.connecting)
@@ -142,18 +142,17 @@ public final class PostgresListener: Service, Sendable {
                     }
                     publish(.connected(isReconnect: everConnected))
                     everConnected = true
-                    attempt = 0
+                    attempts.succeeded()
                     try await receive(on: connection, listening: &listening)
                 }
                 await connection.close()
             } catch {
                 guard !isStopping else { break }
-                let delay = backoff.delay(forAttempt: attempt)
-                setState(.reconnecting(attempt: attempt + 1, lastError: "\(error)"))
+                let delay = attempts.failed()
+                setState(.reconnecting(attempt: attempts.failures, lastError: "\(error)"))
                 logger.warning(
                     "database listener lost its connection; reconnecting",
-                    metadata: ["error": "\(error)", "attempt": "\(attempt + 1)", "retry_in": "\(delay)"])
-                attempt += 1
+                    metadata: ["error": "\(error)", "attempt": "\(attempts.failures)", "retry_in": "\(delay)"])
                 try? await Task.sleep(for: delay)
             }
         }

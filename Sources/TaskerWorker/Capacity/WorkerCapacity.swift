@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import TaskerAuth
+import TaskerHTTP
 
 /// The worker's one capacity state: handler permits, claimed steps waiting for a permit, claimed
 /// steps whose result is not stored, claims in flight, and the shed → re-read signal. The decisions

@@ -3,6 +3,7 @@ import Atomics
 import Foundation
 import Logging
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 

@@ -121,21 +121,22 @@ extension PostgresConnectionPool {
 /// shut down, or after 20 more failures once the task is cancelled (a forced shutdown: the sleeps
 /// then return at once). One policy for every "until it is done" loop of the step path.
 struct RetrySchedule {
-    let backoff: ReconnectBackoff
-    /// Failures so far.
-    private(set) var failures = 0
+    private var attempts: RetryAttempts
     private var failuresSinceCancelled = 0
 
-    init(backoff: ReconnectBackoff) { self.backoff = backoff }
+    init(backoff: ReconnectBackoff) { attempts = RetryAttempts(backoff: backoff) }
+
+    /// Failures so far.
+    var failures: Int { attempts.failures }
 
     /// Records a failure: the delay before the next attempt, or nil to give up.
     mutating func failed(_ error: any Error) -> Duration? {
-        failures += 1
+        let delay = attempts.failed()
         if let error = error as? PostgresError, error.kind == .shutdown { return nil }
         if Task.isCancelled {
             failuresSinceCancelled += 1
             if failuresSinceCancelled >= 20 { return nil }
         }
-        return backoff.delay(forAttempt: failures - 1)
+        return delay
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerHTTP
 import TaskerModel
 
 /// The FFI dispatch channel's figures (`tasker_ffi_dispatch_metrics`, the `ffi_dispatch` object of

@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 

@@ -68,7 +68,7 @@ extension RabbitMQMessaging {
         guard !namespaces.isEmpty else { return 0 }
         let before = RFC3339.string(startedAt)
         let list = "[" + namespaces.map(StringEscaping.jsonQuoted).joined(separator: ",") + "]"
-        var attempt = 0
+        var attempts = RetryAttempts(backoff: ReconnectBackoff(initial: .milliseconds(200), maximum: .seconds(5)))
         var found: [(transition: UUID, message: StepMessage)]?
         while found == nil, !Task.isCancelled {
             do {
@@ -83,11 +83,10 @@ extension RabbitMQMessaging {
                     }
                 }
             } catch {
-                if attempt == 0 {
+                let delay = attempts.failed()
+                if attempts.failures == 1 {
                     logger.warning("could not look for results to re-publish; retrying", metadata: ["error": "\(error)"])
                 }
-                attempt += 1
-                let delay = ReconnectBackoff(initial: .milliseconds(200), maximum: .seconds(5)).delay(forAttempt: attempt)
                 guard await broker.stopped.sleep(for: delay) else { return 0 }
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 

@@ -1,4 +1,5 @@
 import Atomics
+import TaskerHTTP
 
 /// The worker's step statistics (the upstream `AtomicStepExecutionStats` plus the pipeline's own):
 /// the counters `/metrics` shows are `counters` (recorded through `StepMetrics`), the ones only

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 

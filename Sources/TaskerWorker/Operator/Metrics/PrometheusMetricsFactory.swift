@@ -2,6 +2,7 @@ import Atomics
 import Foundation
 import Metrics
 import Synchronization
+import TaskerHTTP
 
 /// A swift-metrics backend that keeps every metric in memory and renders the Prometheus text
 /// format 0.0.4 (`render()`), or structured families (`snapshot()`) for JSON endpoints.

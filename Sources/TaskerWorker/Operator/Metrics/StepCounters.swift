@@ -1,4 +1,5 @@
 import Synchronization
+import TaskerHTTP
 
 /// The step pipeline's counters of one worker, each event counted once: `/metrics` renders them as
 /// Prometheus counter families (`families(help:)`, names and labels of `StepMetrics.Name`) and

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import TaskerHTTP
 import TaskerModel
 
 /// The metrics endpoints of the REST server, mounted with `router.addWorkerMetricsRoutes(runtime:)`:

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TaskerHTTP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import TaskerAuth
+import TaskerHTTP
 
 /// Builds the server's JSON responses (bodies encoded with `APIJSON`).
 enum JSONResponses {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import TaskerAuth
+import TaskerHTTP
 
 /// The REST routes (paths, permissions and bodies as upstream, `worker-contract.md` Appendix B).
 /// Routes needing a permission sit in their own group, where the `WebAuthorizer`'s middleware goes.

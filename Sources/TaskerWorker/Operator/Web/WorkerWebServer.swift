@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 
 /// The worker's REST server (`worker.web`): a Hummingbird application run as a `Service` of the
@@ -51,52 +52,16 @@ package struct WorkerWebServer: Service {
         return router
     }
 
-    /// Serves until graceful shutdown; throws when the bind address is invalid or cannot be bound.
+    /// Serves until graceful shutdown; throws when the bind address is invalid (`RESTServerError`)
+    /// or cannot be bound.
     package func run() async throws {
-        let bind = runtime.configuration.worker.web.bindAddress
-        let address: TaskerModel.BindAddress
-        do {
-            address = try TaskerModel.BindAddress(parsing: bind)
-        } catch {
-            throw WebServerError(message: "worker.web.bind_address must be host:port, got \"\(bind)\"")
-        }
-        let addresses = runtime.boundAddresses
-        let logger = self.logger
         let web = runtime.configuration.worker.web
-        let application = Application(
+        let addresses = runtime.boundAddresses
+        let application = try RESTServerSetup(web, section: "worker.web", serverName: "rest").application(
             responder: HeadAsGetResponder(
                 inner: Self.makeRouter(runtime: runtime, authorizer: authorizer).buildResponder(),
                 routes: RouteTable.worker(configEndpoint: web.configEndpointEnabled)),
-            server: Self.limits(web).http1(server: "rest", logger: logger),
-            configuration: ApplicationConfiguration(
-                address: .hostname(address.host, port: address.port), serverName: nil,
-                availableConnectionsDelegate: Self.limits(web).connectionCap(server: "rest", logger: logger)),
-            onServerRunning: { channel in
-                let address = Self.describe(channel.localAddress) ?? bind
-                addresses.setWeb(address)
-                logger.info("REST server listening", metadata: ["address": "\(address)"])
-            },
-            logger: logger)
+            logger: logger, onListening: { addresses.setWeb($0) })
         try await application.run()
     }
-
-    /// The connection limits of `worker.web` (`HTTPConnectionLimits`, shared with the orchestration's server).
-    static func limits(_ web: WorkerConfiguration.Web) -> HTTPConnectionLimits {
-        HTTPConnectionLimits(
-            maxConnections: web.maxConnections, maxConnectionsPerAddress: web.maxConnectionsPerAddress,
-            headerReadTimeoutSeconds: web.headerReadTimeoutSeconds, idleTimeoutSeconds: web.idleTimeoutSeconds)
-    }
-
-    /// `host:port` of a bound socket address.
-    static func describe(_ address: SocketAddress?) -> String? {
-        guard let address, let ip = address.ipAddress, let port = address.port else { return nil }
-        if case .v6 = address { return "[\(ip)]:\(port)" }
-        return "\(ip):\(port)"
-    }
-}
-
-/// The REST server could not start.
-package struct WebServerError: Error, CustomStringConvertible, Sendable {
-    package let message: String
-    package var description: String { message }
 }
