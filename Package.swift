@@ -1,4 +1,5 @@
 // swift-tools-version:6.2
+import Foundation
 import PackageDescription
 
 /// The compiler settings of every target (as the model projects use them): existentials spelled `any`,
@@ -297,10 +298,9 @@ if Context.environment["TASKER_FUZZ"] == "1" {
         .target(name: "CTaskerFuzz", path: "Fuzz/CTaskerFuzz"),
         .target(name: "TaskerFuzzDriver", dependencies: ["CTaskerFuzz", "TaskerFuzzChecks"], path: "Fuzz/Driver"),
     ]
-    for name in [
-        "AMQPFrames", "DeliveryBody", "ForeignResult", "QueueMessage", "QueueNotification", "StepResult", "TaskRequest",
-        "TemplateYAML", "WorkerConfig",
-    ] {
+    // One executable per folder of Fuzz/Targets (FuzzReplayTests checks they match FuzzTarget.all).
+    let targets = (try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/Fuzz/Targets")) ?? []
+    for name in targets.sorted() {
         package.targets.append(
             .executableTarget(
                 name: "Fuzz\(name)", dependencies: ["TaskerFuzzDriver", "TaskerFuzzChecks"], path: "Fuzz/Targets/\(name)",

@@ -25,7 +25,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -56,16 +55,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _resource_locks(request: pytest.FixtureRequest) -> Iterator[None]:
+def _resource_locks(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Holds each ``resource`` marker's lock for the test's duration: a file lock (``flock``) per
-    resource name and test run, so tests on different pytest-xdist processes wait for each other;
-    names taken in sorted order (no deadlock between two tests holding two)."""
+    resource name in the run's temporary root (shared by pytest-xdist's processes, removed with
+    pytest's old runs), so tests on different processes wait for each other; names taken in sorted
+    order (no deadlock between two tests holding two)."""
     marks = {mark.args[0]: mark.kwargs.get("exclusive", True) for mark in request.node.iter_markers("resource")}
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"solo-{os.getpid()}")
+    if not marks:
+        yield
+        return
+    # Under xdist each process's base is <root>/popen-gwN; the root is the run's, shared by all.
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     held = []
     try:
         for name in sorted(marks):
-            handle = open(Path(tempfile.gettempdir()) / f"tasker-pytest-{run}-{name}.lock", "a")
+            handle = open(root / f"tasker-resource-{name}.lock", "a")
             held.append(handle)
             fcntl.flock(handle, fcntl.LOCK_EX if marks[name] else fcntl.LOCK_SH)
         yield
