@@ -35,7 +35,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
@@ -66,7 +65,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-                .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
         // The AMQP 0-9-1 client on SwiftNIO (RabbitMQ). Knows nothing about Tasker.
@@ -119,7 +117,6 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
         // The operator surface's authentication (JWT / API keys, permission middleware), shared by the
@@ -134,7 +131,6 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
         // The SDK (handlers) and the worker: intake → claim → capacity → dispatch → completion, runtime, operator surface.
@@ -146,7 +142,6 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -180,7 +175,6 @@ let package = Package(
             name: "TaskerOrchestration",
             dependencies: [
                 "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging",
-                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
@@ -216,7 +210,7 @@ let package = Package(
         .target(
             name: "TaskerTestSupport",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerWorker", "TaskerAMQP", .product(name: "Atomics", package: "swift-atomics"),
+                "TaskerPostgres", "TaskerModel", "TaskerWorker", "TaskerAMQP",
                 .product(name: "Logging", package: "swift-log"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
@@ -261,7 +255,6 @@ let package = Package(
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport", "TaskerOrchestration",
                 "TaskerExamples", "TaskerAMQP",
                 "TaskerWorkerTesting",
-                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

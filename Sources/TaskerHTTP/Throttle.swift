@@ -1,12 +1,12 @@
-import Atomics
 import Dispatch
+import Synchronization
 import TaskerPostgres
 
 /// Lets an action through at most once per `interval` (for warnings that would otherwise repeat
 /// on every message under load).
 package final class Throttle: Sendable {
     private let intervalNanoseconds: Int64
-    private let last = ManagedAtomic<Int64>(Int64.min / 2)
+    private let last = Atomic<Int64>(Int64.min / 2)
 
     package init(interval: Duration) {
         intervalNanoseconds = interval.inNanoseconds

@@ -1,4 +1,3 @@
-import Atomics
 import Foundation
 import Synchronization
 
@@ -151,8 +150,8 @@ public final class AnswerLosingProxy: Sendable {
     private final class Link: Sendable {
         let client: Int32
         let upstream: Int32
-        let losing = ManagedAtomic<Bool>(false)
-        let finished = ManagedAtomic<Int>(0)
+        let losing = Atomic<Bool>(false)
+        let finished = Atomic<Int>(0)
         init(client: Int32, upstream: Int32) {
             self.client = client
             self.upstream = upstream
@@ -210,7 +209,7 @@ public final class AnswerLosingProxy: Sendable {
 
     /// The second pump to stop closes both sockets.
     private func finish(_ link: Link) {
-        guard link.finished.wrappingIncrementThenLoad(ordering: .sequentiallyConsistent) == 2 else { return }
+        guard link.finished.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue == 2 else { return }
         state.withLock { state in
             state.sockets.subtract([link.client, link.upstream])
             Glibc.close(link.client)

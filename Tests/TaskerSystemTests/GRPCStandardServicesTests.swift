@@ -1,4 +1,3 @@
-import Atomics
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -24,7 +23,7 @@ struct GRPCStandardServicesTests {
     final class Watcher: Sendable {
         final class Received: Sendable {
             let statuses = Mutex<[Status]>([])
-            let finished = ManagedAtomic<Bool>(false)
+            let finished = Atomic<Bool>(false)
         }
 
         let state = Received()

@@ -56,7 +56,7 @@ struct MetricsEndpointTests {
             try await waitUntil {
                 PrometheusSamples.parse(await WorkerMetricsRoutes.prometheusText(runtime))[
                     "tasker_steps_results_submitted_total{namespace=\"\(namespace)\"}"] == 3
-                    && runtime.domainEvents.routing.router.totalRouted == 1
+                    && runtime.statistics.domainEventRouting(subscribers: 0).router.totalRouted == 1
             }
 
             let router = Router()

@@ -1,7 +1,7 @@
-import Atomics
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Synchronization
 import TaskerPostgres
 import TaskerTestSupport
 import Testing
@@ -158,8 +158,8 @@ struct OperatorLoadTests {
 
 /// A counter shared between tasks.
 final class Tally: Sendable {
-    private let value = ManagedAtomic<Int>(0)
+    private let value = Atomic<Int>(0)
     var count: Int { value.load(ordering: .relaxed) }
     @discardableResult
-    func increment() -> Int { value.wrappingIncrementThenLoad(ordering: .relaxed) }
+    func increment() -> Int { value.wrappingAdd(1, ordering: .relaxed).newValue }
 }

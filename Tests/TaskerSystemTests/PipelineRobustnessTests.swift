@@ -1,4 +1,3 @@
-import Atomics
 import Foundation
 import Synchronization
 import TaskerTestSupport
@@ -525,7 +524,7 @@ final class LendTracker: Sendable {
 
 /// A thread-safe boolean.
 final class TestFlag: Sendable {
-    private let storage = ManagedAtomic<Bool>(false)
+    private let storage = Atomic<Bool>(false)
     func set(_ value: Bool) { storage.store(value, ordering: .sequentiallyConsistent) }
     var value: Bool { storage.load(ordering: .sequentiallyConsistent) }
 }

@@ -165,4 +165,60 @@ struct MetricsTests {
         let families = statistics.prometheusFamilies.map(\.name)
         #expect(families == families.sorted())
     }
+
+    /// The counts `/metrics/worker` alone showed once (batched and recovered claims and results,
+    /// notified reads, refused deliveries, the execution time) and `/metrics/events`' routing figures
+    /// are series of the same counters: recorded once, each shows in `/metrics`, in the snapshot
+    /// (`/metrics/worker`, the C ABI's metrics) and in the routing figures alike.
+    @Test func everyCountIsOneSeriesOfTheCounters() throws {
+        let statistics = WorkerStatistics()
+        StepMetrics.claimsBatched(4, in: statistics)
+        StepMetrics.claimsRecovered(2, in: statistics)
+        StepMetrics.claimRefusedForLease(in: statistics)
+        StepMetrics.completionsBatched(3, in: statistics)
+        StepMetrics.completionRecovered(in: statistics)
+        StepMetrics.notifiedReads(5, in: statistics)
+        StepMetrics.notifiedReads(in: statistics)
+        StepMetrics.deliveryRefused(in: statistics)
+        StepMetrics.executionTime(.milliseconds(1_500), in: statistics)
+        StepMetrics.executionTime(.milliseconds(-3), in: statistics)
+        StepMetrics.domainEvent(.durable, published: true, subscribers: 9, in: statistics)
+        StepMetrics.domainEvent(.fast, published: true, subscribers: 2, in: statistics)
+        StepMetrics.domainEvent(.broadcast, published: true, subscribers: 3, in: statistics)
+        StepMetrics.domainEvent(.fast, published: false, subscribers: 2, in: statistics)
+        StepMetrics.domainEvent(.durable, published: false, in: statistics)
+        StepMetrics.domainEventInvalid(.broadcast, in: statistics)
+
+        let snapshot = statistics.snapshot
+        #expect(snapshot.claimsBatched == 4)
+        #expect(snapshot.claimsRecovered == 2)
+        #expect(snapshot.claimsRefusedForLease == 1)
+        #expect(snapshot.completionsBatched == 3)
+        #expect(snapshot.completionsRecovered == 1)
+        #expect(snapshot.notifiedReads == 6)
+        #expect(snapshot.deliveriesRefused == 1)
+        #expect(snapshot.totalExecutionTimeMs == 1_500, "a negative elapsed time adds nothing")
+
+        let s = PrometheusSamples.parse(PrometheusText.render(statistics.prometheusFamilies))
+        #expect(s["tasker_steps_claims_batched_total"] == 4)
+        #expect(s["tasker_steps_claims_recovered_total"] == 2)
+        #expect(s["tasker_steps_claims_refused_for_lease_total"] == 1)
+        #expect(s["tasker_steps_completions_batched_total"] == 3)
+        #expect(s["tasker_steps_completions_recovered_total"] == 1)
+        #expect(s["tasker_worker_notified_reads_total"] == 6)
+        #expect(s["tasker_worker_deliveries_refused_total"] == 1)
+        #expect(s["tasker_steps_execution_time_milliseconds_total"] == 1_500)
+        #expect(s["tasker_domain_events_subscriber_deliveries_total"] == 5, "durable events reach no subscriber")
+
+        let routing = statistics.domainEventRouting(subscribers: 7)
+        #expect(
+            routing.router
+                == DomainEventRouting.Router(
+                    totalRouted: 3, durableRouted: 1, fastRouted: 1, broadcastRouted: 1, fastDeliveryErrors: 1,
+                    routingErrors: 2, schemaViolations: 1))
+        #expect(routing.inProcessBus.totalEventsDispatched == 2)
+        #expect(routing.inProcessBus.rustHandlerDispatches == 5)
+        #expect(routing.inProcessBus.rustHandlerCount == 7)
+        #expect(routing.inProcessBus.ffiChannelDispatches == 0)
+    }
 }

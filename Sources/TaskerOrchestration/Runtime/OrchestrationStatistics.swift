@@ -1,17 +1,17 @@
-import Atomics
+import Synchronization
 
 /// Counters of a running orchestration.
 public final class OrchestrationStatistics: Sendable {
-    private let results = ManagedAtomic<Int>(0)
-    private let requests = ManagedAtomic<Int>(0)
-    private let poison = ManagedAtomic<Int>(0)
-    private let finalizations = ManagedAtomic<Int>(0)
-    private let stale = ManagedAtomic<Int>(0)
-    private let dlqEntries = ManagedAtomic<Int>(0)
-    private let staleErrors = ManagedAtomic<Int>(0)
-    private let duplicates = ManagedAtomic<Int>(0)
-    private let rejectedNotifications = ManagedAtomic<Int>(0)
-    private let notifiedReads = ManagedAtomic<Int>(0)
+    private let results = Atomic<Int>(0)
+    private let requests = Atomic<Int>(0)
+    private let poison = Atomic<Int>(0)
+    private let finalizations = Atomic<Int>(0)
+    private let stale = Atomic<Int>(0)
+    private let dlqEntries = Atomic<Int>(0)
+    private let staleErrors = Atomic<Int>(0)
+    private let duplicates = Atomic<Int>(0)
+    private let rejectedNotifications = Atomic<Int>(0)
+    private let notifiedReads = Atomic<Int>(0)
 
     public init() {}
 
@@ -40,16 +40,16 @@ public final class OrchestrationStatistics: Sendable {
     /// Messages read by id because a notification named them (each one round trip).
     public var notifiedMessageReads: Int { notifiedReads.load(ordering: .relaxed) }
 
-    func recordRejectedNotification() { rejectedNotifications.wrappingIncrement(ordering: .relaxed) }
-    func recordNotifiedRead() { notifiedReads.wrappingIncrement(ordering: .relaxed) }
-    func recordResult() { results.wrappingIncrement(ordering: .relaxed) }
-    func recordTaskRequest() { requests.wrappingIncrement(ordering: .relaxed) }
-    func recordDuplicateResult() { duplicates.wrappingIncrement(ordering: .relaxed) }
-    func recordPoison() { poison.wrappingIncrement(ordering: .relaxed) }
-    func recordFinalization() { finalizations.wrappingIncrement(ordering: .relaxed) }
+    func recordRejectedNotification() { rejectedNotifications.wrappingAdd(1, ordering: .relaxed) }
+    func recordNotifiedRead() { notifiedReads.wrappingAdd(1, ordering: .relaxed) }
+    func recordResult() { results.wrappingAdd(1, ordering: .relaxed) }
+    func recordTaskRequest() { requests.wrappingAdd(1, ordering: .relaxed) }
+    func recordDuplicateResult() { duplicates.wrappingAdd(1, ordering: .relaxed) }
+    func recordPoison() { poison.wrappingAdd(1, ordering: .relaxed) }
+    func recordFinalization() { finalizations.wrappingAdd(1, ordering: .relaxed) }
     func recordStaleTask(movedToDLQ: Bool, transitionedToError: Bool) {
-        stale.wrappingIncrement(ordering: .relaxed)
-        if movedToDLQ { dlqEntries.wrappingIncrement(ordering: .relaxed) }
-        if transitionedToError { staleErrors.wrappingIncrement(ordering: .relaxed) }
+        stale.wrappingAdd(1, ordering: .relaxed)
+        if movedToDLQ { dlqEntries.wrappingAdd(1, ordering: .relaxed) }
+        if transitionedToError { staleErrors.wrappingAdd(1, ordering: .relaxed) }
     }
 }

@@ -1,12 +1,12 @@
-import Atomics
 import Foundation
 import Logging
+import Synchronization
 
 /// Receives libpq notices (e.g. `NOTICE: relation already exists`) and logs them at debug level
 /// instead of libpq writing them to stderr.
 final class NoticeSink: Sendable {
     let logger: Logger
-    private let fatal = ManagedAtomic<Bool>(false)
+    private let fatal = Atomic<Bool>(false)
     init(logger: Logger) { self.logger = logger }
 
     /// True once the server sent a FATAL message (it is about to close the connection).

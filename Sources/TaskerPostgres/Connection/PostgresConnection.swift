@@ -1,7 +1,7 @@
-import Atomics
 import CLibPQ
 import Foundation
 import Logging
+import Synchronization
 
 /// One PostgreSQL connection over libpq, running on its own dedicated thread.
 ///
@@ -28,9 +28,9 @@ public actor PostgresConnection {
     var prepared: Set<String> = []
     /// Connected and outside a transaction, as of the last statement: what the pool reads on
     /// release without a hop to this connection's thread (written only on this thread).
-    private let reusableState = ManagedAtomic<Bool>(false)
+    private let reusableState = Atomic<Bool>(false)
     /// The session's socket while open (-1 when closed), for `hasPendingInput` from other threads.
-    private let socketFD = ManagedAtomic<Int32>(-1)
+    private let socketFD = Atomic<Int32>(-1)
     /// Server process id of this session (for `pg_terminate_backend`, logs).
     public private(set) var backendPID: Int32 = 0
     public nonisolated let logger: Logger

@@ -1,4 +1,3 @@
-import Atomics
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -52,7 +51,7 @@ public final class PostgresListener: Service, Sendable {
     private let shared = Mutex(Shared())
     private let stream: AsyncStream<ListenerEvent>
     private let continuation: AsyncStream<ListenerEvent>.Continuation
-    private let dropped = ManagedAtomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
 
     public init(
         url: String, channels: [String] = [], backoff: ReconnectBackoff = ReconnectBackoff(),
@@ -181,7 +180,7 @@ public final class PostgresListener: Service, Sendable {
     }
 
     private func publish(_ event: ListenerEvent) {
-        if case .dropped = continuation.yield(event) { dropped.wrappingIncrement(ordering: .relaxed) }
+        if case .dropped = continuation.yield(event) { dropped.wrappingAdd(1, ordering: .relaxed) }
     }
 
     private func setState(_ state: ListenerConnectionState) {

@@ -1,4 +1,3 @@
-import Atomics
 import Foundation
 import Synchronization
 import TaskerPostgres

@@ -1,6 +1,6 @@
-import Atomics
 import Foundation
 import Logging
+import Synchronization
 import TaskerAuth
 import TaskerHTTP
 import TaskerModel
@@ -68,7 +68,7 @@ extension StepExecutor {
             }
             return outcomes
         }
-        statistics.claimsBatched.wrappingIncrement(by: accepted.count, ordering: .relaxed)
+        StepMetrics.claimsBatched(accepted.count, in: statistics)
         for (item, attempt) in zip(accepted, attempts) {
             do {
                 outcomes[item.index] = try await settle(item.delivery, item.message, attempt, since: claimStart)
@@ -109,7 +109,7 @@ extension StepExecutor {
             }
             let recovered = found.filter { $0.claim != .notClaimable }.count
             guard recovered > 0 else { throw error }
-            statistics.claimsRecovered.wrappingIncrement(by: recovered, ordering: .relaxed)
+            StepMetrics.claimsRecovered(recovered, in: statistics)
             logger.warning(
                 "the connection broke after a claim committed; its steps run",
                 metadata: ["step_uuids": "\(steps)", "claimed": "\(recovered)", "error": "\(error)"])
@@ -140,7 +140,7 @@ extension StepExecutor {
     /// logged at most every 10 s) and nothing of it is read, claimed or archived.
     func serves(_ delivery: StepDelivery) -> Bool {
         guard !servedQueues.contains(delivery.queue) else { return true }
-        statistics.deliveriesRefused.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.deliveryRefused(in: statistics)
         if refusedLog.allow() {
             logger.warning(
                 "refused a delivery from a queue this worker does not serve (repeats are logged at most every 10 s)",

@@ -1,7 +1,7 @@
 import AsyncAlgorithms
-import Atomics
 import Foundation
 import Logging
+import Synchronization
 import TaskerAuth
 import TaskerHTTP
 import TaskerModel
@@ -98,9 +98,9 @@ package final class StepExecutor: Sendable {
     var accepting: Bool { acceptingFlag.load(ordering: .relaxed) }
     /// Whether claims hydrate the rows of FFI step events (`StepStatements.hydrateWithRows`).
     let eventDocuments: Bool
-    private let acceptingFlag = ManagedAtomic<Bool>(true)
+    private let acceptingFlag = Atomic<Bool>(true)
     /// Set once by `closeIntake()` (shutdown) and never cleared: no claim starts after it.
-    private let intakeClosedFlag = ManagedAtomic<Bool>(false)
+    private let intakeClosedFlag = Atomic<Bool>(false)
 
     /// `namespaces`: the namespaces this worker serves; deliveries from any other queue are refused.
     /// `eventDocuments`: a foreign runtime is attached, so hydrate also reads the task and step rows
@@ -346,7 +346,7 @@ package final class StepExecutor: Sendable {
     /// for a worker whose lease holds (PGMQ: visible again; a broker: requeued).
     func claimRefusedForLease(_ delivery: StepDelivery, _ message: StepMessage) async -> DeliveryOutcome {
         leaseLapsed()
-        statistics.claimsRefusedForLease.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.claimRefusedForLease(in: statistics)
         logger.warning(
             """
             the database refused a claim: this worker's liveness lease has expired or expires within a quarter of its \

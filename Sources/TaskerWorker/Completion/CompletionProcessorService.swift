@@ -1,5 +1,4 @@
 import AsyncAlgorithms
-import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -132,7 +131,7 @@ package final class CompletionProcessorService: Service, Sendable {
             for (completion, write) in zip(written, writes) { await store(completion, write, lostAnswer: lost) }
             return
         }
-        statistics.completionsBatched.wrappingIncrement(by: written.count, ordering: .relaxed)
+        StepMetrics.completionsBatched(written.count, in: statistics)
         // The batch's stored results announced together (RabbitMQ: their confirms overlapping).
         await transport.announceResults(zip(written, outcomes).filter { $0.1 != .notInProgress }.map(\.0.step.message))
         for (completion, outcome) in zip(written, outcomes) {
@@ -179,7 +178,7 @@ package final class CompletionProcessorService: Service, Sendable {
         // The step's result is now the `result_not_storable` one (its events follow from that).
         let finished = stored.replacement.map { StepCompletion(step: completion.step, result: $0) } ?? completion
         if outcome == .storedEarlier {
-            statistics.completionsRecovered.wrappingIncrement(ordering: .relaxed)
+            StepMetrics.completionRecovered(in: statistics)
             logger.warning(
                 "the connection broke after a result was stored; it is not stored again",
                 metadata: StepLogMetadata.of(completion.step))
@@ -236,7 +235,7 @@ package final class CompletionProcessorService: Service, Sendable {
     ) async {
         let result = completion.result
         let elapsed = completion.step.claimedAt.duration(to: .now)
-        statistics.recordExecutionTime(ms: Int(elapsed.inMilliseconds))
+        StepMetrics.executionTime(elapsed, in: statistics)
         StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart, in: statistics)
         if case .notInProgress = outcome {
             // Refused once, never retried: e.g. the step was recovered by another worker while this

@@ -1,8 +1,8 @@
 import AsyncAlgorithms
-import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import TaskerModel
 import TaskerPostgres
 
@@ -40,7 +40,7 @@ package final class HandlerDispatchService: Service, Sendable {
     /// Where steps whose callable has no Swift handler go when a foreign runtime is attached
     /// (the embedded library); nil: they fail with `handler_not_found`.
     package let foreign: ForeignDispatchChannel?
-    private let overdue = ManagedAtomic<Int>(0)
+    private let overdue = Atomic<Int>(0)
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
     package let drainDeadline: DrainDeadline
 
@@ -155,7 +155,7 @@ package final class HandlerDispatchService: Service, Sendable {
                         startedAt: startedAt))
             case .timedOut:
                 work.cancel()
-                overdue.wrappingIncrement(ordering: .relaxed)
+                overdue.wrappingAdd(1, ordering: .relaxed)
                 let timeoutMs = Int(timeout.inMilliseconds)
                 logger.warning("handler timed out", metadata: metadata(step, ["callable": "\(callable)", "timeout_ms": "\(timeoutMs)"]))
                 await finish(
@@ -164,7 +164,7 @@ package final class HandlerDispatchService: Service, Sendable {
                 // The permit stays with the handler's code until it really returns (see the type's
                 // doc), or until the shutdown drain deadline abandons it.
                 _ = await Self.race(work, timeout: nil, deadline: drainDeadline)
-                overdue.wrappingDecrement(ordering: .relaxed)
+                overdue.wrappingSubtract(1, ordering: .relaxed)
                 releasePermit()
             case .drainDeadline:
                 work.cancel()

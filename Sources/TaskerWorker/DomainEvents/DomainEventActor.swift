@@ -27,8 +27,6 @@ package actor DomainEventActor: WorkerActor {
     /// Where durable events go: PGMQ or the broker.
     private let transport: any StepTransport
     private var subscribers: [UUID: AsyncStream<DomainEvent>.Continuation] = [:]
-    /// Routing counts for `/metrics/events` (they also feed the Prometheus counters).
-    package nonisolated let routing = DomainEventRoutingStatistics()
     /// Set at shutdown: events not published by then are dropped (logged and counted).
     private var drainDeadline: ContinuousClock.Instant?
 
@@ -77,7 +75,6 @@ package actor DomainEventActor: WorkerActor {
         for declaration in declarations where Self.matches(declaration.condition, result) {
             if let drainDeadline, ContinuousClock.now >= drainDeadline {
                 StepMetrics.domainEvent(declaration.deliveryMode, published: false, in: statistics)
-                routing.failed(declaration.deliveryMode)
                 logger.warning(
                     "domain event dropped: the shutdown drain timeout has passed",
                     metadata: StepLogMetadata.of(completion.step, ["event_name": "\(declaration.name)"]))
@@ -88,7 +85,6 @@ package actor DomainEventActor: WorkerActor {
                 let violations = JSONSchema(schema).violations(of: result.result)
                 if !violations.isEmpty {
                     StepMetrics.domainEventInvalid(declaration.deliveryMode, in: statistics)
-                    routing.invalid(declaration.deliveryMode)
                     logger.warning(
                         "domain event skipped: its payload does not match the declared schema",
                         metadata: StepLogMetadata.of(
@@ -110,11 +106,10 @@ package actor DomainEventActor: WorkerActor {
                 if declaration.deliveryMode != .durable {
                     for continuation in subscribers.values { continuation.yield(event) }
                 }
-                StepMetrics.domainEvent(declaration.deliveryMode, published: true, in: statistics)
-                routing.routed(declaration.deliveryMode, subscribers: declaration.deliveryMode == .durable ? 0 : subscribers.count)
+                StepMetrics.domainEvent(
+                    declaration.deliveryMode, published: true, subscribers: subscribers.count, in: statistics)
             } catch {
                 StepMetrics.domainEvent(declaration.deliveryMode, published: false, in: statistics)
-                routing.failed(declaration.deliveryMode)
                 logger.warning(
                     "domain event not published",
                     metadata: StepLogMetadata.of(

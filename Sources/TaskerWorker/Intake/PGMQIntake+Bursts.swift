@@ -1,4 +1,3 @@
-import Atomics
 import Logging
 import Synchronization
 import TaskerModel
@@ -106,7 +105,7 @@ extension PGMQIntake {
     private func readAndClaim(queue: String, msgIDs: [Int64]) async {
         guard intakeOpen else { return }
         let statistics = executor.statistics
-        statistics.notifiedReads.wrappingIncrement(by: msgIDs.count, ordering: .relaxed)
+        StepMetrics.notifiedReads(msgIDs.count, in: statistics)
         let timeout = settings.visibilityTimeoutSeconds
         let messages: [QueueMessage]
         do {

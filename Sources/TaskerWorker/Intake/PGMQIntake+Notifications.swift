@@ -1,4 +1,3 @@
-import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -119,7 +118,7 @@ extension PGMQIntake {
             guard intakeOpen else { return }
             do {
                 let timeout = settings.visibilityTimeoutSeconds
-                statistics.notifiedReads.wrappingIncrement(ordering: .relaxed)
+                StepMetrics.notifiedReads(in: statistics)
                 let message = try await pool.withConnection { c in
                     try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
                 }
@@ -139,7 +138,7 @@ extension PGMQIntake {
     private func readNotifiedBatch(queue: String, announced: Int) async {
         let quantity = await readQuantity(upTo: min(announced, settings.pollBatchSize))
         guard quantity > 0, intakeOpen else { return }
-        executor.statistics.notifiedReads.wrappingIncrement(ordering: .relaxed)
+        StepMetrics.notifiedReads(in: executor.statistics)
         let timeout = settings.visibilityTimeoutSeconds
         let messages: [QueueMessage]
         do {

@@ -1,5 +1,4 @@
 import AsyncAlgorithms
-import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -20,22 +19,22 @@ final class PGMQIntake: StepIntake {
     let executor: StepExecutor
     private let pollSignals: AsyncStream<PollReason>
     private let pollSignal: AsyncStream<PollReason>.Continuation
-    private let lastPollSucceeded = ManagedAtomic<Bool>(true)
+    private let lastPollSucceeded = Atomic<Bool>(true)
     /// Poller passes over every polled queue so far (read or not: none is read while claiming is off).
-    private let pollPasses = ManagedAtomic<Int>(0)
+    private let pollPasses = Atomic<Int>(0)
     private let capacityFreed: WorkerCapacity?
     private let pollFailureLog = Throttle(interval: .seconds(10))
     /// Catch-up reads already scheduled, by whole second since `clockStart`.
     private let pendingCatchUps = Mutex<Set<Int64>>([])
     /// Set by every catch-up request; the poll loop turns its next pass into a catch-up.
-    private let catchUpWanted = ManagedAtomic<Bool>(false)
+    private let catchUpWanted = Atomic<Bool>(false)
     private let clockStart = ContinuousClock.now
     /// `worker_<ns>_queue` of every served namespace: the only queues a notification may name.
     let servedQueues: Set<String>
     let rejectedNotificationLog = Throttle(interval: .seconds(10))
     let droppedNotificationLog = Throttle(interval: .seconds(10))
     /// The listener's `droppedEvents` already counted and answered with a catch-up read.
-    let droppedSeen = ManagedAtomic<Int>(0)
+    let droppedSeen = Atomic<Int>(0)
     /// Notified message ids waiting for their queue's claimer (`PGMQIntake+Bursts`).
     let bursts = Mutex<[String: NotifiedBurst]>([:])
     let logger: Logger
@@ -165,7 +164,7 @@ final class PGMQIntake: StepIntake {
                 let maxAge = reason == .tick ? settings.pollMaxAgeSeconds : 0
                 await drain(QueueNames.workerQueue(namespace: namespace), minAge: minAge, maxAge: maxAge, slots: slots)
             }
-            pollPasses.wrappingIncrement(ordering: .relaxed)
+            pollPasses.wrappingAdd(1, ordering: .relaxed)
         }
     }
 

@@ -1,7 +1,7 @@
 import AsyncAlgorithms
-import Atomics
 import Logging
 import ServiceLifecycle
+import Synchronization
 import TaskerAMQP
 import TaskerModel
 import TaskerPostgres
@@ -19,7 +19,7 @@ package final class WorkerEventSystem: Service, Sendable {
     let intake: any StepIntake
     let executor: StepExecutor
     private let dispatch: AsyncChannel<ClaimedStep>
-    private let running = ManagedAtomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
     private let onShutdownBegins: @Sendable () -> Void
     private let capacityFreed: WorkerCapacity?
     let logger: Logger

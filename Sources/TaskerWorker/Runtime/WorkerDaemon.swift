@@ -1,5 +1,4 @@
 import AsyncAlgorithms
-import Atomics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -161,7 +160,7 @@ public final class WorkerDaemon: Service, Sendable {
         // Past the drain deadline plus a margin, what is left is cancelled (every database wait
         // honours cancellation), so shutdown ends in bounded time even with the database unreachable.
         let limit = Self.gracefulShutdownLimit(configuration)
-        let forced = ManagedAtomic<Bool>(false)
+        let forced = OneShotSignal()
         groupConfiguration.maximumGracefulShutdownDuration = limit
         let group = ServiceGroup(configuration: groupConfiguration)
         // The inner group follows the enclosing group's graceful shutdown by itself; `shutdown()`
@@ -175,7 +174,7 @@ public final class WorkerDaemon: Service, Sendable {
                 tasks.addTask { [shutdownRequested, logger, forced] in
                     await shutdownRequested.wait()
                     try await Task.sleep(for: limit)
-                    forced.store(true, ordering: .sequentiallyConsistent)
+                    forced.trigger()
                     logger.error(
                         "graceful shutdown did not finish within its limit; cancelling what is left (steps whose result is not stored stay in_progress)",
                         metadata: ["limit_seconds": "\(limit.components.seconds)"])
@@ -185,7 +184,7 @@ public final class WorkerDaemon: Service, Sendable {
                 tasks.cancelAll()
                 // Cut short: not a clean stop, whatever the cancelled services ended with (an error
                 // they report is a consequence; the forced shutdown is what the operator must read).
-                if forced.load(ordering: .sequentiallyConsistent) {
+                if forced.isTriggered {
                     throw ForcedShutdownError(limit: limit, cause: failure.map { "\($0)" })
                 }
                 if let failure { throw failure }

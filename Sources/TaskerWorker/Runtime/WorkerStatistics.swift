@@ -1,37 +1,30 @@
-import Atomics
 import TaskerHTTP
 
-/// The worker's step statistics (the upstream `AtomicStepExecutionStats` plus the pipeline's own):
-/// the counters `/metrics` shows are `counters` (recorded through `StepMetrics`), the ones only
-/// `/metrics/worker` shows are atomics here; `snapshot` reads both.
+/// The worker's step statistics (the upstream `AtomicStepExecutionStats` plus the pipeline's own).
+/// Every count of the worker is a series of `counters`, recorded through `StepMetrics`, once per
+/// event: `/metrics` renders the series, `/metrics/worker` and the C ABI's metrics (the same
+/// document) read `snapshot`, `/metrics/events` reads `domainEventRouting`, all computed from one
+/// copy of the series. (Latencies are histograms in `WorkerMetrics.shared`; they are not counts.)
 public final class WorkerStatistics: Sendable {
-    /// The step pipeline's labelled counters, the one count behind both metrics endpoints.
+    /// The step pipeline's labelled counters, the one count behind every metrics endpoint.
     package let counters = StepCounters()
-    let executionTimeMs = ManagedAtomic<Int>(0)
-    let completionsBatched = ManagedAtomic<Int>(0)
-    let claimsBatched = ManagedAtomic<Int>(0)
-    let claimsRecovered = ManagedAtomic<Int>(0)
-    let claimsRefusedForLease = ManagedAtomic<Int>(0)
-    let completionsRecovered = ManagedAtomic<Int>(0)
-    let notifiedReads = ManagedAtomic<Int>(0)
-    let deliveriesRefused = ManagedAtomic<Int>(0)
 
     package init() {}
 
-    /// Adds a finished step's claim-to-stored time (its outcome is counted by `StepMetrics.resultStored`).
-    func recordExecutionTime(ms: Int) {
-        executionTimeMs.wrappingIncrement(by: max(0, ms), ordering: .relaxed)
-    }
-
     /// The Prometheus counter families of `counters` (`/metrics`).
     package var prometheusFamilies: [MetricFamily] { counters.families(help: StepMetrics.help) }
+
+    /// The domain event routing counts (`/metrics/events`) now, with `subscribers` in-process subscribers.
+    package func domainEventRouting(subscribers: Int) -> DomainEventRouting {
+        DomainEventRouting(counters.current, subscribers: subscribers)
+    }
 
     /// The counters now.
     public var snapshot: Snapshot {
         let counts = counters.current
         typealias Name = StepMetrics.Name
         let executed = counts.total(Name.executions)
-        let time = executionTimeMs.load(ordering: .relaxed)
+        let time = counts.total(Name.executionTime)
         return Snapshot(
             totalExecuted: executed, totalSucceeded: counts.total(Name.successes),
             totalFailed: counts.total(Name.failures, where: "error_type", is: StepMetrics.FailureType.handlerExecutionFailed.rawValue),
@@ -41,18 +34,18 @@ public final class WorkerStatistics: Sendable {
             claimsLost: counts.total(Name.failures, where: "error_type", is: StepMetrics.FailureType.claimFailed.rawValue),
             poisonMessages: counts.total(Name.poisonMessages), staleMessages: counts.total(Name.staleMessages),
             shedClaims: counts.total(Name.claimsShed), completionRetries: counts.total(Name.completionRetries),
-            completionsBatched: completionsBatched.load(ordering: .relaxed),
-            claimsBatched: claimsBatched.load(ordering: .relaxed),
-            claimsRecovered: claimsRecovered.load(ordering: .relaxed),
-            claimsRefusedForLease: claimsRefusedForLease.load(ordering: .relaxed),
-            completionsRecovered: completionsRecovered.load(ordering: .relaxed),
+            completionsBatched: counts.total(Name.completionsBatched),
+            claimsBatched: counts.total(Name.claimsBatched),
+            claimsRecovered: counts.total(Name.claimsRecovered),
+            claimsRefusedForLease: counts.total(Name.claimsRefusedForLease),
+            completionsRecovered: counts.total(Name.completionsRecovered),
             domainEventsPublished: counts.total(Name.domainEventsPublished),
             domainEventsFailed: counts.total(Name.domainEventsFailed),
             domainEventsInvalid: counts.total(Name.domainEventsInvalid),
             notificationsRejected: counts.total(Name.notificationsRejected),
             notificationsDropped: counts.total(Name.notificationsDropped),
-            notifiedReads: notifiedReads.load(ordering: .relaxed),
-            deliveriesRefused: deliveriesRefused.load(ordering: .relaxed),
+            notifiedReads: counts.total(Name.notifiedReads),
+            deliveriesRefused: counts.total(Name.deliveriesRefused),
             stepsRecovered: counts.total(Name.stepsRecovered), lateResultsRefused: counts.total(Name.lateResultsRefused))
     }
 

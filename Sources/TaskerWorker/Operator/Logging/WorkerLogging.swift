@@ -1,4 +1,3 @@
-import Atomics
 import Foundation
 import Logging
 import Synchronization
@@ -46,7 +45,7 @@ package enum WorkerLogging {
     }
 
     private static let settings = Mutex(Settings())
-    private static let levelStorage = ManagedAtomic<UInt8>(levelIndex(.info))
+    private static let levelStorage = Atomic<UInt8>(levelIndex(.info))
     private static let installed = Mutex(false)
 
     @TaskLocal static var taskOverride: Override?

@@ -1,4 +1,3 @@
-import Atomics
 import Foundation
 import Metrics
 import Synchronization
@@ -163,9 +162,9 @@ protocol PrometheusSeries: AnyObject, Sendable {
 
 /// `counter`: a lock-free `Int64`.
 final class CounterSeries: CounterHandler, PrometheusSeries {
-    private let value = ManagedAtomic<Int64>(0)
+    private let value = Atomic<Int64>(0)
 
-    func increment(by amount: Int64) { value.wrappingIncrement(by: amount, ordering: .relaxed) }
+    func increment(by amount: Int64) { value.wrappingAdd(amount, ordering: .relaxed) }
     func reset() { value.store(0, ordering: .relaxed) }
     var current: Int64 { value.load(ordering: .relaxed) }
 

@@ -47,6 +47,15 @@ package enum StepMetrics {
         package static let domainEventsInvalid = "tasker.domain_events.invalid.total"
         package static let stepsRecovered = "tasker.steps.recovered.total"
         package static let lateResultsRefused = "tasker.steps.late_results_refused.total"
+        package static let claimsBatched = "tasker.steps.claims_batched.total"
+        package static let claimsRecovered = "tasker.steps.claims_recovered.total"
+        package static let claimsRefusedForLease = "tasker.steps.claims_refused_for_lease.total"
+        package static let completionsBatched = "tasker.steps.completions_batched.total"
+        package static let completionsRecovered = "tasker.steps.completions_recovered.total"
+        package static let executionTime = "tasker.steps.execution_time_milliseconds.total"
+        package static let notifiedReads = "tasker.worker.notified_reads.total"
+        package static let deliveriesRefused = "tasker.worker.deliveries_refused.total"
+        package static let domainEventSubscriberDeliveries = "tasker.domain_events.subscriber_deliveries.total"
     }
 
     static let help: [String: String] = [
@@ -72,6 +81,15 @@ package enum StepMetrics {
         Name.domainEventsInvalid: "Domain events skipped because the payload violates the schema",
         Name.stepsRecovered: "Steps of lost workers given a retryable worker_lost result by this worker",
         Name.lateResultsRefused: "Results not stored because the step was no longer in_progress (e.g. recovered by another worker)",
+        Name.claimsBatched: "Steps claimed together with others in one transaction (a poll read's or a notified burst's)",
+        Name.claimsRecovered: "Claims found committed after their answer was lost",
+        Name.claimsRefusedForLease: "Claims the database refused: this worker's liveness lease had expired or was about to",
+        Name.completionsBatched: "Results stored together with others in one transaction",
+        Name.completionsRecovered: "Results found stored after their answer was lost",
+        Name.executionTime: "Sum of the claim-to-stored times of the step results produced, in milliseconds",
+        Name.notifiedReads: "Queue reads made for notifications (one per message read by id, one per large batch)",
+        Name.deliveriesRefused: "Deliveries refused: their queue is not this worker's",
+        Name.domainEventSubscriberDeliveries: "Domain events handed to in-process subscribers",
     ]
 
     static func timerName(_ label: String) -> String { PrometheusMetricsFactory.timerName(label) }
@@ -106,6 +124,31 @@ package enum StepMetrics {
         inFlight.withLock { $0.claimStarts[step] = start }
         statistics.counters.increment(Name.claimed, ["namespace": namespace])
         time(Name.claimDuration, start.duration(to: now), ["namespace": namespace])
+    }
+
+    /// `count` steps claimed together in one transaction.
+    package static func claimsBatched(_ count: Int, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.claimsBatched, by: count)
+    }
+
+    /// `count` claims found committed after their answer was lost.
+    package static func claimsRecovered(_ count: Int, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.claimsRecovered, by: count)
+    }
+
+    /// A claim the database refused because this worker's lease had lapsed.
+    package static func claimRefusedForLease(in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.claimsRefusedForLease)
+    }
+
+    /// A delivery refused: its queue is not this worker's.
+    package static func deliveryRefused(in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.deliveriesRefused)
+    }
+
+    /// `count` queue reads made for notifications.
+    package static func notifiedReads(_ count: Int = 1, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.notifiedReads, by: count)
     }
 
     // MARK: - Namespace labels
@@ -198,6 +241,21 @@ package enum StepMetrics {
         statistics.counters.increment(Name.completionRetries, ["namespace": completion.step.hydrated.namespace])
     }
 
+    /// `count` results stored together in one transaction.
+    package static func completionsBatched(_ count: Int, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.completionsBatched, by: count)
+    }
+
+    /// A result found stored by an earlier attempt whose answer was lost.
+    package static func completionRecovered(in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.completionsRecovered)
+    }
+
+    /// A finished step's claim-to-stored time (its outcome is counted by `resultStored`).
+    package static func executionTime(_ elapsed: Duration, in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.executionTime, by: max(0, Int(elapsed.inMilliseconds)))
+    }
+
     /// The completion transaction ran: counts the outcome; `stored` is false when the step was no
     /// longer in progress (result dropped).
     package static func resultStored(
@@ -241,11 +299,17 @@ package enum StepMetrics {
 
     // MARK: - Domain events
 
-    /// A domain event outcome by delivery mode.
-    package static func domainEvent(_ mode: DeliveryMode, published: Bool, in statistics: WorkerStatistics) {
+    /// A domain event outcome by delivery mode; a published `fast` or `broadcast` event was handed
+    /// to `subscribers` in-process subscribers.
+    package static func domainEvent(
+        _ mode: DeliveryMode, published: Bool, subscribers: Int = 0, in statistics: WorkerStatistics
+    ) {
         statistics.counters.increment(
             published ? Name.domainEventsPublished : Name.domainEventsFailed,
             ["delivery_mode": mode.rawValue])
+        if published, mode != .durable, subscribers > 0 {
+            statistics.counters.increment(Name.domainEventSubscriberDeliveries, by: subscribers)
+        }
     }
 
     /// A domain event skipped because its payload violates the declared schema.

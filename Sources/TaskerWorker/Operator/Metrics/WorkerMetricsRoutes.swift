@@ -34,8 +34,8 @@ package enum WorkerMetricsRoutes {
 
     /// `/metrics/events`'s body (upstream `DomainEventStats`).
     package struct DomainEventStatsResponse: Codable, Sendable {
-        package var router: DomainEventRoutingStatistics.Router
-        package var inProcessBus: DomainEventRoutingStatistics.InProcessBus
+        package var router: DomainEventRouting.Router
+        package var inProcessBus: DomainEventRouting.InProcessBus
         package var capturedAt: String
         package var workerID: String
 
@@ -70,10 +70,10 @@ package enum WorkerMetricsRoutes {
 
     /// `/metrics/events`'s body for `runtime`.
     package static func domainEventStats(_ runtime: WorkerRuntime) async -> DomainEventStatsResponse {
-        let routing = runtime.domainEvents.routing
         let subscribers = await runtime.domainEvents.subscriberCount
+        let routing = runtime.statistics.domainEventRouting(subscribers: subscribers)
         return DomainEventStatsResponse(
-            router: routing.router, inProcessBus: routing.inProcessBus(subscribers: subscribers),
+            router: routing.router, inProcessBus: routing.inProcessBus,
             capturedAt: ResultTimestamp.string(Date()), workerID: runtime.identity.publicID)
     }
 
