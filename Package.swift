@@ -277,6 +277,9 @@ let package = Package(
             path: "Fuzz/Checks"
         ),
         .testTarget(name: "TaskerFuzzChecksTests", dependencies: ["TaskerFuzzChecks"]),
+        .testTarget(
+            name: "TaskerMessagingTests",
+            dependencies: ["TaskerMessaging", "TaskerPostgres", .product(name: "Logging", package: "swift-log")]),
     ]
 )
 

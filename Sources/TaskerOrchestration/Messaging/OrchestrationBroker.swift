@@ -175,14 +175,19 @@ public final class OrchestrationBroker: Sendable {
     }
 
     /// Re-publishes the message of every step `enqueued` since before this process started
-    /// (`enqueuedBefore`; see the type's documentation). Returns how many were published.
+    /// (`enqueuedBefore`; see the type's documentation), through TaskerMessaging's
+    /// `StartupRepublisher` (the worker's start-up re-publish is the same loop). Returns how many
+    /// were published.
     @discardableResult
     func republishEnqueued(pool: PostgresConnectionPool) async -> Int {
         let before = RFC3339.string(startedAt)
-        var attempts = RetryAttempts(backoff: declareBackoff)
-        while !Task.isCancelled {
-            do {
-                let entries = try await pool.withConnection { c in
+        let republisher = StartupRepublisher(
+            what: "messages of steps enqueued before this start",
+            reason: "an orchestration may have stopped before publishing them", backoff: declareBackoff,
+            stopped: connection.stopped, logger: logger)
+        return await republisher.run(
+            find: {
+                try await pool.withConnection { c in
                     try await c.query(Self.enqueuedBefore, [before, Self.republishLimit]).map {
                         row throws(PostgresError) -> EnqueueJournal.Entry in
                         EnqueueJournal.Entry(
@@ -192,20 +197,8 @@ public final class OrchestrationBroker: Sendable {
                                 correlationID: try row.decode("correlation_id")))
                     }
                 }
-                guard !entries.isEmpty else { return 0 }
-                logger.warning(
-                    "re-publishing the messages of steps enqueued before this start (an orchestration may have stopped before publishing them)",
-                    metadata: ["steps": "\(entries.count)"])
-                return await publish(entries) ? entries.count : 0
-            } catch {
-                let delay = attempts.failed()
-                if attempts.failures == 1 {
-                    logger.warning("could not look for enqueued steps to re-publish; retrying", metadata: ["error": "\(error)"])
-                }
-                guard await connection.stopped.sleep(for: delay) else { break }
-            }
-        }
-        return 0
+            },
+            publish: { entry in await publish([entry]) })
     }
 }
 

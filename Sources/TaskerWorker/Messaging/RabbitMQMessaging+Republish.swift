@@ -57,22 +57,25 @@ extension RabbitMQMessaging {
     static let republishBatch = 100
 
     /// Re-publishes the result message of every step waiting for orchestration since before this
-    /// process started (`unannouncedResults`). A step whose message had been published (by a worker
-    /// that died after the confirm, or by a live worker whose message is still queued) gets a
-    /// duplicate, which orchestration ignores: it processes a result only for a step still
-    /// `enqueued_*_for_orchestration`, and acks the duplicate. Retries the query until it answers
-    /// or the task is cancelled. Returns how many were published.
+    /// process started (`unannouncedResults`), through TaskerMessaging's `StartupRepublisher` (the
+    /// orchestration's start-up re-publish is the same loop). A step whose message had been
+    /// published (by a worker that died after the confirm, or by a live worker whose message is
+    /// still queued) gets a duplicate, which orchestration ignores: it processes a result only for a
+    /// step still `enqueued_*_for_orchestration`, and acks the duplicate. Returns how many were
+    /// published.
     @discardableResult
     package func republishUnannounced(pool: PostgresConnectionPool) async -> Int {
         let namespaces = queues.map(QueueNames.namespace(ofWorkerQueue:))
         guard !namespaces.isEmpty else { return 0 }
         let before = RFC3339.string(startedAt)
         let list = "[" + namespaces.map(StringEscaping.jsonQuoted).joined(separator: ",") + "]"
-        var attempts = RetryAttempts(backoff: ReconnectBackoff(initial: .milliseconds(200), maximum: .seconds(5)))
-        var found: [(transition: UUID, message: StepMessage)]?
-        while found == nil, !Task.isCancelled {
-            do {
-                found = try await pool.withConnection { c in
+        let republisher = StartupRepublisher(
+            what: "results of steps waiting for orchestration since before this start",
+            reason: "a worker may have died before publishing them", batchSize: Self.republishBatch,
+            stopped: broker.stopped, logger: logger)
+        return await republisher.run(
+            find: {
+                try await pool.withConnection { c in
                     try await c.query(Self.unannouncedResults, [before, PostgresJSON(raw: list), Self.republishLimit]).map {
                         row throws(PostgresError) -> (transition: UUID, message: StepMessage) in
                         let transition: UUID = try row.decode("transition_uuid")
@@ -82,30 +85,9 @@ extension RabbitMQMessaging {
                         return (transition, message)
                     }
                 }
-            } catch {
-                let delay = attempts.failed()
-                if attempts.failures == 1 {
-                    logger.warning("could not look for results to re-publish; retrying", metadata: ["error": "\(error)"])
-                }
-                guard await broker.stopped.sleep(for: delay) else { return 0 }
-            }
-        }
-        guard let found, !found.isEmpty else { return 0 }
-        logger.warning(
-            "re-publishing the results of steps waiting for orchestration since before this start (a worker may have died before publishing them)",
-            metadata: ["steps": "\(found.count)"])
-        var published = 0
-        for start in stride(from: 0, to: found.count, by: Self.republishBatch) {
-            var confirmed: [UUID] = []
-            for entry in found[start..<min(start + Self.republishBatch, found.count)] {
-                guard await publishResult(entry.message) else { break }
-                confirmed.append(entry.transition)
-            }
-            published += confirmed.count
-            await markRepublished(confirmed, pool: pool)
-            guard confirmed.count == min(Self.republishBatch, found.count - start) else { break }
-        }
-        return published
+            },
+            publish: { entry in await publishResult(entry.message) },
+            markPublished: { confirmed in await markRepublished(confirmed.map(\.transition), pool: pool) })
     }
 
     /// Marks the transitions whose re-published result the broker confirmed (`markRepublished`).
