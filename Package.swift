@@ -279,7 +279,10 @@ let package = Package(
         .testTarget(name: "TaskerFuzzChecksTests", dependencies: ["TaskerFuzzChecks"]),
         .testTarget(
             name: "TaskerMessagingTests",
-            dependencies: ["TaskerMessaging", "TaskerPostgres", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "TaskerMessaging", "TaskerModel", "TaskerPostgres", "TaskerTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ]
 )
 

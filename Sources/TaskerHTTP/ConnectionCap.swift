@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import TaskerPostgres
 
 /// At most `maximum` open connections on a server (`worker.web.max_connections`,
 /// `worker.grpc.max_connections`, `orchestration.web.max_connections`).

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import Synchronization
+import TaskerPostgres
 
 /// At most `maximum` open connections from one client IP address on a server
 /// (`worker.web.max_connections_per_address`, `worker.grpc.max_connections_per_address`, `orchestration.web.max_connections_per_address`; 0 = no

@@ -4,6 +4,11 @@ import TaskerPostgres
 
 /// Hostile inputs that unit tests (TaskerModelTests) and system tests (TaskerSystemTests) both use.
 package enum HostileFixtures {
+    /// A `batch_ready` notification payload naming `ids` of `queue` (real or forged).
+    package static func batchReady(_ queue: String, ids: some Sequence<Int>) -> String {
+        #"{"event_type":"batch_ready","queue_name":"\#(queue)","msg_ids":[\#(ids.map(String.init).joined(separator: ","))]}"#
+    }
+
     /// `1` inside `depth` arrays (or single-member objects `{"k": …}`).
     package static func nestedJSON(_ depth: Int, object: Bool) -> JSONValue {
         var value = JSONValue.int(1)

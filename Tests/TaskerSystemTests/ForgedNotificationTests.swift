@@ -12,46 +12,13 @@ import Glibc
 
 /// Issue #26, items 5 and 9: notifications are hints from anyone. The orchestration took every id
 /// of a forged `batch_ready` (3,954 in one; 500 such cost it 28 s of CPU); now the worker and the
-/// orchestration share one bounded intake (`NotificationTriage`). And the bodies a LISTENer can
+/// orchestration share one bounded intake (`NotificationTriage`, `NotificationIntake`; their
+/// rules are tested without a database in TaskerModelTests and TaskerMessagingTests). And the bodies a LISTENer can
 /// read can be turned off (`scripts/sql/notify-without-payloads.sql`).
 @Suite("Forged notifications", .timeLimit(.minutes(4)))
 struct ForgedNotificationTests {
-    static let channelQueues: Set<String> = ["worker_a_queue"]
-
     static func batchReady(_ queue: String, ids: ClosedRange<Int>) -> String {
-        #"{"event_type":"batch_ready","queue_name":"\#(queue)","msg_ids":[\#(ids.map(String.init).joined(separator: ","))]}"#
-    }
-
-    @Test func theTriageBoundsWhatOneNotificationCosts() {
-        typealias T = NotificationTriage
-        // Up to 10 distinct ids: read by id (duplicates once).
-        #expect(
-            T.triage(payload: Self.batchReady("worker_a_queue", ids: 1...10), channelQueues: Self.channelQueues)
-                == .readByID(queue: "worker_a_queue", msgIDs: Array(1...10)))
-        let repeated = #"{"event_type":"batch_ready","queue_name":"worker_a_queue","msg_ids":[7,7,7,7,7,7,7,7,7,7,7,7,7]}"#
-        #expect(T.triage(payload: repeated, channelQueues: Self.channelQueues) == .readByID(queue: "worker_a_queue", msgIDs: [7]))
-        // More: one queue read, whatever the count.
-        #expect(
-            T.triage(payload: Self.batchReady("worker_a_queue", ids: 1...1_300), channelQueues: Self.channelQueues)
-                == .readQueue(queue: "worker_a_queue", announced: 1_300))
-        // Another queue than the channel's: rejected, nothing read.
-        guard
-            case .rejected(_, catchUp: false) = T.triage(
-                payload: Self.batchReady("orchestration_step_results", ids: 1...3), channelQueues: Self.channelQueues)
-        else { return #expect(Bool(false), "a queue the channel does not announce was taken") }
-        // Not a notification (too deep, not JSON, too long): rejected, the queues read soon.
-        let deep =
-            #"{"event_type":"message_ready","queue_name":"worker_a_queue","msg_id":1,"x":"#
-            + String(repeating: "[", count: 400) + String(repeating: "]", count: 400) + "}"
-        for payload in [deep, "{not json", String(repeating: " ", count: 9_000)] {
-            switch T.triage(payload: payload, channelQueues: Self.channelQueues) {
-            case .rejected: break
-            default: Issue.record("taken: \(payload.prefix(60))")
-            }
-        }
-        // A batch_ready cut by pgmq_send_batch_with_notify: read the queues.
-        let cut = String(Self.batchReady("worker_a_queue", ids: 1...2_000).prefix(7_790)) + "...}"
-        #expect(T.triage(payload: cut, channelQueues: Self.channelQueues) == .catchUp)
+        HostileFixtures.batchReady(queue, ids: ids)
     }
 
     /// 300 forged `batch_ready` notifications of 1,300 ids each on the orchestration's channel: it

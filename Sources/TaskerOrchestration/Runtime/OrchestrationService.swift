@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import TaskerAuth
 import TaskerHTTP
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 
@@ -53,8 +54,8 @@ public final class OrchestrationService: Service, Sendable {
     /// RabbitMQ (`[common.queues] backend = "rabbitmq"`); nil: PGMQ.
     public let broker: OrchestrationBroker?
     let logger: Logger
-    /// Rejected notifications are logged at most every 10 s (anyone can send them).
-    private let rejectedNotificationLog = Throttle(interval: .seconds(10))
+    /// What each listener event asks for (TaskerMessaging's, shared with the worker).
+    private let notifications: NotificationIntake
 
     /// An orchestration on `pool` (closed when `run()` returns).
     /// With `broker`, the orchestration's messages go through RabbitMQ (`OrchestrationService+RabbitMQ`)
@@ -69,12 +70,16 @@ public final class OrchestrationService: Service, Sendable {
         self.logger = logger
         self.processor = OrchestrationCommandProcessorActor(
             context: OrchestrationContext(pool: pool, processorUUID: processorUUID, broker: broker, logger: logger))
-        self.listener = PostgresListener(
-            url: databaseURL, channels: [QueueNames.readyChannel(namespace: "orchestration")],
-            connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
-            logger: Logger(label: "tasker.orchestration.listener"))
         let statistics = OrchestrationStatistics()
         self.statistics = statistics
+        self.notifications = NotificationIntake(
+            channelQueues: [QueueNames.readyChannel(namespace: "orchestration"): Self.notifiedQueues], logger: logger,
+            onRejected: { _ in statistics.recordRejectedNotification() },
+            onDropped: { count in statistics.recordDroppedNotifications(count) })
+        self.listener = PostgresListener(
+            url: databaseURL, channels: notifications.channels,
+            connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
+            logger: Logger(label: "tasker.orchestration.listener"))
         self.stalenessDetector = StalenessDetector(pool: pool, settings: settings.staleness, statistics: statistics)
     }
 
@@ -127,7 +132,7 @@ public final class OrchestrationService: Service, Sendable {
             if settings.listen {
                 group.addTask { try? await self.listener.run() }
                 group.addTask {
-                    for await event in self.listener.events { self.route(event, to: submit) }
+                    for await signal in self.notifications.signals(of: self.listener) { self.route(signal, to: submit) }
                 }
             }
             group.addTask {
@@ -153,31 +158,17 @@ public final class OrchestrationService: Service, Sendable {
     /// The queues the orchestration's channel (`pgmq_message_ready.orchestration`) announces.
     static let notifiedQueues: Set<String> = [QueueNames.taskRequests, QueueNames.stepResults, QueueNames.taskFinalizations]
 
-    /// A listener event as work, by `NotificationTriage` (the worker's rule too): a notification
-    /// naming at most `NotificationTriage.maxMessageIDsPerNotification` messages of our queues has
-    /// them processed by themselves at once (no read of the queues, no waiting for other messages in
-    /// hand); one naming more, or one that cannot be parsed, becomes a read (coalesced by the
-    /// dispatch loop, and bounded by its batch size); anything else is counted and dropped.
-    private func route(_ event: ListenerEvent, to submit: AsyncStream<Work>.Continuation) {
-        guard case .notification(let notification) = event else {
-            submit.yield(.read)
-            return
-        }
-        switch NotificationTriage.triage(payload: notification.payload, channelQueues: Self.notifiedQueues) {
+    /// A listener event's signal (`NotificationIntake`, the worker's rule too) as work: a
+    /// notification naming at most `NotificationTriage.maxMessageIDsPerNotification` messages of our
+    /// queues has them processed by themselves at once (no read of the queues, no waiting for other
+    /// messages in hand); one naming more, a (re)connect, dropped events or a notification that
+    /// cannot be read become a read (coalesced by the dispatch loop, and bounded by its batch size).
+    private func route(_ signal: NotificationIntake.Signal, to submit: AsyncStream<Work>.Continuation) {
+        switch signal {
         case .readByID(let queue, let msgIDs):
             for id in msgIDs { submit.yield(.notified(queue: queue, msgID: id)) }
         case .readQueue, .catchUp:
             submit.yield(.read)
-        case .rejected(let reason, let catchUp):
-            statistics.recordRejectedNotification()
-            if rejectedNotificationLog.allow() {
-                logger.warning(
-                    "ignoring a notification (repeats are logged at most every 10 s)",
-                    metadata: ["reason": "\(reason.prefix(300))"])
-            }
-            if catchUp { submit.yield(.read) }
-        case .none:
-            break
         }
     }
 

@@ -11,6 +11,7 @@ public final class OrchestrationStatistics: Sendable {
     private let staleErrors = Atomic<Int>(0)
     private let duplicates = Atomic<Int>(0)
     private let rejectedNotifications = Atomic<Int>(0)
+    private let droppedNotifications = Atomic<Int>(0)
     private let notifiedReads = Atomic<Int>(0)
 
     public init() {}
@@ -37,10 +38,13 @@ public final class OrchestrationStatistics: Sendable {
 
     /// Notifications not taken (`NotificationTriage`: another queue, unparseable, too long).
     public var notificationsRejected: Int { rejectedNotifications.load(ordering: .relaxed) }
+    /// Notifications lost to a full listener buffer (each loss answered with a read of the queues).
+    public var notificationsDropped: Int { droppedNotifications.load(ordering: .relaxed) }
     /// Messages read by id because a notification named them (each one round trip).
     public var notifiedMessageReads: Int { notifiedReads.load(ordering: .relaxed) }
 
     func recordRejectedNotification() { rejectedNotifications.wrappingAdd(1, ordering: .relaxed) }
+    func recordDroppedNotifications(_ count: Int) { droppedNotifications.wrappingAdd(count, ordering: .relaxed) }
     func recordNotifiedRead() { notifiedReads.wrappingAdd(1, ordering: .relaxed) }
     func recordResult() { results.wrappingAdd(1, ordering: .relaxed) }
     func recordTaskRequest() { requests.wrappingAdd(1, ordering: .relaxed) }

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerPostgres
 
 /// The worker's one capacity state: handler permits, claimed steps waiting for a permit, claimed
 /// steps whose result is not stored, claims in flight, and the shed → re-read signal. The decisions

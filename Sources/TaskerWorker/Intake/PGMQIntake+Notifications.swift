@@ -4,104 +4,82 @@ import ServiceLifecycle
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 
-/// The listener side of `PGMQIntake`. Notifications are hints from anyone: any role that can
-/// connect may `pg_notify` any payload on a worker's channel. So a notification is taken only for
-/// the channel's own `worker_<ns>_queue` of a served namespace (anything else is ignored, counted
-/// and logged at most every 10 s), and then `NotificationTriage` (shared with the orchestration)
-/// decides: at most `NotificationTriage.maxMessageIDsPerNotification` ids are read by id (a larger
-/// `batch_ready` becomes one queue read of up to `pollBatchSize` messages), and a body embedded in a
-/// notification is never acted on: the message itself is read by id and judged by its stored body.
+/// The listener side of `PGMQIntake`. What each listener event asks for is decided by
+/// TaskerMessaging's `NotificationIntake`, the orchestration's too: a notification is taken only for
+/// the channel's own `worker_<ns>_queue` of a served namespace (anything else is ignored, counted and
+/// logged at most every 10 s), and then as `NotificationTriage` decides: at most
+/// `NotificationTriage.maxMessageIDsPerNotification` ids are read by id (a larger `batch_ready`
+/// becomes one queue read of up to `pollBatchSize` messages), and a body embedded in a notification
+/// is never acted on: the message itself is read by id and judged by its stored body. (Re)connects
+/// and events dropped by a full listener buffer are answered with catch-up reads.
 extension PGMQIntake {
+
+    /// The notification intake of the served namespaces' channels, counting into the worker's statistics.
+    static func notificationIntake(
+        namespaces: [String], statistics: WorkerStatistics, logger: Logger
+    ) -> NotificationIntake {
+        var channelQueues: [String: Set<String>] = [:]
+        for namespace in namespaces {
+            channelQueues[QueueNames.readyChannel(namespace: namespace)] = [QueueNames.workerQueue(namespace: namespace)]
+        }
+        return NotificationIntake(
+            channelQueues: channelQueues, logger: logger,
+            onRejected: { channel in
+                StepMetrics.notificationRejected(queue: QueueNames.queue(ofChannel: channel), in: statistics)
+            },
+            onDropped: { count in StepMetrics.notificationsDropped(count, in: statistics) })
+    }
 
     func consumeListener(_ listener: PostgresListener, slots: AsyncSemaphore) async {
         await withDiscardingTaskGroup { deliveries in
-            for await event in listener.events.cancelOnGracefulShutdown() {
+            for await signal in notifications.signals(of: listener).cancelOnGracefulShutdown() {
                 // Shutdown began: nothing more is read or claimed (the stream ends soon after).
                 guard intakeOpen else { continue }
-                answerDroppedEvents(listener)
-                switch event {
-                case .connected:
-                    // Anything sent while we were not listening is only found by reading the queues.
+                let queue: String
+                switch signal {
+                case .catchUp(.connected), .catchUp(.dropped):
+                    // Anything sent while we were not listening, or dropped, is only found by reading the queues.
                     catchUp()
-                case .notification(let note):
-                    let queue = QueueNames.queue(ofChannel: note.channel)
-                    guard servedQueues.contains(queue) else {
-                        rejectNotification(queue: queue, reason: "channel \(note.channel.prefix(100)) is not a served namespace's")
-                        continue
-                    }
-                    // At capacity, a notification would only be refused by load shedding (and its
-                    // message re-read later anyway): leave the message queued and read the queue
-                    // when a handler permit frees, so a burst costs neither claims nor memory.
-                    guard executor.admitsNotification(forQueue: queue) else {
-                        // The freed permit reads the queue; this is the safety net if none comes.
-                        scheduleCatchUp(after: .seconds(1))
-                        continue
-                    }
-                    let decision = NotificationTriage.triage(payload: note.payload, channelQueues: [queue])
-                    switch decision {
-                    case .readByID, .readQueue:
-                        break
-                    case .catchUp:
-                        // Coalesced per second, so a forged one costs no more.
-                        scheduleCatchUp(after: .zero)
-                        continue
-                    case .rejected(let reason, let catchUp):
-                        rejectNotification(queue: queue, reason: reason)
-                        if catchUp { scheduleCatchUp(after: .seconds(1)) }
-                        continue
-                    case .none:
-                        continue
-                    }
-                    // Cancelled (forced shutdown): the message waits out its visibility timeout.
-                    guard (try? await slots.acquire()) != nil else { continue }
-                    deliveries.addTask {
-                        await self.handle(decision)
-                        slots.release()
-                    }
+                    continue
+                case .catchUp(.truncatedBatch):
+                    // Coalesced per second, so a forged one costs no more.
+                    scheduleCatchUp(after: .zero)
+                    continue
+                case .catchUp(.unreadable):
+                    scheduleCatchUp(after: .seconds(1))
+                    continue
+                case .readByID(let notified, _), .readQueue(let notified, _):
+                    queue = notified
+                }
+                // At capacity, a notification would only be refused by load shedding (and its
+                // message re-read later anyway): leave the message queued and read the queue
+                // when a handler permit frees, so a burst costs neither claims nor memory.
+                guard executor.admitsNotification(forQueue: queue) else {
+                    // The freed permit reads the queue; this is the safety net if none comes.
+                    scheduleCatchUp(after: .seconds(1))
+                    continue
+                }
+                // Cancelled (forced shutdown): the message waits out its visibility timeout.
+                guard (try? await slots.acquire()) != nil else { continue }
+                deliveries.addTask {
+                    await self.handle(signal)
+                    slots.release()
                 }
             }
         }
     }
 
-    /// Counts, logs (at most every 10 s) and otherwise ignores a notification on `queue`'s channel.
-    private func rejectNotification(queue: String, reason: String) {
-        StepMetrics.notificationRejected(queue: queue, in: executor.statistics)
-        if rejectedNotificationLog.allow() {
-            logger.warning(
-                "ignoring a notification (repeats are logged at most every 10 s)",
-                metadata: ["queue": "\(queue.prefix(100))", "reason": "\(reason.prefix(300))"])
-        }
-    }
-
-    /// Events the listener dropped since the last look (its buffer was full): counted, logged
-    /// (at most every 10 s) and answered with a catch-up read, since the messages they announced
-    /// are found only by reading the queues.
-    private func answerDroppedEvents(_ listener: PostgresListener) {
-        let total = listener.droppedEvents
-        let seen = droppedSeen.exchange(total, ordering: .relaxed)
-        guard total > seen else { return }
-        StepMetrics.notificationsDropped(total - seen, in: executor.statistics)
-        if droppedNotificationLog.allow() {
-            logger.warning(
-                "the listener buffer was full and notifications were dropped; reading the queues",
-                metadata: [
-                    "dropped": "\(total - seen)", "dropped_total": "\(total)",
-                    "buffer_size": "\(settings.listenerBufferSize)",
-                ])
-        }
-        catchUp()
-    }
-
-    private func handle(_ decision: NotificationTriage.Decision) async {
-        switch decision {
+    private func handle(_ signal: NotificationIntake.Signal) async {
+        switch signal {
         case .readByID(let queue, let msgIDs):
             await readAndExecute(queue: queue, msgIDs: msgIDs)
         case .readQueue(let queue, let announced):
             await readNotifiedBatch(queue: queue, announced: announced)
-        case .catchUp, .rejected, .none:
+        case .catchUp:
             break
         }
     }

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 
@@ -29,12 +30,8 @@ final class PGMQIntake: StepIntake {
     /// Set by every catch-up request; the poll loop turns its next pass into a catch-up.
     private let catchUpWanted = Atomic<Bool>(false)
     private let clockStart = ContinuousClock.now
-    /// `worker_<ns>_queue` of every served namespace: the only queues a notification may name.
-    let servedQueues: Set<String>
-    let rejectedNotificationLog = Throttle(interval: .seconds(10))
-    let droppedNotificationLog = Throttle(interval: .seconds(10))
-    /// The listener's `droppedEvents` already counted and answered with a catch-up read.
-    let droppedSeen = Atomic<Int>(0)
+    /// What each listener event asks for (shared with the orchestration: `PGMQIntake+Notifications`).
+    let notifications: NotificationIntake
     /// Notified message ids waiting for their queue's claimer (`PGMQIntake+Bursts`).
     let bursts = Mutex<[String: NotifiedBurst]>([:])
     let logger: Logger
@@ -49,12 +46,13 @@ final class PGMQIntake: StepIntake {
         self.pool = pool
         self.executor = executor
         self.logger = logger
-        self.servedQueues = Set(settings.namespaces.map(QueueNames.workerQueue(namespace:)))
+        self.notifications = Self.notificationIntake(
+            namespaces: settings.namespaces, statistics: executor.statistics, logger: logger)
         (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
         self.listener =
             settings.usesListener
             ? PostgresListener(
-                url: databaseURL, channels: settings.namespaces.map(QueueNames.readyChannel(namespace:)),
+                url: databaseURL, channels: notifications.channels,
                 backoff: ReconnectBackoff(initial: .milliseconds(100), maximum: settings.listenerRetryInterval),
                 keepaliveInterval: settings.listenerKeepalive, connectTimeout: settings.listenerConnectTimeout,
                 sessionLimits: pool.configuration.sessionLimits, bufferSize: max(1, settings.listenerBufferSize),

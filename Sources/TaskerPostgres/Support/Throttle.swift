@@ -1,6 +1,5 @@
 import Dispatch
 import Synchronization
-import TaskerPostgres
 
 /// Lets an action through at most once per `interval` (for warnings that would otherwise repeat
 /// on every message under load).
