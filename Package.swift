@@ -206,26 +206,41 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // A real-PostgreSQL fixture for tests: template database, one fresh clone per test.
+        // A real-PostgreSQL fixture for tests (template database, one fresh clone per test) and the helpers
+        // the unit targets and TaskerSystemTests share.
         .target(
             name: "TaskerTestSupport",
             dependencies: [
                 "TaskerPostgres", "TaskerModel", "TaskerWorker", "TaskerAMQP",
                 .product(name: "Logging", package: "swift-log"), .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "Yams", package: "Yams"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The tests: unit targets, one per module (no database, broker or process: scripts/test runs them
         // first, in parallel), and TaskerSystemTests (real PostgreSQL, RabbitMQ, processes, fleets; bounded
         // parallelism). Shared fixtures in Tests/Fixtures, shared helpers in TaskerTestSupport.
-        .testTarget(name: "TaskerModelTests", dependencies: ["TaskerModel", "TaskerPostgres", "TaskerTestSupport", "TaskerWorker"]),
-        .testTarget(name: "TaskerPostgresTests", dependencies: ["TaskerPostgres", "TaskerWorker"]),
-        .testTarget(name: "TaskerOrchestrationTests", dependencies: ["TaskerOrchestration", "TaskerModel", "TaskerTestSupport"]),
+        .testTarget(
+            name: "TaskerModelTests", dependencies: ["TaskerModel", "TaskerPostgres", "TaskerAMQP", "TaskerTestSupport", "TaskerWorker"]),
+        .testTarget(name: "TaskerPostgresTests", dependencies: ["TaskerPostgres", "TaskerWorker", "TaskerTestSupport"]),
+        .testTarget(
+            name: "TaskerOrchestrationTests",
+            dependencies: [
+                "TaskerOrchestration", "TaskerModel", "TaskerPostgres", "TaskerTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport", "TaskerExamples",
-                "TaskerWorkerTesting",
+                "TaskerWorkerTesting", "TaskerOrchestration",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

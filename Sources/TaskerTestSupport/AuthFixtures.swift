@@ -3,8 +3,8 @@ import Foundation
 import JWTKit
 import TaskerModel
 
-// Authentication fixtures of AuthTests (TaskerWorkerTests) and the system tests that run a worker with
-// authentication on (AuthIntegrationTests, SurfaceHardeningTests).
+// Authentication fixtures of AuthTests and OperatorHardeningTests (TaskerWorkerTests) and the system tests that
+// run a worker with authentication on (AuthIntegrationTests, SurfaceHardeningTests).
 
 /// RSA key pairs generated once per test run (2048-bit generation is slow).
 package let signingKey = try! JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
@@ -42,6 +42,12 @@ package func sign(_ payload: AnyClaims, key: JWTKit.Insecure.RSA.PrivateKey = si
         await keys.add(rsa: key, digestAlgorithm: .sha256)
     }
     return try await keys.sign(payload)
+}
+
+/// A token of `svc-test` that may read the templates and the configuration, its standard claims
+/// overridden by `changes` (SurfaceHardeningTests, OperatorHardeningTests).
+package func readerToken(_ changes: [String: JSONValue?] = [:]) async throws -> String {
+    try await sign(claims(permissions: ["worker:templates_read", "worker:config_read"], changes))
 }
 
 package func authConfig(_ edit: (inout WorkerConfiguration.Auth) -> Void = { _ in }) -> WorkerConfiguration.Auth {

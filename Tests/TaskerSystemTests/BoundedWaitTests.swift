@@ -63,17 +63,6 @@ struct BoundedWaitTests {
         }
     }
 
-    @Test func outOfRangeTimeoutsAreConfigurationErrors() throws {
-        let (error, file) = try loadError("[common.database]\nstatement_timeout_ms = 5\nlock_timeout_ms = 0\nconnect_timeout_seconds = 0\n")
-        let text = error.issues.map(\.description).joined(separator: "\n")
-        for key in ["statement_timeout_ms", "lock_timeout_ms", "connect_timeout_seconds"] {
-            #expect(text.contains("common.database.\(key)"), "\(key) not named in: \(text)")
-        }
-        #expect(text.contains(file))
-        #expect(TaskerConfiguration().common.database.statementTimeoutMs == 30_000)
-        #expect(TaskerConfiguration().common.database.lockTimeoutMs == 10_000)
-    }
-
     /// A task cancelled while its statement runs: `PQcancel` ends the statement on the server, the
     /// task gets a `cancelled` error within about a second (not the 30 s of the statement), and the
     /// pooled connection stays usable.

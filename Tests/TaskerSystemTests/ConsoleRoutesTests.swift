@@ -10,43 +10,23 @@ import Testing
 @testable import TaskerOrchestration
 @testable import TaskerPostgres
 
-/// The task console's routes (`ConsoleRoutes`) on a test database: the page and its files with the
-/// console's Content-Security-Policy, the console-only JSON (counts by state, a task's DAG with the
-/// parents from `workflow_step_edges`) checked against the database, hostile uuids, and the API's
-/// permissions on the data routes. The page itself runs in Chromium in bindings/python/tests/test_console.py.
+/// The task console's routes (`ConsoleRoutes`) on a test database: the console-only JSON (counts by
+/// state, a task's DAG with the parents from `workflow_step_edges`) checked against the database, hostile
+/// uuids, and the API's permissions on the data routes. (The page and its files with the console's
+/// Content-Security-Policy: `ConsolePageTests` in TaskerOrchestrationTests.) The page itself runs in
+/// Chromium in bindings/python/tests/test_console.py.
 @Suite(.timeLimit(.minutes(3))) struct ConsoleRoutesTests {
     static let diamondRequest =
         #"{"namespace":"examples","name":"diamond_workflow","version":"1.0.0","context":{"number":3},"initiator":"console-test","source_system":"tests","reason":"checking the console"}"#
 
-    @Test func thePageAndItsFilesAreServedWithTheConsolePolicy() async throws {
-        try await OrchestrationTaskAPITests.withAPI { client, _ in
-            for (path, type) in [
-                ("/console", "text/html; charset=utf-8"), ("/console/console.js", "text/javascript; charset=utf-8"),
-                ("/console/console.css", "text/css; charset=utf-8"),
-            ] {
-                let (status, headers, body) = try await client.execute(uri: path, method: .get) { response in
-                    (response.status, response.headers, String(buffer: response.body))
-                }
-                #expect(status == .ok, "\(path)")
-                #expect(headers[.contentType] == type, "\(path)")
-                #expect(headers[.contentSecurityPolicy] == ConsoleRoutes.contentSecurityPolicy, "\(path)")
-                #expect(!body.isEmpty)
-            }
-            let (auth, settings) = try await OrchestrationTaskAPITests.call(client, .get, "/console/api/auth")
-            #expect(auth == .ok && settings["enabled"]?.boolValue == false && settings["api_key_header"]?.stringValue == "X-API-Key")
-            let (unknown, _) = try await OrchestrationTaskAPITests.call(client, .get, "/console/nothing-here")
-            #expect(unknown == .notFound)
-        }
-    }
-
     @Test func summaryAndDAGAnswerWhatTheDatabaseHolds() async throws {
         try await OrchestrationTaskAPITests.withAPI { client, harness in
-            let (created, task) = try await OrchestrationTaskAPITests.call(client, .post, "/v1/tasks", body: Self.diamondRequest)
+            let (created, task) = try await requestJSON(client, .post, "/v1/tasks", body: Self.diamondRequest)
             #expect(created == .created)
             let uuid = try #require(task["task_uuid"]?.stringValue)
             let state = try #require(task["status"]?.stringValue)
 
-            let (summarized, summary) = try await OrchestrationTaskAPITests.call(client, .get, "/console/api/summary")
+            let (summarized, summary) = try await requestJSON(client, .get, "/console/api/summary")
             #expect(summarized == .ok)
             #expect(summary["counts"] == .object([state: .int(1)]), "\(summary)")
             #expect(summary["dlq_pending"]?.intValue == 0)
@@ -56,7 +36,7 @@ import Testing
             }
             #expect(namespaces.contains(.string("examples")))
 
-            let (read, dag) = try await OrchestrationTaskAPITests.call(client, .get, "/console/api/tasks/\(uuid)/dag")
+            let (read, dag) = try await requestJSON(client, .get, "/console/api/tasks/\(uuid)/dag")
             #expect(read == .ok && dag["task_uuid"]?.stringValue == uuid && dag["truncated"]?.boolValue == false)
             guard case .array(let steps) = dag["steps"] ?? .null else {
                 Issue.record("no steps: \(dag)")
@@ -84,10 +64,10 @@ import Testing
                 #expect(step["created_at"]?.stringValue?.hasSuffix("Z") == true)
             }
 
-            let (missing, _) = try await OrchestrationTaskAPITests.call(
+            let (missing, _) = try await requestJSON(
                 client, .get, "/console/api/tasks/0190a000-0000-7000-8000-000000000000/dag")
             #expect(missing == .notFound)
-            let (hostile, refusal) = try await OrchestrationTaskAPITests.call(client, .get, "/console/api/tasks/%3Cscript%3E/dag")
+            let (hostile, refusal) = try await requestJSON(client, .get, "/console/api/tasks/%3Cscript%3E/dag")
             #expect(hostile == .badRequest && refusal["error"]?["code"]?.stringValue == "INVALID_UUID")
         }
     }
@@ -99,15 +79,15 @@ import Testing
         auth.apiKeys = [WorkerConfiguration.APIKey(key: "lister-key-0123456789", permissions: ["tasks:list"])]
         try await OrchestrationTaskAPITests.withAPI(auth: auth) { client, _ in
             let key: HTTPFields = [HTTPField.Name("X-API-Key")!: "lister-key-0123456789"]
-            let (page, _) = try await OrchestrationTaskAPITests.call(client, .get, "/console")
+            let (page, _) = try await requestJSON(client, .get, "/console")
             #expect(page == .ok)
-            let (settings, body) = try await OrchestrationTaskAPITests.call(client, .get, "/console/api/auth")
+            let (settings, body) = try await requestJSON(client, .get, "/console/api/auth")
             #expect(settings == .ok && body["enabled"]?.boolValue == true)
-            let (anonymous, _) = try await OrchestrationTaskAPITests.call(client, .get, "/console/api/summary")
+            let (anonymous, _) = try await requestJSON(client, .get, "/console/api/summary")
             #expect(anonymous == .unauthorized)
-            let (lister, _) = try await OrchestrationTaskAPITests.call(client, .get, "/console/api/summary", headers: key)
+            let (lister, _) = try await requestJSON(client, .get, "/console/api/summary", headers: key)
             #expect(lister == .ok)
-            let (forbidden, _) = try await OrchestrationTaskAPITests.call(
+            let (forbidden, _) = try await requestJSON(
                 client, .get, "/console/api/tasks/0190a000-0000-7000-8000-000000000000/dag", headers: key)
             #expect(forbidden == .forbidden)
         }

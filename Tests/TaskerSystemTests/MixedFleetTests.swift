@@ -59,35 +59,7 @@ import Testing
         }
     }
 
-    /// The completion only ever retires the writer's own claim; crash recovery (which stores for a
-    /// dead claimer, on the transition it saw) leaves that condition out.
-    @Test func theOwnClaimConditionIsInTheCompletionAndNotInRecovery() {
-        let ownClaim = "AND metadata->>'worker_uuid' = ($3::jsonb)->>'worker_uuid'"
-        for statement in [
-            ResultStatement.functions, .broker, StepQueueStatements(layouts: [QueueNames.stepResults: .withLastReadAt]).result,
-        ] {
-            #expect(statement.statement.sql.contains(ownClaim), "\(statement.statement.name)")
-        }
-        for statement in [ResultStatement.recoverFunctions, .recoverBroker] {
-            #expect(!statement.statement.sql.contains(ownClaim), "\(statement.statement.name)")
-            #expect(statement.statement.sql.contains("workflow_step_transition_uuid = $5::uuid"))
-        }
-    }
-
     // MARK: Results of tasker-py handlers, as upstream's worker stores them
-
-    /// A tasker-py failure as upstream's worker stores it (its Python SDK's `failure_result`,
-    /// deserialized into upstream's `StepExecutionResult` and serialized again).
-    static func pythonFailure(step: UUID, retryable: Bool) -> String {
-        let status = retryable ? "retryable_error" : "permanent_error"
-        return """
-            {"step_uuid":"\(step.uuidString.lowercased())","success":false,"result":null,"status":"\(status)",\
-            "error":{"message":"python says no","error_type":"\(status)","backtrace":null,"retryable":\(retryable)},\
-            "metadata":{"execution_time_ms":0,"handler_version":null,"retryable":\(retryable),\
-            "completed_at":"2026-11-27T05:00:00.123456Z","worker_id":null,"worker_hostname":null,"started_at":null,\
-            "custom":{},"error_code":null,"error_type":null,"context":{}},"orchestration_metadata":null}
-            """
-    }
 
     /// Plays upstream's worker for one step: `enqueued → in_progress → enqueued_as_error_for_orchestration`,
     /// `results`, `attempts + 1`, `in_process = false`.
@@ -110,7 +82,7 @@ import Testing
             let orchestration = harness.startOrchestration()
             let created = try await orchestration.submit(OrchestrationHarness.request("retry_workflow", ["number": 4]))
             let fetch = created.steps["retry_fetch"]!
-            try await Self.storeAsUpstream(harness, step: fetch, results: Self.pythonFailure(step: fetch, retryable: true))
+            try await Self.storeAsUpstream(harness, step: fetch, results: taskerPyFailure(step: fetch, retryable: true))
             let message = StepMessage(taskUUID: created.taskUUID, stepUUID: fetch, correlationID: created.correlationID)
             let reply = try await orchestration.service.process(.processStepResult(message))
             guard case .stepResultProcessed(let outcome) = reply else {
@@ -142,7 +114,7 @@ import Testing
             let orchestration = harness.startOrchestration()
             let created = try await orchestration.submit(OrchestrationHarness.request("retry_workflow", ["number": 4]))
             let fetch = created.steps["retry_fetch"]!
-            try await Self.storeAsUpstream(harness, step: fetch, results: Self.pythonFailure(step: fetch, retryable: false))
+            try await Self.storeAsUpstream(harness, step: fetch, results: taskerPyFailure(step: fetch, retryable: false))
             let message = StepMessage(taskUUID: created.taskUUID, stepUUID: fetch, correlationID: created.correlationID)
             _ = try await orchestration.service.process(.processStepResult(message))
             #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "error")
@@ -151,18 +123,5 @@ import Testing
             #expect(stored.status == "permanent_error" && stored.result == .null && stored.orchestrationMetadata == nil)
             try await orchestration.stop()
         }
-    }
-
-    /// Our readers decode the tasker-py shape and write it back unchanged (`result` and
-    /// `orchestration_metadata` stay null, the status stays the SDK's).
-    @Test(arguments: [true, false]) func theTaskerPyShapeRoundTrips(retryable: Bool) throws {
-        let step = UUID()
-        let text = Self.pythonFailure(step: step, retryable: retryable)
-        let decoded = try StepExecutionResult.decode(json: text)
-        #expect(decoded.status == (retryable ? "retryable_error" : "permanent_error"))
-        #expect(decoded.result == .null && decoded.orchestrationMetadata == nil && decoded.isRetryable == retryable)
-        let original = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-        let again = try JSONDecoder().decode(JSONValue.self, from: Data(try decoded.jsonString().utf8))
-        #expect(again == original)
     }
 }

@@ -56,25 +56,6 @@ struct NotifiedBurstTests {
         }
     }
 
-    /// The pending list without I/O: the first arrival leads, later ones join; an id already waiting
-    /// is kept once (a duplicate or replayed notification costs nothing); past the bound nothing is
-    /// kept (the queue is read instead); `take` hands out ids in arrival order, and 0 (shutdown,
-    /// claiming off, shedding) ends the claimer and forgets what waits.
-    @Test func pendingIdsAreDeduplicatedAndBounded() {
-        var burst = NotifiedBurst()
-        #expect(burst.add([1, 2], limit: 5) == .leads)
-        #expect(burst.add([2, 3, 3], limit: 5) == .joined)
-        #expect(burst.pending == [1, 2, 3])
-        #expect(burst.add([4, 5, 6], limit: 5) == .overflow)
-        #expect(burst.pending == [1, 2, 3])
-        #expect(burst.take(2) == [1, 2])
-        #expect(burst.add([1], limit: 5) == .joined)  // taken ids may be notified again: read by id, found hidden
-        #expect(burst.pending == [3, 1])
-        #expect(burst.take(0).isEmpty)
-        #expect(burst.pending.isEmpty && !burst.claiming)
-        #expect(burst.add([7], limit: 5) == .leads)
-    }
-
     /// The claim in flight breaks (its connection is terminated while it waits): the claimer still
     /// claims the burst that waited behind it, together, and the broken claim's message is read
     /// again and claimed once the lock is gone. Every step claimed exactly once, none lost.

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import Synchronization
 import TaskerPostgres
 import TaskerTestSupport
 import Testing
@@ -13,41 +12,6 @@ import Testing
 /// database through the pool's small operator lane.
 @Suite("Operator surface under load", .timeLimit(.minutes(3)))
 struct OperatorLoadTests {
-    static func probes(_ message: String) -> HealthProbes {
-        let check = HealthCheck(status: .healthy, message: message, durationMs: 0)
-        return HealthProbes(database: check, commandProcessor: check, queueProcessing: check, status: nil)
-    }
-
-    @Test func concurrentProbesShareOneEvaluation() async {
-        let evaluations = Tally()
-        let cache = HealthProbeCache(maxAge: .seconds(3600))
-        let gate = AsyncSemaphore(permits: 0)
-        let results = await withTaskGroup(of: String?.self) { group in
-            for _ in 0..<50 {
-                group.addTask {
-                    await cache.value {
-                        let n = evaluations.increment()
-                        try? await gate.acquire()  // held until every caller has arrived
-                        return Self.probes("evaluation \(n)")
-                    }.database.message
-                }
-            }
-            // Let the callers pile up on the running evaluation, then release it.
-            while evaluations.count == 0 { await Task.yield() }
-            for _ in 0..<5 { await Task.yield() }
-            gate.release()
-            return await group.reduce(into: [String?]()) { $0.append($1) }
-        }
-        #expect(evaluations.count == 1)
-        #expect(Set(results) == ["evaluation 1"])
-        // Fresh enough: reused without evaluating.
-        #expect(await cache.value { Self.probes("again") }.database.message == "evaluation 1")
-
-        let uncached = HealthProbeCache(maxAge: .zero)
-        _ = await uncached.value { Self.probes("one") }
-        #expect(await uncached.value { Self.probes("two") }.database.message == "two")
-    }
-
     static let yaml = """
         name: flooded
         namespace_name: flooded
@@ -154,12 +118,4 @@ struct OperatorLoadTests {
             try await worker.stop()
         }
     }
-}
-
-/// A counter shared between tasks.
-final class Tally: Sendable {
-    private let value = Atomic<Int>(0)
-    var count: Int { value.load(ordering: .relaxed) }
-    @discardableResult
-    func increment() -> Int { value.wrappingAdd(1, ordering: .relaxed).newValue }
 }

@@ -53,16 +53,4 @@ import Testing
             #expect(readCounts.allSatisfy { $0 == 1 }, "read counts \(readCounts)")
         }
     }
-
-    @Test func requestParsing() throws {
-        let task = UUID()
-        func message(_ body: JSONValue, error: String? = nil) -> QueueMessage {
-            QueueMessage(queue: Self.queue, msgID: 1, readCount: 1, message: body, bodyError: error)
-        }
-        #expect(try TaskFinalizationRequest(message(["task_uuid": .string(task.uuidString)])).taskUUID == task)
-        #expect(throws: TaskFinalizationRequest.Refusal.self) { try TaskFinalizationRequest(message(["task_uuid": "x"])) }
-        #expect(throws: TaskFinalizationRequest.Refusal.self) { try TaskFinalizationRequest(message(.null, error: "too deep")) }
-        let refusal = #expect(throws: TaskFinalizationRequest.Refusal.self) { try TaskFinalizationRequest(message([1, 2])) }
-        #expect(refusal?.description.contains("\"task_uuid\"") == true)
-    }
 }

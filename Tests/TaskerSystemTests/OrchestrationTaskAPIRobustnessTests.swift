@@ -52,36 +52,6 @@ import Testing
         }
     }
 
-    /// `orchestration.web.database_pools.operator_max_connections` bounds the connections the task API
-    /// reads through (the `.operator` lane of the orchestration's pool), as its comment says.
-    @Test func theOperatorBudgetOfThePoolIsConfigured() async throws {
-        var configuration = TaskerConfiguration()
-        configuration.orchestration.web.databasePools.operatorMaxConnections = 3
-        let service = OrchestrationService(configuration: configuration)
-        #expect(service.databasePool.configuration.operatorMaxConnections == 3)
-        await service.databasePool.close()
-    }
-
-    /// Refusals are built by the one `{"error":{"code","message"}}` builder (`APIErrorResponse`): keys
-    /// in upstream's order on every run, whatever the hash seed; an oversized body is 413.
-    @Test func errorBodiesAreTheSharedBuildersBytes() async throws {
-        try await OrchestrationTaskAPITests.withAPI { client, _ in
-            let body = try await client.execute(uri: "/v1/tasks/not-a-uuid", method: .get) { String(buffer: $0.body) }
-            #expect(body == #"{"error":{"code":"INVALID_UUID","message":"task uuid is not a uuid: \"not-a-uuid\""}}"#)
-            let oversized = ByteBuffer(string: String(repeating: " ", count: OrchestrationWebServer.maxBodyBytes + 1))
-            let (status, text) = try await client.execute(
-                uri: "/v1/tasks", method: .post, headers: [.contentType: "application/json"], body: oversized
-            ) {
-                ($0.status, String(buffer: $0.body))
-            }
-            #expect(status.code == 413)
-            #expect(
-                text
-                    == #"{"error":{"code":"PAYLOAD_TOO_LARGE","message":"Request body larger than \#(OrchestrationWebServer.maxBodyBytes) bytes"}}"#
-            )
-        }
-    }
-
     /// `DELETE /v1/tasks/{uuid}` while the orchestration moves the task (a transition not yet
     /// committed): the cancel waits, then cancels from the state the orchestration reached, instead of
     /// failing with a unique violation; a step a worker holds (`in_progress`) is left to finish.

@@ -43,22 +43,9 @@ import Testing
     static let linearRequest =
         #"{"namespace":"examples","name":"linear_workflow","version":"1.0.0","context":{"number":3},"initiator":"api-test","source_system":"tests","reason":"checking the API"}"#
 
-    /// Sends a request (a body as `application/json` unless `headers` name another type); answers
-    /// the status and the body parsed as JSON.
-    static func call(
-        _ client: Client, _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, headers: HTTPFields = [:]
-    ) async throws -> (HTTPResponse.Status, JSONValue) {
-        var headers = headers
-        if body != nil && headers[.contentType] == nil { headers[.contentType] = "application/json" }
-        return try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
-            let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))) ?? .null
-            return (response.status, json)
-        }
-    }
-
     @Test func createGetListAndCancelAnswerUpstreamShapesThatMatchTheDatabase() async throws {
         try await Self.withAPI { client, harness in
-            let (created, task) = try await Self.call(client, .post, "/v1/tasks", body: Self.linearRequest)
+            let (created, task) = try await requestJSON(client, .post, "/v1/tasks", body: Self.linearRequest)
             #expect(created == .created, "\(task)")
             let uuid = try #require(task["task_uuid"]?.stringValue)
             #expect(uuid == uuid.lowercased())
@@ -71,30 +58,30 @@ import Testing
             #expect(task["total_steps"]?.intValue == stepCount && stepCount > 0)
             if case .array(let steps) = task["steps"] ?? .null { #expect(steps.count == stepCount) } else { Issue.record("no steps array") }
 
-            let (got, again) = try await Self.call(client, .get, "/v1/tasks/\(uuid)")
+            let (got, again) = try await requestJSON(client, .get, "/v1/tasks/\(uuid)")
             #expect(got == .ok && again["task_uuid"]?.stringValue == uuid)
-            let (upper, _) = try await Self.call(client, .get, "/v1/tasks/\(uuid.uppercased())")
+            let (upper, _) = try await requestJSON(client, .get, "/v1/tasks/\(uuid.uppercased())")
             #expect(upper == .ok)
 
-            let (listed, list) = try await Self.call(client, .get, "/v1/tasks?namespace=examples&per_page=100000")
+            let (listed, list) = try await requestJSON(client, .get, "/v1/tasks?namespace=examples&per_page=100000")
             #expect(listed == .ok)
             #expect(list["pagination"]?["per_page"]?.intValue == TaskListFilter.maxPerPage)
             #expect(list["pagination"]?["total_count"]?.intValue == 1)
-            let (_, none) = try await Self.call(client, .get, "/v1/tasks?namespace=nowhere")
+            let (_, none) = try await requestJSON(client, .get, "/v1/tasks?namespace=nowhere")
             #expect(none["pagination"]?["total_count"]?.intValue == 0)
-            let (_, byState) = try await Self.call(client, .get, "/v1/tasks?status=complete")
+            let (_, byState) = try await requestJSON(client, .get, "/v1/tasks?status=complete")
             #expect(byState["pagination"]?["total_count"]?.intValue == 0)
 
-            let (stepsStatus, steps) = try await Self.call(client, .get, "/v1/tasks/\(uuid)/workflow_steps")
+            let (stepsStatus, steps) = try await requestJSON(client, .get, "/v1/tasks/\(uuid)/workflow_steps")
             #expect(stepsStatus == .ok)
             guard case .array(let stepList) = steps, let first = stepList.first, let stepUUID = first["step_uuid"]?.stringValue else {
                 Issue.record("no steps: \(steps)")
                 return
             }
             #expect(stepList.count == stepCount)
-            let (oneStatus, one) = try await Self.call(client, .get, "/v1/tasks/\(uuid)/workflow_steps/\(stepUUID)")
+            let (oneStatus, one) = try await requestJSON(client, .get, "/v1/tasks/\(uuid)/workflow_steps/\(stepUUID)")
             #expect(oneStatus == .ok && one["step_uuid"]?.stringValue == stepUUID && one["task_uuid"]?.stringValue == uuid)
-            let (auditStatus, audit) = try await Self.call(client, .get, "/v1/tasks/\(uuid)/workflow_steps/\(stepUUID)/audit")
+            let (auditStatus, audit) = try await requestJSON(client, .get, "/v1/tasks/\(uuid)/workflow_steps/\(stepUUID)/audit")
             #expect(auditStatus == .ok && audit == .array([]))
 
             try await harness.admin.query(
@@ -102,19 +89,19 @@ import Testing
                 INSERT INTO tasker.tasks_dlq (task_uuid, original_state, dlq_reason, task_snapshot)
                 VALUES ($1::uuid, 'steps_in_process', 'staleness_timeout', '{"snapshot": true}')
                 """, [UUID(uuidString: uuid)!])
-            let (dlqStatus, dlq) = try await Self.call(client, .get, "/v1/dlq?resolution_status=pending")
+            let (dlqStatus, dlq) = try await requestJSON(client, .get, "/v1/dlq?resolution_status=pending")
             guard case .array(let entries) = dlq, let entry = entries.first else {
                 Issue.record("no DLQ entries: \(dlqStatus) \(dlq)")
                 return
             }
             #expect(entries.count == 1 && entry["task_uuid"]?.stringValue == uuid)
             #expect(entry["dlq_reason"]?.stringValue == "staleness_timeout" && entry["task_snapshot"]?["snapshot"] == .bool(true))
-            let (_, resolved) = try await Self.call(client, .get, "/v1/dlq?resolution_status=manually_resolved")
+            let (_, resolved) = try await requestJSON(client, .get, "/v1/dlq?resolution_status=manually_resolved")
             #expect(resolved == .array([]))
-            let (ofTaskStatus, ofTask) = try await Self.call(client, .get, "/v1/dlq/task/\(uuid)")
+            let (ofTaskStatus, ofTask) = try await requestJSON(client, .get, "/v1/dlq/task/\(uuid)")
             #expect(ofTaskStatus == .ok && ofTask["dlq_entry_uuid"] == entry["dlq_entry_uuid"])
 
-            let (cancelled, afterCancel) = try await Self.call(client, .delete, "/v1/tasks/\(uuid)")
+            let (cancelled, afterCancel) = try await requestJSON(client, .delete, "/v1/tasks/\(uuid)")
             #expect(cancelled == .ok && afterCancel["status"]?.stringValue == "cancelled", "\(afterCancel)")
             let state = try await harness.admin.query(
                 "SELECT to_state FROM tasker.task_transitions WHERE task_uuid = $1::uuid AND most_recent", [UUID(uuidString: uuid)!])
@@ -126,7 +113,7 @@ import Testing
                  WHERE ws.task_uuid = $1::uuid AND t.to_state <> 'cancelled'
                 """, [UUID(uuidString: uuid)!])
             #expect(try openSteps[0].decode("n") as Int == 0)
-            let (twice, refusal) = try await Self.call(client, .delete, "/v1/tasks/\(uuid)")
+            let (twice, refusal) = try await requestJSON(client, .delete, "/v1/tasks/\(uuid)")
             #expect(twice == .badRequest && refusal["error"]?["code"]?.stringValue == "BAD_REQUEST")
         }
     }
@@ -134,12 +121,12 @@ import Testing
     @Test func unknownTemplatesAndDuplicatesAreClearErrors() async throws {
         try await Self.withAPI { client, _ in
             let unknown = Self.linearRequest.replacingOccurrences(of: "linear_workflow", with: "no_such_workflow")
-            let (missing, error) = try await Self.call(client, .post, "/v1/tasks", body: unknown)
+            let (missing, error) = try await requestJSON(client, .post, "/v1/tasks", body: unknown)
             #expect(missing == .notFound && error["error"]?["code"]?.stringValue == "NOT_FOUND")
             #expect(error["error"]?["message"]?.stringValue?.contains("examples/no_such_workflow/1.0.0") == true, "\(error)")
-            let (first, _) = try await Self.call(client, .post, "/v1/tasks", body: Self.linearRequest)
+            let (first, _) = try await requestJSON(client, .post, "/v1/tasks", body: Self.linearRequest)
             #expect(first == .created)
-            let (duplicate, conflict) = try await Self.call(client, .post, "/v1/tasks", body: Self.linearRequest)
+            let (duplicate, conflict) = try await requestJSON(client, .post, "/v1/tasks", body: Self.linearRequest)
             #expect(duplicate == .conflict && conflict["error"]?["code"]?.stringValue == "CONFLICT", "\(conflict)")
         }
     }
@@ -167,14 +154,14 @@ import Testing
                 (.post, "/v1/tasks", "", .badRequest, "BAD_REQUEST"),
             ]
             for (method, uri, body, status, code) in cases {
-                let (answered, json) = try await Self.call(client, method, uri, body: body)
+                let (answered, json) = try await requestJSON(client, method, uri, body: body)
                 #expect(answered == status, "\(method) \(uri): \(answered) \(json)")
                 #expect(json["error"]?["code"]?.stringValue == code, "\(method) \(uri): \(json)")
                 #expect(json["error"]?["message"]?.stringValue?.isEmpty == false)
             }
-            let (dlq, entries) = try await Self.call(client, .get, "/v1/dlq?limit=100000")
+            let (dlq, entries) = try await requestJSON(client, .get, "/v1/dlq?limit=100000")
             #expect(dlq == .ok && entries == .array([]))
-            let (health, body) = try await Self.call(client, .get, "/health")
+            let (health, body) = try await requestJSON(client, .get, "/health")
             #expect(health == .ok && body["status"]?.stringValue == "healthy")
         }
     }
@@ -189,19 +176,19 @@ import Testing
         ]
         try await Self.withAPI(auth: auth) { client, _ in
             func key(_ value: String) -> HTTPFields { [HTTPField.Name("X-API-Key")!: value] }
-            let (anonymous, refusal) = try await Self.call(client, .get, "/v1/tasks")
+            let (anonymous, refusal) = try await requestJSON(client, .get, "/v1/tasks")
             #expect(anonymous == .unauthorized && refusal["error"]?["code"]?.stringValue == "AUTHENTICATION_FAILED")
-            let (wrong, _) = try await Self.call(client, .get, "/v1/tasks", headers: key("nope"))
+            let (wrong, _) = try await requestJSON(client, .get, "/v1/tasks", headers: key("nope"))
             #expect(wrong == .unauthorized)
-            let (reader, _) = try await Self.call(client, .get, "/v1/tasks", headers: key("reader-key-0123456789"))
+            let (reader, _) = try await requestJSON(client, .get, "/v1/tasks", headers: key("reader-key-0123456789"))
             #expect(reader == .ok)
-            let (forbidden, denial) = try await Self.call(
+            let (forbidden, denial) = try await requestJSON(
                 client, .post, "/v1/tasks", body: Self.linearRequest, headers: key("reader-key-0123456789"))
             #expect(forbidden == .forbidden && denial["error"]?["message"]?.stringValue == "Missing required permission: tasks:create")
-            let (writer, _) = try await Self.call(
+            let (writer, _) = try await requestJSON(
                 client, .post, "/v1/tasks", body: Self.linearRequest, headers: key("writer-key-0123456789"))
             #expect(writer == .created)
-            let (health, _) = try await Self.call(client, .get, "/health")
+            let (health, _) = try await requestJSON(client, .get, "/health")
             #expect(health == .ok)
         }
     }

@@ -9,7 +9,8 @@ import Testing
 /// Messages that can never run must be archived once, whatever their shape, without hiding the
 /// good messages read with them; a step must be claimed only from its own namespace's queue; a
 /// database error while looking up a template must not fail a step for good (issue #11, items 7
-/// and 8); the namespace `orchestration` is refused at template load (item 2).
+/// and 8). (The namespace `orchestration` refused at template load, item 2: `ReservedNamespaceTests` in
+/// TaskerModelTests.)
 @Suite("Poison and misrouted messages", .timeLimit(.minutes(3)))
 struct PoisonAndMisroutingTests {
     static let yaml = PipelineRobustnessTests.yaml
@@ -170,27 +171,5 @@ struct PoisonAndMisroutingTests {
             #expect(result.error?.errorType != DispatchErrorKind.handlerNotFound.rawValue)
             #expect(invocations.count(task["work"]) == 1)
         }
-    }
-
-    @Test func theNamespaceOrchestrationIsRefusedAtTemplateLoad() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tpl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("reserved.yaml")
-        try """
-        name: sneaky
-        namespace_name: orchestration
-        version: 1.0.0
-        steps:
-          - name: work
-            handler: { callable: tasker.noop }
-        """.write(to: file, atomically: true, encoding: .utf8)
-        guard case .failure(let failure) = TaskTemplateLoader().loadFile(atPath: file.path) else {
-            Issue.record("a template in namespace orchestration was accepted")
-            return
-        }
-        let problem = try #require(failure.problems.first)
-        #expect(problem.description.contains("reserved.yaml"))
-        #expect(problem.message.contains(#"namespace "orchestration" is reserved"#))
     }
 }

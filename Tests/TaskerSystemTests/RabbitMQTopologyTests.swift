@@ -28,15 +28,6 @@ struct RabbitMQTopologyTests {
         try await channel.deleteQueue("\(queue)_dlq")
     }
 
-    @Test func theArgumentsAreUpstreamsLongStrings() {
-        #expect(
-            RabbitMQTopology.arguments(forQueue: "worker_linear_queue") == [
-                "x-dead-letter-exchange": .longString("worker_linear_queue_dlx"),
-                "x-dead-letter-routing-key": .longString("worker_linear_queue"),
-            ])
-        #expect(RabbitMQTopology.arguments(forQueue: "worker_linear_queue_dlq").isEmpty)
-    }
-
     @Test func ourDeclarationAndUpstreamsAgreeInEitherOrder() async throws {
         let connection = try await BrokerEnvironment.connect()
         defer { Task { await connection.close() } }

@@ -3,7 +3,6 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 import HTTPTypes
 import HummingbirdTesting
-import Logging
 import TaskerTestSupport
 import Testing
 
@@ -11,13 +10,10 @@ import Testing
 @testable import TaskerWorker
 
 /// Issue #11 items 10 and 11 on the running worker: JWT `nbf`, the maximum token lifetime, the bearer
-/// scheme in any case (REST and gRPC), gRPC `GetConfig` gated like `/config`; and one-line text logs.
+/// scheme in any case (REST and gRPC), gRPC `GetConfig` gated like `/config`. (The default lifetime,
+/// the scheme's parsing and one-line text logs without a worker: `OperatorHardeningTests` in TaskerWorkerTests.)
 @Suite("Operator surface hardening", .timeLimit(.minutes(2)))
 struct SurfaceHardeningTests {
-    static func token(_ changes: [String: JSONValue?] = [:]) async throws -> String {
-        try await sign(claims(permissions: ["worker:templates_read", "worker:config_read"], changes))
-    }
-
     @Test func jwtTimeClaimsAndSchemeCaseOnTheRunningWorker() async throws {
         try await withTestDatabase { db in
             let worker = try await WebTestWorker.start(db) { configuration in
@@ -26,16 +22,16 @@ struct SurfaceHardeningTests {
             }
             let now = Int64(Date().timeIntervalSince1970)
             let cases: [(String, String, Int)] = [
-                ("valid", "Bearer \(try await Self.token())", 200),
-                ("lower-case scheme", "bearer \(try await Self.token())", 200),
-                ("upper-case scheme", "BEARER \(try await Self.token())", 200),
-                ("nbf within the leeway", "Bearer \(try await Self.token(["nbf": .int(now + 30)]))", 200),
-                ("nbf in the future", "Bearer \(try await Self.token(["nbf": .int(now + 600)]))", 401),
-                ("nbf not a number", "Bearer \(try await Self.token(["nbf": .string("soon")]))", 401),
-                ("lifetime at the maximum", "Bearer \(try await Self.token(["iat": .int(now), "exp": .int(now + 3600)]))", 200),
-                ("lifetime over the maximum", "Bearer \(try await Self.token(["iat": .int(now), "exp": .int(now + 7200)]))", 401),
-                ("no iat, exp too far", "Bearer \(try await Self.token(["iat": nil, "exp": .int(now + 7200)]))", 401),
-                ("no iat, exp near", "Bearer \(try await Self.token(["iat": nil, "exp": .int(now + 600)]))", 200),
+                ("valid", "Bearer \(try await readerToken())", 200),
+                ("lower-case scheme", "bearer \(try await readerToken())", 200),
+                ("upper-case scheme", "BEARER \(try await readerToken())", 200),
+                ("nbf within the leeway", "Bearer \(try await readerToken(["nbf": .int(now + 30)]))", 200),
+                ("nbf in the future", "Bearer \(try await readerToken(["nbf": .int(now + 600)]))", 401),
+                ("nbf not a number", "Bearer \(try await readerToken(["nbf": .string("soon")]))", 401),
+                ("lifetime at the maximum", "Bearer \(try await readerToken(["iat": .int(now), "exp": .int(now + 3600)]))", 200),
+                ("lifetime over the maximum", "Bearer \(try await readerToken(["iat": .int(now), "exp": .int(now + 7200)]))", 401),
+                ("no iat, exp too far", "Bearer \(try await readerToken(["iat": nil, "exp": .int(now + 7200)]))", 401),
+                ("no iat, exp near", "Bearer \(try await readerToken(["iat": nil, "exp": .int(now + 600)]))", 200),
                 ("scheme without a token", "bearer ", 401),
             ]
             for (name, authorization, status) in cases {
@@ -66,9 +62,9 @@ struct SurfaceHardeningTests {
                         return .unknown
                     }
                 }
-                let valid = try await Self.token()
-                let future = try await Self.token(["nbf": .int(now + 600)])
-                let long = try await Self.token(["exp": .int(now + 7200)])
+                let valid = try await readerToken()
+                let future = try await readerToken(["nbf": .int(now + 600)])
+                let long = try await readerToken(["exp": .int(now + 7200)])
                 #expect(await code("bearer \(valid)") == nil)
                 #expect(await code("BeArEr \(valid)") == nil)
                 #expect(await code("Bearer \(future)") == .unauthenticated)
@@ -101,61 +97,5 @@ struct SurfaceHardeningTests {
             }
             try await worker.stop()
         }
-    }
-
-    @Test func defaultMaximumLifetimeRejectsTokensLongerThan168Hours() async throws {
-        #expect(WorkerConfiguration.Auth().jwtMaxTokenLifetimeSeconds == 604_800)
-        let authenticator = try await WorkerAuthenticator(configuration: authConfig())
-        let now = Int64(Date().timeIntervalSince1970)
-        let week = try await Self.token(["iat": .int(now), "exp": .int(now + 604_800)])
-        let longer = try await Self.token(["iat": .int(now), "exp": .int(now + 604_801 + 3600)])
-        let off = try await WorkerAuthenticator(configuration: authConfig { $0.jwtMaxTokenLifetimeSeconds = 0 })
-        #expect(
-            try await authenticator.authenticate(AuthCredentials(authorization: "Bearer \(week)", apiKey: nil)).get()
-                .subject == "svc-test")
-        await #expect(throws: AuthFailure.self) {
-            try await authenticator.authenticate(AuthCredentials(authorization: "Bearer \(longer)", apiKey: nil)).get()
-        }
-        #expect(
-            try await off.authenticate(AuthCredentials(authorization: "Bearer \(longer)", apiKey: nil)).get()
-                .subject == "svc-test")
-        // An `iat` in the future does not stretch the limit: the lifetime counts from now.
-        for futureIssued in [
-            try await Self.token(["iat": .int(now + 30 * 86_400 - 600), "exp": .int(now + 30 * 86_400)]),
-            try await Self.token(["iat": .int(now + 1_000_000_000), "exp": .int(now + 1_000_000_060)]),
-        ] {
-            await #expect(throws: AuthFailure.self) {
-                try await authenticator.authenticate(AuthCredentials(authorization: "Bearer \(futureIssued)", apiKey: nil)).get()
-            }
-        }
-    }
-
-    @Test func bearerSchemeParsing() {
-        #expect(WorkerAuthenticator.bearerToken("Bearer abc") == "abc")
-        #expect(WorkerAuthenticator.bearerToken("bearer abc") == "abc")
-        #expect(WorkerAuthenticator.bearerToken("BEARER  abc") == "abc")
-        #expect(WorkerAuthenticator.bearerToken("Bearerabc") == nil)
-        #expect(WorkerAuthenticator.bearerToken("Basic abc") == nil)
-        #expect(WorkerAuthenticator.bearerToken("Bearer ") == nil)
-    }
-
-    @Test func textLogLinesCannotBeForgedWithNewlines() {
-        let capture = LogCapture()
-        let logger = Logger(label: "tasker.test") { WorkerLogHandler(label: $0, output: capture.output, format: .text, level: .info) }
-        logger.info(
-            "step failed\n2026-01-01T00:00:00.000Z error tasker.fake: forged",
-            metadata: [
-                "reason": "a\nb", "spaced": "x\r\ny z", "bell": "\u{07}", "nested": ["k\nk": "v\u{2028}w"], "ok": "plain",
-            ])
-        let lines = capture.all
-        #expect(lines.count == 1)
-        let line = lines.joined()
-        #expect(line.hasSuffix("\n") && line.dropLast().firstIndex(where: { $0.isNewline }) == nil, "\(line)")
-        #expect(line.contains(#"tasker.test: step failed\n2026-01-01T00:00:00.000Z error tasker.fake: forged "#), "\(line)")
-        #expect(line.contains(#"reason="a\nb""#), "\(line)")
-        #expect(line.contains(#"spaced="x\r\ny z""#), "\(line)")
-        #expect(line.contains(#"bell="\u0007""#), "\(line)")
-        #expect(line.contains(#"nested={k\nk="v\u2028w"}"#), "\(line)")
-        #expect(line.contains(" ok=plain"), "\(line)")
     }
 }

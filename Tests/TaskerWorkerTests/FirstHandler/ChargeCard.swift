@@ -1,0 +1,1 @@
+../../../Examples/first-handler/Sources/PaymentsWorker/ChargeCard.swift
