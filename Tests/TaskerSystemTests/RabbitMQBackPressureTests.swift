@@ -32,9 +32,11 @@ extension RabbitMQWorkerTests {
             try await waitUntil(timeout: .seconds(15)) { running.total == 2 }
             // All six delivered to the worker (prefetch 10): two claimed and running, four held.
             try await waitUntil(timeout: .seconds(15)) { try await s.queueDepth() == 0 }
-            // Long enough for the old path to nack several times (backoff from 100 ms) and for the
-            // waiters' 1 s re-check to run.
-            try await Task.sleep(for: .milliseconds(2500))
+            // Each of the four held deliveries refused for room three times: its first try and two
+            // re-checks after waiting (`RabbitMQIntake.roomRecheck`). Each try was a chance for the
+            // old path to nack it back to the queue and for a claim to run ahead of the permits.
+            let statistics = worker.daemon.statistics
+            try await waitUntil(timeout: .seconds(30)) { statistics.snapshot.shedClaims >= 4 * 3 }
             let claimed: Int = try await s.harness.admin.query(
                 "SELECT count(*)::int8 AS n FROM tasker.workflow_steps WHERE in_process")[0].decode("n")
             #expect(claimed == 2, "claims ran ahead of the 2 handler permits")

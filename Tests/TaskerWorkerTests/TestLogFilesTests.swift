@@ -24,9 +24,13 @@ struct TestLogFilesTests {
         let own = directory + "/" + TestLogFiles.fileName(for: Test.current)
         #expect(own.hasSuffix("/a_worker_s_log_line_inside_a_test_lands_in_that_test_s_file__one_outside_any_test_in_unattributed.log.log"))
         let ownText = try String(contentsOfFile: own, encoding: .utf8)
-        #expect(ownText.contains("warning tasker.test: inside the test marker=\(marker)"), "\(ownText)")
-        #expect(!ownText.contains("outside any test marker=\(marker)"))
+        // Checked by the message and the marker only: another unit test of this process may switch
+        // the log format between text and JSON (`LoggingTests`) while this one runs; a warning
+        // passes every level it sets.
+        let ownLines = ownText.split(separator: "\n").filter { $0.contains(marker) }
+        #expect(ownLines.count == 1 && ownLines[0].contains("inside the test"), "\(ownText)")
         let unattributed = try String(contentsOfFile: directory + "/unattributed.log", encoding: .utf8)
-        #expect(unattributed.contains("outside any test marker=\(marker)"))
+        let outsideLines = unattributed.split(separator: "\n").filter { $0.contains(marker) }
+        #expect(outsideLines.count == 1 && outsideLines[0].contains("outside any test"), "\(outsideLines)")
     }
 }
