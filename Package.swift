@@ -57,10 +57,14 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // The text formats under both the client and the model: untrusted JSON's nesting bound,
+        // credential redaction, PostgreSQL's timestamp text. Foundation only.
+        .target(name: "TaskerText"),
         // The PostgreSQL client. Knows nothing about Tasker.
         .target(
             name: "TaskerPostgres",
             dependencies: [
+                "TaskerText",
                 "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -82,7 +86,7 @@ let package = Package(
         .target(
             name: "TaskerMessaging",
             dependencies: [
-                "TaskerAMQP", "TaskerModel", "TaskerPostgres",
+                "TaskerAMQP", "TaskerModel", "TaskerPostgres", "TaskerStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -95,14 +99,24 @@ let package = Package(
             exclude: ["files"],
             cSettings: [.define("TASKER_SWAGGER_UI_FILES", to: "\"\(Context.packageDirectory)/Sources/CSwaggerUI/files/\"")]
         ),
-        // Wire and domain types shared by worker and orchestration, and the queue access Tasker uses.
+        // Wire and domain types shared by worker and orchestration: messages, results, templates,
+        // configuration, queue names. No database access (that is TaskerStore).
         .target(
             name: "TaskerModel",
             dependencies: [
-                "TaskerPostgres", "TaskerAMQP",
+                "TaskerText", "TaskerAMQP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // Tasker's tables and queues in PostgreSQL, shared by worker and orchestration: PGMQ's calls and
+        // table layouts, the template registry, the pool from `[common.database]`, JSON cells.
+        .target(
+            name: "TaskerStore",
+            dependencies: [
+                "TaskerModel", "TaskerPostgres",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The operator surface's HTTP, shared by the worker's and the orchestration's REST servers: the
@@ -137,7 +151,7 @@ let package = Package(
         .target(
             name: "TaskerWorker",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging", "CSwaggerUI",
+                "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging", "CSwaggerUI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -159,7 +173,7 @@ let package = Package(
         .target(
             name: "TaskerWorkerFFI",
             dependencies: [
-                "TaskerWorker", "TaskerModel", "TaskerPostgres",
+                "TaskerWorker", "TaskerModel", "TaskerPostgres", "TaskerStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -174,7 +188,7 @@ let package = Package(
         .target(
             name: "TaskerOrchestration",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging",
+                "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
@@ -192,7 +206,7 @@ let package = Package(
         .executableTarget(
             name: "TaskerWorkerCLI",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -200,7 +214,7 @@ let package = Package(
         .executableTarget(
             name: "TaskerDevCLI",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerHTTP", "TaskerOrchestration", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerHTTP", "TaskerOrchestration", "TaskerExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -211,7 +225,7 @@ let package = Package(
         .target(
             name: "TaskerTestSupport",
             dependencies: [
-                "TaskerPostgres", "TaskerModel", "TaskerWorker", "TaskerAMQP",
+                "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerWorker", "TaskerAMQP",
                 .product(name: "Logging", package: "swift-log"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "Yams", package: "Yams"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -223,12 +237,12 @@ let package = Package(
         // first, in parallel), and TaskerSystemTests (real PostgreSQL, RabbitMQ, processes, fleets; bounded
         // parallelism). Shared fixtures in Tests/Fixtures, shared helpers in TaskerTestSupport.
         .testTarget(
-            name: "TaskerModelTests", dependencies: ["TaskerModel", "TaskerPostgres", "TaskerAMQP", "TaskerTestSupport", "TaskerWorker"]),
+            name: "TaskerModelTests", dependencies: ["TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerTestSupport", "TaskerWorker"]),
         .testTarget(name: "TaskerPostgresTests", dependencies: ["TaskerPostgres", "TaskerWorker", "TaskerTestSupport"]),
         .testTarget(
             name: "TaskerOrchestrationTests",
             dependencies: [
-                "TaskerOrchestration", "TaskerModel", "TaskerPostgres", "TaskerTestSupport",
+                "TaskerOrchestration", "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -239,7 +253,8 @@ let package = Package(
         .testTarget(
             name: "TaskerWorkerTests",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport",
+                "TaskerExamples",
                 "TaskerWorkerTesting", "TaskerOrchestration",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -267,7 +282,8 @@ let package = Package(
         .testTarget(
             name: "TaskerSystemTests",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport", "TaskerOrchestration",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport",
+                "TaskerOrchestration",
                 "TaskerExamples", "TaskerAMQP",
                 "TaskerWorkerTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -286,7 +302,8 @@ let package = Package(
         .target(
             name: "TaskerFuzzChecks",
             dependencies: [
-                "TaskerModel", "TaskerPostgres", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerHTTP", "TaskerOrchestration",
+                "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerHTTP",
+                "TaskerOrchestration",
                 "TaskerWorker", "TaskerWorkerFFI", .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Fuzz/Checks"
@@ -295,7 +312,7 @@ let package = Package(
         .testTarget(
             name: "TaskerMessagingTests",
             dependencies: [
-                "TaskerMessaging", "TaskerModel", "TaskerPostgres", "TaskerTestSupport",
+                "TaskerMessaging", "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ]

@@ -2,6 +2,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 @testable import TaskerWorker
 @testable import TaskerWorkerFFI

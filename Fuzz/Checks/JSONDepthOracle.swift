@@ -1,5 +1,6 @@
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The nesting depth of JSON, computed independently of the decoders under test (an oracle: no
 /// recursion, so any depth is measured): a scalar is 0, a container 1 + its deepest member.

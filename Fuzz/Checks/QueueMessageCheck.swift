@@ -1,6 +1,7 @@
 #if DEBUG
 
 @testable import TaskerModel
+import TaskerStore
 
 /// A PGMQ row's body (`message` as libpq hands it over) → `QueueMessage` → `StepMessage`, as the
 /// worker's claim reads it. Contract: the row always reads (a body that does not decode is the row's

@@ -1,6 +1,7 @@
 #if DEBUG
 import Foundation
 import TaskerHTTP
+import TaskerStore
 
 @testable import TaskerAuth
 @testable import TaskerModel

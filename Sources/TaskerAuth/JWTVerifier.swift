@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Verifies bearer tokens with vapor/jwt-kit: RSA signature (one key, the algorithms of
 /// `jwt_allowed_algorithms`), then `exp` and `nbf` (60 s leeway, as upstream's `jsonwebtoken` default; a

@@ -11,6 +11,7 @@ import TaskerWorker
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import TaskerStore
 #endif
 
 /// Submits the six example workflows round-robin at `rate` per second through

@@ -11,6 +11,7 @@ import TaskerWorker
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import TaskerStore
 #endif
 
 /// `tasker-worker dev-progress`: the live progress display of `scripts/dev`. Once a second it reads

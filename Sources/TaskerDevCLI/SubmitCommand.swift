@@ -3,6 +3,7 @@ import Foundation
 import TaskerModel
 import TaskerOrchestration
 import TaskerPostgres
+import TaskerStore
 import TaskerWorker
 
 /// `tasker-dev submit NAMESPACE NAME VERSION --context JSON`: create and start the task in this process

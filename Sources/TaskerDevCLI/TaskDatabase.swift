@@ -3,6 +3,7 @@ import Foundation
 import TaskerModel
 import TaskerOrchestration
 import TaskerPostgres
+import TaskerStore
 
 /// The database access of `submit` and `task`: the configuration as `orchestrate` loads it, a small pool,
 /// and the task API's one implementation (`TaskQueries`, the same code behind the orchestration's REST

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Renders the task API's JSON documents (`TaskResponse`, `StepResponse`) for people: one block per
 /// task, one line per step with its state, attempts, and its result or error (shortened).

@@ -2,6 +2,7 @@ import Foundation
 import TaskerModel
 import TaskerOrchestration
 import TaskerPostgres
+import TaskerStore
 
 /// Where `submit --queue` and `progress --submit-rate` send task requests for a running orchestration:
 /// `orchestration_task_requests` on the configured transport, PGMQ's queue (`pgmq_send_with_notify`)

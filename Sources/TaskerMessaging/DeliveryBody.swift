@@ -3,6 +3,7 @@ import NIOCore
 import TaskerAMQP
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 extension AMQPDelivery {
     /// The delivery's body as JSON, or why it is not (poison): a body over the client's limit was

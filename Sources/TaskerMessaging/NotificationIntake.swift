@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The LISTEN side of a PGMQ intake, the same for the worker and the orchestration: what each event
 /// of a `PostgresListener` on `pgmq_message_ready.*` channels asks its reader to do, so that every

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Hostile inputs that unit tests (TaskerModelTests) and system tests (TaskerSystemTests) both use.
 package enum HostileFixtures {

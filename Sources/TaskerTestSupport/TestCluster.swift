@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Owns the admin connection to the test cluster, builds the template database once per set of
 /// migrations, and creates and drops the per-test databases.

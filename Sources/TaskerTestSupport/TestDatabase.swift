@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// A fresh database for one test, cloned from the migrated template database.
 public struct TestDatabase: Sendable {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 import TaskerWorker
 
 /// `tasker-worker migrate`: install PGMQ (extension or SQL script) and apply `migrations/*.sql`.

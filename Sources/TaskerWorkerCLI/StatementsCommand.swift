@@ -1,4 +1,5 @@
 import ArgumentParser
+import TaskerStore
 import TaskerWorker
 
 /// `tasker-worker statements`: every statement of the step path and crash recovery, whole, as the

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TaskerModel
+import TaskerStore
 import TaskerWorker
 
 /// `tasker-worker`: the Swift Tasker worker daemon and its operator tools. The development tools

@@ -7,6 +7,7 @@ import TaskerWorker
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import TaskerStore
 #endif
 
 /// Reading the C ABI's input strings and writing its output strings.

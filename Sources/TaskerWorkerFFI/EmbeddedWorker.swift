@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 import TaskerWorker
 
 /// The one worker of this process behind the C ABI: a `WorkerDaemon` with the built-in Swift

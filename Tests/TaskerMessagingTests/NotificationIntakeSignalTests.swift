@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import TaskerMessaging
 import TaskerModel
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

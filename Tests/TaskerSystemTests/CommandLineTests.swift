@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import TaskerWorker
 import Testing

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerOrchestration
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

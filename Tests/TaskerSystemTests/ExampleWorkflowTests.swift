@@ -2,6 +2,7 @@ import Foundation
 import TaskerExamples
 import TaskerOrchestration
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

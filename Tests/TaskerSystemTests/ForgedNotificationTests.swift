@@ -8,6 +8,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TaskerStore
 #endif
 
 /// Issue #26, items 5 and 9: notifications are hints from anyone. The orchestration took every id

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Synchronization
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

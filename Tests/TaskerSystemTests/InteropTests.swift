@@ -4,6 +4,7 @@ import HTTPTypes
 import HummingbirdTesting
 import SwiftProtobuf
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

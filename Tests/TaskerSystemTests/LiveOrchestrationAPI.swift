@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

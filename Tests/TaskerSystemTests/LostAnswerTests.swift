@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

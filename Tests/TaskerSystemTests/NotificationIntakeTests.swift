@@ -1,5 +1,6 @@
 import Foundation
 import TaskerHTTP
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

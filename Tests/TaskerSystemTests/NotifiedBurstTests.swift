@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

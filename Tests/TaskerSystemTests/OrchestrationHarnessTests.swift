@@ -4,6 +4,7 @@ import ServiceLifecycle
 import TaskerExamples
 import TaskerOrchestration
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TaskerExamples
 import TaskerOrchestration
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

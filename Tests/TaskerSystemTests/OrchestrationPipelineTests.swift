@@ -1,5 +1,6 @@
 import Foundation
 import TaskerExamples
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

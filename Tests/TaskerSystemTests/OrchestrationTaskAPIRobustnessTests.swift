@@ -6,6 +6,7 @@ import NIOCore
 import ServiceLifecycle
 import TaskerAuth
 import TaskerHTTP
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

@@ -7,6 +7,7 @@ import NIOCore
 import TaskerAMQP
 import TaskerExamples
 import TaskerHTTP
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

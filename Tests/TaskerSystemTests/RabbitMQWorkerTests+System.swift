@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TaskerOrchestration
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

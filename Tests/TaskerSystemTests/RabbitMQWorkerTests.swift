@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import TaskerAMQP
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import SwiftProtobuf
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

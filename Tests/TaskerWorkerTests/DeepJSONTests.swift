@@ -1,5 +1,6 @@
 import Foundation
 import TaskerPostgres
+import TaskerStore
 import TaskerTestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import TaskerAMQP
-import TaskerPostgres
+import TaskerText
 
 /// Schema conformance (per file) and rule validation (on the merged tree).
 enum ConfigurationChecker {

@@ -1,5 +1,5 @@
 import TOMLKit
-import TaskerPostgres
+import TaskerText
 
 /// Hiding secrets in rendered configuration and in error messages.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerPostgres
+import TaskerText
 
 /// `${VAR}` and `${VAR:-fallback}` expansion inside configuration strings.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerPostgres
+import TaskerText
 
 /// Who this worker process is, in the two spellings upstream uses.
 public struct WorkerIdentity: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerPostgres
+import TaskerText
 
 /// Any JSON value, for the schemaless parts of Tasker's messages (task context, step inputs,
 /// handler results, `handler.initialization`). Round-trips through `Codable` without loss of
@@ -115,14 +115,6 @@ public enum JSONValue: Sendable, Hashable, Codable {
     /// Encodes any `Encodable` value as a `JSONValue`.
     public init<T: Encodable>(encoding value: T) throws {
         self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
-    }
-}
-
-extension JSONValue: PostgresDecodable {
-    /// Reads a `json`/`jsonb` cell; SQL NULL becomes `.null`.
-    public static func decode(from cell: PostgresCell) throws(PostgresError) -> JSONValue {
-        if cell.isNull { return .null }
-        return try cell.decodeJSON(JSONValue.self)
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerPostgres
+import TaskerText
 
 /// UTC timestamps in the shape chrono's serde writes a `DateTime<Utc>`
 /// (`2026-03-21T21:16:08.123456Z`) and a lenient RFC 3339 reader for what chrono accepts.

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerPostgres
+import TaskerText
 
 /// The result a worker writes to `tasker.workflow_steps.results` (upstream
 /// `tasker_shared::messaging::StepExecutionResult`).

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerPostgres
+import TaskerText
 
 /// A notification from `tasker.pgmq_send_with_notify` / `pgmq_send_batch_with_notify` on channel
 /// `pgmq_message_ready.<ns>` (payloads as upstream's `crates/tasker-pgmq/src/events.rs`).

@@ -1,5 +1,5 @@
 import Foundation
-import TaskerPostgres
+import TaskerText
 
 /// A task template: the workflow definition a worker registers at boot and reads back (from
 /// `tasker.named_tasks.configuration`) when it hydrates a step.

@@ -1,5 +1,6 @@
 import Logging
 import TaskerPostgres
+import TaskerStore
 
 /// Whether the database answers, for `/health`, `/health/ready` and `/health/detailed`: `SELECT 1` on
 /// a connection of its own (opened on first use, replaced after any failure), never one of the pool,

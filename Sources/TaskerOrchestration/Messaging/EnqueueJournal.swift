@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TaskerModel
+import TaskerStore
 
 /// The step messages one command wrote `pending → enqueued` for without sending them in PostgreSQL
 /// (RabbitMQ carries them). Set for the duration of a command by the processor

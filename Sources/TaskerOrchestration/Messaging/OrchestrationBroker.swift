@@ -5,6 +5,7 @@ import TaskerAMQP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The orchestration on RabbitMQ (`[common.queues] backend = "rabbitmq"`): one `BrokerConnection`
 /// declaring the orchestration's queues on every connect, a `BrokerConsumer` on them (deliveries

@@ -6,6 +6,7 @@ import TaskerAMQP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// What becomes of one message of an orchestration queue once processed.
 enum MessageDisposition: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Creates workflow steps and edges: at task creation, and dynamically for decision points
 /// (the chosen steps) and batchable steps (`<worker_template>_<batch_id>` workers and their

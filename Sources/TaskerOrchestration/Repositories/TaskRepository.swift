@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// A task as orchestration needs it: identity, template coordinates, correlation id.
 public struct TaskIdentity: Sendable, Equatable {

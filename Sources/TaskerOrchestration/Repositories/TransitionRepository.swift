@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Task and step transitions, written as upstream writes them (db-and-orchestration.md §3.0): retire
 /// the `most_recent` row, then insert the new one with `sort_key + 1` — both in ONE prepared

@@ -7,6 +7,7 @@ import TaskerHTTP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// How the orchestration reads its queues and discovers ready tasks.
 public struct OrchestrationSettings: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// What every orchestration service shares: the pool, the template registry (read from
 /// `named_tasks.configuration`), this orchestrator's processor UUID (written on task transitions),

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// What processing one step result did.
 public enum StepResultOutcome: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Creates a task from a request (upstream `TaskInitializer::create_and_enqueue_task_from_request`):
 /// the rows in one transaction with the `NULL→pending` transitions, then `pending → initializing`

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// A request to run a workflow: which template, with which context (upstream `TaskRequest`).
 public struct TaskRequest: Sendable, Equatable, Codable {

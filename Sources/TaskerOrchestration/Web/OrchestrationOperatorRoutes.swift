@@ -4,6 +4,7 @@ import NIOCore
 import TaskerAuth
 import TaskerHTTP
 import TaskerModel
+import TaskerStore
 
 /// The orchestration's operator answers (no authentication, as the worker's):
 ///

@@ -6,6 +6,7 @@ import TaskerAuth
 import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The routes of the orchestration's REST API (upstream's paths, methods, status codes and permissions):
 ///

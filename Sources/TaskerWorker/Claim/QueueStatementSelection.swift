@@ -1,4 +1,5 @@
 import Synchronization
+import TaskerStore
 
 /// The `StepQueueStatements` in use, shared by the claim and completion stages: PGMQ's functions
 /// until `WorkerDaemon.run` has detected the queues' table layouts (after the templates created

@@ -5,6 +5,7 @@ import TaskerAuth
 import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 extension StepExecutor {
     /// Processes the messages of one poll read. Each is decoded, de-duplicated and checked against

@@ -1,6 +1,7 @@
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 extension StepExecutor {
     /// Database errors in a row before `stepDefinition` gives up and throws.

@@ -6,6 +6,7 @@ import TaskerAuth
 import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// A message that arrived for a worker queue, by notification or by polling.
 package struct StepDelivery: Sendable {

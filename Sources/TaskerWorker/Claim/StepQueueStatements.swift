@@ -1,5 +1,6 @@
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The claim and result statements the step path runs, chosen once at boot: on PGMQ, the static ones
 /// (`StepQueueAccess.tables`) for each queue whose table layout is known (`PGMQTableLayout.detect`),

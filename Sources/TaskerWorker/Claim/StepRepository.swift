@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Everything the worker reads about one step before claiming it, in one round trip
 /// (task identity, step row, current state, dependency results).

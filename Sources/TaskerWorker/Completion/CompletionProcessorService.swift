@@ -5,6 +5,7 @@ import ServiceLifecycle
 import Synchronization
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Drains the completion channel: stores each result with `StepRepository.complete` (one
 /// transaction: transition, `results`, `in_process = false`, message to orchestration), then fires

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// What a completion did.
 package enum CompletionOutcome: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 extension ForeignStepEvent {
     /// Why a claimed step could not be turned into an event (its rows did not read as JSON).

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 extension HandlerDispatchService {
     /// Runs a step through the FFI dispatch channel, holding its handler permit (capacity and load

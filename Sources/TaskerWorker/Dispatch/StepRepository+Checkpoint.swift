@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 extension StepRepository {
     /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// A domain event as upstream publishes it (`<ns>_domain_events`, and in-process subscribers).
 public struct DomainEvent: Sendable, Equatable {

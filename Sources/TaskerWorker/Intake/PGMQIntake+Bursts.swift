@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// One queue's notified message ids waiting to be read and claimed, and whether its claimer runs.
 /// Invariant: `pending` is empty whenever `claiming` is false.

@@ -7,6 +7,7 @@ import TaskerHTTP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The listener side of `PGMQIntake`. What each listener event asks for is decided by
 /// TaskerMessaging's `NotificationIntake`, the orchestration's too: a notification is taken only for

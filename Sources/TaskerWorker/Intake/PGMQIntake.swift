@@ -8,6 +8,7 @@ import TaskerHTTP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The PGMQ intake: LISTEN `pgmq_message_ready.<ns>` and the fallback poller, according to the
 /// deployment mode; catch-up reads after every (re)connect, dropped events and shedding; no reads

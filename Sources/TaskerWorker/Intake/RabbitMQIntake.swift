@@ -6,6 +6,7 @@ import TaskerAMQP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Step-message intake from RabbitMQ: a `BrokerConsumer` on the served namespace queues of
 /// `RabbitMQMessaging` (a consumer per queue with `prefetch_count`, manual acks). Each delivery goes

@@ -1,3 +1,5 @@
+import TaskerStore
+
 /// Where step messages come from, one per transport: `PGMQIntake` (LISTEN/NOTIFY and the fallback
 /// poller on PGMQ) or `RabbitMQIntake` (a consumer per namespace queue). `WorkerEventSystem` runs the
 /// one the transport chose and owns what both share: the start and end of intake, the drain at

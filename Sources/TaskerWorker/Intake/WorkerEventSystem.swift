@@ -5,6 +5,7 @@ import Synchronization
 import TaskerAMQP
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The intake stage as a `Service`: runs the transport's `StepIntake` (`PGMQIntake` or
 /// `RabbitMQIntake`) and owns its start and end. On graceful shutdown it closes intake at once

@@ -3,6 +3,7 @@ import Logging
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Recovery of results committed but never published: a worker that dies between the completion's
 /// commit and the broker's confirm leaves its step `enqueued_for_orchestration` (or

@@ -1,5 +1,6 @@
 import ServiceLifecycle
 import TaskerModel
+import TaskerStore
 
 /// Step messages on RabbitMQ: the claim and result statements touch no PGMQ table
 /// (`StepQueueStatements.broker`); deliveries are acked or requeued by `RabbitMQIntake` after the

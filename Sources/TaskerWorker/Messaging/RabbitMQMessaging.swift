@@ -6,6 +6,7 @@ import TaskerAMQP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The worker's RabbitMQ connection (`[common.queues] backend = "rabbitmq"`): declares the queues
 /// as upstream does (`RabbitMQTopology`: every served `worker_<ns>_queue` and

@@ -1,5 +1,6 @@
 import ServiceLifecycle
 import TaskerModel
+import TaskerStore
 
 /// What differs between the transports that carry step messages (`[common.queues] backend`): one
 /// implementation per transport (`PGMQTransport`, `RabbitMQMessaging`), chosen once at start by

@@ -5,6 +5,7 @@ import TaskerAuth
 import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Recovers the steps of dead workers (`[worker.crash_recovery]`, `enabled`): every `interval` it
 /// looks (`RecoveryStatements.scan`, one round trip) for `in_progress` steps whose claiming worker

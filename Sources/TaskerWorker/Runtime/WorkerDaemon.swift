@@ -6,6 +6,7 @@ import Synchronization
 import TaskerAuth
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The worker as a swift-service-lifecycle `Service`, built fully in `init`: an embedding program
 /// runs it in its own `ServiceGroup` beside its own services (as Hummingbird's `Application` is

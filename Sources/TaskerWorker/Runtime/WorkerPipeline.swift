@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The step pipeline of one worker, assembled from the configuration with every dependency in
 /// place (`WorkerDaemon.init` builds it; nothing in it is set later).

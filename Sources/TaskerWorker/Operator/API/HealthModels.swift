@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 // The health bodies of the worker's REST API (upstream `schemas/generated/worker-openapi.json`),
 // shared with the gRPC `WorkerHealthService`. Encoded with `APIJSON.encoder`: snake_case keys as

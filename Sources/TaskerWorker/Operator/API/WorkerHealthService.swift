@@ -2,6 +2,7 @@ import Foundation
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Computes the health bodies (`/health…` and gRPC `WorkerHealthService`) from the running worker.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Why a template query has no answer; each maps to an `ErrorResponse` kind (REST) or a status (gRPC).
 package enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -5,6 +5,7 @@ import TaskerHTTP
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// The values `/metrics` and `/metrics/worker` compute when they are requested, read from a running
 /// worker: identity, uptime, pool statistics, PGMQ depth and oldest message age of the worker's own

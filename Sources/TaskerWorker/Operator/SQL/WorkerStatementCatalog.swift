@@ -1,5 +1,6 @@
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 
 /// Every statement of the step path and crash recovery as the worker prepares it, whole, with its
 /// parameters in binding order: for a DBA reading `pg_stat_statements`, for the pgbench floors

@@ -1,3 +1,4 @@
+import TaskerModel
 import TaskerPostgres
 
 extension PostgresPoolConfiguration {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TaskerModel
 import TaskerPostgres
 
 /// Why the registry could not register or produce a template.

@@ -1,3 +1,4 @@
+import TaskerModel
 import TaskerPostgres
 
 /// The table layouts of a PGMQ queue (`pgmq.q_<queue>` and its archive `pgmq.a_<queue>`) that the
