@@ -237,7 +237,8 @@ let package = Package(
         // first, in parallel), and TaskerSystemTests (real PostgreSQL, RabbitMQ, processes, fleets; bounded
         // parallelism). Shared fixtures in Tests/Fixtures, shared helpers in TaskerTestSupport.
         .testTarget(
-            name: "TaskerModelTests", dependencies: ["TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerTestSupport", "TaskerWorker"]),
+            name: "TaskerModelTests",
+            dependencies: ["TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerTestSupport", "TaskerWorker"]),
         .testTarget(name: "TaskerPostgresTests", dependencies: ["TaskerPostgres", "TaskerWorker", "TaskerTestSupport"]),
         .testTarget(
             name: "TaskerOrchestrationTests",

@@ -1,5 +1,6 @@
 import TaskerModel
 import TaskerPostgres
+import TaskerStore
 import TaskerWorker
 
 /// The statements pinned whole in `Tests/Fixtures/statements` (`StatementCatalogPinTests`, TaskerWorkerTests)

@@ -1,4 +1,5 @@
 import TaskerPostgres
+import TaskerStore
 import Testing
 
 @testable import TaskerModel

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStore
 import TaskerTestSupport
 import Testing
 
