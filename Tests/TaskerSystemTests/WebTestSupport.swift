@@ -55,7 +55,8 @@ struct WebTestWorker {
         return configuration
     }
 
-    /// Starts the worker and waits until its REST server listens (and, with `waitForReady`, answers ready).
+    /// Starts the worker and waits until its REST server (and its gRPC server, when enabled) listens (and,
+    /// with `waitForReady`, answers ready).
     static func start(
         _ db: TestDatabase, handlers: HandlerRegistry = .withBuiltIns(), waitForReady: Bool = true,
         configure: (inout TaskerConfiguration) -> Void = { _ in }
@@ -72,15 +73,19 @@ struct WebTestWorker {
             templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": directory.path]))
         let task = Task { try await daemon.run() }
         let running = PipelineHarness.RunningWorker(daemon: daemon, task: task)
+        // Both servers publish their address once listening; REST binds first, so a test that talks
+        // gRPC right after start would otherwise race the gRPC server's bind.
+        let grpcEnabled = configuration.worker.grpc.enabled
         var address: String?
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))
         while address == nil, ContinuousClock.now < deadline {
-            address = daemon.boundAddresses.web
+            let bound = daemon.boundAddresses
+            if bound.web != nil, !grpcEnabled || bound.grpc != nil { address = bound.web }
             if address == nil { try await Task.sleep(for: .milliseconds(20)) }
         }
         guard let address, let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
             try? await running.stop()
-            throw TestSetupError("the REST server did not publish its address")
+            throw TestSetupError("the REST and gRPC servers did not publish their addresses")
         }
         let worker = WebTestWorker(
             daemon: daemon, running: running, host: String(address[..<colon]), port: port,
