@@ -306,6 +306,7 @@ let package = Package(
                 "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerHTTP",
                 "TaskerOrchestration",
                 "TaskerWorker", "TaskerWorkerFFI", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Fuzz/Checks"
         ),

@@ -70,7 +70,7 @@ struct CompletionBatchTests {
             // Someone else moved "two" on (e.g. orchestration's staleness handling): its result must not be written.
             try await harness.transition(task["two"], from: "in_progress", to: "error", event: "fail")
             let writes = try steps.enumerated().map { index, step in
-                try CompletionWrite(
+                CompletionWrite(
                     message: step.message, success: true,
                     resultJSON: try Self.completion(step, value: index).result.jsonString(),
                     workerUUID: worker)

@@ -147,7 +147,7 @@ struct CrashRecoveryWorkerTests {
             let other = WorkerIdentity()
             let result = StepExecutionResult.workerLost(step, recoveredBy: other, grace: .seconds(4))
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["gated"], correlationID: task.correlationID)
-            let write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(), workerUUID: other.uuid)
+            let write = CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(), workerUUID: other.uuid)
             // Recovered as if `other` had claimed it (it has no lease): the compare-and-set on the transition wins.
             var asOther = step
             asOther.workerUUID = other.uuid

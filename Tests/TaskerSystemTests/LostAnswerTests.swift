@@ -167,8 +167,8 @@ struct LostAnswerTests {
             try await SchemaTests.transition(
                 harness.admin, step: task["work"], from: "enqueued", to: "in_progress", metadata: ClaimStamp(worker: worker).metadata)
             let message = StepMessage(taskUUID: task.taskUUID, stepUUID: task["work"], correlationID: task.correlationID)
-            let write = try CompletionWrite(message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker)
-            let later = try CompletionWrite(
+            let write = CompletionWrite(message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker)
+            let later = CompletionWrite(
                 message: message, success: true, resultJSON: #"{"success":true}"#, workerUUID: worker,
                 now: Date().addingTimeInterval(1))
             #expect(try await !StepRepository.isStored(harness.admin, write, session: nil))

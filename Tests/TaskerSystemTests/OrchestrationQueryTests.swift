@@ -10,6 +10,25 @@ import Testing
 /// The orchestration's batched and derived SQL against the database itself: array parameters, the
 /// execution status derived from readiness rows, the one-statement transitions.
 @Suite struct OrchestrationQueryTests {
+    /// A stored state is decoded as the row's other values are: a text that is no state is a
+    /// decoding error naming the column and the value (never a state made up).
+    @Test func statesAreDecodedFromTheirColumn() async throws {
+        try await withTestDatabase { db in
+            let c = try await db.connect()
+            let row = try #require(
+                try await c.query("SELECT 'in_progress'::text AS step, 'complete'::text AS task, 'bogus'::text AS bad").first)
+            #expect(try row.decode("step", as: StepState.self) == .inProgress)
+            #expect(try row.decode("task", as: TaskState.self) == .complete)
+            for decode in [{ _ = try row.decode("bad", as: StepState.self) }, { _ = try row.decode("bad", as: TaskState.self) }] {
+                let error = #expect(throws: PostgresError.self) { try decode() }
+                #expect(error?.kind == .decoding)
+                #expect(
+                    error?.message.contains(#"column "bad""#) == true && error?.message.contains("bogus") == true,
+                    "\(String(describing: error))")
+            }
+        }
+    }
+
     @Test func arrayLiteralsRoundTripAnyText() async throws {
         try await withTestDatabase { db in
             let c = try await db.connect()

@@ -105,6 +105,12 @@ public struct StepExecutionResult: Codable, Sendable, Equatable {
     /// nested deeper than `UntrustedJSON.maximumValueDepth` (its own envelope included) is refused:
     /// it could not be read back inside `dependency_results` or a step event.
     public func jsonString() throws -> String {
+        try storedJSON()
+    }
+
+    /// `jsonString()`, with the writer's refusal typed (what the worker's completion stage turns into
+    /// a `result_not_storable` result).
+    package func storedJSON() throws(JSONWriter.Refusal) -> String {
         var writer = JSONWriter(sortedKeys: true, escapeSlashes: false, maxDepth: UntrustedJSON.maximumValueDepth)
         try write(to: &writer)
         return writer.text

@@ -209,7 +209,7 @@ public struct TaskQueries: Sendable {
             if try TransitionRepository.transitionTask(
                 c, taskUUID: taskUUID, from: state, to: .cancelled, event: .cancel, processorUUID: processorUUID)
             {
-                let metadata = try TransitionRepository.stepMetadata(.cancel, stepUUID: taskUUID, now: Date())
+                let metadata = TransitionRepository.stepMetadata(.cancel, now: Date())
                 let steps: Int =
                     try c.query(TaskQueryStatements.cancelSteps, [taskUUID, metadata])
                     .first?.decode("cancelled_steps") ?? 0

@@ -31,10 +31,7 @@ public enum StepResultRepository {
     /// The step of a `load` result; nil when it does not exist.
     static func load(_ rows: PostgresQueryResult, stepUUID: UUID) throws(PostgresError) -> StepResultRow? {
         guard let row = rows.first else { return nil }
-        let stateText: String = try row.decode("state")
-        guard let state = StepState(rawValue: stateText) else {
-            throw PostgresError(.decoding, "step \(stepUUID) is in unknown state \"\(stateText)\"")
-        }
+        let state: StepState = try row.decode("state")
         return StepResultRow(
             stepUUID: try row.decode("workflow_step_uuid"), taskUUID: try row.decode("task_uuid"),
             name: try row.decode("name"), templateStepName: try row.decode("template_step_name"), state: state,

@@ -20,12 +20,7 @@ public enum TransitionRepository {
 
     /// The task's current state; nil when it has no transition yet.
     public static func currentTaskState(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> TaskState? {
-        let rows = try c.query(Statements.currentTaskState, [taskUUID])
-        guard let text: String = try rows.first?.decode("to_state") else { return nil }
-        guard let state = TaskState(rawValue: text) else {
-            throw PostgresError(.decoding, "task \(taskUUID) is in unknown state \"\(text)\"")
-        }
-        return state
+        try taskState(c.query(Statements.currentTaskState, [taskUUID]), taskUUID: taskUUID)
     }
 
     /// Moves the task from `from` to `to` inside the caller's transaction. Returns false (and writes
@@ -41,31 +36,30 @@ public enum TransitionRepository {
             Statements.transitionTask,
             [
                 taskUUID, from.rawValue, to.rawValue,
-                try taskMetadata(event, finalization: finalization, now: now), processorUUID,
+                taskMetadata(event, finalization: finalization, now: now), processorUUID,
             ])
         return !inserted.isEmpty
     }
 
     /// `{"event": <Debug rendering>}`, plus upstream's finalizer keys when `finalization`.
-    static func taskMetadata(_ event: TaskEvent, finalization: Bool, now: Date) throws(PostgresError) -> PostgresJSON {
-        var metadata: [String: JSONValue] = ["event": .string(event.debugRendering)]
+    static func taskMetadata(_ event: TaskEvent, finalization: Bool, now: Date) -> PostgresJSON {
+        // Strings and a boolean only: nothing here can be refused.
+        var writer = JSONWriter(sortedKeys: false, escapeSlashes: true)
+        writer.open("{")
+        writer.member("event", event.debugRendering, first: true)
         if finalization {
-            metadata["timestamp"] = .string(RFC3339.string(now))
-            metadata["atomic_finalization"] = true
+            writer.member("timestamp", RFC3339.string(now))
+            writer.member("atomic_finalization", true)
         }
-        return try json(.object(metadata))
+        writer.close("}")
+        return PostgresJSON(raw: writer.text)
     }
 
     // MARK: Steps
 
     /// The step's current state (`pending` when it has no transition, as upstream resolves it).
     public static func currentStepState(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepState {
-        let rows = try c.query(Statements.currentStepState, [stepUUID])
-        guard let text: String = try rows.first?.decode("to_state") else { return .pending }
-        guard let state = StepState(rawValue: text) else {
-            throw PostgresError(.decoding, "step \(stepUUID) is in unknown state \"\(text)\"")
-        }
-        return state
+        try c.query(Statements.currentStepState, [stepUUID]).first?.decode("to_state") ?? .pending
     }
 
     /// Moves the step from `from` to `to` inside the caller's transaction, with metadata
@@ -75,7 +69,7 @@ public enum TransitionRepository {
         _ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, to: StepState,
         event: StepEvent, now: Date = Date()
     ) throws(PostgresError) -> Bool {
-        let metadata = try stepMetadata(event, stepUUID: stepUUID, now: now)
+        let metadata = stepMetadata(event, now: now)
         // One round trip: retire the current row (only if it is in `from`), insert the next one.
         let inserted = try c.query(Statements.transitionStep, [stepUUID, from.rawValue, to.rawValue, metadata])
         if !inserted.isEmpty { return true }
@@ -92,7 +86,7 @@ public enum TransitionRepository {
         _ c: isolated PostgresConnection, stepUUID: UUID, queue: String, message: PostgresJSON,
         sendInPGMQ: Bool = true, now: Date = Date()
     ) throws(PostgresError) -> Bool {
-        let metadata = try stepMetadata(.enqueue, stepUUID: stepUUID, now: now)
+        let metadata = stepMetadata(.enqueue, now: now)
         let statement = sendInPGMQ ? Statements.enqueueStep : Statements.enqueueStepWithoutSend
         let values: [any PostgresEncodable] = sendInPGMQ ? [stepUUID, metadata, queue, message] : [stepUUID, metadata]
         if try !c.query(statement, values).isEmpty { return true }
@@ -110,7 +104,7 @@ public enum TransitionRepository {
         _ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, resultsJSON: String,
         now: Date = Date()
     ) throws(PostgresError) -> Bool {
-        let metadata = try stepMetadata(.complete(resultsJSON: resultsJSON), stepUUID: stepUUID, now: now)
+        let metadata = stepMetadata(.complete(resultsJSON: resultsJSON), now: now)
         return try !c.query(Statements.completeStep, [stepUUID, from.rawValue, metadata]).isEmpty
     }
 
@@ -131,7 +125,7 @@ public enum TransitionRepository {
         .prepared(
             asserting ? Statements.transitionTaskAsserted : Statements.transitionTask,
             [
-                taskUUID, from.rawValue, to.rawValue, try taskMetadata(event, finalization: finalization, now: now),
+                taskUUID, from.rawValue, to.rawValue, taskMetadata(event, finalization: finalization, now: now),
                 processorUUID,
             ])
     }
@@ -143,7 +137,7 @@ public enum TransitionRepository {
     ) throws(PostgresError) -> PipelineStatement {
         .prepared(
             Statements.transitionStepAsserted,
-            [stepUUID, from.rawValue, to.rawValue, try stepMetadata(event, stepUUID: stepUUID, now: now)])
+            [stepUUID, from.rawValue, to.rawValue, stepMetadata(event, now: now)])
     }
 
     /// `enqueueStep` of a step that has a transition, asserting it was `pending` and its message sent
@@ -152,7 +146,7 @@ public enum TransitionRepository {
         stepUUID: UUID, queue: String, message: PostgresJSON,
         sendInPGMQ: Bool = true, now: Date = Date()
     ) throws(PostgresError) -> PipelineStatement {
-        let metadata = try stepMetadata(.enqueue, stepUUID: stepUUID, now: now)
+        let metadata = stepMetadata(.enqueue, now: now)
         return sendInPGMQ
             ? .prepared(Statements.enqueueStepAsserted, [stepUUID, metadata, queue, message])
             : .prepared(Statements.enqueueStepAssertedWithoutSend, [stepUUID, metadata])
@@ -165,7 +159,7 @@ public enum TransitionRepository {
     ) throws(PostgresError) -> PipelineStatement {
         .prepared(
             Statements.completeStep,
-            [stepUUID, from.rawValue, try stepMetadata(.complete(resultsJSON: resultsJSON), stepUUID: stepUUID, now: now)])
+            [stepUUID, from.rawValue, stepMetadata(.complete(resultsJSON: resultsJSON), now: now)])
     }
 
     /// `currentTaskState` as a pipeline statement (decode with `taskState(_:taskUUID:)`).
@@ -175,26 +169,18 @@ public enum TransitionRepository {
 
     /// The state of a `currentTaskState` result.
     static func taskState(_ rows: PostgresQueryResult, taskUUID: UUID) throws(PostgresError) -> TaskState? {
-        guard let text: String = try rows.first?.decode("to_state") else { return nil }
-        guard let state = TaskState(rawValue: text) else {
-            throw PostgresError(.decoding, "task \(taskUUID) is in unknown state \"\(text)\"")
-        }
-        return state
+        try rows.first?.decode("to_state")
     }
 
     /// `{"event": <serde JSON of the event>, "timestamp": RFC 3339}`.
-    static func stepMetadata(_ event: StepEvent, stepUUID: UUID, now: Date) throws(PostgresError) -> PostgresJSON {
-        let eventText: String
-        do { eventText = try event.jsonString() } catch {
-            throw PostgresError(.usage, "cannot encode step event for \(stepUUID): \(error)")
-        }
-        return try json(["event": .string(eventText), "timestamp": .string(RFC3339.string(now))])
-    }
-
-    static func json(_ value: JSONValue) throws(PostgresError) -> PostgresJSON {
-        do { return PostgresJSON(raw: try value.jsonString()) } catch {
-            throw PostgresError(.usage, "cannot encode transition metadata: \(error)")
-        }
+    static func stepMetadata(_ event: StepEvent, now: Date) -> PostgresJSON {
+        // Strings only: nothing here can be refused.
+        var writer = JSONWriter(sortedKeys: false, escapeSlashes: true)
+        writer.open("{")
+        writer.member("event", event.jsonString(), first: true)
+        writer.member("timestamp", RFC3339.string(now))
+        writer.close("}")
+        return PostgresJSON(raw: writer.text)
     }
 }
 

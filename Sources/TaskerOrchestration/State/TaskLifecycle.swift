@@ -99,21 +99,21 @@ public enum StepEvent: Sendable, Equatable {
     case cancel
 
     /// The serde JSON of the event.
-    public func jsonString() throws -> String {
+    public func jsonString() -> String {
         switch self {
         case .enqueue: return #"{"type":"Enqueue"}"#
         case .retry: return #"{"type":"Retry"}"#
         case .cancel: return #"{"type":"Cancel"}"#
         case .complete(let results): return #"{"type":"Complete","data":"# + results + "}"
-        case .fail(let message): return #"{"type":"Fail","data":"# + (try Self.jsonString(message)) + "}"
-        case .waitForRetry(let message): return #"{"type":"WaitForRetry","data":"# + (try Self.jsonString(message)) + "}"
+        case .fail(let message): return #"{"type":"Fail","data":"# + Self.jsonString(message) + "}"
+        case .waitForRetry(let message): return #"{"type":"WaitForRetry","data":"# + Self.jsonString(message) + "}"
         }
     }
 
-    /// A JSON string literal (serde's escaping of `/` aside, which both sides read alike).
-    static func jsonString(_ text: String) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(text), as: UTF8.self)
+    /// A JSON string literal, as `JSONEncoder` writes it without escaping `/` (serde's escaping).
+    static func jsonString(_ text: String) -> String {
+        var writer = JSONWriter(sortedKeys: false, escapeSlashes: false)
+        writer.string(text)
+        return writer.text
     }
 }

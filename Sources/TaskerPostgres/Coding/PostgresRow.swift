@@ -106,7 +106,9 @@ public struct PostgresCell: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    func decodingError(_ expected: String) -> PostgresError {
+    /// The error of a cell that does not hold `expected` (a `PostgresDecodable` conformance's
+    /// refusal): names the column, its type and the value's first 80 bytes.
+    public func decodingError(_ expected: String) -> PostgresError {
         let shown = bytes.map { String(decoding: $0.prefix(80), as: UTF8.self) } ?? "NULL"
         return PostgresError(
             .decoding,

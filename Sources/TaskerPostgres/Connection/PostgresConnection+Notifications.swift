@@ -55,4 +55,11 @@ public struct PostgresNotification: Sendable, Equatable {
     public let payload: String
     /// Server process id of the session that sent it.
     public let backendPID: Int32
+
+    /// A notification as the listener would deliver it (tests and fuzz checks feed the intake with it).
+    package init(channel: String, payload: String, backendPID: Int32) {
+        self.channel = channel
+        self.payload = payload
+        self.backendPID = backendPID
+    }
 }

@@ -311,8 +311,8 @@ package final class StepExecutor: Sendable {
         logger.error("claimed a step it cannot run; storing an error result", metadata: Self.metadata(message, ["reason": "\(reason)"]))
         let write: CompletionWrite
         do {
-            write = try CompletionWrite(
-                message: message, success: false, resultJSON: try result.jsonString(),
+            write = CompletionWrite(
+                message: message, success: false, resultJSON: try result.storedJSON(),
                 workerUUID: identity.uuid)
         } catch {
             logger.critical(

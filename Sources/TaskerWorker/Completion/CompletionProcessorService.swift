@@ -200,19 +200,16 @@ package final class CompletionProcessorService: Service, Sendable {
         let message = completion.step.message
         let refusal: ResultRefusal
         do {
-            let json = try completion.result.jsonString()
+            let json = try completion.result.storedJSON()
             let bytes = json.utf8.count
             guard bytes > maxResultBytes else {
                 return (
-                    try CompletionWrite(
+                    CompletionWrite(
                         message: message, success: completion.result.isSuccess, resultJSON: json,
                         workerUUID: identity.uuid), completion
                 )
             }
             refusal = .tooLarge(bytes: bytes, limit: maxResultBytes)
-        } catch let error as PostgresError {
-            logger.critical("cannot encode the completion of a step", metadata: StepLogMetadata.of(completion.step, ["error": "\(error)"]))
-            return nil
         } catch {
             refusal = ResultRefusal(encoding: error)
         }

@@ -81,7 +81,7 @@ extension StepExecutionResult {
 extension CompletionWrite {
     /// The write of the `result_not_storable` error result for the same step, in place of this one,
     /// with that result.
-    func refused(_ refusal: ResultRefusal) throws(PostgresError) -> (write: CompletionWrite, result: StepExecutionResult) {
+    func refused(_ refusal: ResultRefusal) throws(JSONWriter.Refusal) -> (write: CompletionWrite, result: StepExecutionResult) {
         try CompletionWrite.refusal(refusal, message: message, workerUUID: workerUUID)
     }
 
@@ -89,14 +89,9 @@ extension CompletionWrite {
     static func refusal(
         _ refusal: ResultRefusal, message: StepMessage,
         workerUUID: UUID
-    ) throws(PostgresError) -> (write: CompletionWrite, result: StepExecutionResult) {
+    ) throws(JSONWriter.Refusal) -> (write: CompletionWrite, result: StepExecutionResult) {
         let result = StepExecutionResult.notStorable(stepUUID: message.stepUUID, refusal: refusal, workerUUID: workerUUID)
-        let json: String
-        do {
-            json = try result.jsonString()
-        } catch {
-            throw PostgresError(.usage, "cannot encode the result_not_storable result of step \(message.stepUUID): \(error)")
-        }
-        return (try CompletionWrite(message: message, success: false, resultJSON: json, workerUUID: workerUUID), result)
+        let json = try result.storedJSON()
+        return (CompletionWrite(message: message, success: false, resultJSON: json, workerUUID: workerUUID), result)
     }
 }

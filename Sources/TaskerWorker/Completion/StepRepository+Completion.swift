@@ -52,19 +52,20 @@ package struct CompletionWrite: Sendable {
     package init(
         message: StepMessage, success: Bool, resultJSON: String, workerUUID: UUID,
         now: Date = Date()
-    ) throws(PostgresError) {
+    ) {
         let eventType = success ? "EnqueueForOrchestration" : "EnqueueAsErrorForOrchestration"
-        let event = #"{"type":"\#(eventType)","data":\#(resultJSON)}"#
-        do {
-            metadata = try JSONValue.object([
-                "event": .string(event), "timestamp": .string(RFC3339.string(now)),
-                "worker_uuid": .string(workerUUID.uuidString.lowercased()),
-                "correlation_id": .string(message.correlationID.uuidString.lowercased()),
-            ]).jsonString()
-            body = message.jsonString()
-        } catch {
-            throw PostgresError(.usage, "cannot encode the completion of step \(message.stepUUID): \(error)")
-        }
+        // Strings only, at a fixed depth: nothing here can be refused.
+        var writer = JSONWriter(sortedKeys: false, escapeSlashes: true)
+        writer.open("{")
+        writer.member("event", #"{"type":"\#(eventType)","data":\#(resultJSON)}"#, first: true)
+        writer.member("timestamp", RFC3339.string(now))
+        writer.key("worker_uuid")
+        writer.uuid(workerUUID)
+        writer.key("correlation_id")
+        writer.uuid(message.correlationID)
+        writer.close("}")
+        metadata = writer.text
+        body = message.jsonString()
         self.message = message
         self.workerUUID = workerUUID
         stepUUID = message.stepUUID

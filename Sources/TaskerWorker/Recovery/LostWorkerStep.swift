@@ -26,11 +26,7 @@ package struct LostWorkerStep: Sendable, Equatable {
         stepUUID = try row.decode("step_uuid")
         taskUUID = try row.decode("task_uuid")
         correlationID = try row.decode("correlation_id")
-        let text: String = try row.decode("worker_uuid")
-        guard let worker = UUID(uuidString: text) else {
-            throw PostgresError(.decoding, "worker_uuid \(text.prefix(64)) of step \(stepUUID) is not a UUID")
-        }
-        workerUUID = worker
+        workerUUID = try row.decode("worker_uuid")
     }
 }
 

@@ -92,7 +92,7 @@ package final class RecoveryScanner: Service, Sendable {
         let message = StepMessage(taskUUID: step.taskUUID, stepUUID: step.stepUUID, correlationID: step.correlationID)
         let write: CompletionWrite
         do {
-            write = try CompletionWrite(message: message, success: false, resultJSON: try result.jsonString(), workerUUID: identity.uuid)
+            write = CompletionWrite(message: message, success: false, resultJSON: try result.storedJSON(), workerUUID: identity.uuid)
         } catch {
             // Cannot happen for the result built above; still in the next scan's answer if it did.
             logger.error("cannot encode the worker_lost result of a step", metadata: metadata.merging(["error": "\(error)"]) { $1 })
