@@ -17,19 +17,19 @@ public actor AMQPConnection {
     package var phase = Phase.awaitingStart
     package var decoder = FrameDecoder(maximumFrameSize: AMQPFrame.minimumFrameMax)
     /// Negotiated in `connection.tune`.
-    package var frameMax: UInt32 = AMQPFrame.minimumFrameMax
-    package var channelMax: UInt16 = 0
+    var frameMax: UInt32 = AMQPFrame.minimumFrameMax
+    var channelMax: UInt16 = 0
     package var heartbeatSeconds: UInt16 = 0
-    package var serverProperties: AMQPFieldTable = [:]
+    var serverProperties: AMQPFieldTable = [:]
     package var channels: [UInt16: ChannelState] = [:]
-    package var lastChannelID: UInt16 = 0
-    package var lastReceived = ContinuousClock.now
-    package var heartbeatTask: Task<Void, Never>?
+    var lastChannelID: UInt16 = 0
+    var lastReceived = ContinuousClock.now
+    var heartbeatTask: Task<Void, Never>?
     package var blocked = false
     let opened: EventLoopPromise<Void>
     let closeOk: EventLoopPromise<Void>
     /// Why the connection ended; set once.
-    package var endReason: AMQPError?
+    var endReason: AMQPError?
     let ended: EventLoopPromise<AMQPError>
 
     init(configuration: AMQPConfiguration, channel: any Channel, logger: Logger) {

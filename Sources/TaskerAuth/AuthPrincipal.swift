@@ -92,7 +92,7 @@ package struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible 
     /// The client-facing message (the upstream wording; never contains a credential).
     package var message: String
     /// The failure severity.
-    package var severity: Severity
+    var severity: Severity
 
     /// Creates a failure.
     package init(kind: Kind, message: String, severity: Severity) {
@@ -105,27 +105,27 @@ package struct AuthFailure: Error, Sendable, Equatable, CustomStringConvertible 
     package var isForbidden: Bool { kind == .forbidden }
 
     /// No credentials: `missing`/`low`, "Missing authentication credentials".
-    package static let missingCredentials = AuthFailure(
+    static let missingCredentials = AuthFailure(
         kind: .missing, message: "Missing authentication credentials", severity: .low)
     /// `Authorization` header is not visible ASCII: `malformed`/`high`.
-    package static let malformedAuthorizationHeader = AuthFailure(
+    static let malformedAuthorizationHeader = AuthFailure(
         kind: .malformed, message: "Malformed Authorization header", severity: .high)
     /// API key header is not visible ASCII: `malformed`/`high`.
-    package static let malformedAPIKeyHeader = AuthFailure(
+    static let malformedAPIKeyHeader = AuthFailure(
         kind: .malformed, message: "Malformed API key header", severity: .high)
     /// The bearer token did not verify: `invalid`/`high`, "Invalid or expired token".
-    package static let invalidToken = AuthFailure(
+    static let invalidToken = AuthFailure(
         kind: .invalid, message: "Invalid or expired token", severity: .high)
     /// The API key matched no configured key: `invalid`/`high`, "Invalid API key".
-    package static let invalidAPIKey = AuthFailure(kind: .invalid, message: "Invalid API key", severity: .high)
+    static let invalidAPIKey = AuthFailure(kind: .invalid, message: "Invalid API key", severity: .high)
 
     /// The principal lacks `permission`: `forbidden`/`medium`, "Missing required permission: <perm>".
-    package static func missingPermission(_ permission: WorkerPermission) -> AuthFailure {
+    static func missingPermission(_ permission: WorkerPermission) -> AuthFailure {
         missingPermission(named: permission.rawValue)
     }
 
     /// The principal lacks the upstream permission `permission`.
-    package static func missingPermission(named permission: String) -> AuthFailure {
+    static func missingPermission(named permission: String) -> AuthFailure {
         AuthFailure(kind: .forbidden, message: "Missing required permission: \(permission)", severity: .medium)
     }
 

@@ -56,12 +56,12 @@ package struct RequirePermissionMiddleware<Context: RequestContext>: RouterMiddl
 
 extension AuthFailure {
     /// The HTTP status: 403 for `forbidden`, else 401.
-    package var httpStatus: HTTPResponse.Status { isForbidden ? .forbidden : .unauthorized }
+    var httpStatus: HTTPResponse.Status { isForbidden ? .forbidden : .unauthorized }
 
     /// The upstream `error.code`: `AUTHORIZATION_FAILED` for `forbidden`, else `AUTHENTICATION_FAILED`.
     package var errorCode: String { apiErrorCode.rawValue }
 
-    package var apiErrorCode: APIErrorCode { isForbidden ? .authorizationFailed : .authenticationFailed }
+    var apiErrorCode: APIErrorCode { isForbidden ? .authorizationFailed : .authenticationFailed }
 
     /// The upstream response: status, `{"error":{"code","message"}}` (application/json), and the
     /// `x-auth-failure-reason`, `x-auth-failure-severity` and `Retry-After` headers.

@@ -5,11 +5,11 @@ import NIOCore
 
 /// The error body of the API layer (upstream `ApiError` on the wire): `{"error":{"code","message"}}`,
 /// for unknown paths, bad parameters, timeouts, auth failures and unexpected errors.
-package struct APIErrorBody: Codable, Sendable, Equatable {
+struct APIErrorBody: Codable, Sendable, Equatable {
     package var error: Detail
 
     /// `code` is upstream's variant name in UPPER_SNAKE_CASE (`NOT_FOUND`, `BAD_REQUEST`, `TIMEOUT`, …).
-    package struct Detail: Codable, Sendable, Equatable {
+    struct Detail: Codable, Sendable, Equatable {
         package var code: String
         package var message: String
     }

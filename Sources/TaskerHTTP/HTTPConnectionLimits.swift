@@ -23,7 +23,7 @@ package struct HTTPConnectionLimits: Sendable, Equatable {
     }
 
     /// HTTP/1 with the per-address limit, the head timeout and the idle timeout.
-    package func http1(server: String, logger: Logger) -> HTTPServerBuilder {
+    func http1(server: String, logger: Logger) -> HTTPServerBuilder {
         let headerTimeout = TimeAmount.seconds(Int64(max(1, headerReadTimeoutSeconds)))
         let perAddress = ConnectionsPerAddress(maximum: maxConnectionsPerAddress, server: server, logger: logger)
         return .http1(
@@ -33,7 +33,7 @@ package struct HTTPConnectionLimits: Sendable, Equatable {
     }
 
     /// The listener's cap on open connections (`ApplicationConfiguration.availableConnectionsDelegate`).
-    package func connectionCap(server: String, logger: Logger) -> ConnectionCap {
+    func connectionCap(server: String, logger: Logger) -> ConnectionCap {
         ConnectionCap(maximum: maxConnections, server: server, logger: logger)
     }
 }

@@ -14,7 +14,7 @@ package struct RESTServerSetup: Sendable {
     /// `host:port` from the configuration.
     package var bindAddress: String
     /// The configuration key of `bindAddress`, named when it does not parse (`worker.web.bind_address`).
-    package var bindAddressKey: String
+    var bindAddressKey: String
     package var limits: HTTPConnectionLimits
     /// Names the server in the limits' log lines (`rest`, `orchestration-rest`).
     package var serverName: String

@@ -11,10 +11,10 @@ import NIOHTTPTypes
 /// parsed. Added after the HTTP codec (through `HTTP1Channel.Configuration.additionalChannelHandlers`);
 /// it puts a `RequestBytesObserver` at the front of the pipeline to see raw bytes before the decoder
 /// buffers them. Both handlers live on the connection's event loop.
-package final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPRequestPart
     package typealias InboundOut = HTTPRequestPart
-    package typealias OutboundIn = HTTPResponsePart
+    typealias OutboundIn = HTTPResponsePart
     package typealias OutboundOut = HTTPResponsePart
 
     private let timeout: TimeAmount
@@ -95,7 +95,7 @@ package final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableCh
 extension RequestHeadTimeoutHandler: Sendable {}
 
 /// Tells its `RequestHeadTimeoutHandler` when bytes arrive; passes everything on unchanged.
-package final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
+final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
 

@@ -12,7 +12,7 @@ package final class BrokerConnection: Service, Sendable {
     /// The connection; `connection.connection` is the live one, `generation` counts connects.
     package let service: AMQPConnectionService
     /// Declared on every connect.
-    package let declaredQueues: [String]
+    let declaredQueues: [String]
     /// Why `[common.queues.rabbitmq] url` could not be used; `run()` throws it (the boot fails).
     private let urlError: AMQPURLError?
     /// Triggered when `run()` ends (shutdown): no connection will come any more, so the retry loops

@@ -44,7 +44,7 @@ package final class BrokerConsumer: Sendable {
     package func stop() { stopped.trigger() }
 
     /// Whether `stop()` was called.
-    package var isStopped: Bool { stopped.isTriggered }
+    var isStopped: Bool { stopped.isTriggered }
 
     /// Deliveries nacked with requeue since the start (transient failures).
     package var requeued: Int { requeues.load(ordering: .relaxed) }

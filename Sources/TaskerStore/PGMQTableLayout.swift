@@ -73,9 +73,9 @@ package enum PGMQTableLayout: String, Sendable, Equatable {
 package struct PGMQQueueTables: Sendable, Equatable {
     package let queue: String
     /// `q_<queue>` (lower case), unquoted: for catalog lookups.
-    package let queueTableName: String
+    let queueTableName: String
     /// `a_<queue>` (lower case), unquoted.
-    package let archiveTableName: String
+    let archiveTableName: String
 
     package init?(queue: String) {
         guard !queue.isEmpty, queue.utf8.count <= 47,

@@ -88,7 +88,7 @@ package enum BrokerEnvironment {
     }
 }
 
-package struct BrokerControlError: Error, CustomStringConvertible {
+struct BrokerControlError: Error, CustomStringConvertible {
     package let message: String
     package var description: String { message }
 }

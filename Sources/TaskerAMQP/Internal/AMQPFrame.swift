@@ -7,17 +7,17 @@ package enum AMQPFrame: Sendable, Hashable {
     case body(channel: UInt16, ByteBuffer)
     case heartbeat
 
-    package static let typeMethod: UInt8 = 1
-    package static let typeHeader: UInt8 = 2
-    package static let typeBody: UInt8 = 3
-    package static let typeHeartbeat: UInt8 = 8
-    package static let frameEnd: UInt8 = 0xCE
+    static let typeMethod: UInt8 = 1
+    static let typeHeader: UInt8 = 2
+    static let typeBody: UInt8 = 3
+    static let typeHeartbeat: UInt8 = 8
+    static let frameEnd: UInt8 = 0xCE
     /// Header (type, channel, size) and end octet around each payload.
-    package static let overhead = 8
+    static let overhead = 8
     /// The smallest frame_max a peer may negotiate (and the limit before tuning).
-    package static let minimumFrameMax: UInt32 = 4096
+    static let minimumFrameMax: UInt32 = 4096
     /// What the client sends first: `AMQP` 0 0 9 1.
-    package static let protocolHeader: [UInt8] = Array("AMQP".utf8) + [0, 0, 9, 1]
+    static let protocolHeader: [UInt8] = Array("AMQP".utf8) + [0, 0, 9, 1]
 
     package var channel: UInt16 {
         switch self {

@@ -120,7 +120,7 @@ package enum AMQPMethod: Sendable, Hashable {
     }
 
     /// Methods followed by a content header and body frames.
-    package var carriesContent: Bool {
+    var carriesContent: Bool {
         switch self {
         case .basicPublish, .basicReturn, .basicDeliver, .basicGetOk: true
         default: false

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// A synchronous request waiting for its reply on one channel (replies come in request order).
-package struct PendingRPC {
+struct PendingRPC {
     /// What was asked, for errors (`queue.declare`).
     package let request: String
     /// The method ids (same class) that answer it.
@@ -10,7 +10,7 @@ package struct PendingRPC {
 }
 
 /// The answer to a synchronous request: a method, or a message for `basic.get-ok`.
-package enum RPCReply: Sendable {
+enum RPCReply: Sendable {
     case method(AMQPMethod)
     case message(ContentAssembler.Message)
 }
@@ -24,7 +24,7 @@ package struct ConsumerSink {
 /// Publisher-confirm bookkeeping of a channel in confirm mode: one promise per publish the callers
 /// are waiting for (bounded by those callers), settled by the broker's acks and nacks.
 package struct ConfirmTracker {
-    package var nextSequence: UInt64 = 1
+    var nextSequence: UInt64 = 1
     package var pending: [UInt64: (promise: EventLoopPromise<Void>, exchange: String, routingKey: String)] = [:]
     /// A `basic.return` fails the publish that the next confirm settles.
     package var returned: AMQPCloseReason?
@@ -43,8 +43,8 @@ package struct ConfirmTracker {
 package struct ChannelState {
     package enum Phase { case opening, open, closing }
     package var phase = Phase.opening
-    package var rpcs: [PendingRPC] = []
-    package var assembler: ContentAssembler
+    var rpcs: [PendingRPC] = []
+    var assembler: ContentAssembler
     package var confirms: ConfirmTracker?
     package var consumers: [String: ConsumerSink] = [:]
 
@@ -53,7 +53,7 @@ package struct ChannelState {
     }
 
     /// Fails every waiter of the channel with `error` (it closed).
-    package func failAll(_ error: AMQPError) {
+    func failAll(_ error: AMQPError) {
         for rpc in rpcs { rpc.promise.fail(error) }
         if let confirms {
             for entry in confirms.pending.values { entry.promise.fail(error) }

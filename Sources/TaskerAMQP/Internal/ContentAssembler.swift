@@ -6,7 +6,7 @@ import NIOCore
 /// receiver can settle it (a delivery that ended the connection instead would be redelivered to it
 /// forever). A body is held in memory only as far as its frames arrived (the size its header
 /// announces is never reserved up front: a peer could announce the limit and send one byte).
-package struct ContentAssembler {
+struct ContentAssembler {
     package struct Message: Sendable, Hashable {
         package var method: AMQPMethod
         package var properties: AMQPProperties
@@ -33,7 +33,7 @@ package struct ContentAssembler {
     }
 
     /// Bytes of memory held for the body being assembled.
-    package var bodyCapacity: Int {
+    var bodyCapacity: Int {
         if case .awaitingBody(_, _, _, let body) = state { return body.capacity }
         return 0
     }

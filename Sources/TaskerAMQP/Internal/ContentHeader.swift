@@ -2,10 +2,10 @@ import NIOCore
 
 /// A content header frame's payload: class `basic`, the body size that follows, the properties.
 package struct ContentHeader: Sendable, Hashable {
-    package var bodySize: UInt64
+    var bodySize: UInt64
     package var properties: AMQPProperties
 
-    package static let basicClassID: UInt16 = 60
+    static let basicClassID: UInt16 = 60
 
     package init(bodySize: UInt64, properties: AMQPProperties) {
         self.bodySize = bodySize

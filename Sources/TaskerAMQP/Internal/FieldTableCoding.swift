@@ -1,7 +1,7 @@
 import NIOCore
 
 /// Field tables and arrays on the wire (RabbitMQ's type octets).
-package enum FieldTableCoding {
+enum FieldTableCoding {
     static func readTable(from reader: inout WireReader, field: String, depth: Int) throws(AMQPFrameError) -> AMQPFieldTable {
         guard depth < WireReader.maximumNesting else { throw .nestingTooDeep(field: field, limit: WireReader.maximumNesting) }
         var inner = WireReader(try reader.longBytes(field), context: field)

@@ -6,7 +6,7 @@ import NIOCore
 /// 7-byte header is readable, before its payload is buffered.
 package struct FrameDecoder {
     /// The negotiated frame_max (whole frame, header and end octet included).
-    package var maximumFrameSize: UInt32
+    var maximumFrameSize: UInt32
     private var buffer = ByteBuffer()
     private var checkedProtocolHeader = false
 
@@ -15,7 +15,7 @@ package struct FrameDecoder {
     }
 
     /// Bytes received and not yet part of a decoded frame.
-    package var bufferedBytes: Int { buffer.readableBytes }
+    var bufferedBytes: Int { buffer.readableBytes }
 
     package mutating func append(_ bytes: ByteBuffer) {
         if buffer.readableBytes == 0 {

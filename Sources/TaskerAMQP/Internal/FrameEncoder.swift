@@ -1,7 +1,7 @@
 import NIOCore
 
 /// Encodes frames; a message is split into method, header and body frames of at most frame_max bytes.
-package enum FrameEncoder {
+enum FrameEncoder {
     package static func encode(_ frame: AMQPFrame, into buffer: inout ByteBuffer) throws(AMQPFrameError) {
         switch frame {
         case .method(let channel, let method):
@@ -34,7 +34,7 @@ package enum FrameEncoder {
 
     /// A content-carrying method (`basic.publish`), its header and the body in frames of at most
     /// `frameMax` bytes (0 = no limit), all in one buffer so that they are written without interleaving.
-    package static func encodeContent(
+    static func encodeContent(
         channel: UInt16, method: AMQPMethod, properties: AMQPProperties, body: ByteBuffer, frameMax: UInt32,
         into buffer: inout ByteBuffer
     ) throws(AMQPFrameError) {

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// Reads AMQP's primitive types from one frame's payload; every failure names `context.field`.
-package struct WireReader {
+struct WireReader {
     package var buffer: ByteBuffer
     /// What is being read, e.g. `queue.declare-ok` (prefix of the field names in errors).
     package let context: String
@@ -10,7 +10,7 @@ package struct WireReader {
     private var bitsUsed = 8
 
     /// The deepest nesting of tables/arrays accepted (a hostile peer must not exhaust the stack).
-    package static let maximumNesting = 16
+    static let maximumNesting = 16
 
     package init(_ buffer: ByteBuffer, context: String) {
         self.buffer = buffer
@@ -31,7 +31,7 @@ package struct WireReader {
     package mutating func octet(_ field: String) throws(AMQPFrameError) -> UInt8 { try integer(field) }
     package mutating func short(_ field: String) throws(AMQPFrameError) -> UInt16 { try integer(field) }
     package mutating func long(_ field: String) throws(AMQPFrameError) -> UInt32 { try integer(field) }
-    package mutating func longlong(_ field: String) throws(AMQPFrameError) -> UInt64 { try integer(field) }
+    mutating func longlong(_ field: String) throws(AMQPFrameError) -> UInt64 { try integer(field) }
 
     /// One bit; consecutive bits share octets (least significant first).
     package mutating func bit(_ field: String) throws(AMQPFrameError) -> Bool {
@@ -55,7 +55,7 @@ package struct WireReader {
         return slice
     }
 
-    package mutating func shortString(_ field: String) throws(AMQPFrameError) -> String {
+    mutating func shortString(_ field: String) throws(AMQPFrameError) -> String {
         let length = Int(try octet(field))
         let slice = try bytes(field, count: length)
         return String(buffer: slice)
@@ -65,7 +65,7 @@ package struct WireReader {
         String(buffer: try longBytes(field))
     }
 
-    package mutating func longBytes(_ field: String) throws(AMQPFrameError) -> ByteBuffer {
+    mutating func longBytes(_ field: String) throws(AMQPFrameError) -> ByteBuffer {
         let length = try long(field)
         guard Int(length) <= buffer.readableBytes else {
             throw .lengthExceedsPayload(field: name(field), declared: length, available: buffer.readableBytes)
@@ -79,14 +79,14 @@ package struct WireReader {
 }
 
 /// Writes AMQP's primitive types (the encoding side of `WireReader`).
-package struct WireWriter {
+struct WireWriter {
     package var buffer: ByteBuffer
     private var bitOctet: UInt8 = 0
     private var bitsPending = 0
 
     package init(buffer: ByteBuffer) { self.buffer = buffer }
 
-    package mutating func flushBits() {
+    mutating func flushBits() {
         guard bitsPending > 0 else { return }
         buffer.writeInteger(bitOctet)
         bitOctet = 0
@@ -101,7 +101,7 @@ package struct WireWriter {
     package mutating func octet(_ value: UInt8) { integer(value) }
     package mutating func short(_ value: UInt16) { integer(value) }
     package mutating func long(_ value: UInt32) { integer(value) }
-    package mutating func longlong(_ value: UInt64) { integer(value) }
+    mutating func longlong(_ value: UInt64) { integer(value) }
 
     package mutating func bit(_ value: Bool) {
         if bitsPending == 8 { flushBits() }
@@ -109,7 +109,7 @@ package struct WireWriter {
         bitsPending += 1
     }
 
-    package mutating func shortString(_ value: String, field: String) throws(AMQPFrameError) {
+    mutating func shortString(_ value: String, field: String) throws(AMQPFrameError) {
         flushBits()
         let utf8 = value.utf8
         guard utf8.count <= 255 else { throw .shortStringTooLong(field: field, length: utf8.count) }
@@ -123,7 +123,7 @@ package struct WireWriter {
         buffer.writeBytes(value.utf8)
     }
 
-    package mutating func longBytes(_ value: ByteBuffer) {
+    mutating func longBytes(_ value: ByteBuffer) {
         flushBits()
         buffer.writeInteger(UInt32(value.readableBytes))
         buffer.writeImmutableBuffer(value)

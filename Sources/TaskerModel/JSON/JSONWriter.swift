@@ -23,10 +23,10 @@ package struct JSONWriter {
 
     /// The most arrays and objects open at once, the document's own included (e.g. the result's
     /// `{"result": …}`); a value nested deeper is refused.
-    package let maxDepth: Int
+    let maxDepth: Int
 
     /// `JSONEncoder`'s limit: an array or object inside 511 others is refused.
-    package static let encoderMaxDepth = 511
+    static let encoderMaxDepth = 511
 
     package init(sortedKeys: Bool, escapeSlashes: Bool, maxDepth: Int = JSONWriter.encoderMaxDepth) {
         self.sortedKeys = sortedKeys

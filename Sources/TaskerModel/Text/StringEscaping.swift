@@ -29,7 +29,7 @@ package enum StringEscaping {
     /// `JSONEncoder` writes. With `allControls` (not `JSONEncoder`'s way) the other scalars `isControl`
     /// accepts too (DEL, C1, U+2028, U+2029 as `\u007f`, `\u0085`, `\u2028`), so that no log line or
     /// TOML string carries them raw. Everything else is copied as its UTF-8 bytes.
-    package static func appendJSONQuoted(
+    static func appendJSONQuoted(
         _ text: String, to bytes: inout [UInt8], escapeSlashes: Bool = false, allControls: Bool = true
     ) {
         bytes.append(UInt8(ascii: "\""))

@@ -6,7 +6,7 @@ public struct TaskListFilter: Sendable, Equatable {
     /// 1-based page (default 1).
     public var page = 1
     /// Tasks per page (default 25, at most ``maxPerPage``).
-    public var perPage = 25
+    var perPage = 25
     public var namespace: String?
     /// A task state (`TaskState` raw value).
     public var status: String?
@@ -14,7 +14,7 @@ public struct TaskListFilter: Sendable, Equatable {
     public var sourceSystem: String?
 
     /// Upstream's cap on `per_page`; a larger value is capped, not refused.
-    public static let maxPerPage = 100
+    static let maxPerPage = 100
     /// The longest filter value accepted (the columns are at most 128 or 255 characters).
     static let maxFilterLength = 255
     /// The highest page accepted (keeps `OFFSET` bounded).

@@ -30,7 +30,7 @@ public struct TaskQueries: Sendable {
     /// The REST API's ``documentFieldLimit``: 1 MiB.
     public static let defaultDocumentFieldLimit = 1 << 20
     /// The longest a request waits for a database connection before answering 503.
-    public static let connectionWait: Duration = .seconds(1)
+    static let connectionWait: Duration = .seconds(1)
     /// The `Retry-After` of that 503, in seconds.
     static let retryAfterSeconds = 1
 
@@ -146,14 +146,14 @@ public struct TaskQueries: Sendable {
     }
 
     /// DLQ entries (`[DlqEntry]`, newest first), optionally of one resolution status.
-    public func dlqEntries(resolutionStatus: String?, limit: Int, offset: Int) async throws(TaskAPIError) -> Data {
+    func dlqEntries(resolutionStatus: String?, limit: Int, offset: Int) async throws(TaskAPIError) -> Data {
         let rows = try await documents(
             TaskQueryStatements.dlqEntries, [resolutionStatus, limit, offset, documentFieldLimit], doing: "listing DLQ entries")
         return Data("[".utf8) + Self.joined(rows) + Data("]".utf8)
     }
 
     /// The newest DLQ entry of the task, or nil when it has none.
-    public func dlqEntry(task taskUUID: UUID) async throws(TaskAPIError) -> Data? {
+    func dlqEntry(task taskUUID: UUID) async throws(TaskAPIError) -> Data? {
         try await documents(TaskQueryStatements.dlqEntryOfTask, [taskUUID, documentFieldLimit], doing: "reading a DLQ entry").first
     }
 
@@ -224,7 +224,7 @@ public struct TaskQueries: Sendable {
 
     /// Whether the database answers (`/health`): on the probe's own connection, within
     /// ``DatabaseProbe/deadline``, whatever the API's lane is doing.
-    public func databaseAnswers() async -> Bool {
+    func databaseAnswers() async -> Bool {
         await probe.answers()
     }
 

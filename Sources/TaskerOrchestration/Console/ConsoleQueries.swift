@@ -5,14 +5,14 @@ import Foundation
 /// JSON, so upstream's `TaskResponse`/`StepResponse` shapes stay as upstream has them.
 extension TaskQueries {
     /// `{"counts":{state:n},"namespaces":[…],"dlq_pending":n}`.
-    public func consoleSummary() async throws(TaskAPIError) -> Data {
+    func consoleSummary() async throws(TaskAPIError) -> Data {
         let rows = try await documents(ConsoleStatements.summary, [], doing: "counting tasks")
         return rows.first ?? Data(#"{"counts":{},"namespaces":[],"dlq_pending":0}"#.utf8)
     }
 
     /// `{"task_uuid","steps":[{step_uuid,name,state,attempts,max_attempts,parents,created_at,claimed_at,completed_at,results}]}`,
     /// or nil when there is no such task.
-    public func consoleDAG(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
+    func consoleDAG(_ taskUUID: UUID) async throws(TaskAPIError) -> Data? {
         guard try await exists(taskUUID) else { return nil }
         let steps = try await documents(ConsoleStatements.dag, [taskUUID, ConsoleStatements.maxSteps], doing: "reading a task's DAG")
         var out = Data(#"{"task_uuid":"\#(taskUUID.lowercased)","truncated":\#(steps.count >= ConsoleStatements.maxSteps),"steps":["#.utf8)

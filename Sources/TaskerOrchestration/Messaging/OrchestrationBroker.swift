@@ -238,7 +238,7 @@ public struct OrchestrationBrokerStatus: Sendable, Equatable {
     /// Step messages the broker confirmed.
     public let published: Int
     /// Publish attempts retried (a lost connection, a nack).
-    public let publishRetries: Int
+    let publishRetries: Int
     /// The broker's URL, password hidden.
     public let broker: String
 }

@@ -2,21 +2,21 @@ import Foundation
 import TaskerPostgres
 
 /// One row of upstream's `tasker.detect_and_transition_stale_tasks`: a stale task and what the sweep did.
-public struct StaleTaskOutcome: Sendable, Equatable {
+struct StaleTaskOutcome: Sendable, Equatable {
     public var taskUUID: UUID
     public var namespace: String
     public var taskName: String
     /// The state the task was stale in (`waiting_for_dependencies`, `waiting_for_retry`, `steps_in_process`).
     public var state: String
-    public var minutesInState: Int
-    public var thresholdMinutes: Int
+    var minutesInState: Int
+    var thresholdMinutes: Int
     /// Upstream's `StalenessAction`: `transitioned_to_dlq_and_error`, `moved_to_dlq_only`,
     /// `transitioned_to_error_only`, `transition_failed`, or (dry run) `would_transition_to_dlq_and_error`.
     public var action: String
     /// A pending `tasks_dlq` entry was created by this sweep.
-    public var movedToDLQ: Bool
+    var movedToDLQ: Bool
     /// The task moved to `error` in this sweep.
-    public var transitionedToError: Bool
+    var transitionedToError: Bool
 }
 
 /// The staleness SQL: upstream's own functions (so the detection, the DLQ entry and the `error`

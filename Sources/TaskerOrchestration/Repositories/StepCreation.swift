@@ -7,7 +7,7 @@ import TaskerStore
 /// (the chosen steps) and batchable steps (`<worker_template>_<batch_id>` workers and their
 /// convergence step), as upstream's `WorkflowStepCreator`, `DecisionPointService` and
 /// `BatchProcessingService` do. Dynamic steps start without a transition (they read as `pending`).
-public enum StepCreation {
+enum StepCreation {
     /// Finds or creates `named_steps(name)` and inserts the workflow step with the template's
     /// retry policy; `inputs` = `handler.initialization`, or NULL when it is empty.
     static func createStep(

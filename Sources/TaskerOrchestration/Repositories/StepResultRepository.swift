@@ -2,7 +2,7 @@ import Foundation
 import TaskerPostgres
 
 /// A step as the result processor reads it.
-public struct StepResultRow: Sendable, Equatable {
+struct StepResultRow: Sendable, Equatable {
     public var stepUUID: UUID
     public var taskUUID: UUID
     /// The instance name (`named_steps.name`).
@@ -11,7 +11,7 @@ public struct StepResultRow: Sendable, Equatable {
     public var templateStepName: String
     public var state: StepState
     /// The raw `results` JSON text (nil when NULL).
-    public var resultsJSON: String?
+    var resultsJSON: String?
     public var attempts: Int
     public var maxAttempts: Int
     /// The task's template coordinates and correlation id (read with the step).
@@ -19,7 +19,7 @@ public struct StepResultRow: Sendable, Equatable {
 }
 
 /// The result processor's SQL: load a step, write the backoff, record the final step state.
-public enum StepResultRepository {
+enum StepResultRepository {
     /// Loads the step with its current state and raw results; nil when it does not exist.
     static func load(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepResultRow? {
         try load(c.query(Statements.load, [stepUUID]), stepUUID: stepUUID)

@@ -4,7 +4,7 @@ import TaskerPostgres
 import TaskerStore
 
 /// A task as orchestration needs it: identity, template coordinates, correlation id.
-public struct TaskIdentity: Sendable, Equatable {
+struct TaskIdentity: Sendable, Equatable {
     public var taskUUID: UUID
     public var correlationID: UUID
     public var namespace: String
@@ -21,16 +21,16 @@ public struct CreatedTask: Sendable, Equatable {
 }
 
 /// One row of `tasker.get_step_readiness_status`.
-public struct StepReadiness: Sendable, Equatable {
+struct StepReadiness: Sendable, Equatable {
     public var stepUUID: UUID
     public var name: String
     public var currentState: String
-    public var readyForExecution: Bool
+    var readyForExecution: Bool
 }
 
 /// The task SQL: creation from a template (one transaction), lookups, readiness and execution
 /// context through Tasker's SQL functions.
-public enum TaskRepository {
+enum TaskRepository {
     /// Creates the task, its initial steps and their `provides` edges, and the `NULL→pending`
     /// transitions of the task (owned by `processorUUID`) and of every step, in the caller's
     /// transaction (upstream `TaskInitializer::create_task_from_request`).
@@ -165,7 +165,7 @@ public enum TaskRepository {
     /// `execution_status` as `tasker.get_task_execution_contexts_batch` derives it from the rows of
     /// `get_step_readiness_status` (which it calls): computed here from rows already read, so an
     /// evaluation reads readiness once. `executionStatus(_:taskUUID:)` asks the database itself.
-    public static func executionStatus(of steps: [StepReadiness]) -> String {
+    static func executionStatus(of steps: [StepReadiness]) -> String {
         var error = 0
         var ready = 0
         var processing = 0
@@ -189,7 +189,7 @@ public enum TaskRepository {
 
     /// `execution_status` of `tasker.get_task_execution_context(task)`: `has_ready_steps`,
     /// `processing`, `all_complete`, `blocked_by_failures` or `waiting_for_dependencies`.
-    public static func executionStatus(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> String {
+    static func executionStatus(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> String {
         let rows = try c.query("SELECT execution_status FROM tasker.get_task_execution_context($1)", [taskUUID])
         return try rows.first?.decode("execution_status") ?? "waiting_for_dependencies"
     }
@@ -292,7 +292,7 @@ public enum TaskRepository {
     }
 
     /// `tasker.get_next_ready_tasks(limit)`: tasks with work to (re)start, with their current state.
-    public static func nextReadyTasks(_ c: isolated PostgresConnection, limit: Int) throws(PostgresError) -> [(UUID, String)] {
+    static func nextReadyTasks(_ c: isolated PostgresConnection, limit: Int) throws(PostgresError) -> [(UUID, String)] {
         try c.query(
             "SELECT task_uuid, current_state FROM tasker.get_next_ready_tasks($1::integer)",
             [Int32(clamping: limit)]

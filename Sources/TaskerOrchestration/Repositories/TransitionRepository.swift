@@ -19,7 +19,7 @@ public enum TransitionRepository {
     // MARK: Tasks
 
     /// The task's current state; nil when it has no transition yet.
-    public static func currentTaskState(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> TaskState? {
+    static func currentTaskState(_ c: isolated PostgresConnection, taskUUID: UUID) throws(PostgresError) -> TaskState? {
         try taskState(c.query(Statements.currentTaskState, [taskUUID]), taskUUID: taskUUID)
     }
 
@@ -58,7 +58,7 @@ public enum TransitionRepository {
     // MARK: Steps
 
     /// The step's current state (`pending` when it has no transition, as upstream resolves it).
-    public static func currentStepState(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepState {
+    static func currentStepState(_ c: isolated PostgresConnection, stepUUID: UUID) throws(PostgresError) -> StepState {
         try c.query(Statements.currentStepState, [stepUUID]).first?.decode("to_state") ?? .pending
     }
 

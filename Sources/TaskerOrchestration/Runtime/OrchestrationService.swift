@@ -20,7 +20,7 @@ public struct OrchestrationSettings: Sendable, Equatable {
     /// Messages processed at once (notified or read), and so the most a read takes.
     public var batchSize = 50
     /// Tasks discovered per readiness pass.
-    public var readinessBatchSize = 50
+    var readinessBatchSize = 50
     /// Visibility timeout of a read message (seconds); unprocessed messages come back after it.
     public var visibilityTimeoutSeconds = 30
     /// LISTEN on `pgmq_message_ready.orchestration` (else polling only).
@@ -49,7 +49,7 @@ public final class OrchestrationService: Service, Sendable {
     public let processor: OrchestrationCommandProcessorActor
     public let settings: OrchestrationSettings
     public let statistics: OrchestrationStatistics
-    public let stalenessDetector: StalenessDetector
+    let stalenessDetector: StalenessDetector
     private let pool: PostgresConnectionPool
     private let listener: PostgresListener
     /// RabbitMQ (`[common.queues] backend = "rabbitmq"`); nil: PGMQ.
@@ -355,7 +355,7 @@ public final class OrchestrationService: Service, Sendable {
     // MARK: Discovery
 
     /// One `get_next_ready_tasks` pass: every task found gets `ProcessTaskReadiness`.
-    public func discoverReadyTasks() async {
+    func discoverReadyTasks() async {
         let limit = settings.readinessBatchSize
         let tasks: [(UUID, String)]
         do {

@@ -17,9 +17,9 @@ public final class OrchestrationStatistics: Sendable {
     public init() {}
 
     /// Step result messages processed and archived.
-    public var resultsProcessed: Int { results.load(ordering: .relaxed) }
+    var resultsProcessed: Int { results.load(ordering: .relaxed) }
     /// Task requests turned into tasks.
-    public var taskRequestsProcessed: Int { requests.load(ordering: .relaxed) }
+    var taskRequestsProcessed: Int { requests.load(ordering: .relaxed) }
     /// Messages archived without effect (undecodable, unknown step, invalid results).
     public var poisonMessages: Int { poison.load(ordering: .relaxed) }
 
@@ -28,20 +28,20 @@ public final class OrchestrationStatistics: Sendable {
     public var duplicateResults: Int { duplicates.load(ordering: .relaxed) }
 
     /// Finalization messages (`orchestration_task_finalizations`) processed and archived.
-    public var finalizationsProcessed: Int { finalizations.load(ordering: .relaxed) }
+    var finalizationsProcessed: Int { finalizations.load(ordering: .relaxed) }
     /// Stale tasks the staleness detector's sweeps returned (dry runs included).
-    public var staleTasksDetected: Int { stale.load(ordering: .relaxed) }
+    var staleTasksDetected: Int { stale.load(ordering: .relaxed) }
     /// Pending `tasks_dlq` entries those sweeps created.
-    public var dlqEntriesCreated: Int { dlqEntries.load(ordering: .relaxed) }
+    var dlqEntriesCreated: Int { dlqEntries.load(ordering: .relaxed) }
     /// Stale tasks those sweeps moved to `error`.
-    public var staleTasksTransitionedToError: Int { staleErrors.load(ordering: .relaxed) }
+    var staleTasksTransitionedToError: Int { staleErrors.load(ordering: .relaxed) }
 
     /// Notifications not taken (`NotificationTriage`: another queue, unparseable, too long).
     public var notificationsRejected: Int { rejectedNotifications.load(ordering: .relaxed) }
     /// Notifications lost to a full listener buffer (each loss answered with a read of the queues).
     public var notificationsDropped: Int { droppedNotifications.load(ordering: .relaxed) }
     /// Messages read by id because a notification named them (each one round trip).
-    public var notifiedMessageReads: Int { notifiedReads.load(ordering: .relaxed) }
+    var notifiedMessageReads: Int { notifiedReads.load(ordering: .relaxed) }
 
     func recordRejectedNotification() { rejectedNotifications.wrappingAdd(1, ordering: .relaxed) }
     func recordDroppedNotifications(_ count: Int) { droppedNotifications.wrappingAdd(count, ordering: .relaxed) }

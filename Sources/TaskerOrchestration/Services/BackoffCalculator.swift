@@ -6,10 +6,10 @@ import TaskerModel
 /// backoff hint's delay (`ServerRequested`, `ServiceUnavailable`, `Custom`); else exponential
 /// `base · 2^attempts`, capped at `maxSeconds`, with ±`jitter` (15 %).
 public struct BackoffCalculator: Sendable {
-    public var baseSeconds: Double
-    public var maxSeconds: Double
+    var baseSeconds: Double
+    var maxSeconds: Double
     public var jitter: Double
-    public var maxRetryAfterSeconds: Int
+    var maxRetryAfterSeconds: Int
 
     public init(baseSeconds: Double = 1, maxSeconds: Double = 60, jitter: Double = 0.15, maxRetryAfterSeconds: Int = 3600) {
         self.baseSeconds = baseSeconds

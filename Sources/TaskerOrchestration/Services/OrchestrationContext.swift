@@ -11,7 +11,7 @@ public struct OrchestrationContext: Sendable {
     public let pool: PostgresConnectionPool
     public let templates: TaskTemplateRegistry
     /// `task_transitions.processor_uuid` of every transition this orchestrator writes.
-    public let processorUUID: UUID
+    let processorUUID: UUID
     public let backoff: BackoffCalculator
     public let locks: TaskLocks
     public let logger: Logger

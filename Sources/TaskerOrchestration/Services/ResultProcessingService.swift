@@ -21,7 +21,7 @@ public enum StepResultOutcome: Sendable, Equatable {
 /// hydration of `workflow_steps.results` as a `StepExecutionResult`, the backoff from
 /// `orchestration_metadata`, the final step transition, decision and batch step creation, then the
 /// task coordination (`steps_in_process → evaluating_results`, finalization).
-public struct ResultProcessingService: Sendable {
+struct ResultProcessingService: Sendable {
     let context: OrchestrationContext
     let finalizer: TaskFinalizationService
 

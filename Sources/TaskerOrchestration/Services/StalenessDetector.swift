@@ -54,7 +54,7 @@ public struct StalenessDetectionSettings: Sendable, Equatable {
 /// `batchSize` tasks per sweep, one orchestration sweeping at a time (the others skip), each task
 /// counted in ``OrchestrationStatistics`` and logged at warning. A failed sweep is logged and the next
 /// one runs at the next interval.
-public final class StalenessDetector: Service, Sendable {
+final class StalenessDetector: Service, Sendable {
     public let settings: StalenessDetectionSettings
     private let pool: PostgresConnectionPool
     private let statistics: OrchestrationStatistics

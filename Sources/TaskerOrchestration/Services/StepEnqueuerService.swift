@@ -13,7 +13,7 @@ import TaskerPostgres
 ///
 /// The synchronous functions run inside the caller's transaction: a step result, an evaluation and
 /// the enqueueing of the next steps are one transaction, one commit.
-public struct StepEnqueuerService: Sendable {
+struct StepEnqueuerService: Sendable {
     let context: OrchestrationContext
 
     public init(context: OrchestrationContext) {

@@ -12,7 +12,7 @@ import TaskerPostgres
 /// | `has_ready_steps` | `→ enqueuing_steps` (`ReadyStepsFound(n)`), enqueue, `→ steps_in_process` |
 /// | `waiting_for_dependencies` | `→ waiting_for_dependencies` (`NoDependenciesReady`) |
 /// | `processing` | stays in `evaluating_results` |
-public struct TaskFinalizationService: Sendable {
+struct TaskFinalizationService: Sendable {
     let context: OrchestrationContext
     let enqueuer: StepEnqueuerService
 
@@ -24,7 +24,7 @@ public struct TaskFinalizationService: Sendable {
     /// Finalizes a task (taking its lock), in one transaction: a task in `steps_in_process` first
     /// moves to `evaluating_results`; other states are left alone. Returns the state reached.
     @discardableResult
-    public func finalizeTask(_ taskUUID: UUID) async throws -> TaskState? {
+    func finalizeTask(_ taskUUID: UUID) async throws -> TaskState? {
         let (processor, logger) = (context.processorUUID, context.logger)
         return try await context.locks.withLock(taskUUID) {
             try await context.transaction { c in

@@ -8,7 +8,7 @@ import TaskerStore
 /// the rows in one transaction with the `NULL→pending` transitions, then `pending → initializing`
 /// (`Start`) and either `initializing → enqueuing_steps` (`ReadyStepsFound(n)`) with the ready steps
 /// enqueued, or `initializing → complete` (`NoStepsFound`) for a template without steps.
-public struct TaskInitializationService: Sendable {
+struct TaskInitializationService: Sendable {
     let context: OrchestrationContext
     let enqueuer: StepEnqueuerService
 
@@ -28,7 +28,7 @@ public struct TaskInitializationService: Sendable {
     ///
     /// With `receipt`, the request message is archived in the creation's transaction (after the
     /// start's commit when the task had to be created alone), so it is archived when this returns.
-    public func initialize(_ request: TaskRequest, archiving receipt: MessageReceipt? = nil) async throws -> CreatedTask {
+    func initialize(_ request: TaskRequest, archiving receipt: MessageReceipt? = nil) async throws -> CreatedTask {
         try request.validate()
         guard
             let template = try await context.templates.template(
@@ -227,7 +227,7 @@ public struct TaskInitializationService: Sendable {
 /// backoff has passed go `→ evaluating_results` (`DependenciesReady`) and are evaluated;
 /// `waiting_for_retry` tasks go `→ enqueuing_steps` (`RetryReady`); `evaluating_results` tasks
 /// are evaluated again.
-public struct TaskReadinessService: Sendable {
+struct TaskReadinessService: Sendable {
     let context: OrchestrationContext
     let initializer: TaskInitializationService
     let finalizer: TaskFinalizationService

@@ -17,7 +17,7 @@ public enum TaskState: String, Sendable, Equatable, CaseIterable, Codable {
     case resolvedManually = "resolved_manually"
 
     /// Whether the task can never move again on its own.
-    public var isTerminal: Bool {
+    var isTerminal: Bool {
         switch self {
         case .complete, .error, .cancelled, .resolvedManually: return true
         default: return false
@@ -41,7 +41,7 @@ public enum StepState: String, Sendable, Equatable, CaseIterable, Codable {
 
 /// The events that move a task (upstream `TaskEvent`). The transition metadata records the event as
 /// Rust's `Debug` rendering, e.g. `StepCompleted(0198…)` or `PermanentFailure("…")`.
-public enum TaskEvent: Sendable, Equatable {
+enum TaskEvent: Sendable, Equatable {
     case start
     case readyStepsFound(Int)
     case noStepsFound
@@ -58,7 +58,7 @@ public enum TaskEvent: Sendable, Equatable {
     case cancel
 
     /// Rust's `{:?}` of the event, as stored in `metadata.event`.
-    public var debugRendering: String {
+    var debugRendering: String {
         switch self {
         case .start: return "Start"
         case .readyStepsFound(let count): return "ReadyStepsFound(\(count))"
@@ -88,7 +88,7 @@ public enum TaskEvent: Sendable, Equatable {
 
 /// The events orchestration writes on steps (upstream `StepEvent`, serde `tag="type",content="data"`);
 /// the transition metadata holds the event's JSON as a string.
-public enum StepEvent: Sendable, Equatable {
+enum StepEvent: Sendable, Equatable {
     case enqueue
     case retry
     /// `Complete` with the step's `results` blob as data.

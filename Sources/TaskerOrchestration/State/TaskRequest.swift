@@ -17,9 +17,9 @@ public struct TaskRequest: Sendable, Equatable, Codable {
     public var priority: Int
     /// Defaults to a new UUID v7.
     public var correlationID: UUID?
-    public var parentCorrelationID: UUID?
+    var parentCorrelationID: UUID?
     /// Identity under the `caller_provided` strategy.
-    public var idempotencyKey: String?
+    var idempotencyKey: String?
 
     public init(
         namespace: String, name: String, version: String, context: JSONValue = .emptyObject,

@@ -4,7 +4,7 @@ import TaskerModel
 /// The shape of a template as orchestration reads it: which steps exist when a task is created,
 /// and which steps a decision point may create later (upstream `TaskTemplate::initial_step_set`,
 /// `graphs_from_decision`, `deferred_convergence_steps`).
-public struct WorkflowGraph: Sendable {
+struct WorkflowGraph: Sendable {
     public let template: TaskTemplate
     private let decisions: Set<String>
 
@@ -16,7 +16,7 @@ public struct WorkflowGraph: Sendable {
     /// The steps created with the task. Without decision points: every step but batch worker
     /// templates and deferred convergence steps. With decision points: every step that does not
     /// descend from one, batch worker templates excluded.
-    public var initialSteps: [StepDefinition] {
+    var initialSteps: [StepDefinition] {
         if decisions.isEmpty {
             return template.steps.filter(\.isCreatedAtInitialization)
         }
@@ -26,7 +26,7 @@ public struct WorkflowGraph: Sendable {
     }
 
     /// Deferred convergence steps (created when one of their dependencies is created).
-    public var deferredConvergenceSteps: [StepDefinition] {
+    var deferredConvergenceSteps: [StepDefinition] {
         template.steps.filter { $0.type == .deferredConvergence }
     }
 
@@ -63,7 +63,7 @@ public struct WorkflowGraph: Sendable {
     ///
     /// - Throws: ``OrchestrationError/invalidDecisionOutcome(step:reason:)`` for a step the
     ///   template does not place below the decision.
-    public func stepsToCreate(decision: String, requested: [String], decisionStep: UUID) throws -> [StepDefinition] {
+    func stepsToCreate(decision: String, requested: [String], decisionStep: UUID) throws -> [StepDefinition] {
         let graph = reachable(fromDecision: decision)
         for name in requested where !graph.steps.contains(name) {
             throw OrchestrationError.invalidDecisionOutcome(

@@ -29,7 +29,7 @@ public struct OrchestrationWebServer: Service {
     }
 
     /// `host:port` once listening.
-    public var boundAddress: String? { bound.value }
+    var boundAddress: String? { bound.value }
 
     /// The largest request body accepted (`POST /v1/tasks`); larger bodies get 413.
     static let maxBodyBytes = 4 << 20

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// `acquire()` honours cancellation: a task cancelled while it waits (or before it asks) leaves the
 /// queue and gets `CancellationError`, holding nothing; no permit is leaked either way.
-package final class AsyncSemaphore: Sendable {
+final class AsyncSemaphore: Sendable {
     private struct State {
         var permits: PermitQueue
         var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
@@ -24,7 +24,7 @@ package final class AsyncSemaphore: Sendable {
     }
 
     /// Permits currently held.
-    package var inUse: Int { state.withLock { $0.permits.inUse } }
+    var inUse: Int { state.withLock { $0.permits.inUse } }
 
     /// Callers waiting for a permit.
     package var waiting: Int { state.withLock { $0.permits.waiters.count } }
@@ -63,7 +63,7 @@ package final class AsyncSemaphore: Sendable {
     }
 
     /// Takes a permit only if one is free.
-    package func tryAcquire() -> Bool {
+    func tryAcquire() -> Bool {
         state.withLock { $0.permits.tryAcquire() }
     }
 

@@ -12,7 +12,7 @@ package struct LoadShedding: Sendable, Equatable {
     /// At most this many claimed steps without a stored result (nil: no such bound). Handlers give
     /// their permit back before their result is stored, so without it a fast handler and a slow
     /// database would pile finished steps up in memory (about 3 KB each).
-    package var unstoredLimit: Int?
+    var unstoredLimit: Int?
 
     package init(enabled: Bool, capacityThresholdPercent: Double, warningThresholdPercent: Double, unstoredLimit: Int? = nil) {
         self.enabled = enabled

@@ -36,9 +36,9 @@ package final class WorkerCapacity: Sendable {
     /// tick (with few permits, waiting for those made throughput collapse: see docs/benchmarks.md).
     package let freed: AsyncStream<Void>
     /// The number of handler permits (`max_concurrent_handlers`, at least 1).
-    package let handlerPermits: Int
+    let handlerPermits: Int
     /// The thresholds applied.
-    package let shedding: LoadShedding
+    let shedding: LoadShedding
     private let warningThrottle = Throttle(interval: .seconds(10))
     private let logger: Logger
 
@@ -59,34 +59,34 @@ package final class WorkerCapacity: Sendable {
     // MARK: Reading
 
     /// Handler permits held.
-    package var handlerPermitsInUse: Int { locked.withLock { $0.state.permits.inUse } }
+    var handlerPermitsInUse: Int { locked.withLock { $0.state.permits.inUse } }
     /// Steps waiting for a handler permit (suspended in `acquireHandlerPermit`).
-    package var permitWaiters: Int { locked.withLock { $0.state.permits.waiters.count } }
+    var permitWaiters: Int { locked.withLock { $0.state.permits.waiters.count } }
     /// Claimed steps not holding a permit yet (the dispatch channel's load).
-    package var dispatchBacklog: Int { locked.withLock { $0.state.dispatchBacklog } }
+    var dispatchBacklog: Int { locked.withLock { $0.state.dispatchBacklog } }
     /// Claimed steps whose result is not settled yet.
-    package var unstoredResults: Int { locked.withLock { $0.state.unstored } }
+    var unstoredResults: Int { locked.withLock { $0.state.unstored } }
     /// Claims under way.
-    package var claimsInFlight: Int { locked.withLock { $0.state.claimsInFlight.count } }
+    var claimsInFlight: Int { locked.withLock { $0.state.claimsInFlight.count } }
     /// Running handlers plus the backlog, in percent of the permits.
-    package var usagePercent: Double { locked.withLock { $0.state.usagePercent } }
+    var usagePercent: Double { locked.withLock { $0.state.usagePercent } }
     /// At or above the capacity threshold.
-    package var isShedding: Bool { locked.withLock { $0.state.isShedding } }
+    var isShedding: Bool { locked.withLock { $0.state.isShedding } }
     /// Whether the worker holds its liveness lease (claims are refused while it does not).
-    package var holdsLiveness: Bool { locked.withLock { $0.state.holdsLiveness } }
+    var holdsLiveness: Bool { locked.withLock { $0.state.holdsLiveness } }
     /// Why the worker does not hold its liveness lease (nil while it does, or when not told).
-    package var livenessProblem: String? { locked.withLock { $0.state.holdsLiveness ? nil : $0.livenessProblem } }
+    var livenessProblem: String? { locked.withLock { $0.state.holdsLiveness ? nil : $0.livenessProblem } }
     /// Claims that fit before load shedding starts (nil: shedding is off).
-    package var remainingClaims: Int? { locked.withLock { $0.state.remainingClaims } }
+    var remainingClaims: Int? { locked.withLock { $0.state.remainingClaims } }
 
     // MARK: Admission (executor, event system)
 
     /// Whether a notified message should be delivered now; when not, the shed is recorded and the
     /// next release of capacity yields `freed`.
-    package func admitNotification() -> Bool { locked.withLock { $0.state.admitNotification() } }
+    func admitNotification() -> Bool { locked.withLock { $0.state.admitNotification() } }
 
     /// Work was refused or left unread for lack of capacity: the next release yields `freed`.
-    package func recordShed() { locked.withLock { $0.state.recordShed() } }
+    func recordShed() { locked.withLock { $0.state.recordShed() } }
 
     /// Registers a claim of `step` by message `message`, or says why not (logs the capacity warning,
     /// at most every 10 s).
@@ -108,7 +108,7 @@ package final class WorkerCapacity: Sendable {
 
     /// Takes a handler permit for a step of the backlog, waiting (FIFO) while all are in use. A
     /// cancelled caller stops waiting, holds no permit, and its step leaves the backlog.
-    package func acquireHandlerPermit() async throws(CancellationError) {
+    func acquireHandlerPermit() async throws(CancellationError) {
         let id = locked.withLock { locked in
             defer { locked.nextWaiter += 1 }
             return locked.nextWaiter
@@ -141,7 +141,7 @@ package final class WorkerCapacity: Sendable {
     }
 
     /// A handler gives its permit back (to the first waiter, if any); yields `freed` after a shed.
-    package func releaseHandlerPermit() {
+    func releaseHandlerPermit() {
         let (waiter, reRead) = locked.withLock { locked -> (Waiter?, Bool) in
             let release = locked.state.releasePermit()
             return (release.handedTo.flatMap { locked.waiting.removeValue(forKey: $0) }, release.reRead)
@@ -153,7 +153,7 @@ package final class WorkerCapacity: Sendable {
     // MARK: Results (completion processor)
 
     /// A claimed step's result is settled (stored, refused, or given up); yields `freed` after a shed.
-    package func resultSettled() {
+    func resultSettled() {
         if locked.withLock({ $0.state.resultSettled() }) { released() }
     }
 
@@ -161,7 +161,7 @@ package final class WorkerCapacity: Sendable {
 
     /// The liveness lease is held (true) or not (false, for `problem`); held again, the queues are
     /// read at once.
-    package func setLiveness(_ held: Bool, problem: String? = nil) {
+    func setLiveness(_ held: Bool, problem: String? = nil) {
         let regained = locked.withLock { locked in
             locked.livenessProblem = held ? nil : problem
             return locked.state.setLiveness(held)
@@ -187,7 +187,7 @@ package final class WorkerCapacity: Sendable {
     /// cancellation or `finish()`. The RabbitMQ intake waits here with a delivery refused for lack
     /// of room, instead of requeueing it: the delivery stays unacked (the broker's `prefetch_count`
     /// bounds how many), and claims never run ahead of the handler permits.
-    package func waitForRelease(atMost timeout: Duration) async {
+    func waitForRelease(atMost timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: timeout) }
             group.addTask { await self.nextRelease() }

@@ -4,7 +4,7 @@ import TaskerStore
 /// The `StepQueueStatements` in use, shared by the claim and completion stages: PGMQ's functions
 /// until `WorkerDaemon.run` has detected the queues' table layouts (after the templates created
 /// the queues), then what the detection allows.
-package final class QueueStatementSelection: Sendable {
+final class QueueStatementSelection: Sendable {
     private let current: Mutex<StepQueueStatements>
 
     package init(_ statements: StepQueueStatements = .functions) {

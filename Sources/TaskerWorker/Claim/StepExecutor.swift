@@ -15,7 +15,7 @@ package struct StepDelivery: Sendable {
     package let message: JSONValue
     /// True when this worker read the message (poll, read by id), which hid it for its visibility
     /// timeout; a delivery shed for load is then made visible again at once.
-    package let hiddenByRead: Bool
+    let hiddenByRead: Bool
     /// Why the body read from the queue could not be decoded (`QueueMessage.bodyError`): poison.
     package let bodyError: String?
 
@@ -130,26 +130,26 @@ package final class StepExecutor: Sendable {
     }
 
     /// Turns claiming on or off (off for shutdown); deliveries while off stay in their queues.
-    package func setAccepting(_ accepting: Bool) { acceptingFlag.store(accepting, ordering: .relaxed) }
+    func setAccepting(_ accepting: Bool) { acceptingFlag.store(accepting, ordering: .relaxed) }
 
     /// Whether claiming is on: switched on (`setAccepting`) and intake not closed for shutdown.
-    package var isAccepting: Bool { accepting && !intakeIsClosed }
+    var isAccepting: Bool { accepting && !intakeIsClosed }
 
     /// Stops intake for good (shutdown): from now on no claim starts, whatever `setAccepting` says.
     /// Any thread. A claim already in its round trip finishes; its steps go to dispatch as usual (the
     /// drain runs them or gives them their result). Messages read but not claimed are left to their
     /// visibility timeout (never archived).
-    package func closeIntake() {
+    func closeIntake() {
         intakeClosedFlag.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// True once `closeIntake()` was called: no message is read or claimed any more.
-    package var intakeIsClosed: Bool { intakeClosedFlag.load(ordering: .sequentiallyConsistent) }
+    var intakeIsClosed: Bool { intakeClosedFlag.load(ordering: .sequentiallyConsistent) }
 
     /// How many more steps may be claimed before load shedding starts (nil: no limit, shedding is
     /// off; 0 while not accepting). The poller reads no more than this, so that it does not hide
     /// messages for their visibility timeout only to shed them.
-    package var readCapacity: Int? {
+    var readCapacity: Int? {
         guard accepting, !intakeIsClosed else { return 0 }
         return capacity.remainingClaims
     }
@@ -159,7 +159,7 @@ package final class StepExecutor: Sendable {
     /// queued, and the released capacity triggers a read of the queue (`WorkerCapacity.freed`).
     /// A lock, nothing awaited: the listener asks for every notification. A stale answer is
     /// harmless: a delivery admitted at the threshold is shed by `execute` as before.
-    package func admitsNotification(forQueue queue: String) -> Bool {
+    func admitsNotification(forQueue queue: String) -> Bool {
         guard acceptingFlag.load(ordering: .relaxed), !intakeIsClosed else { return false }
         // Checked and recorded in one transition: a release after it triggers a read (no shed lost).
         guard !capacity.admitNotification() else { return true }
@@ -287,7 +287,7 @@ package final class StepExecutor: Sendable {
 
     /// The `error_type` of the permanent error result of a claimed step whose stored data cannot be
     /// read (`PostgresError.Kind.decoding` while hydrating it).
-    package static let unreadableDataErrorType = "step_data_unreadable"
+    static let unreadableDataErrorType = "step_data_unreadable"
 
     /// Stores a retryable error result for a step this worker claimed but cannot run.
     private func failClaimedStep(_ message: StepMessage, reason: String) async {

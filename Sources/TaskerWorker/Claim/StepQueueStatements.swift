@@ -6,7 +6,7 @@ import TaskerStore
 /// (`StepQueueAccess.tables`) for each queue whose table layout is known (`PGMQTableLayout.detect`),
 /// PGMQ's functions for any other (and for all of them when `worker.pgmq.statements = "functions"`);
 /// with a broker, the variants that settle and send nothing in PostgreSQL.
-package struct StepQueueStatements: Sendable {
+struct StepQueueStatements: Sendable {
     /// PGMQ's functions for every queue.
     package static let functions = StepQueueStatements(claims: [:], defaultClaim: .functions, result: .functions)
 
@@ -51,7 +51,7 @@ package struct StepQueueStatements: Sendable {
     /// The claim for a message of `queue`.
     func claim(queue: String) -> ClaimStatement { claims[queue] ?? defaultClaim }
     /// The queues served with static statements (for the boot log), sorted.
-    package var staticQueues: [String] {
+    var staticQueues: [String] {
         claims.keys.sorted() + (staticResult ? [QueueNames.stepResults] : [])
     }
 

@@ -25,7 +25,7 @@ extension StepRepository {
     /// (with the step's attempts); the others are `.notClaimable` with their current state, as the
     /// claim would have reported them. When no request shows the claim, the transaction did not
     /// commit. `session` is the broken connection's server process (fenced first).
-    package static func findClaims(
+    static func findClaims(
         _ c: isolated PostgresConnection, _ requests: [ClaimRequest], stamp: ClaimStamp,
         session: Int32?
     ) throws(PostgresError) -> [ClaimAttempt] {
@@ -38,7 +38,7 @@ extension StepRepository {
 
     /// After a completion `write` failed with an unknown outcome (or a retry found the step no
     /// longer `in_progress`): whether an earlier attempt stored it. `session` as in `findClaims`.
-    package static func isStored(
+    static func isStored(
         _ c: isolated PostgresConnection, _ write: CompletionWrite,
         session: Int32?
     ) throws(PostgresError) -> Bool {

@@ -7,7 +7,7 @@ import TaskerStore
 /// (task identity, step row, current state, dependency results).
 package struct HydratedStep: Sendable, Equatable {
     package var taskUUID: UUID
-    package var namedTaskUUID: UUID
+    var namedTaskUUID: UUID
     package var correlationID: UUID
     package var taskContext: JSONValue
     package var taskName: String
@@ -52,7 +52,7 @@ package struct ClaimRequest: Sendable, Equatable {
     package var queue: String
     package var msgID: Int64
     /// Hydrate with the task and step rows (`StepStatements.hydrateWithRows`) for an FFI step event.
-    package var withRows: Bool
+    var withRows: Bool
 
     package init(taskUUID: UUID?, stepUUID: UUID, queue: String, msgID: Int64, withRows: Bool = false) {
         self.taskUUID = taskUUID
@@ -86,10 +86,10 @@ package struct ClaimStamp: Sendable, Equatable {
 }
 
 /// What `hydrateAndClaim` found and did for one step.
-package struct ClaimAttempt: Sendable {
+struct ClaimAttempt: Sendable {
     /// The step as read just before the claim (nil: no such step in that task; not read without a
     /// task uuid); a failure to decode it is returned here, since the claim may have happened.
-    package var hydrated: Result<HydratedStep?, PostgresError>
+    var hydrated: Result<HydratedStep?, PostgresError>
     package var claim: ClaimOutcome
 }
 
@@ -130,7 +130,7 @@ package enum StepRepository {
     /// back and is thrown, so the caller claims them one by one. Results come in `requests` order.
     /// When the error `leavesOutcomeUnknown`, `findClaims` with the same `stamp` tells what happened.
     /// `queues` picks the claim statement per queue (static SQL or `pgmq.archive`).
-    package static func hydrateAndClaim(
+    static func hydrateAndClaim(
         _ c: isolated PostgresConnection, _ requests: [ClaimRequest], timeout: Duration? = nil,
         stamp: ClaimStamp = ClaimStamp(), queues: StepQueueStatements = .functions
     ) throws(PostgresError) -> [ClaimAttempt] {

@@ -16,7 +16,7 @@ import TaskerStore
 /// error result saying why (`ResultRefusal`). `monitor` sees every result being stored (readiness).
 /// On RabbitMQ the statement sends no message; the result message is published (confirmed, retried
 /// until confirmed) after the commit, before the domain events (`RabbitMQMessaging.publishResult`).
-package final class CompletionProcessorService: Service, Sendable {
+final class CompletionProcessorService: Service, Sendable {
     private let completions: AsyncChannel<StepCompletion>
     private let bufferSize: Int
     private let pool: PostgresConnectionPool
@@ -30,7 +30,7 @@ package final class CompletionProcessorService: Service, Sendable {
     private let capacity: WorkerCapacity?
     private let maxResultBytes: Int
     /// Every result being stored, for readiness (`ResultStorageMonitor`).
-    package let monitor: ResultStorageMonitor
+    let monitor: ResultStorageMonitor
     private let logger: Logger
     /// Static SQL or PGMQ's functions for the completion's send.
     private let queueStatements: QueueStatementSelection

@@ -6,7 +6,7 @@ import TaskerStore
 /// Why a step's result cannot be stored as its handler made it. The step then gets, in its place, a
 /// non-retryable error result (`error_type` `result_not_storable`) whose message says why, and moves
 /// on (orchestration fails it for good, as for any non-retryable error).
-package enum ResultRefusal: Sendable, Equatable {
+enum ResultRefusal: Sendable, Equatable {
     /// The result does not encode as JSON (a `Double` that is NaN or infinite, arrays and objects
     /// nested deeper than `UntrustedJSON.maximumValueDepth`, the result's own envelope included).
     case unencodable(String)
@@ -64,7 +64,7 @@ package enum ResultRefusal: Sendable, Equatable {
 
 extension StepExecutionResult {
     /// The non-retryable error result stored in place of a result that could not be stored.
-    package static func notStorable(
+    static func notStorable(
         stepUUID: UUID, refusal: ResultRefusal, workerUUID: UUID,
         now: Date = Date()
     ) -> StepExecutionResult {

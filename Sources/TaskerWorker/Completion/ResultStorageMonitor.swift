@@ -18,7 +18,7 @@ package final class ResultStorageMonitor: Sendable {
     }
 
     /// A result this long unstored makes readiness fail.
-    package let alertAfter: Duration
+    let alertAfter: Duration
     private let state = Mutex(State())
 
     package init(alertAfter: Duration = .seconds(60)) {
@@ -30,7 +30,7 @@ package final class ResultStorageMonitor: Sendable {
         /// Results being stored now.
         package var pending: Int
         /// Of them, those unstored for longer than `alertAfter`.
-        package var overdue: Int
+        var overdue: Int
         /// How long the oldest has been unstored.
         package var oldest: Duration
         /// The last error storing the oldest overdue one (kind and SQLSTATE, no server text).

@@ -4,7 +4,7 @@ import TaskerPostgres
 import TaskerStore
 
 /// What a completion did.
-package enum CompletionOutcome: Sendable, Equatable {
+enum CompletionOutcome: Sendable, Equatable {
     /// Result stored, transition written, orchestration notified (`msgID` on `orchestration_step_results`).
     case completed(msgID: Int64)
     /// The step was no longer `in_progress`; nothing was written or sent (as upstream).
@@ -23,7 +23,7 @@ extension StepRepository {
     /// `in_progress` gets `.notInProgress` and the others are still stored. A statement error rolls
     /// back the whole batch (nothing half-stored) and is thrown; the caller stores them one by one.
     /// `queues` picks the statement (static SQL or `tasker.pgmq_send_with_notify`).
-    package static func completeBatch(
+    static func completeBatch(
         _ c: isolated PostgresConnection,
         _ writes: [CompletionWrite], queues: StepQueueStatements = .functions
     ) throws(PostgresError) -> [CompletionOutcome] {
@@ -39,10 +39,10 @@ extension StepRepository {
 
 /// One result ready to be written by `StepRepository.completeBatch`: the transition's metadata and
 /// the orchestration message, encoded up front (so an encoding problem never aborts a batch).
-package struct CompletionWrite: Sendable {
+struct CompletionWrite: Sendable {
     /// The step's message (for the result stored instead when this one is refused).
     package let message: StepMessage
-    package let workerUUID: UUID
+    let workerUUID: UUID
     package let stepUUID: UUID
     package let toState: String
     package let metadata: String

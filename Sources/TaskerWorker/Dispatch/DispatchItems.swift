@@ -4,7 +4,7 @@ import TaskerModel
 /// A claimed step on its way to a handler (the dispatch channel's element).
 package struct ClaimedStep: Sendable {
     package let message: StepMessage
-    package let hydrated: HydratedStep
+    let hydrated: HydratedStep
     /// The template step that says which handler runs, with its timeout and events; nil when the
     /// template or the step is missing (the step then fails with `handler_not_found`).
     package let definition: StepDefinition?
@@ -12,7 +12,7 @@ package struct ClaimedStep: Sendable {
     package let dependencyResults: [String: StepExecutionResult]
     /// `attempts` after the claim.
     package let attempts: Int
-    package let claimedAt: ContinuousClock.Instant
+    let claimedAt: ContinuousClock.Instant
 
     package init(
         message: StepMessage, hydrated: HydratedStep, definition: StepDefinition?,

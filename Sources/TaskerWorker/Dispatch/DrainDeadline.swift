@@ -17,7 +17,7 @@ package final class DrainDeadline: Sendable {
     package init() {}
 
     /// True once the deadline has passed.
-    package var hasFired: Bool { signal.isTriggered }
+    var hasFired: Bool { signal.isTriggered }
 
     /// Fires after `delay` unless fired earlier. Arming twice keeps the first timer.
     package func arm(after delay: Duration) {
@@ -50,7 +50,7 @@ package final class DrainDeadline: Sendable {
 
     /// Runs `action` when the deadline fires (at once when it already has): how the FFI dispatch
     /// channel gives its pending steps their drain result without a task waiting per step.
-    package func whenFired(_ action: @escaping @Sendable () -> Void) {
+    func whenFired(_ action: @escaping @Sendable () -> Void) {
         let runNow = actions.withLock { actions -> Bool in
             guard actions != nil else { return true }
             actions?.append(action)

@@ -52,9 +52,9 @@ package final class ForeignDispatchChannel: Sendable {
 
     private let locked: Mutex<Locked>
     /// `completion_timeout_ms`.
-    package let completionTimeout: Duration
+    let completionTimeout: Duration
     /// `starvation_warning_threshold_ms`.
-    package let starvationThreshold: Duration
+    let starvationThreshold: Duration
     /// `dispatch_buffer_size`.
     package let bufferSize: Int
     private let logger: Logger
@@ -136,7 +136,7 @@ package final class ForeignDispatchChannel: Sendable {
 
     /// The shutdown drain deadline passed: every pending event's step gets its drain result, and
     /// the channel accepts nothing more.
-    package func abandonAll() {
+    func abandonAll() {
         let resumed = locked.withLock { locked -> [(Dispatcher, Bool)] in
             locked.state.drainAll().compactMap { entry in
                 locked.dispatchers.removeValue(forKey: entry.id).map { ($0, entry.stage == .polled) }
@@ -149,7 +149,7 @@ package final class ForeignDispatchChannel: Sendable {
 
     /// The next step event if one is queued, without waiting (no task, no suspension: what a
     /// zero-timeout poll from a foreign thread runs).
-    package func tryPoll() -> ForeignStepEvent? {
+    func tryPoll() -> ForeignStepEvent? {
         locked.withLock { locked in
             let id = locked.nextPoller
             locked.nextPoller += 1
@@ -349,7 +349,7 @@ package struct ForeignStepEvent: Sendable, Equatable {
     package let json: String
     /// When the step became ready for a poller (its claim; after a checkpoint yield, the re-dispatch):
     /// the start of the poll wake-up latency.
-    package let readyAt: ContinuousClock.Instant
+    let readyAt: ContinuousClock.Instant
 
     package init(id: UUID, stepUUID: UUID, json: String, readyAt: ContinuousClock.Instant = .now) {
         self.id = id

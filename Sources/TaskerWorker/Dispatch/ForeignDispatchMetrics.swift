@@ -7,30 +7,30 @@ import TaskerModel
 /// "Pending" is every event dispatched to the channel without an outcome yet (queued for a poller
 /// or held by a foreign handler), as upstream's `FfiDispatchMetrics`.
 package struct ForeignDispatchMetrics: Sendable, Equatable {
-    package var pendingCount: Int
+    var pendingCount: Int
     /// Pending events no poller has taken yet.
-    package var queuedCount: Int
+    var queuedCount: Int
     /// Pending events waiting for room in the buffer (`dispatch_buffer_size`).
-    package var blockedCount: Int
-    package var oldestPendingAgeMs: Int
-    package var newestPendingAgeMs: Int
-    package var oldestEventID: UUID?
+    var blockedCount: Int
+    var oldestPendingAgeMs: Int
+    var newestPendingAgeMs: Int
+    var oldestEventID: UUID?
     /// Pending events older than `starvation_warning_threshold_ms`.
-    package var starvingEventCount: Int
+    var starvingEventCount: Int
     package var polls: Int
     package var completions: Int
-    package var checkpoints: Int
+    var checkpoints: Int
     package var timeouts: Int
     /// Starvation warnings logged so far.
-    package var starvationWarnings: Int
+    var starvationWarnings: Int
     /// Pollers waiting for an event now.
-    package var waitingPollers: Int
+    var waitingPollers: Int
     /// Claim → a waiting poller has the event, over the most recent wake-ups.
-    package var wakeup = LatencySamples.Summary()
+    var wakeup = LatencySamples.Summary()
     /// The hand-over alone (event given to a waiting poller thread → that thread runs), same wake-ups.
-    package var handoff = LatencySamples.Summary()
+    var handoff = LatencySamples.Summary()
 
-    package var starvationDetected: Bool { starvingEventCount > 0 }
+    var starvationDetected: Bool { starvingEventCount > 0 }
 
     /// The JSON object (upstream's keys first; the rest are ours).
     package var json: JSONValue {

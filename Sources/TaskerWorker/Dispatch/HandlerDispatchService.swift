@@ -42,7 +42,7 @@ package final class HandlerDispatchService: Service, Sendable {
     package let foreign: ForeignDispatchChannel?
     private let overdue = Atomic<Int>(0)
     /// Fired when the shutdown drain deadline passes (armed by the event system's shutdown).
-    package let drainDeadline: DrainDeadline
+    let drainDeadline: DrainDeadline
 
     package init(
         dispatch: AsyncChannel<ClaimedStep>, completions: AsyncChannel<StepCompletion>, bufferSize: Int,
@@ -64,7 +64,7 @@ package final class HandlerDispatchService: Service, Sendable {
     }
 
     /// Handlers that passed their timeout and have not returned yet.
-    package var overdueHandlers: Int { overdue.load(ordering: .relaxed) }
+    var overdueHandlers: Int { overdue.load(ordering: .relaxed) }
 
     /// Consumes the dispatch channel until it finishes (the worker finishes it on shutdown, after
     /// claiming has stopped), then waits for every running handler.

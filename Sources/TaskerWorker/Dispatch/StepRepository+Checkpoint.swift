@@ -7,7 +7,7 @@ extension StepRepository {
     /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,
     /// accumulated_results, history}` where `history` is the previous history plus
     /// `{cursor, timestamp}`. Returns the stored record.
-    package static func persistCheckpoint(
+    static func persistCheckpoint(
         _ c: isolated PostgresConnection, stepUUID: UUID, yield: CheckpointYield,
         now: Date = Date()
     ) throws(CheckpointError) -> JSONValue {
@@ -47,7 +47,7 @@ extension StepRepository {
 }
 
 /// Why a handler's checkpoint was not stored (the step then fails with a `checkpoint_error`).
-package enum CheckpointError: Error, CustomStringConvertible {
+enum CheckpointError: Error, CustomStringConvertible {
     /// The cursor or the accumulated results have no JSON form (a NaN, nesting too deep).
     case notEncodable(stepUUID: UUID, reason: String)
     /// The step is no longer in process (its claim was lost or it was finished meanwhile).

@@ -22,7 +22,7 @@ public struct DomainEvent: Sendable, Equatable {
 /// logged and counted and never fails the step. An event whose payload (`result.result`) does not
 /// satisfy the declaration's JSON `schema` is skipped (logged, counted in `domainEventsInvalid`).
 package actor DomainEventActor: WorkerActor {
-    package nonisolated let actorName = "domain_events"
+    nonisolated let actorName = "domain_events"
     private let statistics: WorkerStatistics
     private let logger: Logger
     /// Where durable events go: PGMQ or the broker.
@@ -52,7 +52,7 @@ package actor DomainEventActor: WorkerActor {
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 
     /// In-process subscribers now.
-    package var subscriberCount: Int { subscribers.count }
+    var subscriberCount: Int { subscribers.count }
 
     package func stopped() async { finish() }
 
@@ -65,7 +65,7 @@ package actor DomainEventActor: WorkerActor {
     /// Starts the shutdown drain window (`mpsc_channels.domain_events.shutdown_drain_timeout_ms`):
     /// once it has passed, events still to publish are dropped with a warning and counted as
     /// failed; step results are not affected (they are stored before their events).
-    package func beginShutdownDrain(timeout: Duration) {
+    func beginShutdownDrain(timeout: Duration) {
         if drainDeadline == nil { drainDeadline = .now.advanced(by: timeout) }
     }
 

@@ -86,16 +86,16 @@ package struct WorkerEventSystemStatus: Sendable, Equatable {
     /// True between the start of `run()` and the end of its drain.
     package var running: Bool
     /// The listener's connection state; nil when the mode does not listen (PollingOnly, Disabled).
-    package var listenerState: ListenerConnectionState?
+    var listenerState: ListenerConnectionState?
     /// True while the fallback poller runs (PollingOnly, or Hybrid with the poller enabled).
-    package var pollingActive: Bool
+    var pollingActive: Bool
     /// False when the last queue read failed (e.g. the database is unreachable).
-    package var lastPollSucceeded: Bool
+    var lastPollSucceeded: Bool
     /// The poller's passes over its queues since the start (0 without a poller).
-    package var pollPasses: Int = 0
+    var pollPasses: Int = 0
     package var namespaces: [String]
     /// The broker connection's state when RabbitMQ carries the messages (nil with PGMQ).
-    package var brokerState: AMQPConnectionState? = nil
+    var brokerState: AMQPConnectionState? = nil
 
     /// The upstream readiness rule for the event system: running, with its listener connected or
     /// polling active (RabbitMQ: the broker connected).

@@ -9,34 +9,34 @@ package struct WorkerEventSystemSettings: Sendable {
     /// Visibility timeout for messages read by id after a `message_ready` notification.
     package var visibilityTimeoutSeconds: Int
     package var pollInterval: Duration
-    package var pollBatchSize: Int
-    package var pollVisibilityTimeoutSeconds: Int
+    var pollBatchSize: Int
+    var pollVisibilityTimeoutSeconds: Int
     /// In Hybrid mode the poller leaves messages younger than this to the listener.
-    package var pollAgeThresholdSeconds: Int
+    var pollAgeThresholdSeconds: Int
     /// `fallback_poller.enabled`: false leaves Hybrid mode to the listener (plus catch-up reads).
-    package var pollerEnabled: Bool
+    var pollerEnabled: Bool
     /// Deliveries processed at once.
-    package var maxConcurrentDeliveries: Int
+    var maxConcurrentDeliveries: Int
     /// Listener reconnect backoff cap (`listener.retry_interval_seconds`); it never gives up.
-    package var listenerRetryInterval: Duration = .seconds(5)
+    var listenerRetryInterval: Duration = .seconds(5)
     /// Listener connect timeout (`listener.connection_timeout_seconds`).
-    package var listenerConnectTimeout: Duration = .seconds(30)
+    var listenerConnectTimeout: Duration = .seconds(30)
     /// Idle listener liveness check (`timing.health_check_interval_seconds`).
-    package var listenerKeepalive: Duration = .seconds(30)
+    var listenerKeepalive: Duration = .seconds(30)
     /// `fallback_poller.max_age_hours` in seconds (0: no limit): regular poll ticks skip older
     /// messages (a message that old usually belongs to a task orchestration's staleness handling
     /// has taken over); catch-up reads — at start, after every listener (re)connect and after
     /// shedding — read every message, so none is left unread for good.
-    package var pollMaxAgeSeconds: Int = 0
+    var pollMaxAgeSeconds: Int = 0
     /// `fallback_poller.supported_namespaces`: when not empty, the namespaces read by polling and
     /// catch-up (the listener still covers every namespace).
-    package var pollNamespaces: [String] = []
+    var pollNamespaces: [String] = []
     /// `timing.fallback_polling_interval_seconds`: in EventDrivenOnly mode, how often the queues
     /// are read while the listener is disconnected (it is the only source of work then).
-    package var disconnectedPollInterval: Duration = .seconds(2)
+    var disconnectedPollInterval: Duration = .seconds(2)
     /// `mpsc_channels.event_listeners.pgmq_event_buffer_size`: listener events buffered for the
     /// consumer; beyond it the oldest are dropped, counted and followed by a catch-up read.
-    package var listenerBufferSize: Int = 10_000
+    var listenerBufferSize: Int = 10_000
     /// `processing.claim_notified_bursts`: notified messages of a queue that arrive while a claim of
     /// that queue is in flight are read and claimed together after it (`PGMQIntake+Bursts`).
     package var claimNotifiedBursts = true

@@ -65,7 +65,7 @@ extension RabbitMQMessaging {
     /// step still `enqueued_*_for_orchestration`, and acks the duplicate. Returns how many were
     /// published.
     @discardableResult
-    package func republishUnannounced(pool: PostgresConnectionPool) async -> Int {
+    func republishUnannounced(pool: PostgresConnectionPool) async -> Int {
         let namespaces = queues.map(QueueNames.namespace(ofWorkerQueue:))
         guard !namespaces.isEmpty else { return 0 }
         let before = RFC3339.string(startedAt)

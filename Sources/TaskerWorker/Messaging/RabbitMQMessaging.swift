@@ -76,7 +76,7 @@ package final class RabbitMQMessaging: Service, Sendable {
     package var connection: AMQPConnectionService { broker.service }
 
     /// The broker as health and `/config` show it (`amqp://user:***@host:port/vhost`).
-    package var brokerDescription: String { broker.description }
+    var brokerDescription: String { broker.description }
 
     /// Whether the connection is up (and the queues were declared on it).
     package var isConnected: Bool { broker.isConnected }
@@ -90,7 +90,7 @@ package final class RabbitMQMessaging: Service, Sendable {
     /// only when the task is cancelled first (forced shutdown): the start-up republish of the next
     /// run recovers that step (see the type's documentation).
     @discardableResult
-    package func publishResult(_ message: StepMessage) async -> Bool {
+    func publishResult(_ message: StepMessage) async -> Bool {
         let metadata = StepLogMetadata.of(message)
         let published = await publisher.publishUntilConfirmed(
             ByteBuffer(string: message.jsonString()), routingKey: QueueNames.stepResults, what: "a step result",
@@ -105,7 +105,7 @@ package final class RabbitMQMessaging: Service, Sendable {
     /// Publishes a durable domain event to `queue` (`<ns>_domain_events`, declared at connect) and
     /// waits for the broker's confirm. One attempt, as the PGMQ send: domain events are
     /// fire-and-forget (a failure is counted and logged by `DomainEventActor`).
-    package func publishEvent(_ json: String, to queue: String) async throws {
+    func publishEvent(_ json: String, to queue: String) async throws {
         try await publisher.publishOnce(ByteBuffer(string: json), routingKey: queue)
     }
 

@@ -4,14 +4,14 @@ import TaskerPostgres
 
 /// A step the scan found: its `in_progress` transition names a worker that has no unexpired
 /// liveness lease (`RecoveryStatements.scan`).
-package struct LostWorkerStep: Sendable, Equatable {
+struct LostWorkerStep: Sendable, Equatable {
     /// The `in_progress` transition seen (the compare-and-set of the recovery write).
-    package var transitionUUID: UUID
+    var transitionUUID: UUID
     package var stepUUID: UUID
     package var taskUUID: UUID
     package var correlationID: UUID
     /// The claiming worker's uuid (`worker_uuid` of the transition).
-    package var workerUUID: UUID
+    var workerUUID: UUID
 
     package init(transitionUUID: UUID, stepUUID: UUID, taskUUID: UUID, correlationID: UUID, workerUUID: UUID) {
         self.transitionUUID = transitionUUID
@@ -32,10 +32,10 @@ package struct LostWorkerStep: Sendable, Equatable {
 
 extension StepExecutionResult {
     /// The `error_type` of the result stored for a step whose worker died while running it.
-    package static let workerLostErrorType = "worker_lost"
+    static let workerLostErrorType = "worker_lost"
 
     /// The retryable `worker_lost` error result stored for `step` by the worker `recoveredBy`.
-    package static func workerLost(
+    static func workerLost(
         _ step: LostWorkerStep, recoveredBy identity: WorkerIdentity, grace: Duration,
         now: Date = Date()
     ) -> StepExecutionResult {

@@ -3,12 +3,12 @@ import TaskerModel
 import TaskerPostgres
 
 /// Steps `in_progress` for longer than the threshold, claimed by one worker (`/health/detailed`).
-package struct StaleInProgressSteps: Codable, Sendable, Equatable {
+struct StaleInProgressSteps: Codable, Sendable, Equatable {
     /// The claiming worker's uuid, `unrecorded` (no `worker_uuid`: e.g. the upstream worker) or
     /// `malformed`.
-    package var workerUUID: String
+    var workerUUID: String
     package var steps: Int
-    package var oldestSeconds: Double
+    var oldestSeconds: Double
 
     enum CodingKeys: String, CodingKey {
         case workerUUID = "worker_uuid"

@@ -18,7 +18,7 @@ import TaskerStore
 ///
 /// Steps whose transition records no `worker_uuid` (the upstream worker) are never returned by the
 /// scan, so never touched.
-package final class RecoveryScanner: Service, Sendable {
+final class RecoveryScanner: Service, Sendable {
     let pool: PostgresConnectionPool
     let identity: WorkerIdentity
     let statistics: WorkerStatistics

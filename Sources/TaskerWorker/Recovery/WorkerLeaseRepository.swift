@@ -50,9 +50,9 @@ enum WorkerLeaseRepository {
 /// path's statements are prepared once per session, and LISTEN needs a session of its own; so the
 /// worker refuses to run (issue #29 is where this changes). Checked on each lease renewal, whose
 /// answer names the server process that ran it.
-package struct SessionPoolerError: Error, CustomStringConvertible, Sendable {
-    package var connectionPID: Int32
-    package var serverPID: Int32
+struct SessionPoolerError: Error, CustomStringConvertible, Sendable {
+    var connectionPID: Int32
+    var serverPID: Int32
 
     /// Throws when the statement that `serverPID` ran in is not in the session `c` was opened with.
     static func check(_ c: isolated PostgresConnection, serverPID: Int32) throws(SessionPoolerError) {

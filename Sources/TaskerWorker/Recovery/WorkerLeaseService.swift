@@ -19,7 +19,7 @@ import TaskerPostgres
 /// this worker's late results (the completion writes only over its own `in_progress` claim).
 ///
 /// Runs in the worker's group right after the pool, so it stops after the pipeline drained.
-package final class WorkerLeaseService: Service, Sendable {
+final class WorkerLeaseService: Service, Sendable {
     let pool: PostgresConnectionPool
     let identity: WorkerIdentity
     let capacity: WorkerCapacity
@@ -96,7 +96,7 @@ package final class WorkerLeaseService: Service, Sendable {
 
     /// The database refused a claim because the lease lapses by its clock (`ClaimOutcome.leaseLapsed`):
     /// no claim until a renewal sent from now on is stored. The renewal loop goes on as before.
-    package func claimRefusedByDatabase() {
+    func claimRefusedByDatabase() {
         state.withLock { $0.refusedByDatabase(at: .now) }
         publish()
     }

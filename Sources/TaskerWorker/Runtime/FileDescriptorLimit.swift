@@ -12,7 +12,7 @@ import Darwin
 /// hard limit; at boot the worker raises its soft limit to the hard one (as Go's runtime does), and
 /// warns when even that is below what its configuration allows, since running out of descriptors
 /// leaves clients unserved and database connects failing (retried, never fatal).
-package enum FileDescriptorLimit {
+enum FileDescriptorLimit {
     /// Descriptors the configuration allows the worker to hold at once, plus a margin for the
     /// listeners, wake-up pipes, the LISTEN connection and files.
     package static func needed(by configuration: TaskerConfiguration) -> Int {
@@ -22,7 +22,7 @@ package enum FileDescriptorLimit {
     }
 
     /// The soft limit now, raised to the hard limit first when it is lower (nil when unknown).
-    package static func raiseToHardLimit() -> Int? {
+    static func raiseToHardLimit() -> Int? {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
         if limit.rlim_cur < limit.rlim_max {

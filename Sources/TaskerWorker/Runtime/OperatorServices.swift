@@ -41,6 +41,6 @@ public final class BoundAddresses: Sendable {
     /// `host:port` of the gRPC server once it listens.
     public var grpc: String? { storage.withLock { $0.grpc } }
 
-    package func setWeb(_ address: String) { storage.withLock { $0.web = address } }
-    package func setGRPC(_ address: String) { storage.withLock { $0.grpc = address } }
+    func setWeb(_ address: String) { storage.withLock { $0.web = address } }
+    func setGRPC(_ address: String) { storage.withLock { $0.grpc = address } }
 }

@@ -4,7 +4,7 @@ import TaskerModel
 import TaskerPostgres
 
 /// An actor of the worker with lifecycle hooks, called by `WorkerActorRegistry`.
-package protocol WorkerActor: Actor {
+protocol WorkerActor: Actor {
     var actorName: String { get }
     /// Called once before the worker processes anything.
     func started() async
@@ -21,7 +21,7 @@ extension WorkerActor {
 /// their dependencies (no half-initialised state), with their lifecycle hooks. Today one: the
 /// domain event publisher (its subscribers and its drain deadline). Components whose state is a lock
 /// or an atomic (the step executor, the capacity, the FFI channel) are not actors and are not here.
-package struct WorkerActorRegistry: Sendable {
+struct WorkerActorRegistry: Sendable {
     package let domainEvents: DomainEventActor
 
     package init(domainEvents: DomainEventActor) {
@@ -31,12 +31,12 @@ package struct WorkerActorRegistry: Sendable {
     private var all: [any WorkerActor] { [domainEvents] }
 
     /// Runs every actor's `started()` hook, in dependency order.
-    package func startAll() async {
+    func startAll() async {
         for actor in all { await actor.started() }
     }
 
     /// Runs every actor's `stopped()` hook, in reverse order.
-    package func stopAll() async {
+    func stopAll() async {
         for actor in all.reversed() { await actor.stopped() }
     }
 }

@@ -197,11 +197,11 @@ public final class WorkerDaemon: Service, Sendable {
     }
 
     /// Margin after the drain deadline for storing the last results (`gracefulShutdownLimit`).
-    package static let shutdownMargin: Duration = .seconds(5)
+    static let shutdownMargin: Duration = .seconds(5)
 
     /// How long graceful shutdown may take before the rest is cancelled: the drain deadline
     /// (`timing.processing_timeout_seconds`) plus `shutdownMargin`.
-    package static func gracefulShutdownLimit(_ configuration: TaskerConfiguration) -> Duration {
+    static func gracefulShutdownLimit(_ configuration: TaskerConfiguration) -> Duration {
         .seconds(max(1, configuration.worker.eventSystems.worker.timing.processingTimeoutSeconds)) + shutdownMargin
     }
 
@@ -218,7 +218,7 @@ public final class WorkerDaemon: Service, Sendable {
     }
 
     /// Turns claiming on or off (upstream's event integration); deliveries while off stay queued.
-    package func setClaiming(_ enabled: Bool) {
+    func setClaiming(_ enabled: Bool) {
         runtime.executor.setAccepting(enabled)
         // Messages that arrived while claiming was off are only found by reading the queues.
         if enabled { runtime.eventSystem.catchUp() }

@@ -16,7 +16,7 @@ package struct WorkerRuntime: Sendable {
     /// The claim stage: claiming on or off, and what it accepts.
     package let executor: StepExecutor
     /// The worker's actors (the domain event publisher).
-    package let actors: WorkerActorRegistry
+    let actors: WorkerActorRegistry
     package let eventSystem: WorkerEventSystem
     /// The broker's connection when RabbitMQ carries the messages (health and metrics read its
     /// state and queue depths).
@@ -32,7 +32,7 @@ package struct WorkerRuntime: Sendable {
     /// The one health evaluation the REST and gRPC probes share (single-flight, reused for 1 s).
     package let healthProbes = HealthProbeCache()
     /// Logs each change of readiness with the checks that failed.
-    package let readinessTransitions = ReadinessTransitions()
+    let readinessTransitions = ReadinessTransitions()
 
     /// The domain event publisher.
     package var domainEvents: DomainEventActor { actors.domainEvents }

@@ -12,10 +12,10 @@ public final class WorkerStatistics: Sendable {
     package init() {}
 
     /// The Prometheus counter families of `counters` (`/metrics`).
-    package var prometheusFamilies: [MetricFamily] { counters.families(help: StepMetrics.help) }
+    var prometheusFamilies: [MetricFamily] { counters.families(help: StepMetrics.help) }
 
     /// The domain event routing counts (`/metrics/events`) now, with `subscribers` in-process subscribers.
-    package func domainEventRouting(subscribers: Int) -> DomainEventRouting {
+    func domainEventRouting(subscribers: Int) -> DomainEventRouting {
         DomainEventRouting(counters.current, subscribers: subscribers)
     }
 

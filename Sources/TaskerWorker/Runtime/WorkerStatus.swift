@@ -8,9 +8,9 @@ package struct WorkerStatus: Sendable {
     package var publicID: String
     package var statistics: WorkerStatistics.Snapshot
     package var pool: PostgresPoolStatistics
-    package var acceptingSteps: Bool
-    package var handlerPermitsInUse: Int
-    package var handlerPermits: Int
-    package var overdueHandlers: Int
+    var acceptingSteps: Bool
+    var handlerPermitsInUse: Int
+    var handlerPermits: Int
+    var overdueHandlers: Int
     package var namespaces: [String]
 }

@@ -5,7 +5,7 @@ import TaskerStore
 
 /// The most recent `capacity` latencies of one kind (a ring: memory stays bounded however long the
 /// worker runs), summarised as count and percentiles on demand. Recording is one lock and one store.
-package final class LatencySamples: Sendable {
+final class LatencySamples: Sendable {
     private struct Ring {
         var samples: [Duration] = []
         var next = 0
@@ -46,7 +46,7 @@ package final class LatencySamples: Sendable {
     }
 
     /// Microseconds; nil when nothing was recorded.
-    package struct Summary: Sendable, Equatable {
+    struct Summary: Sendable, Equatable {
         package var count = 0
         package var p50: Double?
         package var p99: Double?

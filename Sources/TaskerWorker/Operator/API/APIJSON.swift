@@ -5,7 +5,7 @@ import TaskerModel
 /// (`2026-03-21T21:16:08.123456Z`); keys come from each model's `CodingKeys`.
 package enum APIJSON {
     /// An encoder for API bodies (a new one per call: `JSONEncoder` is not `Sendable`).
-    package static func makeEncoder() -> JSONEncoder {
+    static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
@@ -16,7 +16,7 @@ package enum APIJSON {
     }
 
     /// A decoder for API bodies (tests and clients).
-    package static func makeDecoder() -> JSONDecoder {
+    static func makeDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
@@ -41,7 +41,7 @@ package enum APIJSON {
 /// `JSONEncoder` writes for an integral value and a client reads as an integer). Encoded as a
 /// marked string that `APIJSON.encode` turns into the number; the marker holds a per-process random
 /// UUID after a private-use character, so no string of a request or a template can contain it.
-package struct JSONFloat: Encodable, Sendable {
+struct JSONFloat: Encodable, Sendable {
     package var value: Double
 
     package init(_ value: Double) { self.value = value }

@@ -44,14 +44,14 @@ package struct ConfigMetadata: Codable, Sendable, Equatable {
 package struct SafeAuthConfig: Codable, Sendable, Equatable {
     package var enabled: Bool
     /// `public_key` or `jwks` (`jwt_verification_method`).
-    package var verificationMethod: String
+    var verificationMethod: String
     package var jwtIssuer: String
     package var jwtAudience: String
     package var apiKeyHeader: String
     /// How many API keys are configured (`api_keys` entries plus a non-empty legacy `api_key`).
-    package var apiKeyCount: Int
+    var apiKeyCount: Int
     package var strictValidation: Bool
-    package var allowedAlgorithms: [String]
+    var allowedAlgorithms: [String]
 
     package init(
         enabled: Bool, verificationMethod: String, jwtIssuer: String, jwtAudience: String, apiKeyHeader: String,

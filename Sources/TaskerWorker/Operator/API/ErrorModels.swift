@@ -4,7 +4,7 @@ import TaskerPostgres
 
 /// The error body the REST handlers send (upstream `ErrorResponse`):
 /// `{"error","message","timestamp","request_id"}`. Used for the readiness 503 and the template 404/500.
-package struct ErrorResponse: Codable, Sendable, Equatable {
+struct ErrorResponse: Codable, Sendable, Equatable {
     /// The error kind, one of `ErrorResponse.Kind`'s raw values.
     package var error: String
     package var message: String
@@ -43,7 +43,7 @@ package struct ErrorResponse: Codable, Sendable, Equatable {
 /// What the operator surface (REST and gRPC bodies, health messages) says about a failure: its class
 /// only, never the database's own text, the SQL or a connection string. The detail goes to the
 /// worker's log, under the request id the body names.
-package enum OperatorErrorText {
+enum OperatorErrorText {
     /// `database unavailable`, `database busy`, `database error (SQLSTATE 42P01)` or `internal error`.
     package static func summary(_ error: any Error) -> String {
         guard let error = error as? PostgresError else { return "internal error" }
@@ -58,7 +58,7 @@ package enum OperatorErrorText {
     }
 
     /// The text a log line may carry for `error`: its full description with credentials hidden.
-    package static func logDetail(_ error: any Error) -> String {
+    static func logDetail(_ error: any Error) -> String {
         Redaction.redactCredentials("\(error)")
     }
 }

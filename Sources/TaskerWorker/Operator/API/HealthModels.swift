@@ -29,8 +29,8 @@ package struct HealthCheck: Codable, Sendable, Equatable {
     package var status: String
     package var message: String?
     /// How long the check took.
-    package var durationMs: Int
-    package var lastChecked: Date
+    var durationMs: Int
+    var lastChecked: Date
     /// The check gave no answer within its deadline (not part of the body): a slow answer, which
     /// may be a loaded machine rather than a fault (`HealthProbeCache.settle`).
     package var timedOut = false
@@ -91,7 +91,7 @@ package struct BasicHealthResponse: Codable, Sendable, Equatable {
 package struct WorkerReadinessChecks: Codable, Sendable, Equatable {
     package var database: HealthCheck
     package var commandProcessor: HealthCheck
-    package var queueProcessing: HealthCheck
+    var queueProcessing: HealthCheck
 
     package init(database: HealthCheck, commandProcessor: HealthCheck, queueProcessing: HealthCheck) {
         self.database = database
@@ -100,7 +100,7 @@ package struct WorkerReadinessChecks: Codable, Sendable, Equatable {
     }
 
     /// Ready iff every check is exactly `healthy`.
-    package var allHealthy: Bool { [database, commandProcessor, queueProcessing].allSatisfy { $0.verdict == .healthy } }
+    var allHealthy: Bool { [database, commandProcessor, queueProcessing].allSatisfy { $0.verdict == .healthy } }
 
     enum CodingKeys: String, CodingKey {
         case database
@@ -116,7 +116,7 @@ package struct ReadinessResponse: Codable, Sendable, Equatable {
     package var timestamp: Date
     package var workerID: String
     package var checks: WorkerReadinessChecks
-    package var systemInfo: WorkerSystemInfo
+    var systemInfo: WorkerSystemInfo
 
     package init(status: String, timestamp: Date, workerID: String, checks: WorkerReadinessChecks, systemInfo: WorkerSystemInfo) {
         self.status = status
@@ -127,7 +127,7 @@ package struct ReadinessResponse: Codable, Sendable, Equatable {
     }
 
     /// Whether the worker is ready to process steps (every readiness check healthy).
-    package var isReady: Bool { checks.allHealthy }
+    var isReady: Bool { checks.allHealthy }
 
     enum CodingKeys: String, CodingKey {
         case status, timestamp, checks
@@ -140,9 +140,9 @@ package struct ReadinessResponse: Codable, Sendable, Equatable {
 package struct WorkerDetailedChecks: Codable, Sendable, Equatable {
     package var database: HealthCheck
     package var commandProcessor: HealthCheck
-    package var queueProcessing: HealthCheck
+    var queueProcessing: HealthCheck
     package var eventSystem: HealthCheck
-    package var stepProcessing: HealthCheck
+    var stepProcessing: HealthCheck
     package var circuitBreakers: HealthCheck
 
     package init(
@@ -179,10 +179,10 @@ package struct DetailedHealthResponse: Codable, Sendable, Equatable {
     package var timestamp: Date
     package var workerID: String
     package var checks: WorkerDetailedChecks
-    package var systemInfo: WorkerSystemInfo
-    package var distributedCache: DistributedCacheInfo?
+    var systemInfo: WorkerSystemInfo
+    var distributedCache: DistributedCacheInfo?
     /// Ours: liveness and crash recovery, long-running `in_progress` steps by worker.
-    package var stepRecovery: StepRecoveryHealth?
+    var stepRecovery: StepRecoveryHealth?
 
     package init(
         status: String, timestamp: Date, workerID: String, checks: WorkerDetailedChecks,
@@ -221,15 +221,15 @@ package struct DetailedHealthResponse: Codable, Sendable, Equatable {
 package struct WorkerSystemInfo: Codable, Sendable, Equatable {
     package var version: String
     package var environment: String
-    package var uptimeSeconds: Int
+    var uptimeSeconds: Int
     /// `command_processor`, as upstream.
     package var workerType: String
     /// Open connections of the pool (lent plus idle).
-    package var databasePoolSize: Int
+    var databasePoolSize: Int
     /// The pipeline runs and takes steps.
-    package var commandProcessorActive: Bool
+    var commandProcessorActive: Bool
     package var supportedNamespaces: [String]
-    package var poolUtilization: PoolUtilizationInfo?
+    var poolUtilization: PoolUtilizationInfo?
 
     package init(
         version: String, environment: String, uptimeSeconds: Int, workerType: String, databasePoolSize: Int,
@@ -271,8 +271,8 @@ package struct WorkerSystemInfo: Codable, Sendable, Equatable {
 /// Connection pool figures (`PoolUtilizationInfo`). This worker reaches the Tasker tables and PGMQ
 /// through one pool, so both entries describe the same pool.
 package struct PoolUtilizationInfo: Codable, Sendable, Equatable {
-    package var taskerPool: PoolDetail
-    package var pgmqPool: PoolDetail
+    var taskerPool: PoolDetail
+    var pgmqPool: PoolDetail
 
     package init(taskerPool: PoolDetail, pgmqPool: PoolDetail) {
         self.taskerPool = taskerPool
@@ -287,16 +287,16 @@ package struct PoolUtilizationInfo: Codable, Sendable, Equatable {
 
 /// One pool's figures (`PoolDetail`).
 package struct PoolDetail: Codable, Sendable, Equatable {
-    package var activeConnections: Int
-    package var idleConnections: Int
+    var activeConnections: Int
+    var idleConnections: Int
     package var maxConnections: Int
     /// Lent connections as a percentage of the maximum.
-    package var utilizationPercent: Double
+    var utilizationPercent: Double
     package var totalAcquires: Int
     package var slowAcquires: Int
     package var acquireErrors: Int
-    package var averageAcquireTimeMs: Double
-    package var maxAcquireTimeMs: Double
+    var averageAcquireTimeMs: Double
+    var maxAcquireTimeMs: Double
 
     /// The figures of `PostgresConnectionPool.statistics`.
     package init(_ statistics: PostgresPoolStatistics) {

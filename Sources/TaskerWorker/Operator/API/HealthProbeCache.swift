@@ -6,10 +6,10 @@ import Synchronization
 package struct HealthProbes: Sendable {
     package var database: HealthCheck
     package var commandProcessor: HealthCheck
-    package var queueProcessing: HealthCheck
+    var queueProcessing: HealthCheck
     package var status: WorkerStatus?
     /// Steps `in_progress` longer than the threshold, by worker (nil: not read in time).
-    package var staleInProgress: [StaleInProgressSteps]? = nil
+    var staleInProgress: [StaleInProgressSteps]? = nil
 }
 
 /// One evaluation of `HealthProbes` shared by every probe of the operator surface (REST `/health/ready`,
@@ -25,7 +25,7 @@ package final class HealthProbeCache: Sendable {
     }
 
     /// How long an evaluation is reused (the gRPC health watch interval).
-    package let maxAge: Duration
+    let maxAge: Duration
     private let state = Mutex<State>(.empty)
     /// The last settled evaluation (`settle`).
     private let previous = Mutex<HealthProbes?>(nil)

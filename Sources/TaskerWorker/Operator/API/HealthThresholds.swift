@@ -3,20 +3,20 @@
 package struct HealthThresholds: Sendable, Equatable {
     /// Queue depth (messages in this worker's own `worker_<ns>_queue`s, summed) below which
     /// `queue_processing` is healthy. Upstream sums every queue in the database; we count only ours.
-    package var queueDepthHealthyBelow: Int = 10_000
+    var queueDepthHealthyBelow: Int = 10_000
     /// Queue depth below which `queue_processing` is degraded; at or above it, unhealthy.
-    package var queueDepthDegradedBelow: Int = 50_000
+    var queueDepthDegradedBelow: Int = 50_000
     /// Step failure rate (failed / executed) below which `step_processing` is healthy.
-    package var failureRateHealthyBelow: Double = 0.05
+    var failureRateHealthyBelow: Double = 0.05
     /// Failure rate below which `step_processing` is degraded; at or above it, unhealthy.
-    package var failureRateDegradedBelow: Double = 0.15
+    var failureRateDegradedBelow: Double = 0.15
     /// How long `SELECT 1` through the pool may take before `database` is unhealthy (ours: upstream
     /// waits for the pool's own acquire timeout, which keeps a probe hanging for seconds).
-    package var databaseTimeout: Duration = .seconds(2)
+    var databaseTimeout: Duration = .seconds(2)
     /// How long reading the worker's status may take before the `command_processor` check counts it as not alive.
-    package var commandProcessorTimeout: Duration = .seconds(2)
+    var commandProcessorTimeout: Duration = .seconds(2)
     /// How long reading the queue metrics may take before `queue_processing` is unhealthy.
-    package var queueMetricsTimeout: Duration = .seconds(2)
+    var queueMetricsTimeout: Duration = .seconds(2)
 
     package init() {}
 
@@ -24,12 +24,12 @@ package struct HealthThresholds: Sendable, Equatable {
     package static let `default` = HealthThresholds()
 
     /// The verdict for a total queue depth.
-    package func queueDepthStatus(_ depth: Int) -> HealthStatus {
+    func queueDepthStatus(_ depth: Int) -> HealthStatus {
         depth < queueDepthHealthyBelow ? .healthy : depth < queueDepthDegradedBelow ? .degraded : .unhealthy
     }
 
     /// The verdict for a failure rate (0…1).
-    package func failureRateStatus(_ rate: Double) -> HealthStatus {
+    func failureRateStatus(_ rate: Double) -> HealthStatus {
         rate < failureRateHealthyBelow ? .healthy : rate < failureRateDegradedBelow ? .degraded : .unhealthy
     }
 }

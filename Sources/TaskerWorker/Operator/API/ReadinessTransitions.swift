@@ -5,7 +5,7 @@ import Synchronization
 /// flips a pod out of service leaves a line saying why in the worker's own log (the probe's body
 /// goes to the orchestrator of the pod, not to the log). Only changes are logged, so a flood of
 /// probes costs nothing in the log.
-package final class ReadinessTransitions: Sendable {
+final class ReadinessTransitions: Sendable {
     private let last = Mutex<Bool?>(nil)
     private let logger: Logger
 

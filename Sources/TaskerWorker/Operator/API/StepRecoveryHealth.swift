@@ -5,14 +5,14 @@ import Foundation
 /// and the steps `in_progress` for longer than `worker.crash_recovery.stale_in_progress_threshold_seconds`
 /// by claiming worker (`unrecorded`: a worker that records no `worker_uuid`, such as upstream's).
 package struct StepRecoveryHealth: Codable, Sendable, Equatable {
-    package var livenessLeaseHeld: Bool
-    package var scannerEnabled: Bool
-    package var stepsRecovered: Int
-    package var lateResultsRefused: Int
-    package var inProgressThresholdSeconds: Int
+    var livenessLeaseHeld: Bool
+    var scannerEnabled: Bool
+    var stepsRecovered: Int
+    var lateResultsRefused: Int
+    var inProgressThresholdSeconds: Int
     /// nil when the database did not answer in time.
-    package var staleInProgressSteps: Int?
-    package var staleInProgressByWorker: [StaleInProgressSteps]?
+    var staleInProgressSteps: Int?
+    var staleInProgressByWorker: [StaleInProgressSteps]?
 
     enum CodingKeys: String, CodingKey {
         case livenessLeaseHeld = "liveness_lease_held"

@@ -6,14 +6,14 @@ import TaskerModel
 
 /// `GET /v1/templates` (`TemplateListResponse`), plus `templates`: what `template_count` counts
 /// (upstream gives only the count; a listed deliberate difference).
-package struct TemplateListResponse: Codable, Sendable, Equatable {
+struct TemplateListResponse: Codable, Sendable, Equatable {
     package var supportedNamespaces: [String]
     /// Templates this worker serves (registered in its namespaces).
-    package var templateCount: Int
+    var templateCount: Int
     /// Only with `include_cache_stats=true`; else null.
-    package var cacheStats: TemplateCacheStats?
+    var cacheStats: TemplateCacheStats?
     /// Upstream's fixed list: command_processing, database_access, message_queues, ffi_integration.
-    package var workerCapabilities: [String]
+    var workerCapabilities: [String]
     /// The templates `templateCount` counts, by namespace, name and version (ours only).
     package var templates: [TemplateSummary]
 
@@ -56,7 +56,7 @@ package struct TemplateListResponse: Codable, Sendable, Equatable {
 }
 
 /// One template of `TemplateListResponse.templates`.
-package struct TemplateSummary: Codable, Sendable, Equatable {
+struct TemplateSummary: Codable, Sendable, Equatable {
     package var namespace: String
     package var name: String
     package var version: String
@@ -69,12 +69,12 @@ package struct TemplateSummary: Codable, Sendable, Equatable {
 }
 
 /// The template cache's figures (`CacheStats`).
-package struct TemplateCacheStats: Codable, Sendable, Equatable {
-    package var totalCached: Int
-    package var cacheHits: Int
-    package var cacheMisses: Int
-    package var cacheEvictions: Int
-    package var oldestEntryAgeSeconds: Int
+struct TemplateCacheStats: Codable, Sendable, Equatable {
+    var totalCached: Int
+    var cacheHits: Int
+    var cacheMisses: Int
+    var cacheEvictions: Int
+    var oldestEntryAgeSeconds: Int
     package var averageAccessCount: Double
     package var supportedNamespaces: [String]
 
@@ -115,13 +115,13 @@ package struct TemplateCacheStats: Codable, Sendable, Equatable {
 }
 
 /// `GET /v1/templates/{namespace}/{name}/{version}` (`TemplateResponse`).
-package struct TemplateResponse: Codable, Sendable, Equatable {
+struct TemplateResponse: Codable, Sendable, Equatable {
     package var template: ResolvedTemplate
-    package var handlerMetadata: HandlerMetadata
+    var handlerMetadata: HandlerMetadata
     /// The template is held in the worker's template cache (it is after every successful lookup).
     package var cached: Bool
     /// Always null (as upstream).
-    package var cacheAgeSeconds: Int?
+    var cacheAgeSeconds: Int?
     /// Always null (as upstream).
     package var accessCount: Int?
 
@@ -155,11 +155,11 @@ package struct TemplateResponse: Codable, Sendable, Equatable {
 
 /// The `template` member of `TemplateResponse`: `{template, environment, resolved_at}`.
 /// Templates are served as registered (environment overrides are not applied by this worker).
-package struct ResolvedTemplate: Codable, Sendable, Equatable {
+struct ResolvedTemplate: Codable, Sendable, Equatable {
     package var template: TaskTemplate
     /// The environment the worker runs in (`common.execution.environment`).
     package var environment: String
-    package var resolvedAt: Date
+    var resolvedAt: Date
 
     package init(template: TaskTemplate, environment: String, resolvedAt: Date) {
         self.template = template
@@ -174,18 +174,18 @@ package struct ResolvedTemplate: Codable, Sendable, Equatable {
 }
 
 /// How the task is registered (`HandlerMetadata`), from `tasker.named_tasks`.
-package struct HandlerMetadata: Codable, Sendable, Equatable {
+struct HandlerMetadata: Codable, Sendable, Equatable {
     package var namespace: String
     package var name: String
     package var version: String
     /// Tasker templates have no task-level handler class: `""`, as upstream writes it.
-    package var handlerClass: String
+    var handlerClass: String
     /// The registered template (`named_tasks.configuration`).
-    package var configSchema: JSONValue?
+    var configSchema: JSONValue?
     /// Upstream leaves it null (the worker fills it so too).
     package var defaultDependentSystem: String?
     /// When the template was last registered (`named_tasks.updated_at`).
-    package var registeredAt: Date
+    var registeredAt: Date
 
     package init(
         namespace: String, name: String, version: String, handlerClass: String, configSchema: JSONValue?,
@@ -221,12 +221,12 @@ package struct HandlerMetadata: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/templates/{namespace}/{name}/{version}/validate` (`TemplateValidationResponse`).
-package struct TemplateValidationResponse: Codable, Sendable, Equatable {
+struct TemplateValidationResponse: Codable, Sendable, Equatable {
     package var valid: Bool
     package var errors: [String]
-    package var requiredCapabilities: [String]
+    var requiredCapabilities: [String]
     /// The steps' handler callables, in step order.
-    package var stepHandlers: [String]
+    var stepHandlers: [String]
 
     package init(valid: Bool, errors: [String], requiredCapabilities: [String], stepHandlers: [String]) {
         self.valid = valid

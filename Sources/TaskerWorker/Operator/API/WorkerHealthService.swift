@@ -70,7 +70,7 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// `step_recovery`: liveness, recovery counts and the long-running `in_progress` steps.
-    package func stepRecovery(_ stale: [StaleInProgressSteps]?) -> StepRecoveryHealth {
+    func stepRecovery(_ stale: [StaleInProgressSteps]?) -> StepRecoveryHealth {
         let stats = runtime.statistics.snapshot
         let recovery = runtime.configuration.worker.crashRecovery
         return StepRecoveryHealth(
@@ -105,7 +105,7 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// Evaluates `database`, `command_processor` and `queue_processing` now, concurrently.
-    package func evaluateProbes() async -> HealthProbes {
+    func evaluateProbes() async -> HealthProbes {
         async let database = checkDatabase()
         async let commandProcessor = checkCommandProcessor()
         // The stale in_progress report on the queue metrics' connection: still two operator
@@ -119,7 +119,7 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// Unhealthy while a step result has been unstored for longer than the monitor's threshold.
-    package func checkResultStorage() -> HealthCheck {
+    func checkResultStorage() -> HealthCheck {
         let monitor = runtime.resultStorage
         let snapshot = monitor.snapshot()
         guard snapshot.overdue > 0 else {
@@ -143,7 +143,7 @@ package struct WorkerHealthService: Sendable {
     // MARK: - Checks
 
     /// `SELECT 1` through the pool, bounded by `thresholds.databaseTimeout`.
-    package func checkDatabase() async -> HealthCheck {
+    func checkDatabase() async -> HealthCheck {
         let clock = Timing()
         let pool = runtime.pool
         switch await withDeadline(thresholds.databaseTimeout, { _ = try await pool.query("SELECT 1", lane: .operator) }) {
@@ -159,7 +159,7 @@ package struct WorkerHealthService: Sendable {
 
     /// Reads the worker's status (bounded) and judges the intake with it (upstream's `command_processor` check).
     /// Also returns the status, for `system_info`.
-    package func checkCommandProcessor() async -> (HealthCheck, WorkerStatus?) {
+    func checkCommandProcessor() async -> (HealthCheck, WorkerStatus?) {
         let clock = Timing()
         let runtime = runtime
         let answer = await withDeadline(thresholds.commandProcessorTimeout) { await runtime.status() }
@@ -185,14 +185,14 @@ package struct WorkerHealthService: Sendable {
 
     /// The summed depth of this worker's own queues (`pgmq.metrics` per `worker_<ns>_queue`; a queue
     /// that does not exist is left out).
-    package func checkQueueProcessing() async -> HealthCheck {
+    func checkQueueProcessing() async -> HealthCheck {
         await checkQueueProcessing(withStaleReport: false).check
     }
 
     /// `checkQueueProcessing`, and with `withStaleReport` on the same operator connection the steps
     /// `in_progress` longer than `worker.crash_recovery.stale_in_progress_threshold_seconds` by
     /// worker (`step_recovery`; nil when not read in time).
-    package func checkQueueProcessing(withStaleReport: Bool) async -> (check: HealthCheck, stale: [StaleInProgressSteps]?) {
+    func checkQueueProcessing(withStaleReport: Bool) async -> (check: HealthCheck, stale: [StaleInProgressSteps]?) {
         let clock = Timing()
         let queues = runtime.eventSystem.settings.namespaces.map(QueueNames.workerQueue(namespace:))
         let noQueues = HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
@@ -243,7 +243,7 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// Healthy while the event system runs and receives (listener connected or polling succeeding).
-    package func checkEventSystem() -> HealthCheck {
+    func checkEventSystem() -> HealthCheck {
         let clock = Timing()
         let events = runtime.eventSystem.status
         let verdict: HealthStatus = !events.running ? .unhealthy : events.isReceiving ? .healthy : .degraded
@@ -251,7 +251,7 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// The failure rate of the steps this worker has run (`WorkerStatistics`).
-    package func checkStepProcessing() -> HealthCheck {
+    func checkStepProcessing() -> HealthCheck {
         let clock = Timing()
         let stats = runtime.statistics.snapshot
         let rate = stats.failureRate
@@ -262,12 +262,12 @@ package struct WorkerHealthService: Sendable {
     }
 
     /// This worker has no circuit breakers: an empty set, which is healthy.
-    package func checkCircuitBreakers() -> HealthCheck {
+    func checkCircuitBreakers() -> HealthCheck {
         HealthCheck(status: .healthy, message: "No circuit breakers configured", durationMs: 0)
     }
 
     /// `system_info`; `status` is the worker's status (nil when it did not answer).
-    package func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
+    func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
         let pool = await runtime.pool.statistics
         let detail = PoolDetail(pool)
         return WorkerSystemInfo(

@@ -4,7 +4,7 @@ import TaskerPostgres
 import TaskerStore
 
 /// Why a template query has no answer; each maps to an `ErrorResponse` kind (REST) or a status (gRPC).
-package enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvertible {
+enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Unknown template, or one outside this worker's namespaces (404 `template_not_found`).
     case templateNotFound(namespace: String, name: String, version: String)
     /// The template is known but its `named_tasks` row is gone (404 `handler_metadata_not_found`).
@@ -27,7 +27,7 @@ package enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvert
     }
 
     /// The text a client is sent: never the database's own message or SQL.
-    package var clientMessage: String {
+    var clientMessage: String {
         switch self {
         case .templateNotFound(let ns, let name, let version): "Template not found: \(ns)/\(name)/\(version)"
         case .handlerMetadataNotFound(let ns, let name, let version): "Handler metadata not found: \(ns)/\(name)/\(version)"
@@ -47,11 +47,11 @@ package enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvert
 
 /// Answers the template queries (`/v1/templates…`, gRPC `WorkerTemplateService`) from the worker's
 /// template registry and `tasker.named_tasks`.
-package struct WorkerTemplateQueryService: Sendable {
+struct WorkerTemplateQueryService: Sendable {
     package let runtime: WorkerRuntime
 
     /// Upstream's fixed capability list.
-    package static let workerCapabilities = ["command_processing", "database_access", "message_queues", "ffi_integration"]
+    static let workerCapabilities = ["command_processing", "database_access", "message_queues", "ffi_integration"]
 
     package init(runtime: WorkerRuntime) {
         self.runtime = runtime
@@ -130,7 +130,7 @@ package struct WorkerTemplateQueryService: Sendable {
 
     /// Upstream's capability inference from callable names: `FFI` → `ffi`, `External` →
     /// `external_api`, `Database` → `database_access`; sorted, without duplicates.
-    package static func requiredCapabilities(_ template: TaskTemplate) -> [String] {
+    static func requiredCapabilities(_ template: TaskTemplate) -> [String] {
         var capabilities = Set<String>()
         for step in template.steps {
             let callable = step.handler.callable

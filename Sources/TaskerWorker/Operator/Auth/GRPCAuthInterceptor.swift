@@ -8,18 +8,18 @@ import TaskerAuth
 /// `UNAUTHENTICATED` "Invalid or expired credentials" (missing, malformed or invalid credentials) and
 /// `PERMISSION_DENIED` "Insufficient permissions for this operation". Methods with no requirement
 /// (`WorkerHealthService`, `grpc.health.v1.Health`, reflection, anything not listed) pass untouched.
-package struct GRPCAuthInterceptor: ServerInterceptor {
+struct GRPCAuthInterceptor: ServerInterceptor {
     /// The upstream requirements: `WorkerConfigService/GetConfig` → `worker:config_read`, every method of
     /// `WorkerTemplateService` → `worker:templates_read`.
-    package static let defaultRequirements: [String: WorkerPermission] = [
+    static let defaultRequirements: [String: WorkerPermission] = [
         "tasker.v1.WorkerConfigService/GetConfig": .configRead,
         "tasker.v1.WorkerTemplateService/*": .templatesRead,
     ]
 
     /// The `UNAUTHENTICATED` message.
-    package static let unauthenticatedMessage = "Invalid or expired credentials"
+    static let unauthenticatedMessage = "Invalid or expired credentials"
     /// The `PERMISSION_DENIED` message.
-    package static let permissionDeniedMessage = "Insufficient permissions for this operation"
+    static let permissionDeniedMessage = "Insufficient permissions for this operation"
 
     private let authenticator: WorkerAuthenticator
     private let requirements: [String: WorkerPermission]
@@ -48,12 +48,12 @@ package struct GRPCAuthInterceptor: ServerInterceptor {
     }
 
     /// The permission `method` requires, or nil if it is open.
-    package func requiredPermission(for method: MethodDescriptor) -> WorkerPermission? {
+    func requiredPermission(for method: MethodDescriptor) -> WorkerPermission? {
         requirements[method.fullyQualifiedMethod] ?? requirements["\(method.service.fullyQualifiedService)/*"]
     }
 
     /// Authenticates and authorizes protected methods; answers with an error response when refused.
-    package func intercept<Input: Sendable, Output: Sendable>(
+    func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>,
         context: ServerContext,
         next: @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -73,7 +73,7 @@ package struct GRPCAuthInterceptor: ServerInterceptor {
     }
 
     /// The gRPC status for a failure: `PERMISSION_DENIED` for `forbidden`, else `UNAUTHENTICATED`.
-    package static func rpcError(for failure: AuthFailure) -> RPCError {
+    static func rpcError(for failure: AuthFailure) -> RPCError {
         failure.isForbidden
             ? RPCError(code: .permissionDenied, message: permissionDeniedMessage)
             : RPCError(code: .unauthenticated, message: unauthenticatedMessage)

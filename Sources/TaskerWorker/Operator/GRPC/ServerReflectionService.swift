@@ -10,7 +10,7 @@ import TaskerPostgres
 /// every file it imports. This server defines no extensions: `file_containing_extension` answers
 /// NOT_FOUND, and `all_extension_numbers_of_type` an empty list for a known message type (NOT_FOUND
 /// otherwise). Errors are `error_response`s on the stream; the RPC itself succeeds.
-package struct ServerReflectionService: Grpc_Reflection_V1_ServerReflection.SimpleServiceProtocol {
+struct ServerReflectionService: Grpc_Reflection_V1_ServerReflection.SimpleServiceProtocol {
     /// `google.rpc.Code` values used in `error_response`.
     enum ErrorCode: Int32 {
         case invalidArgument = 3
@@ -32,7 +32,7 @@ package struct ServerReflectionService: Grpc_Reflection_V1_ServerReflection.Simp
     }
 
     /// Answers each request of the stream in turn until the client half-closes it.
-    package func serverReflectionInfo(
+    func serverReflectionInfo(
         request: RPCAsyncSequence<Grpc_Reflection_V1_ServerReflectionRequest, any Error>,
         response: RPCWriter<Grpc_Reflection_V1_ServerReflectionResponse>,
         context: ServerContext

@@ -12,9 +12,9 @@ import TaskerPostgres
 /// re-evaluates every `pollInterval` and sends only when the status changed; for an unknown name it
 /// fails with NOT_FOUND as upstream's (tonic-health) does. A watch ends when the client cancels it
 /// or when the server shuts down (`shutdown` is triggered).
-package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol {
+struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtocol {
     /// The names with a status: the server as a whole and the worker's own services.
-    package static let serviceNames: [String] = [
+    static let serviceNames: [String] = [
         "",
         "tasker.v1.WorkerHealthService",
         "tasker.v1.WorkerConfigService",
@@ -53,7 +53,7 @@ package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtoco
     }
 
     /// The current status, then each change, until the RPC is cancelled or the server shuts down.
-    package func watch(
+    func watch(
         request: Grpc_Health_V1_HealthCheckRequest,
         response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
         context: ServerContext
@@ -94,7 +94,7 @@ package struct StandardHealthService: Grpc_Health_V1_Health.SimpleServiceProtoco
 }
 
 /// The gRPC services' shutdown signal: triggered when the server begins its graceful shutdown.
-package typealias ShutdownSignal = OneShotSignal
+typealias ShutdownSignal = OneShotSignal
 
 extension OneShotSignal {
     /// Runs `body` until it returns, the RPC is cancelled or the signal is triggered; in the last two

@@ -19,7 +19,7 @@ import TaskerPostgres
 ///
 /// On graceful shutdown the server stops accepting RPCs, ends open health watches and reflection
 /// streams, and returns once the RPCs in flight have finished.
-package struct WorkerGRPCServer: Service {
+struct WorkerGRPCServer: Service {
     private let runtime: WorkerRuntime
     private let interceptors: [any ServerInterceptor]
     private let logger: Logger
@@ -183,7 +183,7 @@ extension BindAddress {
 }
 
 /// The gRPC server could not start (invalid or unresolvable `worker.grpc.bind_address`).
-package struct WorkerGRPCServerError: Error, CustomStringConvertible, Sendable {
+struct WorkerGRPCServerError: Error, CustomStringConvertible, Sendable {
     package let message: String
     package var description: String { message }
 }

@@ -7,7 +7,7 @@ import GRPCProtobuf
 /// `CheckHealth` and `CheckLiveness` always answer (`healthy`, `alive`); `CheckReadiness` fails with
 /// UNAVAILABLE "Worker is not ready" unless every readiness check is healthy; `CheckDetailedHealth`
 /// always answers (`healthy` or `degraded`).
-package struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
+struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
     private let health: WorkerHealthService
 
     /// Serves the bodies `health` computes (the same as `/health…`).
@@ -15,21 +15,21 @@ package struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServ
         self.health = health
     }
 
-    package func checkHealth(
+    func checkHealth(
         request: Tasker_V1_WorkerHealthRequest,
         context: ServerContext
     ) async throws -> Tasker_V1_WorkerBasicHealthResponse {
         Tasker_V1_WorkerBasicHealthResponse(health.basic())
     }
 
-    package func checkLiveness(
+    func checkLiveness(
         request: Tasker_V1_WorkerLivenessRequest,
         context: ServerContext
     ) async throws -> Tasker_V1_WorkerBasicHealthResponse {
         Tasker_V1_WorkerBasicHealthResponse(health.liveness())
     }
 
-    package func checkReadiness(
+    func checkReadiness(
         request: Tasker_V1_WorkerReadinessRequest,
         context: ServerContext
     ) async throws -> Tasker_V1_WorkerReadinessResponse {
@@ -40,7 +40,7 @@ package struct WorkerHealthGRPCService: Tasker_V1_WorkerHealthService.SimpleServ
         return Tasker_V1_WorkerReadinessResponse(readiness)
     }
 
-    package func checkDetailedHealth(
+    func checkDetailedHealth(
         request: Tasker_V1_WorkerDetailedHealthRequest,
         context: ServerContext
     ) async throws -> Tasker_V1_WorkerDetailedHealthResponse {

@@ -8,18 +8,18 @@ import Logging
 /// Like `/config` (not mounted, so 404), it is gated by `worker.web.config_endpoint_enabled`: while that
 /// is false `GetConfig` fails with NOT_FOUND "Worker configuration not found" (upstream's NOT_FOUND
 /// message; upstream itself does not gate the RPC — our hardening, so one switch closes both surfaces).
-package struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServiceProtocol {
+struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServiceProtocol {
     private let config: WorkerConfigQueryService
 
     /// The NOT_FOUND message while the config endpoint is disabled.
-    package static let disabledMessage = "Worker configuration not found"
+    static let disabledMessage = "Worker configuration not found"
 
     /// Serves what `config` computes (the same as `GET /config`).
     package init(config: WorkerConfigQueryService) {
         self.config = config
     }
 
-    package func getConfig(
+    func getConfig(
         request: Tasker_V1_WorkerGetConfigRequest,
         context: ServerContext
     ) async throws -> Tasker_V1_WorkerGetConfigResponse {
@@ -36,7 +36,7 @@ package struct WorkerConfigGRPCService: Tasker_V1_WorkerConfigService.SimpleServ
 /// `ListTemplates` ignores `namespace` and honours `include_cache_stats`; `GetTemplate` fails with
 /// NOT_FOUND for a template this worker does not serve, INTERNAL when the database fails (a generic
 /// message with a reference id; the detail is logged under that id).
-package struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.SimpleServiceProtocol {
+struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.SimpleServiceProtocol {
     private let templates: WorkerTemplateQueryService
     private static let logger = Logger(label: "tasker.worker.grpc")
 
@@ -45,7 +45,7 @@ package struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.Simple
         self.templates = templates
     }
 
-    package func listTemplates(
+    func listTemplates(
         request: Tasker_V1_WorkerListTemplatesRequest,
         context: ServerContext
     ) async throws -> Tasker_V1_WorkerTemplateListResponse {
@@ -56,7 +56,7 @@ package struct WorkerTemplateGRPCService: Tasker_V1_WorkerTemplateService.Simple
         }
     }
 
-    package func getTemplate(
+    func getTemplate(
         request: Tasker_V1_WorkerGetTemplateRequest,
         context: ServerContext
     ) async throws -> Tasker_V1_WorkerTemplateResponse {

@@ -23,7 +23,7 @@ package enum WorkerLogging {
     }
 
     /// Per-task settings (see `withOverride`); nil fields fall back to the global ones.
-    package struct Override: Sendable {
+    struct Override: Sendable {
         package var output: LogOutput?
         package var format: Format?
         package var level: Logger.Level?
@@ -82,7 +82,7 @@ package enum WorkerLogging {
     }
 
     /// Sets (or removes, with nil) one global metadata value carried by every line.
-    package static func setMetadata(_ key: String, _ value: Logger.Metadata.Value?) {
+    static func setMetadata(_ key: String, _ value: Logger.Metadata.Value?) {
         settings.withLock { $0.metadata[key] = value }
     }
 
@@ -97,7 +97,7 @@ package enum WorkerLogging {
 
     /// Runs `operation` with `override` for every line logged by its task and child tasks (metadata
     /// is merged over the enclosing override's).
-    package static func withOverride<T>(
+    static func withOverride<T>(
         _ override: Override, isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> T
     ) async rethrows -> T {
@@ -137,7 +137,7 @@ package struct LogOutput: Sendable {
 
 /// Metadata for log lines on the step path: `task_uuid`, `step_uuid`, `correlation_id`, and with a
 /// claimed step also `step_name`, `namespace` and `handler` (the callable).
-package enum StepLogMetadata {
+enum StepLogMetadata {
     /// For a step message (before the template step is known).
     package static func of(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         of(taskUUID: message.taskUUID, stepUUID: message.stepUUID, correlationID: message.correlationID, extra)

@@ -5,9 +5,9 @@ import TaskerModel
 /// `InProcessEventBusStats` shapes), computed from the worker's step counters
 /// (`StepMetrics.domainEvent`, `domainEventInvalid`): the events are counted once, and `/metrics`
 /// and `/metrics/events` read the same count.
-package struct DomainEventRouting: Sendable, Equatable {
+struct DomainEventRouting: Sendable, Equatable {
     package var router: Router
-    package var inProcessBus: InProcessBus
+    var inProcessBus: InProcessBus
 
     /// The figures of `counts`, with `subscribers` in-process subscribers now.
     init(_ counts: StepCounters.Values, subscribers: Int) {
@@ -31,14 +31,14 @@ package struct DomainEventRouting: Sendable, Equatable {
 
     /// The router's counters (upstream `EventRouterStats` keys).
     package struct Router: Codable, Sendable, Equatable {
-        package var totalRouted: UInt64
-        package var durableRouted: UInt64
-        package var fastRouted: UInt64
-        package var broadcastRouted: UInt64
-        package var fastDeliveryErrors: UInt64
-        package var routingErrors: UInt64
+        var totalRouted: UInt64
+        var durableRouted: UInt64
+        var fastRouted: UInt64
+        var broadcastRouted: UInt64
+        var fastDeliveryErrors: UInt64
+        var routingErrors: UInt64
         /// Not upstream: events skipped by schema validation.
-        package var schemaViolations: UInt64
+        var schemaViolations: UInt64
 
         enum CodingKeys: String, CodingKey {
             case totalRouted = "total_routed"
@@ -53,15 +53,15 @@ package struct DomainEventRouting: Sendable, Equatable {
 
     /// The in-process bus's counters (upstream `InProcessEventBusStats` keys; the `rust_handler_*`
     /// fields count this worker's in-process subscribers, the `ffi_*` fields stay 0).
-    package struct InProcessBus: Codable, Sendable, Equatable {
-        package var totalEventsDispatched: UInt64
-        package var rustHandlerDispatches: UInt64
-        package var ffiChannelDispatches: UInt64
-        package var rustHandlerErrors: UInt64
-        package var ffiChannelDrops: UInt64
-        package var rustSubscriberPatterns: UInt64
-        package var rustHandlerCount: UInt64
-        package var ffiSubscriberCount: UInt64
+    struct InProcessBus: Codable, Sendable, Equatable {
+        var totalEventsDispatched: UInt64
+        var rustHandlerDispatches: UInt64
+        var ffiChannelDispatches: UInt64
+        var rustHandlerErrors: UInt64
+        var ffiChannelDrops: UInt64
+        var rustSubscriberPatterns: UInt64
+        var rustHandlerCount: UInt64
+        var ffiSubscriberCount: UInt64
 
         enum CodingKeys: String, CodingKey {
             case totalEventsDispatched = "total_events_dispatched"

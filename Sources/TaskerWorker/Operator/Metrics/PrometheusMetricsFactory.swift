@@ -17,7 +17,7 @@ import TaskerHTTP
 ///   (`name_gauge`), because a Prometheus family has exactly one type.
 package final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     /// Latency buckets in seconds (1 ms … 60 s), the default for recorders and timers.
-    package static let defaultLatencyBuckets: [Double] = [
+    static let defaultLatencyBuckets: [Double] = [
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
     ]
 
@@ -56,12 +56,12 @@ package final class PrometheusMetricsFactory: MetricsFactory, Sendable {
     }
 
     /// HELP text for the metric made from `label` (by default the label itself).
-    package func setHelp(_ help: String, for label: String) {
+    func setHelp(_ help: String, for label: String) {
         registry.withLock { $0.help[PrometheusText.metricName(label)] = help }
     }
 
     /// Bucket upper bounds for histograms made from `label` after this call (timers: seconds).
-    package func setBuckets(_ buckets: [Double], for label: String) {
+    func setBuckets(_ buckets: [Double], for label: String) {
         let normalized = Self.normalized(buckets)
         registry.withLock {
             $0.buckets[PrometheusText.metricName(label)] = normalized

@@ -13,9 +13,9 @@ import TaskerPostgres
 /// `tasker_steps_failures_total{error_type}` uses upstream's categories (`step_not_found`,
 /// `database_error`, `claim_failed`, `handler_execution_failed`); the handler's own error type is on
 /// `tasker_steps_handler_errors_total{error_type,retryable}`. Latencies are histograms in seconds.
-package enum StepMetrics {
+enum StepMetrics {
     /// Upstream's failure categories (`error_type` on `tasker_steps_failures_total`).
-    package enum FailureType: String, Sendable, CaseIterable {
+    enum FailureType: String, Sendable, CaseIterable {
         case stepNotFound = "step_not_found"
         case databaseError = "database_error"
         case claimFailed = "claim_failed"
@@ -27,35 +27,35 @@ package enum StepMetrics {
     package enum Name {
         package static let claimed = "tasker.steps.claimed.total"
         package static let executions = "tasker.steps.executions.total"
-        package static let successes = "tasker.steps.successes.total"
+        static let successes = "tasker.steps.successes.total"
         package static let failures = "tasker.steps.failures.total"
-        package static let handlerErrors = "tasker.steps.handler_errors.total"
-        package static let resultsSubmitted = "tasker.steps.results_submitted.total"
+        static let handlerErrors = "tasker.steps.handler_errors.total"
+        static let resultsSubmitted = "tasker.steps.results_submitted.total"
         package static let poisonMessages = "tasker.steps.poison_messages.total"
-        package static let staleMessages = "tasker.steps.stale_messages.total"
-        package static let claimsShed = "tasker.steps.claims_shed.total"
-        package static let completionRetries = "tasker.steps.completion_retries.total"
-        package static let pollFailures = "tasker.worker.poll_failures.total"
+        static let staleMessages = "tasker.steps.stale_messages.total"
+        static let claimsShed = "tasker.steps.claims_shed.total"
+        static let completionRetries = "tasker.steps.completion_retries.total"
+        static let pollFailures = "tasker.worker.poll_failures.total"
         package static let notificationsRejected = "tasker.worker.notifications_rejected.total"
         package static let notificationsDropped = "tasker.worker.notifications_dropped.total"
-        package static let claimDuration = "tasker.step.claim.duration"
-        package static let executionDuration = "tasker.step.execution.duration"
-        package static let submissionDuration = "tasker.step_result.submission.duration"
-        package static let endToEndDuration = "tasker.step.end_to_end.duration"
-        package static let domainEventsPublished = "tasker.domain_events.published.total"
-        package static let domainEventsFailed = "tasker.domain_events.failed.total"
-        package static let domainEventsInvalid = "tasker.domain_events.invalid.total"
-        package static let stepsRecovered = "tasker.steps.recovered.total"
-        package static let lateResultsRefused = "tasker.steps.late_results_refused.total"
-        package static let claimsBatched = "tasker.steps.claims_batched.total"
-        package static let claimsRecovered = "tasker.steps.claims_recovered.total"
-        package static let claimsRefusedForLease = "tasker.steps.claims_refused_for_lease.total"
-        package static let completionsBatched = "tasker.steps.completions_batched.total"
-        package static let completionsRecovered = "tasker.steps.completions_recovered.total"
-        package static let executionTime = "tasker.steps.execution_time_milliseconds.total"
+        static let claimDuration = "tasker.step.claim.duration"
+        static let executionDuration = "tasker.step.execution.duration"
+        static let submissionDuration = "tasker.step_result.submission.duration"
+        static let endToEndDuration = "tasker.step.end_to_end.duration"
+        static let domainEventsPublished = "tasker.domain_events.published.total"
+        static let domainEventsFailed = "tasker.domain_events.failed.total"
+        static let domainEventsInvalid = "tasker.domain_events.invalid.total"
+        static let stepsRecovered = "tasker.steps.recovered.total"
+        static let lateResultsRefused = "tasker.steps.late_results_refused.total"
+        static let claimsBatched = "tasker.steps.claims_batched.total"
+        static let claimsRecovered = "tasker.steps.claims_recovered.total"
+        static let claimsRefusedForLease = "tasker.steps.claims_refused_for_lease.total"
+        static let completionsBatched = "tasker.steps.completions_batched.total"
+        static let completionsRecovered = "tasker.steps.completions_recovered.total"
+        static let executionTime = "tasker.steps.execution_time_milliseconds.total"
         package static let notifiedReads = "tasker.worker.notified_reads.total"
-        package static let deliveriesRefused = "tasker.worker.deliveries_refused.total"
-        package static let domainEventSubscriberDeliveries = "tasker.domain_events.subscriber_deliveries.total"
+        static let deliveriesRefused = "tasker.worker.deliveries_refused.total"
+        static let domainEventSubscriberDeliveries = "tasker.domain_events.subscriber_deliveries.total"
     }
 
     static let help: [String: String] = [
@@ -127,22 +127,22 @@ package enum StepMetrics {
     }
 
     /// `count` steps claimed together in one transaction.
-    package static func claimsBatched(_ count: Int, in statistics: WorkerStatistics) {
+    static func claimsBatched(_ count: Int, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.claimsBatched, by: count)
     }
 
     /// `count` claims found committed after their answer was lost.
-    package static func claimsRecovered(_ count: Int, in statistics: WorkerStatistics) {
+    static func claimsRecovered(_ count: Int, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.claimsRecovered, by: count)
     }
 
     /// A claim the database refused because this worker's lease had lapsed.
-    package static func claimRefusedForLease(in statistics: WorkerStatistics) {
+    static func claimRefusedForLease(in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.claimsRefusedForLease)
     }
 
     /// A delivery refused: its queue is not this worker's.
-    package static func deliveryRefused(in statistics: WorkerStatistics) {
+    static func deliveryRefused(in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.deliveriesRefused)
     }
 
@@ -159,10 +159,10 @@ package enum StepMetrics {
     private static let servedNamespaces = Mutex<Set<String>>([])
 
     /// The label value of queues that are not a served namespace's `worker_<ns>_queue`.
-    package static let unservedNamespaceLabel = "unserved"
+    static let unservedNamespaceLabel = "unserved"
 
     /// Records the namespaces a worker of this process serves (a union: tests run several).
-    package static func serve(namespaces: [String]) {
+    static func serve(namespaces: [String]) {
         servedNamespaces.withLock { $0.formUnion(namespaces) }
     }
 
@@ -196,18 +196,18 @@ package enum StepMetrics {
     }
 
     /// A delivery left queued by load shedding.
-    package static func shed(queue: String, in statistics: WorkerStatistics) {
+    static func shed(queue: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.claimsShed, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
     /// A failed poll of `queue`.
-    package static func pollFailed(queue: String, in statistics: WorkerStatistics) {
+    static func pollFailed(queue: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.pollFailures, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
     /// A notification ignored on the channel of `queue` (a served queue: the listener only
     /// listens on served namespaces' channels).
-    package static func notificationRejected(queue: String, in statistics: WorkerStatistics) {
+    static func notificationRejected(queue: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.notificationsRejected, ["namespace": namespaceLabel(ofQueue: queue)])
     }
 
@@ -219,7 +219,7 @@ package enum StepMetrics {
     // MARK: - Dispatch and completion
 
     /// A handler produced `result` (it goes to the completion channel next).
-    package static func handlerFinished(_ step: ClaimedStep, _ result: StepExecutionResult) {
+    static func handlerFinished(_ step: ClaimedStep, _ result: StepExecutionResult) {
         _ = inFlight.withLock { $0.awaitingCompletion.insert(step.message.stepUUID) }
         let seconds =
             result.metadata.startedAt.map { result.metadata.completedAt.timeIntervalSince($0) }
@@ -229,7 +229,7 @@ package enum StepMetrics {
     }
 
     /// The completion service is done with `completion` (stored, or given up); call once per result.
-    package static func completionFinished(_ completion: StepCompletion) {
+    static func completionFinished(_ completion: StepCompletion) {
         inFlight.withLock {
             $0.awaitingCompletion.remove(completion.step.message.stepUUID)
             $0.claimStarts.removeValue(forKey: completion.step.message.stepUUID)
@@ -237,28 +237,28 @@ package enum StepMetrics {
     }
 
     /// A storing attempt failed and will be retried.
-    package static func completionRetry(_ completion: StepCompletion, in statistics: WorkerStatistics) {
+    static func completionRetry(_ completion: StepCompletion, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.completionRetries, ["namespace": completion.step.hydrated.namespace])
     }
 
     /// `count` results stored together in one transaction.
-    package static func completionsBatched(_ count: Int, in statistics: WorkerStatistics) {
+    static func completionsBatched(_ count: Int, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.completionsBatched, by: count)
     }
 
     /// A result found stored by an earlier attempt whose answer was lost.
-    package static func completionRecovered(in statistics: WorkerStatistics) {
+    static func completionRecovered(in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.completionsRecovered)
     }
 
     /// A finished step's claim-to-stored time (its outcome is counted by `resultStored`).
-    package static func executionTime(_ elapsed: Duration, in statistics: WorkerStatistics) {
+    static func executionTime(_ elapsed: Duration, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.executionTime, by: max(0, Int(elapsed.inMilliseconds)))
     }
 
     /// The completion transaction ran: counts the outcome; `stored` is false when the step was no
     /// longer in progress (result dropped).
-    package static func resultStored(
+    static func resultStored(
         _ completion: StepCompletion, stored: Bool, since start: ContinuousClock.Instant,
         in statistics: WorkerStatistics
     ) {
@@ -288,12 +288,12 @@ package enum StepMetrics {
     // MARK: - Crash recovery
 
     /// This worker stored the `worker_lost` result of a lost worker's step.
-    package static func stepRecovered(in statistics: WorkerStatistics) {
+    static func stepRecovered(in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.stepsRecovered)
     }
 
     /// A result of this worker was not stored: its step was no longer `in_progress`.
-    package static func lateResultRefused(namespace: String, in statistics: WorkerStatistics) {
+    static func lateResultRefused(namespace: String, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.lateResultsRefused, ["namespace": namespace])
     }
 
@@ -301,7 +301,7 @@ package enum StepMetrics {
 
     /// A domain event outcome by delivery mode; a published `fast` or `broadcast` event was handed
     /// to `subscribers` in-process subscribers.
-    package static func domainEvent(
+    static func domainEvent(
         _ mode: DeliveryMode, published: Bool, subscribers: Int = 0, in statistics: WorkerStatistics
     ) {
         statistics.counters.increment(
@@ -313,7 +313,7 @@ package enum StepMetrics {
     }
 
     /// A domain event skipped because its payload violates the declared schema.
-    package static func domainEventInvalid(_ mode: DeliveryMode, in statistics: WorkerStatistics) {
+    static func domainEventInvalid(_ mode: DeliveryMode, in statistics: WorkerStatistics) {
         statistics.counters.increment(Name.domainEventsInvalid, ["delivery_mode": mode.rawValue])
     }
 

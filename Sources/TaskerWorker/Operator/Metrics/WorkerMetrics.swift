@@ -32,5 +32,5 @@ package enum WorkerMetrics {
     }
 
     /// Whether `bootstrap()` has run in this process.
-    package static var isBootstrapped: Bool { installed.withLock { $0 } }
+    static var isBootstrapped: Bool { installed.withLock { $0 } }
 }

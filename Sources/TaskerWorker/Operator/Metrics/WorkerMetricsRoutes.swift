@@ -33,10 +33,10 @@ package enum WorkerMetricsRoutes {
     }
 
     /// `/metrics/events`'s body (upstream `DomainEventStats`).
-    package struct DomainEventStatsResponse: Codable, Sendable {
+    struct DomainEventStatsResponse: Codable, Sendable {
         package var router: DomainEventRouting.Router
-        package var inProcessBus: DomainEventRouting.InProcessBus
-        package var capturedAt: String
+        var inProcessBus: DomainEventRouting.InProcessBus
+        var capturedAt: String
         package var workerID: String
 
         enum CodingKeys: String, CodingKey {
@@ -50,7 +50,7 @@ package enum WorkerMetricsRoutes {
     /// The full `/metrics` text for `runtime`: scrape-time families, then the recorded ones sorted by
     /// name — the worker's step counters (`WorkerStatistics.counters`, the same counts as
     /// `/metrics/worker`) and what swift-metrics recorded (latency histograms, HTTP metrics).
-    package static func prometheusText(
+    static func prometheusText(
         _ runtime: WorkerRuntime,
         factory: PrometheusMetricsFactory = WorkerMetrics.shared
     ) async -> String {
@@ -69,7 +69,7 @@ package enum WorkerMetricsRoutes {
     }
 
     /// `/metrics/events`'s body for `runtime`.
-    package static func domainEventStats(_ runtime: WorkerRuntime) async -> DomainEventStatsResponse {
+    static func domainEventStats(_ runtime: WorkerRuntime) async -> DomainEventStatsResponse {
         let subscribers = await runtime.domainEvents.subscriberCount
         let routing = runtime.statistics.domainEventRouting(subscribers: subscribers)
         return DomainEventStatsResponse(
@@ -89,7 +89,7 @@ extension Router {
     /// Mounts `GET /metrics`, `/metrics/worker` and `/metrics/events` for `runtime` (see
     /// `WorkerMetricsRoutes`), and bootstraps the process-wide metrics backend (idempotent) so
     /// that middleware using the global `MetricsSystem` lands in the same `/metrics` output.
-    package func addWorkerMetricsRoutes(runtime: WorkerRuntime) {
+    func addWorkerMetricsRoutes(runtime: WorkerRuntime) {
         WorkerMetrics.bootstrap()
         get("/metrics") { _, _ -> Response in
             let text = await WorkerMetricsRoutes.prometheusText(runtime)

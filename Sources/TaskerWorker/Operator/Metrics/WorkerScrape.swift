@@ -10,9 +10,9 @@ import TaskerStore
 /// The values `/metrics` and `/metrics/worker` compute when they are requested, read from a running
 /// worker: identity, uptime, pool statistics, PGMQ depth and oldest message age of the worker's own
 /// `worker_<ns>_queue`s, channel saturation, event system state and the step statistics.
-package struct WorkerScrape: Sendable {
+struct WorkerScrape: Sendable {
     /// One namespace queue's PGMQ metrics.
-    package struct QueueDepth: Sendable, Equatable {
+    struct QueueDepth: Sendable, Equatable {
         package var namespace: String
         package var queue: String
         package var depth: Int64
@@ -27,17 +27,17 @@ package struct WorkerScrape: Sendable {
         package var component: String
         package var used: Int
         package var capacity: Int
-        package var saturation: Double { capacity <= 0 ? 0 : Double(used) / Double(capacity) }
-        package var healthLevel: Int { saturation >= 0.95 ? 2 : saturation >= 0.8 ? 1 : 0 }
+        var saturation: Double { capacity <= 0 ? 0 : Double(used) / Double(capacity) }
+        var healthLevel: Int { saturation >= 0.95 ? 2 : saturation >= 0.8 ? 1 : 0 }
     }
 
     package var workerID: String
     package var version: String
-    package var uptimeSeconds: Double
+    var uptimeSeconds: Double
     package var pool: PostgresPoolStatistics
     package var queues: [QueueDepth]
     /// False when the queue metrics could not be read (database down or slow).
-    package var queuesRead: Bool
+    var queuesRead: Bool
     package var channels: [Channel]
     package var eventSystem: WorkerEventSystemStatus
     package var steps: WorkerStatistics.Snapshot
@@ -46,7 +46,7 @@ package struct WorkerScrape: Sendable {
 
     /// Reads everything from `runtime`; the queue query gives up after `queueTimeout`, so a scrape
     /// answers even while the database is unreachable.
-    package static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
+    static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
         let namespaces = runtime.eventSystem.settings.namespaces
         let pool = runtime.pool
         let broker = runtime.broker
@@ -181,7 +181,7 @@ package struct WorkerScrape: Sendable {
 
     /// `/metrics/worker`'s `metrics` object: upstream keys (`uptime_seconds`, `database_pool_size`,
     /// `queue_depth_<ns>`, `queue_oldest_message_age_<ns>`) plus pool, channel and step figures.
-    package var jsonMetrics: [String: WorkerMetricValue] {
+    var jsonMetrics: [String: WorkerMetricValue] {
         var metrics: [String: WorkerMetricValue] = [
             "uptime_seconds": .init(uptimeSeconds, "counter", help: "Worker uptime in seconds"),
             "database_pool_size": .init(Double(pool.active + pool.idle), help: "Database connection pool size"),
@@ -246,7 +246,7 @@ package struct WorkerScrape: Sendable {
 /// One entry of `/metrics/worker` (upstream `MetricValue`).
 package struct WorkerMetricValue: Codable, Sendable, Equatable {
     package var value: Double
-    package var metricType: String
+    var metricType: String
     package var labels: [String: String]
     package var help: String
 

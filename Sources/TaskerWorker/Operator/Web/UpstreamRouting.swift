@@ -5,7 +5,7 @@ import Hummingbird
 /// does what no route serves: a known path with another method, `HEAD`, a trailing slash.
 /// `{}` segments match any one segment. Kept next to `WorkerWebRoutes`/`WorkerMetricsRoutes`; the
 /// live contract test (bindings/python/tests/test_contract.py) sends every route both ways.
-package struct RouteTable: Sendable {
+struct RouteTable: Sendable {
     private var entries: [(method: HTTPRequest.Method, segments: [Substring])] = []
 
     /// The worker's routes (`/config` only when `configEndpoint`).

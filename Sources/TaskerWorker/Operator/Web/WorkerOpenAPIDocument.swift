@@ -4,7 +4,7 @@ import TaskerModel
 /// The OpenAPI 3.1 document of this server's API, served at `/api-docs/openapi.json`. Paths,
 /// methods and bodies follow what the routes really return (tests check every route against it);
 /// `/config` and the metrics paths appear only when the server mounts them.
-package enum WorkerOpenAPIDocument {
+enum WorkerOpenAPIDocument {
     /// The document for a server with the given optional routes.
     package static func make(configEndpoint: Bool, metricsEndpoints: Bool) -> JSONValue {
         var paths: [String: JSONValue] = [

@@ -3,8 +3,8 @@ import TaskerAuth
 
 /// The request context of the worker's REST server: Hummingbird's core storage plus the request id
 /// `RequestIDMiddleware` settles on (echoed from `x-request-id` or generated).
-package struct WorkerRequestContext: RequestContext {
-    package var coreContext: CoreRequestContextStorage
+struct WorkerRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
     /// The id sent back in `x-request-id` and in `ErrorResponse.request_id`.
     package var requestID: String?
 
@@ -16,4 +16,4 @@ package struct WorkerRequestContext: RequestContext {
 
 /// Supplies the middleware that guards the routes needing `permission` (nil leaves them open).
 /// Each protected route sits in its own group, so this is the one place auth plugs in.
-package typealias WebAuthorizer = @Sendable (WorkerPermission) -> (any MiddlewareProtocol<Request, Response, WorkerRequestContext>)?
+typealias WebAuthorizer = @Sendable (WorkerPermission) -> (any MiddlewareProtocol<Request, Response, WorkerRequestContext>)?

@@ -23,10 +23,10 @@ import TaskerModel
 /// Connection limits: at most `max_connections` open connections (`ConnectionCap`; more wait in the
 /// listen backlog), a request head must arrive within `header_read_timeout_seconds`, and a
 /// connection without a request in progress is closed after `idle_timeout_seconds`.
-package struct WorkerWebServer: Service {
+struct WorkerWebServer: Service {
     package let runtime: WorkerRuntime
     /// Guards the permission-protected route groups (nil: no auth).
-    package let authorizer: WebAuthorizer?
+    let authorizer: WebAuthorizer?
     private let logger: Logger
 
     package init(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, logger: Logger = Logger(label: "tasker.web")) {

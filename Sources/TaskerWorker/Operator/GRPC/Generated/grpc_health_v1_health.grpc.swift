@@ -19,7 +19,7 @@ import GRPCProtobuf
 
 /// Namespace containing generated types for the "grpc.health.v1.Health" service.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-package enum Grpc_Health_V1_Health: Sendable {
+enum Grpc_Health_V1_Health: Sendable {
     /// Service descriptor for the "grpc.health.v1.Health" service.
     package static let descriptor = GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.health.v1.Health")
     /// Namespace for method metadata.
@@ -27,9 +27,9 @@ package enum Grpc_Health_V1_Health: Sendable {
         /// Namespace for "Check" metadata.
         package enum Check: Sendable {
             /// Request type for "Check".
-            package typealias Input = Grpc_Health_V1_HealthCheckRequest
+            typealias Input = Grpc_Health_V1_HealthCheckRequest
             /// Response type for "Check".
-            package typealias Output = Grpc_Health_V1_HealthCheckResponse
+            typealias Output = Grpc_Health_V1_HealthCheckResponse
             /// Descriptor for "Check".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.health.v1.Health"),
@@ -38,11 +38,11 @@ package enum Grpc_Health_V1_Health: Sendable {
             )
         }
         /// Namespace for "Watch" metadata.
-        package enum Watch: Sendable {
+        enum Watch: Sendable {
             /// Request type for "Watch".
-            package typealias Input = Grpc_Health_V1_HealthCheckRequest
+            typealias Input = Grpc_Health_V1_HealthCheckRequest
             /// Response type for "Watch".
-            package typealias Output = Grpc_Health_V1_HealthCheckResponse
+            typealias Output = Grpc_Health_V1_HealthCheckResponse
             /// Descriptor for "Watch".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.health.v1.Health"),
@@ -61,7 +61,7 @@ package enum Grpc_Health_V1_Health: Sendable {
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension GRPCCore.ServiceDescriptor {
     /// Service descriptor for the "grpc.health.v1.Health" service.
-    package static let grpc_health_v1_Health = GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.health.v1.Health")
+    static let grpc_health_v1_Health = GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.health.v1.Health")
 }
 
 // MARK: grpc.health.v1.Health (server)
@@ -79,7 +79,7 @@ extension Grpc_Health_V1_Health {
     ///
     /// Where possible, prefer using the stricter, less-verbose ``ServiceProtocol``
     /// or ``SimpleServiceProtocol`` instead.
-    package protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
+    protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
         /// Handle the "Check" method.
         ///
         /// > Source IDL Documentation:
@@ -124,7 +124,7 @@ extension Grpc_Health_V1_Health {
     /// trailing response metadata. If you don't need these then consider using
     /// the ``SimpleServiceProtocol``. If you need fine grained control over your RPCs then
     /// use ``StreamingServiceProtocol``.
-    package protocol ServiceProtocol: Grpc_Health_V1_Health.StreamingServiceProtocol {
+    protocol ServiceProtocol: Grpc_Health_V1_Health.StreamingServiceProtocol {
         /// Handle the "Check" method.
         ///
         /// > Source IDL Documentation:
@@ -167,7 +167,7 @@ extension Grpc_Health_V1_Health {
     /// This is the highest level protocol for the service. The API is the easiest to use but
     /// doesn't provide access to request or response metadata. If you need access to these
     /// then use ``ServiceProtocol`` instead.
-    package protocol SimpleServiceProtocol: Grpc_Health_V1_Health.ServiceProtocol {
+    protocol SimpleServiceProtocol: Grpc_Health_V1_Health.ServiceProtocol {
         /// Handle the "Check" method.
         ///
         /// > Source IDL Documentation:
@@ -210,7 +210,7 @@ extension Grpc_Health_V1_Health {
 // Default implementation of 'registerMethods(with:)'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Grpc_Health_V1_Health.StreamingServiceProtocol {
-    package func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
+    func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
         router.registerHandler(
             forMethod: Grpc_Health_V1_Health.Method.Check.descriptor,
             deserializer: GRPCProtobuf.ProtobufDeserializer<Grpc_Health_V1_HealthCheckRequest>(),
@@ -250,7 +250,7 @@ extension Grpc_Health_V1_Health.ServiceProtocol {
         return GRPCCore.StreamingServerResponse(single: response)
     }
 
-    package func watch(
+    func watch(
         request: GRPCCore.StreamingServerRequest<Grpc_Health_V1_HealthCheckRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Grpc_Health_V1_HealthCheckResponse> {
@@ -278,7 +278,7 @@ extension Grpc_Health_V1_Health.SimpleServiceProtocol {
         )
     }
 
-    package func watch(
+    func watch(
         request: GRPCCore.ServerRequest<Grpc_Health_V1_HealthCheckRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Grpc_Health_V1_HealthCheckResponse> {
@@ -304,7 +304,7 @@ extension Grpc_Health_V1_Health {
     ///
     /// You don't need to implement this protocol directly, use the generated
     /// implementation, ``Client``.
-    package protocol ClientProtocol: Sendable {
+    protocol ClientProtocol: Sendable {
         /// Call the "Check" method.
         ///
         /// > Source IDL Documentation:
@@ -417,7 +417,7 @@ extension Grpc_Health_V1_Health {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func watch<Result>(
+        func watch<Result>(
             request: GRPCCore.ClientRequest<Grpc_Health_V1_HealthCheckRequest>,
             serializer: some GRPCCore.MessageSerializer<Grpc_Health_V1_HealthCheckRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Grpc_Health_V1_HealthCheckResponse>,
@@ -481,7 +481,7 @@ extension Grpc_Health_V1_Health.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func watch<Result>(
+    func watch<Result>(
         request: GRPCCore.ClientRequest<Grpc_Health_V1_HealthCheckRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Grpc_Health_V1_HealthCheckResponse>) async throws -> Result
@@ -546,7 +546,7 @@ extension Grpc_Health_V1_Health.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func watch<Result>(
+    func watch<Result>(
         _ message: Grpc_Health_V1_HealthCheckRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,

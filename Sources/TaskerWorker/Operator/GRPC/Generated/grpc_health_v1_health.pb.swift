@@ -24,7 +24,7 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-package nonisolated struct Grpc_Health_V1_HealthCheckRequest: Sendable {
+nonisolated struct Grpc_Health_V1_HealthCheckRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -32,22 +32,22 @@ package nonisolated struct Grpc_Health_V1_HealthCheckRequest: Sendable {
   /// The service name; "" asks about the server as a whole.
   package var service: String = String()
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
+nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   package var status: Grpc_Health_V1_HealthCheckResponse.ServingStatus = .unknown
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  package nonisolated enum ServingStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
-    package typealias RawValue = Int
+  nonisolated enum ServingStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
+    typealias RawValue = Int
     case unknown // = 0
     case serving // = 1
     case notServing // = 2
@@ -98,10 +98,10 @@ package nonisolated struct Grpc_Health_V1_HealthCheckResponse: Sendable {
 fileprivate nonisolated let _protobuf_package = "grpc.health.v1"
 
 nonisolated extension Grpc_Health_V1_HealthCheckRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".HealthCheckRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
+  static let protoMessageName: String = _protobuf_package + ".HealthCheckRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -113,7 +113,7 @@ nonisolated extension Grpc_Health_V1_HealthCheckRequest: SwiftProtobuf.Message, 
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.service.isEmpty {
       try visitor.visitSingularStringField(value: self.service, fieldNumber: 1)
     }
@@ -128,10 +128,10 @@ nonisolated extension Grpc_Health_V1_HealthCheckRequest: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Grpc_Health_V1_HealthCheckResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".HealthCheckResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0")
+  static let protoMessageName: String = _protobuf_package + ".HealthCheckResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -143,7 +143,7 @@ nonisolated extension Grpc_Health_V1_HealthCheckResponse: SwiftProtobuf.Message,
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.status != .unknown {
       try visitor.visitSingularEnumField(value: self.status, fieldNumber: 1)
     }
@@ -158,5 +158,5 @@ nonisolated extension Grpc_Health_V1_HealthCheckResponse: SwiftProtobuf.Message,
 }
 
 nonisolated extension Grpc_Health_V1_HealthCheckResponse.ServingStatus: SwiftProtobuf._ProtoNameProviding {
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0UNKNOWN\0\u{1}SERVING\0\u{1}NOT_SERVING\0\u{1}SERVICE_UNKNOWN\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0UNKNOWN\0\u{1}SERVING\0\u{1}NOT_SERVING\0\u{1}SERVICE_UNKNOWN\0")
 }

@@ -18,17 +18,17 @@ import GRPCProtobuf
 
 /// Namespace containing generated types for the "grpc.reflection.v1.ServerReflection" service.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-package enum Grpc_Reflection_V1_ServerReflection: Sendable {
+enum Grpc_Reflection_V1_ServerReflection: Sendable {
     /// Service descriptor for the "grpc.reflection.v1.ServerReflection" service.
     package static let descriptor = GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.reflection.v1.ServerReflection")
     /// Namespace for method metadata.
     package enum Method: Sendable {
         /// Namespace for "ServerReflectionInfo" metadata.
-        package enum ServerReflectionInfo: Sendable {
+        enum ServerReflectionInfo: Sendable {
             /// Request type for "ServerReflectionInfo".
-            package typealias Input = Grpc_Reflection_V1_ServerReflectionRequest
+            typealias Input = Grpc_Reflection_V1_ServerReflectionRequest
             /// Response type for "ServerReflectionInfo".
-            package typealias Output = Grpc_Reflection_V1_ServerReflectionResponse
+            typealias Output = Grpc_Reflection_V1_ServerReflectionResponse
             /// Descriptor for "ServerReflectionInfo".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.reflection.v1.ServerReflection"),
@@ -46,7 +46,7 @@ package enum Grpc_Reflection_V1_ServerReflection: Sendable {
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension GRPCCore.ServiceDescriptor {
     /// Service descriptor for the "grpc.reflection.v1.ServerReflection" service.
-    package static let grpc_reflection_v1_ServerReflection = GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.reflection.v1.ServerReflection")
+    static let grpc_reflection_v1_ServerReflection = GRPCCore.ServiceDescriptor(fullyQualifiedService: "grpc.reflection.v1.ServerReflection")
 }
 
 // MARK: grpc.reflection.v1.ServerReflection (server)
@@ -64,7 +64,7 @@ extension Grpc_Reflection_V1_ServerReflection {
     ///
     /// Where possible, prefer using the stricter, less-verbose ``ServiceProtocol``
     /// or ``SimpleServiceProtocol`` instead.
-    package protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
+    protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
         /// Handle the "ServerReflectionInfo" method.
         ///
         /// > Source IDL Documentation:
@@ -91,7 +91,7 @@ extension Grpc_Reflection_V1_ServerReflection {
     /// trailing response metadata. If you don't need these then consider using
     /// the ``SimpleServiceProtocol``. If you need fine grained control over your RPCs then
     /// use ``StreamingServiceProtocol``.
-    package protocol ServiceProtocol: Grpc_Reflection_V1_ServerReflection.StreamingServiceProtocol {
+    protocol ServiceProtocol: Grpc_Reflection_V1_ServerReflection.StreamingServiceProtocol {
         /// Handle the "ServerReflectionInfo" method.
         ///
         /// > Source IDL Documentation:
@@ -116,7 +116,7 @@ extension Grpc_Reflection_V1_ServerReflection {
     /// This is the highest level protocol for the service. The API is the easiest to use but
     /// doesn't provide access to request or response metadata. If you need access to these
     /// then use ``ServiceProtocol`` instead.
-    package protocol SimpleServiceProtocol: Grpc_Reflection_V1_ServerReflection.ServiceProtocol {
+    protocol SimpleServiceProtocol: Grpc_Reflection_V1_ServerReflection.ServiceProtocol {
         /// Handle the "ServerReflectionInfo" method.
         ///
         /// > Source IDL Documentation:
@@ -141,7 +141,7 @@ extension Grpc_Reflection_V1_ServerReflection {
 // Default implementation of 'registerMethods(with:)'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Grpc_Reflection_V1_ServerReflection.StreamingServiceProtocol {
-    package func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
+    func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
         router.registerHandler(
             forMethod: Grpc_Reflection_V1_ServerReflection.Method.ServerReflectionInfo.descriptor,
             deserializer: GRPCProtobuf.ProtobufDeserializer<Grpc_Reflection_V1_ServerReflectionRequest>(),
@@ -164,7 +164,7 @@ extension Grpc_Reflection_V1_ServerReflection.ServiceProtocol {
 // Default implementation of methods from 'ServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Grpc_Reflection_V1_ServerReflection.SimpleServiceProtocol {
-    package func serverReflectionInfo(
+    func serverReflectionInfo(
         request: GRPCCore.StreamingServerRequest<Grpc_Reflection_V1_ServerReflectionRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Grpc_Reflection_V1_ServerReflectionResponse> {
@@ -190,7 +190,7 @@ extension Grpc_Reflection_V1_ServerReflection {
     ///
     /// You don't need to implement this protocol directly, use the generated
     /// implementation, ``Client``.
-    package protocol ClientProtocol: Sendable {
+    protocol ClientProtocol: Sendable {
         /// Call the "ServerReflectionInfo" method.
         ///
         /// > Source IDL Documentation:
@@ -246,7 +246,7 @@ extension Grpc_Reflection_V1_ServerReflection {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func serverReflectionInfo<Result>(
+        func serverReflectionInfo<Result>(
             request: GRPCCore.StreamingClientRequest<Grpc_Reflection_V1_ServerReflectionRequest>,
             serializer: some GRPCCore.MessageSerializer<Grpc_Reflection_V1_ServerReflectionRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Grpc_Reflection_V1_ServerReflectionResponse>,
@@ -281,7 +281,7 @@ extension Grpc_Reflection_V1_ServerReflection.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func serverReflectionInfo<Result>(
+    func serverReflectionInfo<Result>(
         request: GRPCCore.StreamingClientRequest<Grpc_Reflection_V1_ServerReflectionRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.StreamingClientResponse<Grpc_Reflection_V1_ServerReflectionResponse>) async throws -> Result
@@ -314,7 +314,7 @@ extension Grpc_Reflection_V1_ServerReflection.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func serverReflectionInfo<Result>(
+    func serverReflectionInfo<Result>(
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,
         requestProducer producer: @Sendable @escaping (GRPCCore.RPCWriter<Grpc_Reflection_V1_ServerReflectionRequest>) async throws -> Void,

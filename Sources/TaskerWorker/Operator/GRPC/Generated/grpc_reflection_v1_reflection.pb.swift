@@ -28,17 +28,17 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
+nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   package var host: String = String()
 
-  package var messageRequest: Grpc_Reflection_V1_ServerReflectionRequest.OneOf_MessageRequest? = nil
+  var messageRequest: Grpc_Reflection_V1_ServerReflectionRequest.OneOf_MessageRequest? = nil
 
   /// A file by its name, e.g. "tasker/v1/worker.proto".
-  package var fileByFilename: String {
+  var fileByFilename: String {
     get {
       if case .fileByFilename(let v)? = messageRequest {return v}
       return String()
@@ -47,7 +47,7 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable 
   }
 
   /// The file that defines a fully qualified symbol (service, method, message, enum, ...).
-  package var fileContainingSymbol: String {
+  var fileContainingSymbol: String {
     get {
       if case .fileContainingSymbol(let v)? = messageRequest {return v}
       return String()
@@ -56,7 +56,7 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable 
   }
 
   /// The file that defines an extension of a message type.
-  package var fileContainingExtension: Grpc_Reflection_V1_ExtensionRequest {
+  var fileContainingExtension: Grpc_Reflection_V1_ExtensionRequest {
     get {
       if case .fileContainingExtension(let v)? = messageRequest {return v}
       return Grpc_Reflection_V1_ExtensionRequest()
@@ -65,7 +65,7 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable 
   }
 
   /// The extension numbers of a fully qualified message type.
-  package var allExtensionNumbersOfType: String {
+  var allExtensionNumbersOfType: String {
     get {
       if case .allExtensionNumbersOfType(let v)? = messageRequest {return v}
       return String()
@@ -74,7 +74,7 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable 
   }
 
   /// Lists the services; the content of the string is not checked.
-  package var listServices: String {
+  var listServices: String {
     get {
       if case .listServices(let v)? = messageRequest {return v}
       return String()
@@ -82,9 +82,9 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable 
     set {messageRequest = .listServices(newValue)}
   }
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  package nonisolated enum OneOf_MessageRequest: Equatable, Sendable {
+  nonisolated enum OneOf_MessageRequest: Equatable, Sendable {
     /// A file by its name, e.g. "tasker/v1/worker.proto".
     case fileByFilename(String)
     /// The file that defines a fully qualified symbol (service, method, message, enum, ...).
@@ -101,39 +101,39 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionRequest: Sendable 
   package init() {}
 }
 
-package nonisolated struct Grpc_Reflection_V1_ExtensionRequest: Sendable {
+nonisolated struct Grpc_Reflection_V1_ExtensionRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var containingType: String = String()
+  var containingType: String = String()
 
-  package var extensionNumber: Int32 = 0
+  var extensionNumber: Int32 = 0
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable {
+nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var validHost: String = String()
+  var validHost: String = String()
 
-  package var originalRequest: Grpc_Reflection_V1_ServerReflectionRequest {
+  var originalRequest: Grpc_Reflection_V1_ServerReflectionRequest {
     get {_originalRequest ?? Grpc_Reflection_V1_ServerReflectionRequest()}
     set {_originalRequest = newValue}
   }
   /// Returns true if `originalRequest` has been explicitly set.
-  package var hasOriginalRequest: Bool {self._originalRequest != nil}
+  var hasOriginalRequest: Bool {self._originalRequest != nil}
   /// Clears the value of `originalRequest`. Subsequent reads from it will return its default value.
-  package mutating func clearOriginalRequest() {self._originalRequest = nil}
+  mutating func clearOriginalRequest() {self._originalRequest = nil}
 
-  package var messageResponse: Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse? = nil
+  var messageResponse: Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse? = nil
 
-  package var fileDescriptorResponse: Grpc_Reflection_V1_FileDescriptorResponse {
+  var fileDescriptorResponse: Grpc_Reflection_V1_FileDescriptorResponse {
     get {
       if case .fileDescriptorResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_FileDescriptorResponse()
@@ -141,7 +141,7 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable
     set {messageResponse = .fileDescriptorResponse(newValue)}
   }
 
-  package var allExtensionNumbersResponse: Grpc_Reflection_V1_ExtensionNumberResponse {
+  var allExtensionNumbersResponse: Grpc_Reflection_V1_ExtensionNumberResponse {
     get {
       if case .allExtensionNumbersResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_ExtensionNumberResponse()
@@ -149,7 +149,7 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable
     set {messageResponse = .allExtensionNumbersResponse(newValue)}
   }
 
-  package var listServicesResponse: Grpc_Reflection_V1_ListServiceResponse {
+  var listServicesResponse: Grpc_Reflection_V1_ListServiceResponse {
     get {
       if case .listServicesResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_ListServiceResponse()
@@ -157,7 +157,7 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable
     set {messageResponse = .listServicesResponse(newValue)}
   }
 
-  package var errorResponse: Grpc_Reflection_V1_ErrorResponse {
+  var errorResponse: Grpc_Reflection_V1_ErrorResponse {
     get {
       if case .errorResponse(let v)? = messageResponse {return v}
       return Grpc_Reflection_V1_ErrorResponse()
@@ -165,9 +165,9 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable
     set {messageResponse = .errorResponse(newValue)}
   }
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  package nonisolated enum OneOf_MessageResponse: Equatable, Sendable {
+  nonisolated enum OneOf_MessageResponse: Equatable, Sendable {
     case fileDescriptorResponse(Grpc_Reflection_V1_FileDescriptorResponse)
     case allExtensionNumbersResponse(Grpc_Reflection_V1_ExtensionNumberResponse)
     case listServicesResponse(Grpc_Reflection_V1_ListServiceResponse)
@@ -180,46 +180,46 @@ package nonisolated struct Grpc_Reflection_V1_ServerReflectionResponse: Sendable
   fileprivate var _originalRequest: Grpc_Reflection_V1_ServerReflectionRequest? = nil
 }
 
-package nonisolated struct Grpc_Reflection_V1_FileDescriptorResponse: Sendable {
+nonisolated struct Grpc_Reflection_V1_FileDescriptorResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Serialized google.protobuf.FileDescriptorProto messages.
-  package var fileDescriptorProto: [Data] = []
+  var fileDescriptorProto: [Data] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Grpc_Reflection_V1_ExtensionNumberResponse: Sendable {
+nonisolated struct Grpc_Reflection_V1_ExtensionNumberResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var baseTypeName: String = String()
+  var baseTypeName: String = String()
 
-  package var extensionNumber: [Int32] = []
+  var extensionNumber: [Int32] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Grpc_Reflection_V1_ListServiceResponse: Sendable {
+nonisolated struct Grpc_Reflection_V1_ListServiceResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   package var service: [Grpc_Reflection_V1_ServiceResponse] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Grpc_Reflection_V1_ServiceResponse: Sendable {
+nonisolated struct Grpc_Reflection_V1_ServiceResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -227,12 +227,12 @@ package nonisolated struct Grpc_Reflection_V1_ServiceResponse: Sendable {
   /// Fully qualified service name.
   package var name: String = String()
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Grpc_Reflection_V1_ErrorResponse: Sendable {
+nonisolated struct Grpc_Reflection_V1_ErrorResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -242,7 +242,7 @@ package nonisolated struct Grpc_Reflection_V1_ErrorResponse: Sendable {
 
   package var errorMessage: String = String()
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
@@ -252,10 +252,10 @@ package nonisolated struct Grpc_Reflection_V1_ErrorResponse: Sendable {
 fileprivate nonisolated let _protobuf_package = "grpc.reflection.v1"
 
 nonisolated extension Grpc_Reflection_V1_ServerReflectionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ServerReflectionRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}host\0\u{4}\u{2}file_by_filename\0\u{3}file_containing_symbol\0\u{3}file_containing_extension\0\u{3}all_extension_numbers_of_type\0\u{3}list_services\0")
+  static let protoMessageName: String = _protobuf_package + ".ServerReflectionRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}host\0\u{4}\u{2}file_by_filename\0\u{3}file_containing_symbol\0\u{3}file_containing_extension\0\u{3}all_extension_numbers_of_type\0\u{3}list_services\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -312,7 +312,7 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionRequest: SwiftProtobuf.
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -355,10 +355,10 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionRequest: SwiftProtobuf.
 }
 
 nonisolated extension Grpc_Reflection_V1_ExtensionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ExtensionRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}containing_type\0\u{3}extension_number\0")
+  static let protoMessageName: String = _protobuf_package + ".ExtensionRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}containing_type\0\u{3}extension_number\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -371,7 +371,7 @@ nonisolated extension Grpc_Reflection_V1_ExtensionRequest: SwiftProtobuf.Message
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.containingType.isEmpty {
       try visitor.visitSingularStringField(value: self.containingType, fieldNumber: 1)
     }
@@ -390,10 +390,10 @@ nonisolated extension Grpc_Reflection_V1_ExtensionRequest: SwiftProtobuf.Message
 }
 
 nonisolated extension Grpc_Reflection_V1_ServerReflectionResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ServerReflectionResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}valid_host\0\u{3}original_request\0\u{4}\u{2}file_descriptor_response\0\u{3}all_extension_numbers_response\0\u{3}list_services_response\0\u{3}error_response\0")
+  static let protoMessageName: String = _protobuf_package + ".ServerReflectionResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}valid_host\0\u{3}original_request\0\u{4}\u{2}file_descriptor_response\0\u{3}all_extension_numbers_response\0\u{3}list_services_response\0\u{3}error_response\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -458,7 +458,7 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionResponse: SwiftProtobuf
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -501,10 +501,10 @@ nonisolated extension Grpc_Reflection_V1_ServerReflectionResponse: SwiftProtobuf
 }
 
 nonisolated extension Grpc_Reflection_V1_FileDescriptorResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".FileDescriptorResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}file_descriptor_proto\0")
+  static let protoMessageName: String = _protobuf_package + ".FileDescriptorResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}file_descriptor_proto\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -516,7 +516,7 @@ nonisolated extension Grpc_Reflection_V1_FileDescriptorResponse: SwiftProtobuf.M
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.fileDescriptorProto.isEmpty {
       try visitor.visitRepeatedBytesField(value: self.fileDescriptorProto, fieldNumber: 1)
     }
@@ -531,10 +531,10 @@ nonisolated extension Grpc_Reflection_V1_FileDescriptorResponse: SwiftProtobuf.M
 }
 
 nonisolated extension Grpc_Reflection_V1_ExtensionNumberResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ExtensionNumberResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}base_type_name\0\u{3}extension_number\0")
+  static let protoMessageName: String = _protobuf_package + ".ExtensionNumberResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}base_type_name\0\u{3}extension_number\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -547,7 +547,7 @@ nonisolated extension Grpc_Reflection_V1_ExtensionNumberResponse: SwiftProtobuf.
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.baseTypeName.isEmpty {
       try visitor.visitSingularStringField(value: self.baseTypeName, fieldNumber: 1)
     }
@@ -566,10 +566,10 @@ nonisolated extension Grpc_Reflection_V1_ExtensionNumberResponse: SwiftProtobuf.
 }
 
 nonisolated extension Grpc_Reflection_V1_ListServiceResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ListServiceResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
+  static let protoMessageName: String = _protobuf_package + ".ListServiceResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}service\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -581,7 +581,7 @@ nonisolated extension Grpc_Reflection_V1_ListServiceResponse: SwiftProtobuf.Mess
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.service.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.service, fieldNumber: 1)
     }
@@ -596,10 +596,10 @@ nonisolated extension Grpc_Reflection_V1_ListServiceResponse: SwiftProtobuf.Mess
 }
 
 nonisolated extension Grpc_Reflection_V1_ServiceResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ServiceResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0")
+  static let protoMessageName: String = _protobuf_package + ".ServiceResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -611,7 +611,7 @@ nonisolated extension Grpc_Reflection_V1_ServiceResponse: SwiftProtobuf.Message,
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
@@ -626,10 +626,10 @@ nonisolated extension Grpc_Reflection_V1_ServiceResponse: SwiftProtobuf.Message,
 }
 
 nonisolated extension Grpc_Reflection_V1_ErrorResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ErrorResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}error_code\0\u{3}error_message\0")
+  static let protoMessageName: String = _protobuf_package + ".ErrorResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}error_code\0\u{3}error_message\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -642,7 +642,7 @@ nonisolated extension Grpc_Reflection_V1_ErrorResponse: SwiftProtobuf.Message, S
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.errorCode != 0 {
       try visitor.visitSingularInt32Field(value: self.errorCode, fieldNumber: 1)
     }

@@ -27,7 +27,7 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
 }
 
 /// When and where a configuration snapshot was taken.
-package nonisolated struct Tasker_V1_ConfigMetadata: Sendable {
+nonisolated struct Tasker_V1_ConfigMetadata: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -37,15 +37,15 @@ package nonisolated struct Tasker_V1_ConfigMetadata: Sendable {
     set {_timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  package var hasTimestamp: Bool {self._timestamp != nil}
+  var hasTimestamp: Bool {self._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  package mutating func clearTimestamp() {self._timestamp = nil}
+  mutating func clearTimestamp() {self._timestamp = nil}
 
   package var environment: String = String()
 
   package var version: String = String()
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
@@ -53,14 +53,14 @@ package nonisolated struct Tasker_V1_ConfigMetadata: Sendable {
 }
 
 /// Authentication settings with every secret removed.
-package nonisolated struct Tasker_V1_SafeAuthConfig: Sendable {
+nonisolated struct Tasker_V1_SafeAuthConfig: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   package var enabled: Bool = false
 
-  package var verificationMethod: String = String()
+  var verificationMethod: String = String()
 
   package var jwtIssuer: String = String()
 
@@ -68,19 +68,19 @@ package nonisolated struct Tasker_V1_SafeAuthConfig: Sendable {
 
   package var apiKeyHeader: String = String()
 
-  package var apiKeyCount: Int32 = 0
+  var apiKeyCount: Int32 = 0
 
   package var strictValidation: Bool = false
 
-  package var allowedAlgorithms: [String] = []
+  var allowedAlgorithms: [String] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
 /// The messaging backend and the queues the worker talks to.
-package nonisolated struct Tasker_V1_SafeMessagingConfig: Sendable {
+nonisolated struct Tasker_V1_SafeMessagingConfig: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -89,7 +89,7 @@ package nonisolated struct Tasker_V1_SafeMessagingConfig: Sendable {
 
   package var queues: [String] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
@@ -99,10 +99,10 @@ package nonisolated struct Tasker_V1_SafeMessagingConfig: Sendable {
 fileprivate nonisolated let _protobuf_package = "tasker.v1"
 
 nonisolated extension Tasker_V1_ConfigMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".ConfigMetadata"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}timestamp\0\u{1}environment\0\u{1}version\0")
+  static let protoMessageName: String = _protobuf_package + ".ConfigMetadata"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}timestamp\0\u{1}environment\0\u{1}version\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -116,7 +116,7 @@ nonisolated extension Tasker_V1_ConfigMetadata: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -143,10 +143,10 @@ nonisolated extension Tasker_V1_ConfigMetadata: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Tasker_V1_SafeAuthConfig: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".SafeAuthConfig"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{3}verification_method\0\u{3}jwt_issuer\0\u{3}jwt_audience\0\u{3}api_key_header\0\u{3}api_key_count\0\u{3}strict_validation\0\u{3}allowed_algorithms\0")
+  static let protoMessageName: String = _protobuf_package + ".SafeAuthConfig"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{3}verification_method\0\u{3}jwt_issuer\0\u{3}jwt_audience\0\u{3}api_key_header\0\u{3}api_key_count\0\u{3}strict_validation\0\u{3}allowed_algorithms\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -165,7 +165,7 @@ nonisolated extension Tasker_V1_SafeAuthConfig: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.enabled != false {
       try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 1)
     }
@@ -208,10 +208,10 @@ nonisolated extension Tasker_V1_SafeAuthConfig: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Tasker_V1_SafeMessagingConfig: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".SafeMessagingConfig"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}backend\0\u{1}queues\0")
+  static let protoMessageName: String = _protobuf_package + ".SafeMessagingConfig"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}backend\0\u{1}queues\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -224,7 +224,7 @@ nonisolated extension Tasker_V1_SafeMessagingConfig: SwiftProtobuf.Message, Swif
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.backend.isEmpty {
       try visitor.visitSingularStringField(value: self.backend, fieldNumber: 1)
     }

@@ -20,17 +20,17 @@ import GRPCProtobuf
 
 /// Namespace containing generated types for the "tasker.v1.WorkerHealthService" service.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-package enum Tasker_V1_WorkerHealthService: Sendable {
+enum Tasker_V1_WorkerHealthService: Sendable {
     /// Service descriptor for the "tasker.v1.WorkerHealthService" service.
     package static let descriptor = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerHealthService")
     /// Namespace for method metadata.
     package enum Method: Sendable {
         /// Namespace for "CheckHealth" metadata.
-        package enum CheckHealth: Sendable {
+        enum CheckHealth: Sendable {
             /// Request type for "CheckHealth".
-            package typealias Input = Tasker_V1_WorkerHealthRequest
+            typealias Input = Tasker_V1_WorkerHealthRequest
             /// Response type for "CheckHealth".
-            package typealias Output = Tasker_V1_WorkerBasicHealthResponse
+            typealias Output = Tasker_V1_WorkerBasicHealthResponse
             /// Descriptor for "CheckHealth".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerHealthService"),
@@ -39,11 +39,11 @@ package enum Tasker_V1_WorkerHealthService: Sendable {
             )
         }
         /// Namespace for "CheckLiveness" metadata.
-        package enum CheckLiveness: Sendable {
+        enum CheckLiveness: Sendable {
             /// Request type for "CheckLiveness".
-            package typealias Input = Tasker_V1_WorkerLivenessRequest
+            typealias Input = Tasker_V1_WorkerLivenessRequest
             /// Response type for "CheckLiveness".
-            package typealias Output = Tasker_V1_WorkerBasicHealthResponse
+            typealias Output = Tasker_V1_WorkerBasicHealthResponse
             /// Descriptor for "CheckLiveness".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerHealthService"),
@@ -52,11 +52,11 @@ package enum Tasker_V1_WorkerHealthService: Sendable {
             )
         }
         /// Namespace for "CheckReadiness" metadata.
-        package enum CheckReadiness: Sendable {
+        enum CheckReadiness: Sendable {
             /// Request type for "CheckReadiness".
-            package typealias Input = Tasker_V1_WorkerReadinessRequest
+            typealias Input = Tasker_V1_WorkerReadinessRequest
             /// Response type for "CheckReadiness".
-            package typealias Output = Tasker_V1_WorkerReadinessResponse
+            typealias Output = Tasker_V1_WorkerReadinessResponse
             /// Descriptor for "CheckReadiness".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerHealthService"),
@@ -65,11 +65,11 @@ package enum Tasker_V1_WorkerHealthService: Sendable {
             )
         }
         /// Namespace for "CheckDetailedHealth" metadata.
-        package enum CheckDetailedHealth: Sendable {
+        enum CheckDetailedHealth: Sendable {
             /// Request type for "CheckDetailedHealth".
-            package typealias Input = Tasker_V1_WorkerDetailedHealthRequest
+            typealias Input = Tasker_V1_WorkerDetailedHealthRequest
             /// Response type for "CheckDetailedHealth".
-            package typealias Output = Tasker_V1_WorkerDetailedHealthResponse
+            typealias Output = Tasker_V1_WorkerDetailedHealthResponse
             /// Descriptor for "CheckDetailedHealth".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerHealthService"),
@@ -90,7 +90,7 @@ package enum Tasker_V1_WorkerHealthService: Sendable {
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension GRPCCore.ServiceDescriptor {
     /// Service descriptor for the "tasker.v1.WorkerHealthService" service.
-    package static let tasker_v1_WorkerHealthService = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerHealthService")
+    static let tasker_v1_WorkerHealthService = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerHealthService")
 }
 
 // MARK: tasker.v1.WorkerHealthService (server)
@@ -112,7 +112,7 @@ extension Tasker_V1_WorkerHealthService {
     /// > Source IDL Documentation:
     /// >
     /// > Health probes (no authentication).
-    package protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
+    protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
         /// Handle the "CheckHealth" method.
         ///
         /// > Source IDL Documentation:
@@ -197,7 +197,7 @@ extension Tasker_V1_WorkerHealthService {
     /// > Source IDL Documentation:
     /// >
     /// > Health probes (no authentication).
-    package protocol ServiceProtocol: Tasker_V1_WorkerHealthService.StreamingServiceProtocol {
+    protocol ServiceProtocol: Tasker_V1_WorkerHealthService.StreamingServiceProtocol {
         /// Handle the "CheckHealth" method.
         ///
         /// > Source IDL Documentation:
@@ -280,7 +280,7 @@ extension Tasker_V1_WorkerHealthService {
     /// > Source IDL Documentation:
     /// >
     /// > Health probes (no authentication).
-    package protocol SimpleServiceProtocol: Tasker_V1_WorkerHealthService.ServiceProtocol {
+    protocol SimpleServiceProtocol: Tasker_V1_WorkerHealthService.ServiceProtocol {
         /// Handle the "CheckHealth" method.
         ///
         /// > Source IDL Documentation:
@@ -358,7 +358,7 @@ extension Tasker_V1_WorkerHealthService {
 // Default implementation of 'registerMethods(with:)'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerHealthService.StreamingServiceProtocol {
-    package func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
+    func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
         router.registerHandler(
             forMethod: Tasker_V1_WorkerHealthService.Method.CheckHealth.descriptor,
             deserializer: GRPCProtobuf.ProtobufDeserializer<Tasker_V1_WorkerHealthRequest>(),
@@ -409,7 +409,7 @@ extension Tasker_V1_WorkerHealthService.StreamingServiceProtocol {
 // Default implementation of streaming methods from 'StreamingServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerHealthService.ServiceProtocol {
-    package func checkHealth(
+    func checkHealth(
         request: GRPCCore.StreamingServerRequest<Tasker_V1_WorkerHealthRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Tasker_V1_WorkerBasicHealthResponse> {
@@ -420,7 +420,7 @@ extension Tasker_V1_WorkerHealthService.ServiceProtocol {
         return GRPCCore.StreamingServerResponse(single: response)
     }
 
-    package func checkLiveness(
+    func checkLiveness(
         request: GRPCCore.StreamingServerRequest<Tasker_V1_WorkerLivenessRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Tasker_V1_WorkerBasicHealthResponse> {
@@ -431,7 +431,7 @@ extension Tasker_V1_WorkerHealthService.ServiceProtocol {
         return GRPCCore.StreamingServerResponse(single: response)
     }
 
-    package func checkReadiness(
+    func checkReadiness(
         request: GRPCCore.StreamingServerRequest<Tasker_V1_WorkerReadinessRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Tasker_V1_WorkerReadinessResponse> {
@@ -442,7 +442,7 @@ extension Tasker_V1_WorkerHealthService.ServiceProtocol {
         return GRPCCore.StreamingServerResponse(single: response)
     }
 
-    package func checkDetailedHealth(
+    func checkDetailedHealth(
         request: GRPCCore.StreamingServerRequest<Tasker_V1_WorkerDetailedHealthRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Tasker_V1_WorkerDetailedHealthResponse> {
@@ -457,7 +457,7 @@ extension Tasker_V1_WorkerHealthService.ServiceProtocol {
 // Default implementation of methods from 'ServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
-    package func checkHealth(
+    func checkHealth(
         request: GRPCCore.ServerRequest<Tasker_V1_WorkerHealthRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Tasker_V1_WorkerBasicHealthResponse> {
@@ -470,7 +470,7 @@ extension Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
         )
     }
 
-    package func checkLiveness(
+    func checkLiveness(
         request: GRPCCore.ServerRequest<Tasker_V1_WorkerLivenessRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Tasker_V1_WorkerBasicHealthResponse> {
@@ -483,7 +483,7 @@ extension Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
         )
     }
 
-    package func checkReadiness(
+    func checkReadiness(
         request: GRPCCore.ServerRequest<Tasker_V1_WorkerReadinessRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Tasker_V1_WorkerReadinessResponse> {
@@ -496,7 +496,7 @@ extension Tasker_V1_WorkerHealthService.SimpleServiceProtocol {
         )
     }
 
-    package func checkDetailedHealth(
+    func checkDetailedHealth(
         request: GRPCCore.ServerRequest<Tasker_V1_WorkerDetailedHealthRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Tasker_V1_WorkerDetailedHealthResponse> {
@@ -522,7 +522,7 @@ extension Tasker_V1_WorkerHealthService {
     /// > Source IDL Documentation:
     /// >
     /// > Health probes (no authentication).
-    package protocol ClientProtocol: Sendable {
+    protocol ClientProtocol: Sendable {
         /// Call the "CheckHealth" method.
         ///
         /// > Source IDL Documentation:
@@ -651,7 +651,7 @@ extension Tasker_V1_WorkerHealthService {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func checkHealth<Result>(
+        func checkHealth<Result>(
             request: GRPCCore.ClientRequest<Tasker_V1_WorkerHealthRequest>,
             serializer: some GRPCCore.MessageSerializer<Tasker_V1_WorkerHealthRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Tasker_V1_WorkerBasicHealthResponse>,
@@ -685,7 +685,7 @@ extension Tasker_V1_WorkerHealthService {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func checkLiveness<Result>(
+        func checkLiveness<Result>(
             request: GRPCCore.ClientRequest<Tasker_V1_WorkerLivenessRequest>,
             serializer: some GRPCCore.MessageSerializer<Tasker_V1_WorkerLivenessRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Tasker_V1_WorkerBasicHealthResponse>,
@@ -719,7 +719,7 @@ extension Tasker_V1_WorkerHealthService {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func checkReadiness<Result>(
+        func checkReadiness<Result>(
             request: GRPCCore.ClientRequest<Tasker_V1_WorkerReadinessRequest>,
             serializer: some GRPCCore.MessageSerializer<Tasker_V1_WorkerReadinessRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Tasker_V1_WorkerReadinessResponse>,
@@ -753,7 +753,7 @@ extension Tasker_V1_WorkerHealthService {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func checkDetailedHealth<Result>(
+        func checkDetailedHealth<Result>(
             request: GRPCCore.ClientRequest<Tasker_V1_WorkerDetailedHealthRequest>,
             serializer: some GRPCCore.MessageSerializer<Tasker_V1_WorkerDetailedHealthRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Tasker_V1_WorkerDetailedHealthResponse>,
@@ -790,7 +790,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkHealth<Result>(
+    func checkHealth<Result>(
         request: GRPCCore.ClientRequest<Tasker_V1_WorkerHealthRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Tasker_V1_WorkerBasicHealthResponse>) async throws -> Result = { response in
@@ -819,7 +819,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkLiveness<Result>(
+    func checkLiveness<Result>(
         request: GRPCCore.ClientRequest<Tasker_V1_WorkerLivenessRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Tasker_V1_WorkerBasicHealthResponse>) async throws -> Result = { response in
@@ -848,7 +848,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkReadiness<Result>(
+    func checkReadiness<Result>(
         request: GRPCCore.ClientRequest<Tasker_V1_WorkerReadinessRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Tasker_V1_WorkerReadinessResponse>) async throws -> Result = { response in
@@ -877,7 +877,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkDetailedHealth<Result>(
+    func checkDetailedHealth<Result>(
         request: GRPCCore.ClientRequest<Tasker_V1_WorkerDetailedHealthRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Tasker_V1_WorkerDetailedHealthResponse>) async throws -> Result = { response in
@@ -911,7 +911,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkHealth<Result>(
+    func checkHealth<Result>(
         _ message: Tasker_V1_WorkerHealthRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,
@@ -944,7 +944,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkLiveness<Result>(
+    func checkLiveness<Result>(
         _ message: Tasker_V1_WorkerLivenessRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,
@@ -977,7 +977,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkReadiness<Result>(
+    func checkReadiness<Result>(
         _ message: Tasker_V1_WorkerReadinessRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,
@@ -1010,7 +1010,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func checkDetailedHealth<Result>(
+    func checkDetailedHealth<Result>(
         _ message: Tasker_V1_WorkerDetailedHealthRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,
@@ -1034,7 +1034,7 @@ extension Tasker_V1_WorkerHealthService.ClientProtocol {
 
 /// Namespace containing generated types for the "tasker.v1.WorkerConfigService" service.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-package enum Tasker_V1_WorkerConfigService: Sendable {
+enum Tasker_V1_WorkerConfigService: Sendable {
     /// Service descriptor for the "tasker.v1.WorkerConfigService" service.
     package static let descriptor = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerConfigService")
     /// Namespace for method metadata.
@@ -1042,9 +1042,9 @@ package enum Tasker_V1_WorkerConfigService: Sendable {
         /// Namespace for "GetConfig" metadata.
         package enum GetConfig: Sendable {
             /// Request type for "GetConfig".
-            package typealias Input = Tasker_V1_WorkerGetConfigRequest
+            typealias Input = Tasker_V1_WorkerGetConfigRequest
             /// Response type for "GetConfig".
-            package typealias Output = Tasker_V1_WorkerGetConfigResponse
+            typealias Output = Tasker_V1_WorkerGetConfigResponse
             /// Descriptor for "GetConfig".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerConfigService"),
@@ -1062,7 +1062,7 @@ package enum Tasker_V1_WorkerConfigService: Sendable {
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension GRPCCore.ServiceDescriptor {
     /// Service descriptor for the "tasker.v1.WorkerConfigService" service.
-    package static let tasker_v1_WorkerConfigService = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerConfigService")
+    static let tasker_v1_WorkerConfigService = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerConfigService")
 }
 
 // MARK: tasker.v1.WorkerConfigService (server)
@@ -1084,7 +1084,7 @@ extension Tasker_V1_WorkerConfigService {
     /// > Source IDL Documentation:
     /// >
     /// > The worker's configuration without secrets (permission worker:config_read).
-    package protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
+    protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
         /// Handle the "GetConfig" method.
         ///
         /// - Parameters:
@@ -1111,7 +1111,7 @@ extension Tasker_V1_WorkerConfigService {
     /// > Source IDL Documentation:
     /// >
     /// > The worker's configuration without secrets (permission worker:config_read).
-    package protocol ServiceProtocol: Tasker_V1_WorkerConfigService.StreamingServiceProtocol {
+    protocol ServiceProtocol: Tasker_V1_WorkerConfigService.StreamingServiceProtocol {
         /// Handle the "GetConfig" method.
         ///
         /// - Parameters:
@@ -1136,7 +1136,7 @@ extension Tasker_V1_WorkerConfigService {
     /// > Source IDL Documentation:
     /// >
     /// > The worker's configuration without secrets (permission worker:config_read).
-    package protocol SimpleServiceProtocol: Tasker_V1_WorkerConfigService.ServiceProtocol {
+    protocol SimpleServiceProtocol: Tasker_V1_WorkerConfigService.ServiceProtocol {
         /// Handle the "GetConfig" method.
         ///
         /// - Parameters:
@@ -1156,7 +1156,7 @@ extension Tasker_V1_WorkerConfigService {
 // Default implementation of 'registerMethods(with:)'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerConfigService.StreamingServiceProtocol {
-    package func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
+    func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
         router.registerHandler(
             forMethod: Tasker_V1_WorkerConfigService.Method.GetConfig.descriptor,
             deserializer: GRPCProtobuf.ProtobufDeserializer<Tasker_V1_WorkerGetConfigRequest>(),
@@ -1174,7 +1174,7 @@ extension Tasker_V1_WorkerConfigService.StreamingServiceProtocol {
 // Default implementation of streaming methods from 'StreamingServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerConfigService.ServiceProtocol {
-    package func getConfig(
+    func getConfig(
         request: GRPCCore.StreamingServerRequest<Tasker_V1_WorkerGetConfigRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Tasker_V1_WorkerGetConfigResponse> {
@@ -1189,7 +1189,7 @@ extension Tasker_V1_WorkerConfigService.ServiceProtocol {
 // Default implementation of methods from 'ServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerConfigService.SimpleServiceProtocol {
-    package func getConfig(
+    func getConfig(
         request: GRPCCore.ServerRequest<Tasker_V1_WorkerGetConfigRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Tasker_V1_WorkerGetConfigResponse> {
@@ -1215,7 +1215,7 @@ extension Tasker_V1_WorkerConfigService {
     /// > Source IDL Documentation:
     /// >
     /// > The worker's configuration without secrets (permission worker:config_read).
-    package protocol ClientProtocol: Sendable {
+    protocol ClientProtocol: Sendable {
         /// Call the "GetConfig" method.
         ///
         /// - Parameters:
@@ -1267,7 +1267,7 @@ extension Tasker_V1_WorkerConfigService {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func getConfig<Result>(
+        func getConfig<Result>(
             request: GRPCCore.ClientRequest<Tasker_V1_WorkerGetConfigRequest>,
             serializer: some GRPCCore.MessageSerializer<Tasker_V1_WorkerGetConfigRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Tasker_V1_WorkerGetConfigResponse>,
@@ -1300,7 +1300,7 @@ extension Tasker_V1_WorkerConfigService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func getConfig<Result>(
+    func getConfig<Result>(
         request: GRPCCore.ClientRequest<Tasker_V1_WorkerGetConfigRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Tasker_V1_WorkerGetConfigResponse>) async throws -> Result = { response in
@@ -1330,7 +1330,7 @@ extension Tasker_V1_WorkerConfigService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func getConfig<Result>(
+    func getConfig<Result>(
         _ message: Tasker_V1_WorkerGetConfigRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,
@@ -1354,17 +1354,17 @@ extension Tasker_V1_WorkerConfigService.ClientProtocol {
 
 /// Namespace containing generated types for the "tasker.v1.WorkerTemplateService" service.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-package enum Tasker_V1_WorkerTemplateService: Sendable {
+enum Tasker_V1_WorkerTemplateService: Sendable {
     /// Service descriptor for the "tasker.v1.WorkerTemplateService" service.
     package static let descriptor = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerTemplateService")
     /// Namespace for method metadata.
     package enum Method: Sendable {
         /// Namespace for "ListTemplates" metadata.
-        package enum ListTemplates: Sendable {
+        enum ListTemplates: Sendable {
             /// Request type for "ListTemplates".
-            package typealias Input = Tasker_V1_WorkerListTemplatesRequest
+            typealias Input = Tasker_V1_WorkerListTemplatesRequest
             /// Response type for "ListTemplates".
-            package typealias Output = Tasker_V1_WorkerTemplateListResponse
+            typealias Output = Tasker_V1_WorkerTemplateListResponse
             /// Descriptor for "ListTemplates".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerTemplateService"),
@@ -1373,11 +1373,11 @@ package enum Tasker_V1_WorkerTemplateService: Sendable {
             )
         }
         /// Namespace for "GetTemplate" metadata.
-        package enum GetTemplate: Sendable {
+        enum GetTemplate: Sendable {
             /// Request type for "GetTemplate".
-            package typealias Input = Tasker_V1_WorkerGetTemplateRequest
+            typealias Input = Tasker_V1_WorkerGetTemplateRequest
             /// Response type for "GetTemplate".
-            package typealias Output = Tasker_V1_WorkerTemplateResponse
+            typealias Output = Tasker_V1_WorkerTemplateResponse
             /// Descriptor for "GetTemplate".
             package static let descriptor = GRPCCore.MethodDescriptor(
                 service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerTemplateService"),
@@ -1396,7 +1396,7 @@ package enum Tasker_V1_WorkerTemplateService: Sendable {
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension GRPCCore.ServiceDescriptor {
     /// Service descriptor for the "tasker.v1.WorkerTemplateService" service.
-    package static let tasker_v1_WorkerTemplateService = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerTemplateService")
+    static let tasker_v1_WorkerTemplateService = GRPCCore.ServiceDescriptor(fullyQualifiedService: "tasker.v1.WorkerTemplateService")
 }
 
 // MARK: tasker.v1.WorkerTemplateService (server)
@@ -1418,7 +1418,7 @@ extension Tasker_V1_WorkerTemplateService {
     /// > Source IDL Documentation:
     /// >
     /// > The task templates this worker serves (permission worker:templates_read).
-    package protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
+    protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
         /// Handle the "ListTemplates" method.
         ///
         /// - Parameters:
@@ -1463,7 +1463,7 @@ extension Tasker_V1_WorkerTemplateService {
     /// > Source IDL Documentation:
     /// >
     /// > The task templates this worker serves (permission worker:templates_read).
-    package protocol ServiceProtocol: Tasker_V1_WorkerTemplateService.StreamingServiceProtocol {
+    protocol ServiceProtocol: Tasker_V1_WorkerTemplateService.StreamingServiceProtocol {
         /// Handle the "ListTemplates" method.
         ///
         /// - Parameters:
@@ -1506,7 +1506,7 @@ extension Tasker_V1_WorkerTemplateService {
     /// > Source IDL Documentation:
     /// >
     /// > The task templates this worker serves (permission worker:templates_read).
-    package protocol SimpleServiceProtocol: Tasker_V1_WorkerTemplateService.ServiceProtocol {
+    protocol SimpleServiceProtocol: Tasker_V1_WorkerTemplateService.ServiceProtocol {
         /// Handle the "ListTemplates" method.
         ///
         /// - Parameters:
@@ -1544,7 +1544,7 @@ extension Tasker_V1_WorkerTemplateService {
 // Default implementation of 'registerMethods(with:)'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerTemplateService.StreamingServiceProtocol {
-    package func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
+    func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
         router.registerHandler(
             forMethod: Tasker_V1_WorkerTemplateService.Method.ListTemplates.descriptor,
             deserializer: GRPCProtobuf.ProtobufDeserializer<Tasker_V1_WorkerListTemplatesRequest>(),
@@ -1573,7 +1573,7 @@ extension Tasker_V1_WorkerTemplateService.StreamingServiceProtocol {
 // Default implementation of streaming methods from 'StreamingServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerTemplateService.ServiceProtocol {
-    package func listTemplates(
+    func listTemplates(
         request: GRPCCore.StreamingServerRequest<Tasker_V1_WorkerListTemplatesRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Tasker_V1_WorkerTemplateListResponse> {
@@ -1584,7 +1584,7 @@ extension Tasker_V1_WorkerTemplateService.ServiceProtocol {
         return GRPCCore.StreamingServerResponse(single: response)
     }
 
-    package func getTemplate(
+    func getTemplate(
         request: GRPCCore.StreamingServerRequest<Tasker_V1_WorkerGetTemplateRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Tasker_V1_WorkerTemplateResponse> {
@@ -1599,7 +1599,7 @@ extension Tasker_V1_WorkerTemplateService.ServiceProtocol {
 // Default implementation of methods from 'ServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Tasker_V1_WorkerTemplateService.SimpleServiceProtocol {
-    package func listTemplates(
+    func listTemplates(
         request: GRPCCore.ServerRequest<Tasker_V1_WorkerListTemplatesRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Tasker_V1_WorkerTemplateListResponse> {
@@ -1612,7 +1612,7 @@ extension Tasker_V1_WorkerTemplateService.SimpleServiceProtocol {
         )
     }
 
-    package func getTemplate(
+    func getTemplate(
         request: GRPCCore.ServerRequest<Tasker_V1_WorkerGetTemplateRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Tasker_V1_WorkerTemplateResponse> {
@@ -1638,7 +1638,7 @@ extension Tasker_V1_WorkerTemplateService {
     /// > Source IDL Documentation:
     /// >
     /// > The task templates this worker serves (permission worker:templates_read).
-    package protocol ClientProtocol: Sendable {
+    protocol ClientProtocol: Sendable {
         /// Call the "ListTemplates" method.
         ///
         /// - Parameters:
@@ -1713,7 +1713,7 @@ extension Tasker_V1_WorkerTemplateService {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func listTemplates<Result>(
+        func listTemplates<Result>(
             request: GRPCCore.ClientRequest<Tasker_V1_WorkerListTemplatesRequest>,
             serializer: some GRPCCore.MessageSerializer<Tasker_V1_WorkerListTemplatesRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Tasker_V1_WorkerTemplateListResponse>,
@@ -1747,7 +1747,7 @@ extension Tasker_V1_WorkerTemplateService {
         ///       the caller. Returning from the closure will cancel the RPC if it hasn't
         ///       already finished.
         /// - Returns: The result of `handleResponse`.
-        package func getTemplate<Result>(
+        func getTemplate<Result>(
             request: GRPCCore.ClientRequest<Tasker_V1_WorkerGetTemplateRequest>,
             serializer: some GRPCCore.MessageSerializer<Tasker_V1_WorkerGetTemplateRequest>,
             deserializer: some GRPCCore.MessageDeserializer<Tasker_V1_WorkerTemplateResponse>,
@@ -1780,7 +1780,7 @@ extension Tasker_V1_WorkerTemplateService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func listTemplates<Result>(
+    func listTemplates<Result>(
         request: GRPCCore.ClientRequest<Tasker_V1_WorkerListTemplatesRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Tasker_V1_WorkerTemplateListResponse>) async throws -> Result = { response in
@@ -1809,7 +1809,7 @@ extension Tasker_V1_WorkerTemplateService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func getTemplate<Result>(
+    func getTemplate<Result>(
         request: GRPCCore.ClientRequest<Tasker_V1_WorkerGetTemplateRequest>,
         options: GRPCCore.CallOptions = .defaults,
         onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Tasker_V1_WorkerTemplateResponse>) async throws -> Result = { response in
@@ -1839,7 +1839,7 @@ extension Tasker_V1_WorkerTemplateService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func listTemplates<Result>(
+    func listTemplates<Result>(
         _ message: Tasker_V1_WorkerListTemplatesRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,
@@ -1872,7 +1872,7 @@ extension Tasker_V1_WorkerTemplateService.ClientProtocol {
     ///       the caller. Returning from the closure will cancel the RPC if it hasn't
     ///       already finished.
     /// - Returns: The result of `handleResponse`.
-    package func getTemplate<Result>(
+    func getTemplate<Result>(
         _ message: Tasker_V1_WorkerGetTemplateRequest,
         metadata: GRPCCore.Metadata = [:],
         options: GRPCCore.CallOptions = .defaults,

@@ -25,57 +25,57 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-package nonisolated struct Tasker_V1_WorkerHealthRequest: Sendable {
+nonisolated struct Tasker_V1_WorkerHealthRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerLivenessRequest: Sendable {
+nonisolated struct Tasker_V1_WorkerLivenessRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerReadinessRequest: Sendable {
+nonisolated struct Tasker_V1_WorkerReadinessRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerDetailedHealthRequest: Sendable {
+nonisolated struct Tasker_V1_WorkerDetailedHealthRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerGetConfigRequest: Sendable {
+nonisolated struct Tasker_V1_WorkerGetConfigRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerBasicHealthResponse: Sendable {
+nonisolated struct Tasker_V1_WorkerBasicHealthResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -87,20 +87,20 @@ package nonisolated struct Tasker_V1_WorkerBasicHealthResponse: Sendable {
     set {_timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  package var hasTimestamp: Bool {self._timestamp != nil}
+  var hasTimestamp: Bool {self._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  package mutating func clearTimestamp() {self._timestamp = nil}
+  mutating func clearTimestamp() {self._timestamp = nil}
 
   package var workerID: String = String()
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _timestamp: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerReadinessResponse: @unchecked Sendable {
+nonisolated struct Tasker_V1_WorkerReadinessResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -115,9 +115,9 @@ package nonisolated struct Tasker_V1_WorkerReadinessResponse: @unchecked Sendabl
     set {_uniqueStorage()._timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  package var hasTimestamp: Bool {_storage._timestamp != nil}
+  var hasTimestamp: Bool {_storage._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  package mutating func clearTimestamp() {_uniqueStorage()._timestamp = nil}
+  mutating func clearTimestamp() {_uniqueStorage()._timestamp = nil}
 
   package var workerID: String {
     get {_storage._workerID}
@@ -129,27 +129,27 @@ package nonisolated struct Tasker_V1_WorkerReadinessResponse: @unchecked Sendabl
     set {_uniqueStorage()._checks = newValue}
   }
   /// Returns true if `checks` has been explicitly set.
-  package var hasChecks: Bool {_storage._checks != nil}
+  var hasChecks: Bool {_storage._checks != nil}
   /// Clears the value of `checks`. Subsequent reads from it will return its default value.
-  package mutating func clearChecks() {_uniqueStorage()._checks = nil}
+  mutating func clearChecks() {_uniqueStorage()._checks = nil}
 
-  package var systemInfo: Tasker_V1_WorkerSystemInfo {
+  var systemInfo: Tasker_V1_WorkerSystemInfo {
     get {_storage._systemInfo ?? Tasker_V1_WorkerSystemInfo()}
     set {_uniqueStorage()._systemInfo = newValue}
   }
   /// Returns true if `systemInfo` has been explicitly set.
-  package var hasSystemInfo: Bool {_storage._systemInfo != nil}
+  var hasSystemInfo: Bool {_storage._systemInfo != nil}
   /// Clears the value of `systemInfo`. Subsequent reads from it will return its default value.
-  package mutating func clearSystemInfo() {_uniqueStorage()._systemInfo = nil}
+  mutating func clearSystemInfo() {_uniqueStorage()._systemInfo = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-package nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
+nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -161,9 +161,9 @@ package nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
     set {_timestamp = newValue}
   }
   /// Returns true if `timestamp` has been explicitly set.
-  package var hasTimestamp: Bool {self._timestamp != nil}
+  var hasTimestamp: Bool {self._timestamp != nil}
   /// Clears the value of `timestamp`. Subsequent reads from it will return its default value.
-  package mutating func clearTimestamp() {self._timestamp = nil}
+  mutating func clearTimestamp() {self._timestamp = nil}
 
   package var workerID: String = String()
 
@@ -172,29 +172,29 @@ package nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
     set {_checks = newValue}
   }
   /// Returns true if `checks` has been explicitly set.
-  package var hasChecks: Bool {self._checks != nil}
+  var hasChecks: Bool {self._checks != nil}
   /// Clears the value of `checks`. Subsequent reads from it will return its default value.
-  package mutating func clearChecks() {self._checks = nil}
+  mutating func clearChecks() {self._checks = nil}
 
-  package var systemInfo: Tasker_V1_WorkerSystemInfo {
+  var systemInfo: Tasker_V1_WorkerSystemInfo {
     get {_systemInfo ?? Tasker_V1_WorkerSystemInfo()}
     set {_systemInfo = newValue}
   }
   /// Returns true if `systemInfo` has been explicitly set.
-  package var hasSystemInfo: Bool {self._systemInfo != nil}
+  var hasSystemInfo: Bool {self._systemInfo != nil}
   /// Clears the value of `systemInfo`. Subsequent reads from it will return its default value.
-  package mutating func clearSystemInfo() {self._systemInfo = nil}
+  mutating func clearSystemInfo() {self._systemInfo = nil}
 
-  package var distributedCache: Tasker_V1_DistributedCacheInfo {
+  var distributedCache: Tasker_V1_DistributedCacheInfo {
     get {_distributedCache ?? Tasker_V1_DistributedCacheInfo()}
     set {_distributedCache = newValue}
   }
   /// Returns true if `distributedCache` has been explicitly set.
-  package var hasDistributedCache: Bool {self._distributedCache != nil}
+  var hasDistributedCache: Bool {self._distributedCache != nil}
   /// Clears the value of `distributedCache`. Subsequent reads from it will return its default value.
-  package mutating func clearDistributedCache() {self._distributedCache = nil}
+  mutating func clearDistributedCache() {self._distributedCache = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
@@ -204,7 +204,7 @@ package nonisolated struct Tasker_V1_WorkerDetailedHealthResponse: Sendable {
   fileprivate var _distributedCache: Tasker_V1_DistributedCacheInfo? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerReadinessChecks: Sendable {
+nonisolated struct Tasker_V1_WorkerReadinessChecks: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -214,29 +214,29 @@ package nonisolated struct Tasker_V1_WorkerReadinessChecks: Sendable {
     set {_database = newValue}
   }
   /// Returns true if `database` has been explicitly set.
-  package var hasDatabase: Bool {self._database != nil}
+  var hasDatabase: Bool {self._database != nil}
   /// Clears the value of `database`. Subsequent reads from it will return its default value.
-  package mutating func clearDatabase() {self._database = nil}
+  mutating func clearDatabase() {self._database = nil}
 
   package var commandProcessor: Tasker_V1_WorkerHealthCheck {
     get {_commandProcessor ?? Tasker_V1_WorkerHealthCheck()}
     set {_commandProcessor = newValue}
   }
   /// Returns true if `commandProcessor` has been explicitly set.
-  package var hasCommandProcessor: Bool {self._commandProcessor != nil}
+  var hasCommandProcessor: Bool {self._commandProcessor != nil}
   /// Clears the value of `commandProcessor`. Subsequent reads from it will return its default value.
-  package mutating func clearCommandProcessor() {self._commandProcessor = nil}
+  mutating func clearCommandProcessor() {self._commandProcessor = nil}
 
-  package var queueProcessing: Tasker_V1_WorkerHealthCheck {
+  var queueProcessing: Tasker_V1_WorkerHealthCheck {
     get {_queueProcessing ?? Tasker_V1_WorkerHealthCheck()}
     set {_queueProcessing = newValue}
   }
   /// Returns true if `queueProcessing` has been explicitly set.
-  package var hasQueueProcessing: Bool {self._queueProcessing != nil}
+  var hasQueueProcessing: Bool {self._queueProcessing != nil}
   /// Clears the value of `queueProcessing`. Subsequent reads from it will return its default value.
-  package mutating func clearQueueProcessing() {self._queueProcessing = nil}
+  mutating func clearQueueProcessing() {self._queueProcessing = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
@@ -245,7 +245,7 @@ package nonisolated struct Tasker_V1_WorkerReadinessChecks: Sendable {
   fileprivate var _queueProcessing: Tasker_V1_WorkerHealthCheck? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerDetailedChecks: @unchecked Sendable {
+nonisolated struct Tasker_V1_WorkerDetailedChecks: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -255,63 +255,63 @@ package nonisolated struct Tasker_V1_WorkerDetailedChecks: @unchecked Sendable {
     set {_uniqueStorage()._database = newValue}
   }
   /// Returns true if `database` has been explicitly set.
-  package var hasDatabase: Bool {_storage._database != nil}
+  var hasDatabase: Bool {_storage._database != nil}
   /// Clears the value of `database`. Subsequent reads from it will return its default value.
-  package mutating func clearDatabase() {_uniqueStorage()._database = nil}
+  mutating func clearDatabase() {_uniqueStorage()._database = nil}
 
   package var commandProcessor: Tasker_V1_WorkerHealthCheck {
     get {_storage._commandProcessor ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._commandProcessor = newValue}
   }
   /// Returns true if `commandProcessor` has been explicitly set.
-  package var hasCommandProcessor: Bool {_storage._commandProcessor != nil}
+  var hasCommandProcessor: Bool {_storage._commandProcessor != nil}
   /// Clears the value of `commandProcessor`. Subsequent reads from it will return its default value.
-  package mutating func clearCommandProcessor() {_uniqueStorage()._commandProcessor = nil}
+  mutating func clearCommandProcessor() {_uniqueStorage()._commandProcessor = nil}
 
-  package var queueProcessing: Tasker_V1_WorkerHealthCheck {
+  var queueProcessing: Tasker_V1_WorkerHealthCheck {
     get {_storage._queueProcessing ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._queueProcessing = newValue}
   }
   /// Returns true if `queueProcessing` has been explicitly set.
-  package var hasQueueProcessing: Bool {_storage._queueProcessing != nil}
+  var hasQueueProcessing: Bool {_storage._queueProcessing != nil}
   /// Clears the value of `queueProcessing`. Subsequent reads from it will return its default value.
-  package mutating func clearQueueProcessing() {_uniqueStorage()._queueProcessing = nil}
+  mutating func clearQueueProcessing() {_uniqueStorage()._queueProcessing = nil}
 
   package var eventSystem: Tasker_V1_WorkerHealthCheck {
     get {_storage._eventSystem ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._eventSystem = newValue}
   }
   /// Returns true if `eventSystem` has been explicitly set.
-  package var hasEventSystem: Bool {_storage._eventSystem != nil}
+  var hasEventSystem: Bool {_storage._eventSystem != nil}
   /// Clears the value of `eventSystem`. Subsequent reads from it will return its default value.
-  package mutating func clearEventSystem() {_uniqueStorage()._eventSystem = nil}
+  mutating func clearEventSystem() {_uniqueStorage()._eventSystem = nil}
 
-  package var stepProcessing: Tasker_V1_WorkerHealthCheck {
+  var stepProcessing: Tasker_V1_WorkerHealthCheck {
     get {_storage._stepProcessing ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._stepProcessing = newValue}
   }
   /// Returns true if `stepProcessing` has been explicitly set.
-  package var hasStepProcessing: Bool {_storage._stepProcessing != nil}
+  var hasStepProcessing: Bool {_storage._stepProcessing != nil}
   /// Clears the value of `stepProcessing`. Subsequent reads from it will return its default value.
-  package mutating func clearStepProcessing() {_uniqueStorage()._stepProcessing = nil}
+  mutating func clearStepProcessing() {_uniqueStorage()._stepProcessing = nil}
 
   package var circuitBreakers: Tasker_V1_WorkerHealthCheck {
     get {_storage._circuitBreakers ?? Tasker_V1_WorkerHealthCheck()}
     set {_uniqueStorage()._circuitBreakers = newValue}
   }
   /// Returns true if `circuitBreakers` has been explicitly set.
-  package var hasCircuitBreakers: Bool {_storage._circuitBreakers != nil}
+  var hasCircuitBreakers: Bool {_storage._circuitBreakers != nil}
   /// Clears the value of `circuitBreakers`. Subsequent reads from it will return its default value.
-  package mutating func clearCircuitBreakers() {_uniqueStorage()._circuitBreakers = nil}
+  mutating func clearCircuitBreakers() {_uniqueStorage()._circuitBreakers = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-package nonisolated struct Tasker_V1_WorkerHealthCheck: Sendable {
+nonisolated struct Tasker_V1_WorkerHealthCheck: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -323,22 +323,22 @@ package nonisolated struct Tasker_V1_WorkerHealthCheck: Sendable {
     set {_message = newValue}
   }
   /// Returns true if `message` has been explicitly set.
-  package var hasMessage: Bool {self._message != nil}
+  var hasMessage: Bool {self._message != nil}
   /// Clears the value of `message`. Subsequent reads from it will return its default value.
-  package mutating func clearMessage() {self._message = nil}
+  mutating func clearMessage() {self._message = nil}
 
-  package var durationMs: UInt64 = 0
+  var durationMs: UInt64 = 0
 
-  package var lastChecked: SwiftProtobuf.Google_Protobuf_Timestamp {
+  var lastChecked: SwiftProtobuf.Google_Protobuf_Timestamp {
     get {_lastChecked ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
     set {_lastChecked = newValue}
   }
   /// Returns true if `lastChecked` has been explicitly set.
-  package var hasLastChecked: Bool {self._lastChecked != nil}
+  var hasLastChecked: Bool {self._lastChecked != nil}
   /// Clears the value of `lastChecked`. Subsequent reads from it will return its default value.
-  package mutating func clearLastChecked() {self._lastChecked = nil}
+  mutating func clearLastChecked() {self._lastChecked = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
@@ -346,7 +346,7 @@ package nonisolated struct Tasker_V1_WorkerHealthCheck: Sendable {
   fileprivate var _lastChecked: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerSystemInfo: Sendable {
+nonisolated struct Tasker_V1_WorkerSystemInfo: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -355,33 +355,33 @@ package nonisolated struct Tasker_V1_WorkerSystemInfo: Sendable {
 
   package var environment: String = String()
 
-  package var uptimeSeconds: UInt64 = 0
+  var uptimeSeconds: UInt64 = 0
 
   package var workerType: String = String()
 
-  package var databasePoolSize: UInt32 = 0
+  var databasePoolSize: UInt32 = 0
 
-  package var commandProcessorActive: Bool = false
+  var commandProcessorActive: Bool = false
 
   package var supportedNamespaces: [String] = []
 
-  package var poolUtilization: Tasker_V1_WorkerPoolUtilizationInfo {
+  var poolUtilization: Tasker_V1_WorkerPoolUtilizationInfo {
     get {_poolUtilization ?? Tasker_V1_WorkerPoolUtilizationInfo()}
     set {_poolUtilization = newValue}
   }
   /// Returns true if `poolUtilization` has been explicitly set.
-  package var hasPoolUtilization: Bool {self._poolUtilization != nil}
+  var hasPoolUtilization: Bool {self._poolUtilization != nil}
   /// Clears the value of `poolUtilization`. Subsequent reads from it will return its default value.
-  package mutating func clearPoolUtilization() {self._poolUtilization = nil}
+  mutating func clearPoolUtilization() {self._poolUtilization = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _poolUtilization: Tasker_V1_WorkerPoolUtilizationInfo? = nil
 }
 
-package nonisolated struct Tasker_V1_DistributedCacheInfo: Sendable {
+nonisolated struct Tasker_V1_DistributedCacheInfo: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -392,53 +392,53 @@ package nonisolated struct Tasker_V1_DistributedCacheInfo: Sendable {
 
   package var healthy: Bool = false
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerPoolUtilizationInfo: @unchecked Sendable {
+nonisolated struct Tasker_V1_WorkerPoolUtilizationInfo: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var taskerPool: Tasker_V1_WorkerPoolDetail {
+  var taskerPool: Tasker_V1_WorkerPoolDetail {
     get {_storage._taskerPool ?? Tasker_V1_WorkerPoolDetail()}
     set {_uniqueStorage()._taskerPool = newValue}
   }
   /// Returns true if `taskerPool` has been explicitly set.
-  package var hasTaskerPool: Bool {_storage._taskerPool != nil}
+  var hasTaskerPool: Bool {_storage._taskerPool != nil}
   /// Clears the value of `taskerPool`. Subsequent reads from it will return its default value.
-  package mutating func clearTaskerPool() {_uniqueStorage()._taskerPool = nil}
+  mutating func clearTaskerPool() {_uniqueStorage()._taskerPool = nil}
 
-  package var pgmqPool: Tasker_V1_WorkerPoolDetail {
+  var pgmqPool: Tasker_V1_WorkerPoolDetail {
     get {_storage._pgmqPool ?? Tasker_V1_WorkerPoolDetail()}
     set {_uniqueStorage()._pgmqPool = newValue}
   }
   /// Returns true if `pgmqPool` has been explicitly set.
-  package var hasPgmqPool: Bool {_storage._pgmqPool != nil}
+  var hasPgmqPool: Bool {_storage._pgmqPool != nil}
   /// Clears the value of `pgmqPool`. Subsequent reads from it will return its default value.
-  package mutating func clearPgmqPool() {_uniqueStorage()._pgmqPool = nil}
+  mutating func clearPgmqPool() {_uniqueStorage()._pgmqPool = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-package nonisolated struct Tasker_V1_WorkerPoolDetail: Sendable {
+nonisolated struct Tasker_V1_WorkerPoolDetail: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var activeConnections: UInt32 = 0
+  var activeConnections: UInt32 = 0
 
-  package var idleConnections: UInt32 = 0
+  var idleConnections: UInt32 = 0
 
   package var maxConnections: UInt32 = 0
 
-  package var utilizationPercent: Double = 0
+  var utilizationPercent: Double = 0
 
   package var totalAcquires: UInt64 = 0
 
@@ -446,16 +446,16 @@ package nonisolated struct Tasker_V1_WorkerPoolDetail: Sendable {
 
   package var acquireErrors: UInt64 = 0
 
-  package var averageAcquireTimeMs: Double = 0
+  var averageAcquireTimeMs: Double = 0
 
-  package var maxAcquireTimeMs: Double = 0
+  var maxAcquireTimeMs: Double = 0
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerGetConfigResponse: Sendable {
+nonisolated struct Tasker_V1_WorkerGetConfigResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -465,9 +465,9 @@ package nonisolated struct Tasker_V1_WorkerGetConfigResponse: Sendable {
     set {_metadata = newValue}
   }
   /// Returns true if `metadata` has been explicitly set.
-  package var hasMetadata: Bool {self._metadata != nil}
+  var hasMetadata: Bool {self._metadata != nil}
   /// Clears the value of `metadata`. Subsequent reads from it will return its default value.
-  package mutating func clearMetadata() {self._metadata = nil}
+  mutating func clearMetadata() {self._metadata = nil}
 
   package var workerID: String = String()
 
@@ -478,20 +478,20 @@ package nonisolated struct Tasker_V1_WorkerGetConfigResponse: Sendable {
     set {_auth = newValue}
   }
   /// Returns true if `auth` has been explicitly set.
-  package var hasAuth: Bool {self._auth != nil}
+  var hasAuth: Bool {self._auth != nil}
   /// Clears the value of `auth`. Subsequent reads from it will return its default value.
-  package mutating func clearAuth() {self._auth = nil}
+  mutating func clearAuth() {self._auth = nil}
 
   package var messaging: Tasker_V1_SafeMessagingConfig {
     get {_messaging ?? Tasker_V1_SafeMessagingConfig()}
     set {_messaging = newValue}
   }
   /// Returns true if `messaging` has been explicitly set.
-  package var hasMessaging: Bool {self._messaging != nil}
+  var hasMessaging: Bool {self._messaging != nil}
   /// Clears the value of `messaging`. Subsequent reads from it will return its default value.
-  package mutating func clearMessaging() {self._messaging = nil}
+  mutating func clearMessaging() {self._messaging = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
@@ -500,7 +500,7 @@ package nonisolated struct Tasker_V1_WorkerGetConfigResponse: Sendable {
   fileprivate var _messaging: Tasker_V1_SafeMessagingConfig? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerListTemplatesRequest: Sendable {
+nonisolated struct Tasker_V1_WorkerListTemplatesRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -511,71 +511,71 @@ package nonisolated struct Tasker_V1_WorkerListTemplatesRequest: Sendable {
     set {_namespace = newValue}
   }
   /// Returns true if `namespace` has been explicitly set.
-  package var hasNamespace: Bool {self._namespace != nil}
+  var hasNamespace: Bool {self._namespace != nil}
   /// Clears the value of `namespace`. Subsequent reads from it will return its default value.
-  package mutating func clearNamespace() {self._namespace = nil}
+  mutating func clearNamespace() {self._namespace = nil}
 
-  package var includeCacheStats: Bool = false
+  var includeCacheStats: Bool = false
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _namespace: String? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerTemplateListResponse: Sendable {
+nonisolated struct Tasker_V1_WorkerTemplateListResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   package var supportedNamespaces: [String] = []
 
-  package var templateCount: Int64 = 0
+  var templateCount: Int64 = 0
 
-  package var cacheStats: Tasker_V1_CacheStats {
+  var cacheStats: Tasker_V1_CacheStats {
     get {_cacheStats ?? Tasker_V1_CacheStats()}
     set {_cacheStats = newValue}
   }
   /// Returns true if `cacheStats` has been explicitly set.
-  package var hasCacheStats: Bool {self._cacheStats != nil}
+  var hasCacheStats: Bool {self._cacheStats != nil}
   /// Clears the value of `cacheStats`. Subsequent reads from it will return its default value.
-  package mutating func clearCacheStats() {self._cacheStats = nil}
+  mutating func clearCacheStats() {self._cacheStats = nil}
 
-  package var workerCapabilities: [String] = []
+  var workerCapabilities: [String] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _cacheStats: Tasker_V1_CacheStats? = nil
 }
 
-package nonisolated struct Tasker_V1_CacheStats: Sendable {
+nonisolated struct Tasker_V1_CacheStats: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var totalCached: UInt64 = 0
+  var totalCached: UInt64 = 0
 
-  package var cacheHits: UInt64 = 0
+  var cacheHits: UInt64 = 0
 
-  package var cacheMisses: UInt64 = 0
+  var cacheMisses: UInt64 = 0
 
-  package var cacheEvictions: UInt64 = 0
+  var cacheEvictions: UInt64 = 0
 
-  package var oldestEntryAgeSeconds: UInt64 = 0
+  var oldestEntryAgeSeconds: UInt64 = 0
 
   package var averageAccessCount: Double = 0
 
   package var supportedNamespaces: [String] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerGetTemplateRequest: Sendable {
+nonisolated struct Tasker_V1_WorkerGetTemplateRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -586,12 +586,12 @@ package nonisolated struct Tasker_V1_WorkerGetTemplateRequest: Sendable {
 
   package var version: String = String()
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
 
-package nonisolated struct Tasker_V1_WorkerTemplateResponse: Sendable {
+nonisolated struct Tasker_V1_WorkerTemplateResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -601,40 +601,40 @@ package nonisolated struct Tasker_V1_WorkerTemplateResponse: Sendable {
     set {_template = newValue}
   }
   /// Returns true if `template` has been explicitly set.
-  package var hasTemplate: Bool {self._template != nil}
+  var hasTemplate: Bool {self._template != nil}
   /// Clears the value of `template`. Subsequent reads from it will return its default value.
-  package mutating func clearTemplate() {self._template = nil}
+  mutating func clearTemplate() {self._template = nil}
 
-  package var handlerMetadata: Tasker_V1_WorkerHandlerMetadata {
+  var handlerMetadata: Tasker_V1_WorkerHandlerMetadata {
     get {_handlerMetadata ?? Tasker_V1_WorkerHandlerMetadata()}
     set {_handlerMetadata = newValue}
   }
   /// Returns true if `handlerMetadata` has been explicitly set.
-  package var hasHandlerMetadata: Bool {self._handlerMetadata != nil}
+  var hasHandlerMetadata: Bool {self._handlerMetadata != nil}
   /// Clears the value of `handlerMetadata`. Subsequent reads from it will return its default value.
-  package mutating func clearHandlerMetadata() {self._handlerMetadata = nil}
+  mutating func clearHandlerMetadata() {self._handlerMetadata = nil}
 
   package var cached: Bool = false
 
-  package var cacheAgeSeconds: UInt64 {
+  var cacheAgeSeconds: UInt64 {
     get {_cacheAgeSeconds ?? 0}
     set {_cacheAgeSeconds = newValue}
   }
   /// Returns true if `cacheAgeSeconds` has been explicitly set.
-  package var hasCacheAgeSeconds: Bool {self._cacheAgeSeconds != nil}
+  var hasCacheAgeSeconds: Bool {self._cacheAgeSeconds != nil}
   /// Clears the value of `cacheAgeSeconds`. Subsequent reads from it will return its default value.
-  package mutating func clearCacheAgeSeconds() {self._cacheAgeSeconds = nil}
+  mutating func clearCacheAgeSeconds() {self._cacheAgeSeconds = nil}
 
   package var accessCount: UInt64 {
     get {_accessCount ?? 0}
     set {_accessCount = newValue}
   }
   /// Returns true if `accessCount` has been explicitly set.
-  package var hasAccessCount: Bool {self._accessCount != nil}
+  var hasAccessCount: Bool {self._accessCount != nil}
   /// Clears the value of `accessCount`. Subsequent reads from it will return its default value.
-  package mutating func clearAccessCount() {self._accessCount = nil}
+  mutating func clearAccessCount() {self._accessCount = nil}
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
@@ -644,7 +644,7 @@ package nonisolated struct Tasker_V1_WorkerTemplateResponse: Sendable {
   fileprivate var _accessCount: UInt64? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerResolvedTemplate: Sendable {
+nonisolated struct Tasker_V1_WorkerResolvedTemplate: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -655,74 +655,74 @@ package nonisolated struct Tasker_V1_WorkerResolvedTemplate: Sendable {
 
   package var version: String = String()
 
-  package var description_p: String {
+  var description_p: String {
     get {_description_p ?? String()}
     set {_description_p = newValue}
   }
   /// Returns true if `description_p` has been explicitly set.
-  package var hasDescription_p: Bool {self._description_p != nil}
+  var hasDescription_p: Bool {self._description_p != nil}
   /// Clears the value of `description_p`. Subsequent reads from it will return its default value.
-  package mutating func clearDescription_p() {self._description_p = nil}
+  mutating func clearDescription_p() {self._description_p = nil}
 
   package var steps: [Tasker_V1_WorkerStepDefinition] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _description_p: String? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerStepDefinition: Sendable {
+nonisolated struct Tasker_V1_WorkerStepDefinition: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   package var name: String = String()
 
-  package var description_p: String {
+  var description_p: String {
     get {_description_p ?? String()}
     set {_description_p = newValue}
   }
   /// Returns true if `description_p` has been explicitly set.
-  package var hasDescription_p: Bool {self._description_p != nil}
+  var hasDescription_p: Bool {self._description_p != nil}
   /// Clears the value of `description_p`. Subsequent reads from it will return its default value.
-  package mutating func clearDescription_p() {self._description_p = nil}
+  mutating func clearDescription_p() {self._description_p = nil}
 
   package var retryable: Bool = false
 
   package var maxAttempts: Int32 = 0
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
   fileprivate var _description_p: String? = nil
 }
 
-package nonisolated struct Tasker_V1_WorkerHandlerMetadata: Sendable {
+nonisolated struct Tasker_V1_WorkerHandlerMetadata: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   package var namespace: String = String()
 
-  package var handlerName: String = String()
+  var handlerName: String = String()
 
   package var version: String = String()
 
-  package var description_p: String {
+  var description_p: String {
     get {_description_p ?? String()}
     set {_description_p = newValue}
   }
   /// Returns true if `description_p` has been explicitly set.
-  package var hasDescription_p: Bool {self._description_p != nil}
+  var hasDescription_p: Bool {self._description_p != nil}
   /// Clears the value of `description_p`. Subsequent reads from it will return its default value.
-  package mutating func clearDescription_p() {self._description_p = nil}
+  mutating func clearDescription_p() {self._description_p = nil}
 
   package var stepNames: [String] = []
 
-  package var unknownFields = SwiftProtobuf.UnknownStorage()
+  var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
@@ -734,15 +734,15 @@ package nonisolated struct Tasker_V1_WorkerHandlerMetadata: Sendable {
 fileprivate nonisolated let _protobuf_package = "tasker.v1"
 
 nonisolated extension Tasker_V1_WorkerHealthRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerHealthRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  static let protoMessageName: String = _protobuf_package + ".WorkerHealthRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -753,15 +753,15 @@ nonisolated extension Tasker_V1_WorkerHealthRequest: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Tasker_V1_WorkerLivenessRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerLivenessRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  static let protoMessageName: String = _protobuf_package + ".WorkerLivenessRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -772,15 +772,15 @@ nonisolated extension Tasker_V1_WorkerLivenessRequest: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Tasker_V1_WorkerReadinessRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerReadinessRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  static let protoMessageName: String = _protobuf_package + ".WorkerReadinessRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -791,15 +791,15 @@ nonisolated extension Tasker_V1_WorkerReadinessRequest: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Tasker_V1_WorkerDetailedHealthRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -810,15 +810,15 @@ nonisolated extension Tasker_V1_WorkerDetailedHealthRequest: SwiftProtobuf.Messa
 }
 
 nonisolated extension Tasker_V1_WorkerGetConfigRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -829,10 +829,10 @@ nonisolated extension Tasker_V1_WorkerGetConfigRequest: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Tasker_V1_WorkerBasicHealthResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerBasicHealthResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerBasicHealthResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -846,7 +846,7 @@ nonisolated extension Tasker_V1_WorkerBasicHealthResponse: SwiftProtobuf.Message
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -873,8 +873,8 @@ nonisolated extension Tasker_V1_WorkerBasicHealthResponse: SwiftProtobuf.Message
 }
 
 nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerReadinessResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerReadinessResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0")
 
   fileprivate class _StorageClass {
     var _status: String = String()
@@ -907,7 +907,7 @@ nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, 
     return _storage
   }
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -926,7 +926,7 @@ nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, 
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -971,10 +971,10 @@ nonisolated extension Tasker_V1_WorkerReadinessResponse: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Tasker_V1_WorkerDetailedHealthResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0\u{3}distributed_cache\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerDetailedHealthResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}timestamp\0\u{3}worker_id\0\u{1}checks\0\u{3}system_info\0\u{3}distributed_cache\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -991,7 +991,7 @@ nonisolated extension Tasker_V1_WorkerDetailedHealthResponse: SwiftProtobuf.Mess
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1030,10 +1030,10 @@ nonisolated extension Tasker_V1_WorkerDetailedHealthResponse: SwiftProtobuf.Mess
 }
 
 nonisolated extension Tasker_V1_WorkerReadinessChecks: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerReadinessChecks"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerReadinessChecks"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1047,7 +1047,7 @@ nonisolated extension Tasker_V1_WorkerReadinessChecks: SwiftProtobuf.Message, Sw
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1074,8 +1074,8 @@ nonisolated extension Tasker_V1_WorkerReadinessChecks: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerDetailedChecks"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0\u{3}event_system\0\u{3}step_processing\0\u{3}circuit_breakers\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerDetailedChecks"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}database\0\u{3}command_processor\0\u{3}queue_processing\0\u{3}event_system\0\u{3}step_processing\0\u{3}circuit_breakers\0")
 
   fileprivate class _StorageClass {
     var _database: Tasker_V1_WorkerHealthCheck? = nil
@@ -1110,7 +1110,7 @@ nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, Swi
     return _storage
   }
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1130,7 +1130,7 @@ nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, Swi
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -1179,10 +1179,10 @@ nonisolated extension Tasker_V1_WorkerDetailedChecks: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Tasker_V1_WorkerHealthCheck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerHealthCheck"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}message\0\u{3}duration_ms\0\u{3}last_checked\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerHealthCheck"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}message\0\u{3}duration_ms\0\u{3}last_checked\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1197,7 +1197,7 @@ nonisolated extension Tasker_V1_WorkerHealthCheck: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1228,10 +1228,10 @@ nonisolated extension Tasker_V1_WorkerHealthCheck: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Tasker_V1_WorkerSystemInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerSystemInfo"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}environment\0\u{3}uptime_seconds\0\u{3}worker_type\0\u{3}database_pool_size\0\u{3}command_processor_active\0\u{3}supported_namespaces\0\u{3}pool_utilization\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerSystemInfo"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}environment\0\u{3}uptime_seconds\0\u{3}worker_type\0\u{3}database_pool_size\0\u{3}command_processor_active\0\u{3}supported_namespaces\0\u{3}pool_utilization\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1250,7 +1250,7 @@ nonisolated extension Tasker_V1_WorkerSystemInfo: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1297,10 +1297,10 @@ nonisolated extension Tasker_V1_WorkerSystemInfo: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Tasker_V1_DistributedCacheInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".DistributedCacheInfo"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}provider\0\u{1}healthy\0")
+  static let protoMessageName: String = _protobuf_package + ".DistributedCacheInfo"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}provider\0\u{1}healthy\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1314,7 +1314,7 @@ nonisolated extension Tasker_V1_DistributedCacheInfo: SwiftProtobuf.Message, Swi
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.enabled != false {
       try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 1)
     }
@@ -1337,8 +1337,8 @@ nonisolated extension Tasker_V1_DistributedCacheInfo: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerPoolUtilizationInfo"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}tasker_pool\0\u{3}pgmq_pool\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerPoolUtilizationInfo"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}tasker_pool\0\u{3}pgmq_pool\0")
 
   fileprivate class _StorageClass {
     var _taskerPool: Tasker_V1_WorkerPoolDetail? = nil
@@ -1365,7 +1365,7 @@ nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message
     return _storage
   }
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1381,7 +1381,7 @@ nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -1414,10 +1414,10 @@ nonisolated extension Tasker_V1_WorkerPoolUtilizationInfo: SwiftProtobuf.Message
 }
 
 nonisolated extension Tasker_V1_WorkerPoolDetail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerPoolDetail"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}active_connections\0\u{3}idle_connections\0\u{3}max_connections\0\u{3}utilization_percent\0\u{3}total_acquires\0\u{3}slow_acquires\0\u{3}acquire_errors\0\u{3}average_acquire_time_ms\0\u{3}max_acquire_time_ms\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerPoolDetail"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}active_connections\0\u{3}idle_connections\0\u{3}max_connections\0\u{3}utilization_percent\0\u{3}total_acquires\0\u{3}slow_acquires\0\u{3}acquire_errors\0\u{3}average_acquire_time_ms\0\u{3}max_acquire_time_ms\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1437,7 +1437,7 @@ nonisolated extension Tasker_V1_WorkerPoolDetail: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.activeConnections != 0 {
       try visitor.visitSingularUInt32Field(value: self.activeConnections, fieldNumber: 1)
     }
@@ -1484,10 +1484,10 @@ nonisolated extension Tasker_V1_WorkerPoolDetail: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Tasker_V1_WorkerGetConfigResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}metadata\0\u{3}worker_id\0\u{3}worker_type\0\u{1}auth\0\u{1}messaging\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerGetConfigResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}metadata\0\u{3}worker_id\0\u{3}worker_type\0\u{1}auth\0\u{1}messaging\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1503,7 +1503,7 @@ nonisolated extension Tasker_V1_WorkerGetConfigResponse: SwiftProtobuf.Message, 
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1538,10 +1538,10 @@ nonisolated extension Tasker_V1_WorkerGetConfigResponse: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Tasker_V1_WorkerListTemplatesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerListTemplatesRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}include_cache_stats\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerListTemplatesRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}include_cache_stats\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1554,7 +1554,7 @@ nonisolated extension Tasker_V1_WorkerListTemplatesRequest: SwiftProtobuf.Messag
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1577,10 +1577,10 @@ nonisolated extension Tasker_V1_WorkerListTemplatesRequest: SwiftProtobuf.Messag
 }
 
 nonisolated extension Tasker_V1_WorkerTemplateListResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerTemplateListResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}supported_namespaces\0\u{3}template_count\0\u{3}cache_stats\0\u{3}worker_capabilities\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerTemplateListResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}supported_namespaces\0\u{3}template_count\0\u{3}cache_stats\0\u{3}worker_capabilities\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1595,7 +1595,7 @@ nonisolated extension Tasker_V1_WorkerTemplateListResponse: SwiftProtobuf.Messag
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1626,10 +1626,10 @@ nonisolated extension Tasker_V1_WorkerTemplateListResponse: SwiftProtobuf.Messag
 }
 
 nonisolated extension Tasker_V1_CacheStats: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".CacheStats"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}total_cached\0\u{3}cache_hits\0\u{3}cache_misses\0\u{3}cache_evictions\0\u{3}oldest_entry_age_seconds\0\u{3}average_access_count\0\u{3}supported_namespaces\0")
+  static let protoMessageName: String = _protobuf_package + ".CacheStats"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}total_cached\0\u{3}cache_hits\0\u{3}cache_misses\0\u{3}cache_evictions\0\u{3}oldest_entry_age_seconds\0\u{3}average_access_count\0\u{3}supported_namespaces\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1647,7 +1647,7 @@ nonisolated extension Tasker_V1_CacheStats: SwiftProtobuf.Message, SwiftProtobuf
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.totalCached != 0 {
       try visitor.visitSingularUInt64Field(value: self.totalCached, fieldNumber: 1)
     }
@@ -1686,10 +1686,10 @@ nonisolated extension Tasker_V1_CacheStats: SwiftProtobuf.Message, SwiftProtobuf
 }
 
 nonisolated extension Tasker_V1_WorkerGetTemplateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerGetTemplateRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{1}name\0\u{1}version\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerGetTemplateRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{1}name\0\u{1}version\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1703,7 +1703,7 @@ nonisolated extension Tasker_V1_WorkerGetTemplateRequest: SwiftProtobuf.Message,
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.namespace.isEmpty {
       try visitor.visitSingularStringField(value: self.namespace, fieldNumber: 1)
     }
@@ -1726,10 +1726,10 @@ nonisolated extension Tasker_V1_WorkerGetTemplateRequest: SwiftProtobuf.Message,
 }
 
 nonisolated extension Tasker_V1_WorkerTemplateResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerTemplateResponse"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}template\0\u{3}handler_metadata\0\u{1}cached\0\u{3}cache_age_seconds\0\u{3}access_count\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerTemplateResponse"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}template\0\u{3}handler_metadata\0\u{1}cached\0\u{3}cache_age_seconds\0\u{3}access_count\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1745,7 +1745,7 @@ nonisolated extension Tasker_V1_WorkerTemplateResponse: SwiftProtobuf.Message, S
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1780,10 +1780,10 @@ nonisolated extension Tasker_V1_WorkerTemplateResponse: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Tasker_V1_WorkerResolvedTemplate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerResolvedTemplate"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}namespace\0\u{1}version\0\u{1}description\0\u{1}steps\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerResolvedTemplate"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}namespace\0\u{1}version\0\u{1}description\0\u{1}steps\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1799,7 +1799,7 @@ nonisolated extension Tasker_V1_WorkerResolvedTemplate: SwiftProtobuf.Message, S
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1834,10 +1834,10 @@ nonisolated extension Tasker_V1_WorkerResolvedTemplate: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Tasker_V1_WorkerStepDefinition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerStepDefinition"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}description\0\u{1}retryable\0\u{3}max_attempts\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerStepDefinition"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}description\0\u{1}retryable\0\u{3}max_attempts\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1852,7 +1852,7 @@ nonisolated extension Tasker_V1_WorkerStepDefinition: SwiftProtobuf.Message, Swi
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1883,10 +1883,10 @@ nonisolated extension Tasker_V1_WorkerStepDefinition: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Tasker_V1_WorkerHandlerMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  package static let protoMessageName: String = _protobuf_package + ".WorkerHandlerMetadata"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}handler_name\0\u{1}version\0\u{1}description\0\u{3}step_names\0")
+  static let protoMessageName: String = _protobuf_package + ".WorkerHandlerMetadata"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}namespace\0\u{3}handler_name\0\u{1}version\0\u{1}description\0\u{3}step_names\0")
 
-  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1902,7 +1902,7 @@ nonisolated extension Tasker_V1_WorkerHandlerMetadata: SwiftProtobuf.Message, Sw
     }
   }
 
-  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
