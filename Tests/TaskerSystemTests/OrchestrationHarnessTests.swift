@@ -108,11 +108,15 @@ struct OrchestrationHarness {
         }
     }
 
-    func startOrchestration(maxConnections: Int = 10, visibilityTimeoutSeconds: Int = 30) -> RunningOrchestration {
+    func startOrchestration(
+        maxConnections: Int = 10, visibilityTimeoutSeconds: Int = 30,
+        configure: (inout OrchestrationSettings) -> Void = { _ in }
+    ) -> RunningOrchestration {
         var settings = OrchestrationSettings()
         settings.visibilityTimeoutSeconds = visibilityTimeoutSeconds
         settings.pollInterval = .milliseconds(100)
         settings.readinessInterval = .milliseconds(200)
+        configure(&settings)
         let pool = db.pool(maxConnections: maxConnections, acquireTimeout: .seconds(30))
         let service = OrchestrationService(pool: pool, databaseURL: db.url, settings: settings)
         let group = ServiceGroup(

@@ -21,6 +21,9 @@ public struct OrchestrationSettings: Sendable, Equatable {
     public var batchSize = 50
     /// Tasks discovered per readiness pass.
     var readinessBatchSize = 50
+    /// Listener events held while the intake is busy; past it events are dropped, counted
+    /// (`OrchestrationStatistics.notificationsDropped`) and answered with a read of the queues.
+    var listenerBufferSize = 10_000
     /// Visibility timeout of a read message (seconds); unprocessed messages come back after it.
     public var visibilityTimeoutSeconds = 30
     /// LISTEN on `pgmq_message_ready.orchestration` (else polling only).
@@ -80,7 +83,7 @@ public final class OrchestrationService: Service, Sendable {
         self.listener = PostgresListener(
             url: databaseURL, channels: notifications.channels,
             connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
-            logger: Logger(label: "tasker.orchestration.listener"))
+            bufferSize: settings.listenerBufferSize, logger: Logger(label: "tasker.orchestration.listener"))
         self.stalenessDetector = StalenessDetector(pool: pool, settings: settings.staleness, statistics: statistics)
     }
 

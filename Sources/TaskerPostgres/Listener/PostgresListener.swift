@@ -51,7 +51,11 @@ public final class PostgresListener: Service, Sendable {
     private let shared = Mutex(Shared())
     private let stream: AsyncStream<ListenerEvent>
     private let continuation: AsyncStream<ListenerEvent>.Continuation
-    private let dropped = Atomic<Int>(0)
+    /// Events dropped so far. A lock, not an atomic: `publish` holds it across the yield that drops
+    /// and the count, so a consumer reading `droppedEvents` after taking the event that displaced a
+    /// dropped one always sees that drop counted (with an atomic it could take the event first and
+    /// read the count before the increment, and the drop would go unanswered until another event).
+    private let dropped = Mutex<Int>(0)
 
     public init(
         url: String, channels: [String] = [], backoff: ReconnectBackoff = ReconnectBackoff(),
@@ -81,7 +85,8 @@ public final class PostgresListener: Service, Sendable {
 
     /// Events dropped so far because the consumer was more than `bufferSize` behind (the oldest
     /// buffered event goes). The messages they announced are only found by reading the queues.
-    public var droppedEvents: Int { dropped.load(ordering: .relaxed) }
+    /// Read after taking an event, it counts every drop that event's arrival caused.
+    public var droppedEvents: Int { dropped.withLock { $0 } }
 
     public var channels: [String] { shared.withLock { $0.channels } }
 
@@ -180,7 +185,11 @@ public final class PostgresListener: Service, Sendable {
     }
 
     private func publish(_ event: ListenerEvent) {
-        if case .dropped = continuation.yield(event) { dropped.wrappingAdd(1, ordering: .relaxed) }
+        // The yield only enqueues (it resumes a waiting consumer, never runs it), so the lock is held
+        // for as long as an enqueue takes.
+        dropped.withLock { count in
+            if case .dropped = continuation.yield(event) { count += 1 }
+        }
     }
 
     private func setState(_ state: ListenerConnectionState) {
