@@ -33,12 +33,7 @@ struct ForgedNotificationTests {
             let service = orchestration.service
             let listener = try await db.connect()
             let channel = QueueNames.readyChannel(namespace: "orchestration")
-            // Its listener hears the channel once a probe (naming another queue) is rejected.
-            try await waitUntil(timeout: .seconds(20)) {
-                try await listener.query("SELECT pg_notify($1, $2)", [channel, Self.batchReady("worker_probe_queue", ids: 1...1)])
-                try await Task.sleep(for: .milliseconds(50))
-                return service.statistics.notificationsRejected > 0
-            }
+            try await harness.waitUntilListening(service, via: listener)
             let probes = service.statistics.notificationsRejected
             let readsBefore = service.statistics.notifiedMessageReads
             let forged = 300

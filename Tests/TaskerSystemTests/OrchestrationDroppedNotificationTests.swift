@@ -24,14 +24,7 @@ struct OrchestrationDroppedNotificationTests {
             }
             let service = orchestration.service
             let probe = try await db.connect()
-            let channel = QueueNames.readyChannel(namespace: "orchestration")
-            // Its listener hears the channel once a probe (naming another queue: rejected, never a
-            // read) is counted.
-            try await waitUntil(timeout: .seconds(20)) {
-                try await probe.query("SELECT pg_notify($1, $2)", [channel, HostileFixtures.batchReady("worker_probe_queue", ids: 1...1)])
-                try await Task.sleep(for: .milliseconds(50))
-                return service.statistics.notificationsRejected > 0
-            }
+            try await harness.waitUntilListening(service, via: probe)
             let count = "SELECT count(*)::integer AS n FROM tasker.tasks"
             let before: Int = try await harness.admin.query(count)[0].decode("n")
             let requests = 40

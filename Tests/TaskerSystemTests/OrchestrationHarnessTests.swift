@@ -125,6 +125,17 @@ struct OrchestrationHarness {
         return RunningOrchestration(service: service, group: group, task: Task { try await group.run() })
     }
 
+    /// Returns once `service`'s listener hears its channel: a probe notification (naming another
+    /// queue, so rejected and never a read) is sent through `connection` until one is counted.
+    func waitUntilListening(_ service: OrchestrationService, via connection: PostgresConnection) async throws {
+        let channel = QueueNames.readyChannel(namespace: "orchestration")
+        try await waitUntil(timeout: .seconds(20)) {
+            try await connection.query("SELECT pg_notify($1, $2)", [channel, HostileFixtures.batchReady("worker_probe_queue", ids: 1...1)])
+            try await Task.sleep(for: .milliseconds(50))
+            return service.statistics.notificationsRejected > 0
+        }
+    }
+
     /// A task of `name` created by orchestration (its first steps enqueued), with orchestration
     /// stopped again: the database state for tests that then play every part by hand.
     func submittedTask(_ name: String, _ context: JSONValue) async throws -> CreatedTask {
