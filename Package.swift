@@ -284,7 +284,7 @@ let package = Package(
             name: "TaskerSystemTests",
             dependencies: [
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport",
-                "TaskerOrchestration",
+                "TaskerOrchestration", "TaskerMessaging",
                 "TaskerExamples", "TaskerAMQP",
                 "TaskerWorkerTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

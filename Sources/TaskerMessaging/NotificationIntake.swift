@@ -44,6 +44,18 @@ package final class NotificationIntake: Sendable {
         /// A notification that could not be read, behind which a real message may stand (e.g. a
         /// body nested too deep to decode); rejected and counted as such, then read for.
         case unreadable
+
+        /// When the reader reads its queues for this reason, the same rule for worker and
+        /// orchestration: nil at once (messages certainly wait: nobody listened, or their events
+        /// were dropped); otherwise through its `CatchUpSchedule` after this delay, coalesced per
+        /// second, so a flood of forged notifications costs no more than one read a second.
+        package var delay: Duration? {
+            switch self {
+            case .connected, .dropped: nil
+            case .truncatedBatch: .zero
+            case .unreadable: .seconds(1)
+            }
+        }
     }
 
     /// The queues each listened channel announces.

@@ -60,6 +60,14 @@ public final class OrchestrationService: Service, Sendable {
     let logger: Logger
     /// What each listener event asks for (TaskerMessaging's, shared with the worker).
     private let notifications: NotificationIntake
+    /// Every PGMQ read and archive of the intake (TaskerMessaging's, shared with the worker): a
+    /// failed read is logged and answered with a catch-up read.
+    private let reader: QueueReader
+    /// Catch-up reads asked for later (TaskerMessaging's, shared with the worker).
+    private let catchUps: CatchUpSchedule
+    /// The dispatch loop's work, and how it is submitted (the loop is its only reader).
+    private let work: AsyncStream<Work>
+    private let submit: AsyncStream<Work>.Continuation
 
     /// An orchestration on `pool` (closed when `run()` returns).
     /// With `broker`, the orchestration's messages go through RabbitMQ (`OrchestrationService+RabbitMQ`)
@@ -85,6 +93,10 @@ public final class OrchestrationService: Service, Sendable {
             connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
             bufferSize: settings.listenerBufferSize, logger: Logger(label: "tasker.orchestration.listener"))
         self.stalenessDetector = StalenessDetector(pool: pool, settings: settings.staleness, statistics: statistics)
+        let (work, submit) = AsyncStream.makeStream(of: Work.self)
+        (self.work, self.submit) = (work, submit)
+        self.catchUps = CatchUpSchedule { submit.yield(.read) }
+        self.reader = QueueReader(pool: pool, catchUps: catchUps, logger: logger)
     }
 
     /// An orchestration configured from `[common]` (database URL and pool, queue polling).
@@ -130,7 +142,7 @@ public final class OrchestrationService: Service, Sendable {
             return
         }
         try await ensureQueues()
-        let (work, submit) = AsyncStream.makeStream(of: Work.self)
+        let (work, submit) = (self.work, self.submit)
         logger.info("tasker orchestration starting", metadata: ["processor_uuid": "\(processor.context.processorUUID)"])
         await withDiscardingTaskGroup { group in
             if settings.listen {
@@ -165,14 +177,18 @@ public final class OrchestrationService: Service, Sendable {
     /// A listener event's signal (`NotificationIntake`, the worker's rule too) as work: a
     /// notification naming at most `NotificationTriage.maxMessageIDsPerNotification` messages of our
     /// queues has them processed by themselves at once (no read of the queues, no waiting for other
-    /// messages in hand); one naming more, a (re)connect, dropped events or a notification that
-    /// cannot be read become a read (coalesced by the dispatch loop, and bounded by its batch size).
+    /// messages in hand); one naming more, a (re)connect or dropped events become a read at once, a
+    /// truncated batch or a notification that cannot be read a read within a second
+    /// (`CatchUpReason.delay`, the worker's rule too; reads are coalesced by the dispatch loop and
+    /// bounded by its batch size).
     private func route(_ signal: NotificationIntake.Signal, to submit: AsyncStream<Work>.Continuation) {
         switch signal {
         case .readByID(let queue, let msgIDs):
             for id in msgIDs { submit.yield(.notified(queue: queue, msgID: id)) }
-        case .readQueue, .catchUp:
+        case .readQueue:
             submit.yield(.read)
+        case .catchUp(let reason):
+            if let delay = reason.delay { catchUps.schedule(after: delay) } else { submit.yield(.read) }
         }
     }
 
@@ -237,44 +253,25 @@ public final class OrchestrationService: Service, Sendable {
         }
     }
 
+    /// Up to `quantity` messages of `queue`; none when the read failed (logged by the reader, and
+    /// read again within a second).
     private func read(_ queue: String, quantity: Int) async -> [QueueMessage] {
-        do {
-            let timeout = settings.visibilityTimeoutSeconds
-            return try await pool.withConnection { c in
-                try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: quantity)
-            }
-        } catch {
-            logger.warning("cannot read queue", metadata: ["queue": "\(queue)", "error": "\(error)"])
-            return []
-        }
+        await reader.read(queue, quantity: quantity, visibilityTimeout: settings.visibilityTimeoutSeconds) ?? []
     }
 
     /// Claims a notified message by id (hidden for the visibility timeout, as a read does) and
     /// processes it; nothing when it is gone or already claimed (e.g. by a poll read).
     private func handleNotified(queue: String, msgID: Int64) async {
-        let message: QueueMessage?
         statistics.recordNotifiedRead()
-        do {
-            let timeout = settings.visibilityTimeoutSeconds
-            message = try await pool.withConnection { c in
-                try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
-            }
-        } catch {
-            logger.warning(
-                "cannot read notified message",
-                metadata: [
-                    "queue": "\(queue)", "msg_id": "\(msgID)",
-                    "error": "\(error)",
-                ])
-            return
-        }
-        if let message { await handle(message) }
+        // A failed read is logged and a catch-up read follows (`QueueReader`).
+        let messages = await reader.read(queue, msgIDs: [msgID], visibilityTimeout: settings.visibilityTimeoutSeconds)
+        if let message = messages?.first { await handle(message) }
     }
 
     /// A PGMQ message: processed, then archived unless its work archived it in its own transaction.
     private func handle(_ message: QueueMessage) async {
         switch await process(message, receipt: MessageReceipt(queue: message.queue, msgID: message.msgID)) {
-        case .finished, .poison: await archive(message)
+        case .finished, .poison: await reader.archive(message)
         case .archivedWithWork, .retry: break
         }
     }
@@ -344,14 +341,6 @@ public final class OrchestrationService: Service, Sendable {
             statistics.recordPoison()
             logger.error("task request rejected and settled as poison", metadata: ["msg_id": "\(message.msgID)", "error": "\(error)"])
             return .poison
-        }
-    }
-
-    func archive(_ message: QueueMessage) async {
-        do {
-            _ = try await pool.withConnection { c in try await PGMQ.archive(c, queue: message.queue, msgID: message.msgID) }
-        } catch {
-            logger.warning("cannot archive message", metadata: ["queue": "\(message.queue)", "msg_id": "\(message.msgID)"])
         }
     }
 

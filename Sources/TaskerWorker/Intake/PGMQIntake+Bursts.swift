@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
@@ -72,7 +73,7 @@ extension PGMQIntake {
         case .joined:
             return
         case .overflow:
-            scheduleCatchUp(after: .zero)
+            catchUps.schedule(after: .zero)
             return
         case .leads:
             break
@@ -105,22 +106,12 @@ extension PGMQIntake {
     /// claims share one round trip and one transaction.
     private func readAndClaim(queue: String, msgIDs: [Int64]) async {
         guard intakeOpen else { return }
-        let statistics = executor.statistics
-        StepMetrics.notifiedReads(msgIDs.count, in: statistics)
-        let timeout = settings.visibilityTimeoutSeconds
-        let messages: [QueueMessage]
-        do {
-            messages = try await pool.withConnection { c in
-                try await PGMQ.readSpecific(c, queue: queue, msgIDs: msgIDs, visibilityTimeout: timeout)
-            }
-        } catch {
-            // Nothing was read (the read's transaction rolled back): a catch-up read finds them.
-            logger.warning(
-                "could not read notified messages; reading the queue again soon",
-                metadata: ["queue": "\(queue)", "messages": "\(msgIDs.count)", "error": "\(error)"])
-            scheduleCatchUp(after: .seconds(1))
-            return
-        }
+        StepMetrics.notifiedReads(msgIDs.count, in: executor.statistics)
+        // Nothing read when it fails (the read's transaction rolled back): `QueueReader` logs it and
+        // a catch-up read finds the messages.
+        guard
+            let messages = await reader.read(queue, msgIDs: msgIDs, visibilityTimeout: settings.visibilityTimeoutSeconds)
+        else { return }
         guard intakeOpen else { return leaveUnclaimed(messages.count, queue: queue) }
         switch messages.count {
         case 0: return

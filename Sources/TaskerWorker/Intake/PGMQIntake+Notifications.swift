@@ -42,16 +42,11 @@ extension PGMQIntake {
                 guard intakeOpen else { continue }
                 let queue: String
                 switch signal {
-                case .catchUp(.connected), .catchUp(.dropped):
-                    // Anything sent while we were not listening, or dropped, is only found by reading the queues.
-                    catchUp()
-                    continue
-                case .catchUp(.truncatedBatch):
-                    // Coalesced per second, so a forged one costs no more.
-                    scheduleCatchUp(after: .zero)
-                    continue
-                case .catchUp(.unreadable):
-                    scheduleCatchUp(after: .seconds(1))
+                case .catchUp(let reason):
+                    // Anything sent while we were not listening, or dropped, is only found by
+                    // reading the queues: at once; the rest coalesced per second (the
+                    // orchestration's rule too: `CatchUpReason.delay`).
+                    if let delay = reason.delay { catchUps.schedule(after: delay) } else { catchUp() }
                     continue
                 case .readByID(let notified, _), .readQueue(let notified, _):
                     queue = notified
@@ -61,7 +56,7 @@ extension PGMQIntake {
                 // when a handler permit frees, so a burst costs neither claims nor memory.
                 guard executor.admitsNotification(forQueue: queue) else {
                     // The freed permit reads the queue; this is the safety net if none comes.
-                    scheduleCatchUp(after: .seconds(1))
+                    catchUps.schedule(after: .seconds(1))
                     continue
                 }
                 // Cancelled (forced shutdown): the message waits out its visibility timeout.
@@ -92,23 +87,16 @@ extension PGMQIntake {
             await claimInBursts(queue: queue, msgIDs: ids)
             return
         }
-        let statistics = executor.statistics
         for msgID in ids {
             guard intakeOpen else { return }
-            do {
-                let timeout = settings.visibilityTimeoutSeconds
-                StepMetrics.notifiedReads(in: statistics)
-                let message = try await pool.withConnection { c in
-                    try await PGMQ.readSpecific(c, queue: queue, msgID: msgID, visibilityTimeout: timeout)
-                }
-                guard let message else { continue }
-                guard intakeOpen else { return leaveUnclaimed(1, queue: queue) }
-                await deliver(StepDelivery(read: message))
-            } catch {
-                logger.warning(
-                    "could not read a notified message; the poller will find it",
-                    metadata: ["queue": "\(queue)", "msg_id": "\(msgID)", "error": "\(error)"])
-            }
+            StepMetrics.notifiedReads(in: executor.statistics)
+            // A failed read is logged and a catch-up read follows (`QueueReader`).
+            guard
+                let message = await reader.read(queue, msgIDs: [msgID], visibilityTimeout: settings.visibilityTimeoutSeconds)?
+                    .first
+            else { continue }
+            guard intakeOpen else { return leaveUnclaimed(1, queue: queue) }
+            await deliver(StepDelivery(read: message))
         }
     }
 
@@ -118,21 +106,12 @@ extension PGMQIntake {
         let quantity = await readQuantity(upTo: min(announced, settings.pollBatchSize))
         guard quantity > 0, intakeOpen else { return }
         StepMetrics.notifiedReads(in: executor.statistics)
-        let timeout = settings.visibilityTimeoutSeconds
-        let messages: [QueueMessage]
-        do {
-            messages = try await pool.withConnection { c in
-                try await PGMQ.read(c, queue: queue, visibilityTimeout: timeout, quantity: quantity)
-            }
-        } catch {
-            logger.warning(
-                "could not read the queue for a batch notification; reading it again soon",
-                metadata: ["queue": "\(queue)", "error": "\(error)"])
-            scheduleCatchUp(after: .seconds(1))
-            return
-        }
+        // A failed read is logged and a catch-up read follows (`QueueReader`).
+        guard
+            let messages = await reader.read(queue, quantity: quantity, visibilityTimeout: settings.visibilityTimeoutSeconds)
+        else { return }
         guard intakeOpen else { return leaveUnclaimed(messages.count, queue: queue) }
         if !messages.isEmpty { await deliver(batch: messages.map(StepDelivery.init(read:))) }
-        if messages.count == quantity && announced > quantity { scheduleCatchUp(after: .milliseconds(1)) }
+        if messages.count == quantity && announced > quantity { catchUps.schedule(after: .milliseconds(1)) }
     }
 }

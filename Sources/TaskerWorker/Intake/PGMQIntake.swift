@@ -17,20 +17,17 @@ import TaskerStore
 final class PGMQIntake: StepIntake {
     let settings: WorkerEventSystemSettings
     let listener: PostgresListener?
-    let pool: PostgresConnectionPool
     let executor: StepExecutor
-    private let pollSignals: AsyncStream<PollReason>
-    private let pollSignal: AsyncStream<PollReason>.Continuation
+    private let poller: PollSignal
     private let lastPollSucceeded = Atomic<Bool>(true)
     /// Poller passes over every polled queue so far (read or not: none is read while claiming is off).
     private let pollPasses = Atomic<Int>(0)
     private let capacityFreed: WorkerCapacity?
-    private let pollFailureLog = Throttle(interval: .seconds(10))
-    /// Catch-up reads already scheduled, by whole second since `clockStart`.
-    private let pendingCatchUps = Mutex<Set<Int64>>([])
-    /// Set by every catch-up request; the poll loop turns its next pass into a catch-up.
-    private let catchUpWanted = Atomic<Bool>(false)
-    private let clockStart = ContinuousClock.now
+    /// Catch-up reads asked for later (TaskerMessaging's, the orchestration's too).
+    let catchUps: CatchUpSchedule
+    /// Every PGMQ read of this intake (TaskerMessaging's, the orchestration's too): a failed read
+    /// is logged and answered with a catch-up read.
+    let reader: QueueReader
     /// What each listener event asks for (shared with the orchestration: `PGMQIntake+Notifications`).
     let notifications: NotificationIntake
     /// Notified message ids waiting for their queue's claimer (`PGMQIntake+Bursts`).
@@ -44,12 +41,14 @@ final class PGMQIntake: StepIntake {
     ) {
         self.settings = settings
         self.capacityFreed = capacityFreed
-        self.pool = pool
         self.executor = executor
         self.logger = logger
         self.notifications = Self.notificationIntake(
             namespaces: settings.namespaces, statistics: executor.statistics, logger: logger)
-        (pollSignals, pollSignal) = AsyncStream.makeStream(of: PollReason.self, bufferingPolicy: .bufferingNewest(1))
+        let poller = PollSignal()
+        self.poller = poller
+        self.catchUps = CatchUpSchedule { poller.catchUp() }
+        self.reader = QueueReader(pool: pool, catchUps: catchUps, logger: logger)
         self.listener =
             settings.usesListener
             ? PostgresListener(
@@ -61,22 +60,17 @@ final class PGMQIntake: StepIntake {
             : nil
     }
 
-    enum PollReason: Sendable { case tick, catchUp }
-
     /// Stops listening and polling (the event system closed intake first).
     func stop() {
         listener?.stop()
-        pollSignal.finish()
+        poller.finish()
     }
 
     /// False once shutdown began: every reading loop checks it before each read and each delivery.
     var intakeOpen: Bool { !executor.intakeIsClosed }
 
     /// Reads the queues now (e.g. after claiming was switched back on).
-    func catchUp() {
-        catchUpWanted.store(true, ordering: .sequentiallyConsistent)
-        pollSignal.yield(.catchUp)
-    }
+    func catchUp() { poller.catchUp() }
 
     func status(_ status: inout WorkerEventSystemStatus) {
         status.listenerState = listener?.state
@@ -121,8 +115,8 @@ final class PGMQIntake: StepIntake {
 
     private func scheduleRetryReads() {
         let visibility = max(settings.visibilityTimeoutSeconds, settings.pollVisibilityTimeoutSeconds)
-        scheduleCatchUp(after: .seconds(1))
-        scheduleCatchUp(after: .seconds(visibility + 1))
+        catchUps.schedule(after: .seconds(1))
+        catchUps.schedule(after: .seconds(visibility + 1))
     }
 
     // MARK: - Poller
@@ -130,9 +124,9 @@ final class PGMQIntake: StepIntake {
     private func pollLoop(slots: AsyncSemaphore) async {
         var timer: Task<Void, Never>?
         if settings.usesPoller {
-            let (interval, signal) = (settings.pollInterval, pollSignal)
+            let (interval, poller) = (settings.pollInterval, poller)
             timer = Task {
-                for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) { signal.yield(.tick) }
+                for await _ in AsyncTimerSequence(interval: interval, clock: .continuous) { poller.tick() }
             }
             // Catch up on start; EventDrivenOnly catches up when the listener connects.
             catchUp()
@@ -146,15 +140,12 @@ final class PGMQIntake: StepIntake {
             }
         }
         defer { timer?.cancel() }
-        await poll(pollSignals, slots: slots)
+        await poll(slots: slots)
     }
 
-    private func poll(_ reasons: AsyncStream<PollReason>, slots: AsyncSemaphore) async {
-        for await signalled in reasons.cancelOnGracefulShutdown() {
+    private func poll(slots: AsyncSemaphore) async {
+        for await reason in poller.reasons.cancelOnGracefulShutdown() {
             guard intakeOpen else { return }
-            // A tick may have replaced a buffered catch-up (the stream keeps the newest only): the
-            // flag keeps the catch-up, which reads without the age filters.
-            let reason = catchUpWanted.exchange(false, ordering: .sequentiallyConsistent) ? PollReason.catchUp : signalled
             for namespace in settings.polledNamespaces {
                 // In Hybrid mode fresh messages belong to the listener; a catch-up reads everything.
                 let minAge = settings.mode == .hybrid && reason == .tick ? settings.pollAgeThresholdSeconds : 0
@@ -173,22 +164,13 @@ final class PGMQIntake: StepIntake {
         while intakeOpen {
             let quantity = await readQuantity(upTo: settings.pollBatchSize)
             guard quantity > 0, intakeOpen else { return }
-            let messages: [QueueMessage]
-            do {
-                messages = try await pool.withConnection { c in
-                    try await PGMQ.read(
-                        c, queue: queue, visibilityTimeout: timeout, quantity: quantity, minAgeSeconds: minAge,
-                        maxAgeSeconds: maxAge)
-                }
-            } catch {
+            // A failed read is logged and a catch-up read follows (`QueueReader`).
+            guard
+                let messages = await reader.read(
+                    queue, quantity: quantity, visibilityTimeout: timeout, minAgeSeconds: minAge, maxAgeSeconds: maxAge)
+            else {
                 lastPollSucceeded.store(false, ordering: .relaxed)
                 StepMetrics.pollFailed(queue: queue, in: executor.statistics)
-                if pollFailureLog.allow() {
-                    logger.warning(
-                        "polling failed (repeats are logged at most every 10 s)",
-                        metadata: ["queue": "\(queue)", "error": "\(error)"])
-                }
-                scheduleCatchUp(after: .seconds(1))
                 return
             }
             lastPollSucceeded.store(true, ordering: .relaxed)
@@ -221,7 +203,7 @@ final class PGMQIntake: StepIntake {
         guard quantity <= 0 else { return quantity }
         if executor.isAccepting {
             capacityFreed?.recordShed()
-            scheduleCatchUp(after: .seconds(1))
+            catchUps.schedule(after: .seconds(1))
         }
         return 0
     }
@@ -233,19 +215,35 @@ final class PGMQIntake: StepIntake {
             "shutdown began during a read; its messages are not claimed and return after their visibility timeout",
             metadata: ["queue": "\(queue)", "messages": "\(count)"])
     }
+}
 
-    /// Asks for a catch-up read after `delay`, rounded up to the next whole second of this event
-    /// system's clock. Requests for the same second share one timer, so a burst of refused
-    /// deliveries costs at most one sleeping task per second of delay, not two per delivery.
-    func scheduleCatchUp(after delay: Duration) {
-        let elapsed = clockStart.duration(to: .now) + delay
-        let second = elapsed.components.seconds + (elapsed.components.attoseconds > 0 ? 1 : 0)
-        guard pendingCatchUps.withLock({ $0.insert(second).inserted }) else { return }
-        let deadline = clockStart.advanced(by: .seconds(second))
-        Task {
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            self.pendingCatchUps.withLock { _ = $0.remove(second) }
-            self.catchUp()
+/// The poll loop's wake-ups: regular ticks and catch-up requests. The stream keeps the newest
+/// request only (a pass reads everything anyway); a tick may replace a buffered catch-up, so a flag
+/// keeps the catch-up, which reads without the age filters.
+private final class PollSignal: Sendable {
+    enum Reason: Sendable { case tick, catchUp }
+
+    private let stream: AsyncStream<Reason>
+    private let continuation: AsyncStream<Reason>.Continuation
+    private let catchUpWanted = Atomic<Bool>(false)
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Reason.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func tick() { continuation.yield(.tick) }
+
+    func catchUp() {
+        catchUpWanted.store(true, ordering: .sequentiallyConsistent)
+        continuation.yield(.catchUp)
+    }
+
+    func finish() { continuation.finish() }
+
+    /// The passes to make, each with its reason (one stream: the poll loop is its only reader).
+    var reasons: AsyncMapSequence<AsyncStream<Reason>, Reason> {
+        stream.map { [self] signalled in
+            catchUpWanted.exchange(false, ordering: .sequentiallyConsistent) ? .catchUp : signalled
         }
     }
 }
