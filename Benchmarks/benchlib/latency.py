@@ -47,38 +47,48 @@ def _log(mode, rate, s, got, count, achieved):
         f"({got}/{count}, sent at {achieved:.0f}/s)")
 
 
+def measure(b, sender, rate):
+    """One latency run against the running worker: `rate`/s Poisson arrivals for rate_seconds, each
+    step committed `enqueued` first, then one send per arrival on `sender`; from each send's commit
+    to its handler's start and to its result message. Returns the run's figures."""
+    count = int(rate * b.cfg["rate_seconds"])
+    a, z = b.seed(count)
+    b.mark_enqueued(a, z)   # committed before any send, as orchestration does
+    b.purge_results()
+    sent, achieved = send_at(arrivals(rate, count), lambda i: b.send_steps(a + i, a + i, conn=sender))
+    commits = {a + i: t for i, t in sent.items()}
+    b.wait_results(count, timeout=30 + count / 50)
+    rows = b.q("""
+        SELECT n, extract(epoch FROM (ws.results->'metadata'->>'started_at')::timestamptz),
+               extract(epoch FROM r.enqueued_at)
+          FROM generate_series(%s::bigint, %s::bigint) n
+          JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = md5('s'||n)::uuid
+          JOIN pgmq.q_orchestration_step_results r ON (r.message->>'step_uuid')::uuid = ws.workflow_step_uuid
+    """, (a, z))
+    start = [(float(s) - commits[n]) * 1000 for n, s, _ in rows if s is not None]
+    result = [(float(e) - commits[n]) * 1000 for n, _, e in rows]
+    return {"achieved_rate": round(achieved, 1), "sent": count, "received": len(rows), "arrivals": "poisson",
+            "seed": LATENCY_SEED, "to_handler_start_ms": summary(start), "to_result_ms": summary(result)}
+
+
+def sender_connection(b):
+    """The sender's own commits skip the WAL flush wait (the worker's stay durable): one durable
+    commit per send caps a single sender at ~170/s on this machine, below the rates to measure."""
+    return psycopg.connect(b.a.db_url, autocommit=True, options="-c TimeZone=UTC -c synchronous_commit=off")
+
+
 def latency(b):
     out = {}
-    # The sender's own commits skip the WAL flush wait (the worker's stay durable): one durable commit
-    # per send caps a single sender at ~170/s on this machine, below the rates to measure.
-    sender = psycopg.connect(b.a.db_url, autocommit=True, options="-c TimeZone=UTC -c synchronous_commit=off")
+    sender = sender_connection(b)
     for mode in MODES:
         w = worker.start_worker(b, mode, LATENCY_C)
         try:
             for rate in b.cfg["rates"]:
-                count = int(rate * b.cfg["rate_seconds"])
-                a, z = b.seed(count)
-                b.mark_enqueued(a, z)   # committed before any send, as orchestration does
-                b.purge_results()
-                sent, achieved = send_at(arrivals(rate, count), lambda i: b.send_steps(a + i, a + i, conn=sender))
-                commits = {a + i: t for i, t in sent.items()}
-                b.wait_results(count, timeout=30 + count / 50)
-                rows = b.q("""
-                    SELECT n, extract(epoch FROM (ws.results->'metadata'->>'started_at')::timestamptz),
-                           extract(epoch FROM r.enqueued_at)
-                      FROM generate_series(%s::bigint, %s::bigint) n
-                      JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = md5('s'||n)::uuid
-                      JOIN pgmq.q_orchestration_step_results r ON (r.message->>'step_uuid')::uuid = ws.workflow_step_uuid
-                """, (a, z))
-                start = [(float(s) - commits[n]) * 1000 for n, s, _ in rows if s is not None]
-                result = [(float(e) - commits[n]) * 1000 for n, _, e in rows]
-                out.setdefault(mode, {})[str(rate)] = {
-                    "achieved_rate": round(achieved, 1), "sent": count, "arrivals": "poisson", "seed": LATENCY_SEED,
-                    "to_handler_start_ms": summary(start), "to_result_ms": summary(result)}
-                s = out[mode][str(rate)]["to_handler_start_ms"]
+                r = out.setdefault(mode, {})[str(rate)] = measure(b, sender, rate)
+                s = r["to_handler_start_ms"]
                 if s["p50"] is None:
                     raise SystemExit(f"bench: no result in latency {mode} {rate}/s; see {b.work}")
-                _log(mode, rate, s, len(rows), count, achieved)
+                _log(mode, rate, s, r.pop("received"), r["sent"], r["achieved_rate"])
         finally:
             worker.stop(w)
     out[PGQUEUER] = pgqueuer_latency(b, sender)

@@ -297,6 +297,12 @@ def _baseline_lines(R):
                              ("worker_cpu_ms_per_step", "worker CPU ms/step", ".3f")):
         lines.append(f"  {label:20} baseline {_fmt(d[f'baseline_median_{key}'], spec):>8}  current "
                      f"{_fmt(d[f'current_median_{key}'], spec):>8}  current/baseline {_fmt(d[f'{key}_current_over_baseline'], '.3f')}")
+    t = bl.get("latency")
+    if t:
+        for key, label in (("start_p50_ms", "handler start p50"), ("start_p99_ms", "handler start p99")):
+            lines.append(f"  {label + ' ms':20} baseline {_fmt(t[f'baseline_median_{key}'], '.2f'):>8}  current "
+                         f"{_fmt(t[f'current_median_{key}'], '.2f'):>8}  current/baseline "
+                         f"{_fmt(t[f'{key}_current_over_baseline'], '.3f')}  ({t['mode']}, {t['rate']}/s)")
     e = bl.get("e2e", {})
     if "not_measured" in e:
         lines.append(f"  e2e 4-step p50: not measured: {e['not_measured']}")

@@ -7,11 +7,13 @@ import TaskerStore
 /// read in a batch, notified messages read by id in one round trip, and the archive of a message
 /// settled outside its work's transaction (poison, a finished finalization request).
 ///
-/// A read that fails is logged (at most every 10 s per reader) and answered with a catch-up read a
-/// second later through the intake's `CatchUpSchedule`: nothing was read (the read's transaction
-/// rolled back), so the messages are still visible and the catch-up finds them; no intake depends
-/// on a later notification or poll tick for them. The caller gets nil and counts the failure its
-/// own way.
+/// A read that fails is logged (at most every 10 s per reader) and answered with two catch-up reads
+/// through the intake's `CatchUpSchedule`: one a second later, which finds the messages when the
+/// read's transaction rolled back (the usual case), and one once the read's visibility timeout has
+/// passed, which finds them when the read committed on the server after all (an answer lost with
+/// its connection, or a statement abandoned after a cancel the server did not answer): then they
+/// were hidden, not lost. So no intake, EventDrivenOnly's included, depends on a later notification
+/// or poll tick for them. The caller gets nil and counts the failure its own way.
 package struct QueueReader: Sendable {
     /// The pool every read and archive runs on.
     package let pool: PostgresConnectionPool
@@ -39,7 +41,9 @@ package struct QueueReader: Sendable {
                     minAgeSeconds: minAgeSeconds, maxAgeSeconds: maxAgeSeconds)
             }
         } catch {
-            failed("could not read the queue; reading it again soon", queue: queue, messages: quantity, error: error)
+            failed(
+                "could not read the queue; reading it again soon", queue: queue, msgIDs: [], visibilityTimeout: visibilityTimeout,
+                error: error)
             return nil
         }
     }
@@ -54,7 +58,9 @@ package struct QueueReader: Sendable {
                 try await PGMQ.readSpecific(c, queue: queue, msgIDs: msgIDs, visibilityTimeout: visibilityTimeout)
             }
         } catch {
-            failed("could not read notified messages; reading the queue again soon", queue: queue, messages: msgIDs.count, error: error)
+            failed(
+                "could not read notified messages; reading the queue again soon", queue: queue, msgIDs: msgIDs,
+                visibilityTimeout: visibilityTimeout, error: error)
             return nil
         }
     }
@@ -73,12 +79,13 @@ package struct QueueReader: Sendable {
         }
     }
 
-    private func failed(_ what: String, queue: String, messages: Int, error: any Error) {
+    private func failed(_ what: String, queue: String, msgIDs: [Int64], visibilityTimeout: Int, error: any Error) {
         if failureLog.allow() {
-            logger.warning(
-                "\(what) (repeats are logged at most every 10 s)",
-                metadata: ["queue": "\(queue.prefix(100))", "messages": "\(messages)", "error": "\(error)"])
+            var metadata: Logger.Metadata = ["queue": "\(queue.prefix(100))", "error": "\(error)"]
+            if !msgIDs.isEmpty { metadata["msg_ids"] = "\(msgIDs.prefix(10).map(String.init).joined(separator: ","))" }
+            logger.warning("\(what) (repeats are logged at most every 10 s)", metadata: metadata)
         }
         catchUps.schedule(after: .seconds(1))
+        catchUps.schedule(after: .seconds(max(0, visibilityTimeout) + 1))
     }
 }

@@ -136,6 +136,8 @@ public final class OrchestrationService: Service, Sendable {
         case finished
     }
 
+    /// Runs until graceful shutdown, then closes the pool: once per service (its pool, listener and
+    /// work stream end with it).
     public func run() async throws {
         if let broker {
             try await run(on: broker)
@@ -167,6 +169,8 @@ public final class OrchestrationService: Service, Sendable {
             listener.stop()
             group.cancelAll()
         }
+        // Late `.finished` and catch-up requests have no reader any more.
+        submit.finish()
         await pool.close()
         logger.info("tasker orchestration stopped", metadata: ["results_processed": "\(statistics.resultsProcessed)"])
     }
