@@ -51,6 +51,36 @@ import Testing
         #expect(throws: (any Error).self) { try context.input("customer", as: Int.self) }
     }
 
+    /// The README's `input("amount", as: Int.self)` given `"abc"`: a permanent failure naming the
+    /// key path, not a retryable `DecodingError` without a key (issue #31, item 3); the same for a
+    /// member of the configuration, and for a path inside a member.
+    @Test func aMemberThatDoesNotFitIsAPermanentFailureNamingItsKeyPath() throws {
+        struct Line: Decodable {
+            let sku: String
+            let price: Int
+        }
+        let context = Self.context(
+            taskContext: .object([
+                "amount": .string("abc"),
+                "lines": .array([.object(["sku": .string("a"), "price": .int(3)]), .object(["sku": .string("b")])]),
+            ]),
+            config: .object(["limit": .string("five")]))
+        let amount = #expect(throws: StepFailure.self) { try context.input("amount", as: Int.self) }
+        #expect(amount?.retryable == false)
+        #expect(amount?.errorType == "validation_error")
+        #expect(amount?.context["path"] == .string("context.amount"), "\(String(describing: amount))")
+        #expect(amount?.message.hasPrefix("cannot decode context.amount: expected Int") == true, "\(String(describing: amount))")
+        let lines = #expect(throws: StepFailure.self) { try context.input("lines", as: [Line].self) }
+        #expect(lines?.context["path"] == .string("context.lines[1].price"), "\(String(describing: lines))")
+        let limit = #expect(throws: StepFailure.self) { try context.config("limit", as: Int.self) }
+        #expect(limit?.errorType == "configuration_error")
+        #expect(limit?.context["path"] == .string("handler.initialization.limit"), "\(String(describing: limit))")
+        // A handler that lets it propagate ends the step for good.
+        let result = StepHandlerResult.failure(from: try #require(amount))
+        #expect(result.failure?.retryable == false)
+        #expect(result.failure?.errorType == "validation_error")
+    }
+
     // MARK: Results
 
     @Test func thrownErrorsMapToFailures() {

@@ -101,10 +101,13 @@ public struct StepContext: Sendable {
         taskContext[key]
     }
 
-    /// A member of the task context decoded as `T`; nil when absent or `null`.
-    public func input<T: Decodable>(_ key: String, as type: T.Type) throws -> T? {
+    /// A member of the task context decoded as `T`; nil when absent or `null`. A value that does
+    /// not fit `T` (`"abc"` for an `Int`) is a permanent `validation_error` `StepFailure` naming its
+    /// key path (`cannot decode context.amount: …`; ``StepDataCoding``): the same input fails the
+    /// same way on every attempt, so it is not retried.
+    public func input<T: Decodable>(_ key: String, as type: T.Type) throws(StepFailure) -> T? {
         guard let value = taskContext[key], !value.isNull else { return nil }
-        return try value.decode(T.self)
+        return try StepDataCoding.decode(T.self, from: value, source: .taskContext, member: key)
     }
 
     /// A member of the handler configuration (`handler.initialization`).
@@ -112,10 +115,12 @@ public struct StepContext: Sendable {
         stepConfig[key]
     }
 
-    /// A member of the handler configuration decoded as `T`; nil when absent or `null`.
-    public func config<T: Decodable>(_ key: String, as type: T.Type = T.self) throws -> T? {
+    /// A member of the handler configuration decoded as `T`; nil when absent or `null`. A value
+    /// that does not fit `T` is a permanent `configuration_error` `StepFailure` naming its key
+    /// path (`cannot decode handler.initialization.timeout_ms: …`).
+    public func config<T: Decodable>(_ key: String, as type: T.Type = T.self) throws(StepFailure) -> T? {
         guard let value = stepConfig[key], !value.isNull else { return nil }
-        return try value.decode(T.self)
+        return try StepDataCoding.decode(T.self, from: value, source: .handlerConfiguration, member: key)
     }
 
     /// A member of the step's own inputs (`workflow_steps.inputs`).

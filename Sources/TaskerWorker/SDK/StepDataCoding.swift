@@ -58,17 +58,28 @@ public enum StepDataCoding {
     /// `metadata.error_code` of every failure made here.
     public static let decodingErrorCode = "DATA_DECODING_ERROR"
 
-    /// Decodes `value`, which comes from `source`, as `T`.
+    /// Decodes `value`, which comes from `source` (under its member `member`, when it is one
+    /// member of it: the key path then starts with that member, `context.amount`), as `T`.
     public static func decode<T: Decodable>(
-        _ type: T.Type, from value: JSONValue, source: StepDataSource
+        _ type: T.Type, from value: JSONValue, source: StepDataSource, member: String? = nil
     ) throws(StepFailure) -> T {
+        let prefix: [any CodingKey] = member.map { [MemberKey($0)] } ?? []
         do {
             return try value.decode(T.self)
         } catch let error as DecodingError {
-            throw failure(source: source, error: error)
+            throw failure(source: source, prefix: prefix, error: error)
         } catch {
-            throw failure(source: source, path: [], reason: "\(error)")
+            throw failure(source: source, path: prefix, reason: "\(error)")
         }
+    }
+
+    /// One member's name in a key path.
+    private struct MemberKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     /// Encodes `value` as the handler's `result`.
@@ -113,25 +124,25 @@ public enum StepDataCoding {
             context: ["source": .string(source.description), "path": .string(where_)])
     }
 
-    private static func failure(source: StepDataSource, error: DecodingError) -> StepFailure {
+    private static func failure(source: StepDataSource, prefix: [any CodingKey], error: DecodingError) -> StepFailure {
         switch error {
         case .keyNotFound(let key, let context):
-            return failure(source: source, path: context.codingPath + [key], reason: "missing")
+            return failure(source: source, path: prefix + context.codingPath + [key], reason: "missing")
         case .valueNotFound(let type, let context):
-            return failure(source: source, path: context.codingPath, reason: "expected \(type), found null")
+            return failure(source: source, path: prefix + context.codingPath, reason: "expected \(type), found null")
         case .typeMismatch(let type, let context):
             return failure(
-                source: source, path: context.codingPath,
+                source: source, path: prefix + context.codingPath,
                 reason: "expected \(type) (\(context.debugDescription))")
         case .dataCorrupted(let context):
             // A number that does not fit the declared type (1e300 into Int64) lands here, and
             // Foundation reports it at the container's path with its cause underneath.
             let cause = context.underlyingError.map { " (\($0))" } ?? ""
             return failure(
-                source: source, path: context.codingPath,
+                source: source, path: prefix + context.codingPath,
                 reason: "a value does not fit its declared type: \(context.debugDescription)\(cause)")
         @unknown default:
-            return failure(source: source, path: [], reason: "\(error)")
+            return failure(source: source, path: prefix, reason: "\(error)")
         }
     }
 }
