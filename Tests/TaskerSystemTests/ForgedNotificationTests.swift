@@ -65,6 +65,46 @@ struct ForgedNotificationTests {
         }
     }
 
+    /// 300 unreadable notifications on the orchestration's channel cost it at most one pass over its
+    /// queues a second besides its poll ticks (`CatchUpReason.delay`, the worker's rule; before, each
+    /// was a pass of its own: 300 passes, 900 reads), and a real message behind them is still found.
+    @Test func theOrchestrationReadsForUnreadableNotificationsAtMostOnceASecond() async throws {
+        try await withTestDatabase { db in
+            let harness = try await OrchestrationHarness.make(db)
+            let pollInterval = Duration.seconds(2)
+            let orchestration = harness.startOrchestration { $0.pollInterval = pollInterval }
+            let service = orchestration.service
+            let listener = try await db.connect()
+            let channel = QueueNames.readyChannel(namespace: "orchestration")
+            try await harness.waitUntilListening(service, via: listener)
+            let rejectedBefore = service.statistics.notificationsRejected
+            let passesBefore = service.statistics.queueReadPasses
+            let started = ContinuousClock.now
+            let forged = 300
+            for _ in 0..<forged { try await listener.query("SELECT pg_notify($1, $2)", [channel, "{not json"]) }
+            try await waitUntil(timeout: .seconds(60)) {
+                service.statistics.notificationsRejected >= rejectedBefore + forged
+            }
+            // The catch-up they asked for, a second later, finds a message sent without a notification.
+            let request = TaskRequestMessage(taskRequest: OrchestrationHarness.request("linear_workflow", ["number": 2]))
+            let tasksBefore: Int = try await harness.admin.query("SELECT count(*)::integer AS n FROM tasker.tasks")[0].decode("n")
+            try await harness.admin.query(
+                "SELECT pgmq.send($1::text, $2::jsonb)", [QueueNames.taskRequests, try PostgresJSON(request)])
+            for _ in 0..<3 { try await listener.query("SELECT pg_notify($1, $2)", [channel, "{not json"]) }
+            try await waitUntil(timeout: .seconds(30)) {
+                let n: Int = try await harness.admin.query("SELECT count(*)::integer AS n FROM tasker.tasks")[0].decode("n")
+                return n > tasksBefore
+            }
+            let elapsed = started.duration(to: .now)
+            let passes = service.statistics.queueReadPasses - passesBefore
+            try await orchestration.stop()
+            // One catch-up per second of the run and one pass per poll tick, each rounded up.
+            let seconds = Int(elapsed.components.seconds) + 2
+            let bound = seconds + seconds / 2 + 2
+            #expect(passes <= bound, "\(passes) passes over the queues in \(elapsed) for \(forged + 3) unreadable notifications")
+        }
+    }
+
     /// With `scripts/sql/notify-without-payloads.sql` applied, a notification carries no message:
     /// only the queue and the id.
     @Test func notificationsCanBeSentWithoutTheirMessages() async throws {

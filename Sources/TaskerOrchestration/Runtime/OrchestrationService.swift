@@ -233,6 +233,7 @@ public final class OrchestrationService: Service, Sendable {
                 }
                 guard readWanted, inFlight < limit, !Task.isShuttingDownGracefully else { continue }
                 readWanted = false
+                statistics.recordReadPass()
                 let room = limit - inFlight
                 // The queue read first alternates, so a steady backlog of one never starves the other.
                 let (first, second) =

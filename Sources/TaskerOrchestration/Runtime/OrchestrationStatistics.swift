@@ -13,6 +13,7 @@ public final class OrchestrationStatistics: Sendable {
     private let rejectedNotifications = Atomic<Int>(0)
     private let droppedNotifications = Atomic<Int>(0)
     private let notifiedReads = Atomic<Int>(0)
+    private let readPasses = Atomic<Int>(0)
 
     public init() {}
 
@@ -45,6 +46,9 @@ public final class OrchestrationStatistics: Sendable {
 
     func recordRejectedNotification() { rejectedNotifications.wrappingAdd(1, ordering: .relaxed) }
     func recordDroppedNotifications(_ count: Int) { droppedNotifications.wrappingAdd(count, ordering: .relaxed) }
+    /// Passes of the dispatch loop over its queues (poll ticks, catch-ups, notifications of many ids).
+    var queueReadPasses: Int { readPasses.load(ordering: .relaxed) }
+    func recordReadPass() { readPasses.wrappingAdd(1, ordering: .relaxed) }
     func recordNotifiedRead() { notifiedReads.wrappingAdd(1, ordering: .relaxed) }
     func recordResult() { results.wrappingAdd(1, ordering: .relaxed) }
     func recordTaskRequest() { requests.wrappingAdd(1, ordering: .relaxed) }
