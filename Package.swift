@@ -49,6 +49,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // libpq, found through pkg-config (Debian: libpq-dev).
@@ -176,6 +177,8 @@ let package = Package(
                 "TaskerWorker", "TaskerModel", "TaskerPostgres", "TaskerStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The orchestration client (`tasker_client_*`); already built for HummingbirdTesting.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // Unit-testing helpers for handler authors: a StepContext from a few values, no database.

@@ -9,6 +9,7 @@ enum FFIStatus: Int32, Sendable {
     case unknownEvent = 4
     case bootstrap = 5
     case refused = 6
+    case client = 7
     case `internal` = 99
 }
 

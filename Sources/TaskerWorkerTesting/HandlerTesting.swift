@@ -24,9 +24,12 @@ extension StepHandler {
     ///
     /// A ``StepHandlerResult/Outcome/checkpointYield(_:)`` is returned as it is: to test the
     /// next round, set ``StepContext/checkpoint`` and run again.
+    ///
+    /// The entry point is the one the worker would run: ``StepContext/handlerMethod`` (`call` unless
+    /// the context names another, as a template's `handler.method` does).
     public func run(_ context: StepContext) async -> StepHandlerResult {
         do {
-            return try await call(context)
+            return try await invoke(method: context.handlerMethod, context)
         } catch {
             return .failure(from: error)
         }
@@ -34,9 +37,16 @@ extension StepHandler {
 }
 
 extension HandlerRegistry {
-    /// Runs the handler registered as `callable` on `context` (see ``StepHandler/run(_:)``).
-    public func run(_ callable: String, _ context: StepContext) async throws(HandlerTestingError) -> StepHandlerResult {
-        guard let handler = handler(for: callable) else { throw .handlerNotFound(callable: callable) }
+    /// Runs the handler the registry resolves for `callable` (its resolver chain, or only the
+    /// resolver `resolver` names) on `context`, at the entry point `method` (see ``StepHandler/run(_:)``).
+    public func run(
+        _ callable: String, method: String? = nil, resolver: String? = nil, _ context: StepContext
+    ) async throws(HandlerTestingError) -> StepHandlerResult {
+        let definition = HandlerDefinition(callable: callable, method: method, resolver: resolver)
+        guard let handler = resolve(definition).handler else { throw .handlerNotFound(callable: callable) }
+        var context = context
+        context.handlerCallable = callable
+        context.handlerMethod = definition.effectiveMethod
         return await handler.run(context)
     }
 }

@@ -158,6 +158,7 @@ enum ConfigurationSchema {
             ("worker.orchestration_client.base_url", .urlScheme(["http", "https"])),  // doc
             ("worker.orchestration_client.timeout_ms", .integer(100...300_000)),
             ("worker.orchestration_client.max_retries", .integer(0...10)),
+            ("worker.orchestration_client.auth.header_name", .nonEmpty),
             ("worker.web.bind_address", .bindAddress),  // doc
             ("worker.web.request_timeout_ms", .integer(100...300_000)),
             ("worker.web.max_connections", .integer(1...100_000)),  // ours
@@ -246,6 +247,7 @@ enum ConfigurationSchema {
         "worker.event_systems.worker.deployment_mode": WorkerConfiguration.DeploymentMode.allCases.map(\.rawValue),
         "worker.pgmq.statements": WorkerConfiguration.PGMQStatements.allCases.map(\.rawValue),  // ours
         "worker.orchestration_client.transport": WorkerConfiguration.ClientTransport.allCases.map(\.rawValue),
+        "worker.orchestration_client.auth.type": WorkerConfiguration.ClientAuthType.allCases.map(\.rawValue),
     ]
 
     /// Element shapes of arrays whose default is empty (so the defaults cannot tell).

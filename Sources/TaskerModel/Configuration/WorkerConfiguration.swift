@@ -230,21 +230,6 @@ extension WorkerConfiguration {
         public init() {}
     }
 
-    /// Transports for the orchestration client (`orchestration_client.transport`).
-    public enum ClientTransport: String, Codable, Sendable, CaseIterable {
-        case rest
-        case grpc
-    }
-
-    /// `[worker.orchestration_client]`.
-    public struct OrchestrationClient: Codable, Sendable, Equatable {
-        public var baseUrl = "http://localhost:8080"
-        public var transport = ClientTransport.rest
-        public var timeoutMs = 30000
-        public var maxRetries = 3
-        public init() {}
-    }
-
     /// `[worker.result_storage]` (ours): limits on storing step results.
     public struct ResultStorage: Codable, Sendable, Equatable {
         /// A result whose JSON is larger is not stored; the step gets a non-retryable

@@ -196,7 +196,8 @@ extension StepExecutionResult {
         let text: String
         switch kind {
         case .handlerNotFound:
-            text = "Handler not found: \(callable)"
+            // Upstream's text; ours adds why when there is more to say (a resolver hint).
+            text = "Handler not found: \(callable)" + (message.map { " (\($0))" } ?? "")
         case .handlerError:
             text = message ?? "Handler returned an error"
             context["handler_name"] = .string(callable)

@@ -94,22 +94,24 @@ package final class HandlerDispatchService: Service, Sendable {
 
     private func execute(_ step: ClaimedStep) async {
         let startedAt = Date()
-        guard let definition = step.definition,
-            let handler = registry.resolve(
-                callable: definition.handler.callable,
-                templateStepName: step.hydrated.templateStepName)
-        else {
+        let resolution = step.definition.map { registry.resolve($0.handler, templateStepName: step.hydrated.templateStepName) }
+        guard let definition = step.definition, let handler = resolution?.handler else {
             if let foreign, let definition = step.definition {
-                // No Swift handler: a foreign runtime runs it, under the same permit.
+                // No Swift handler: a foreign runtime runs it (its SDK's resolver chain and method
+                // dispatch), under the same permit.
                 await executeForeign(step, definition: definition, channel: foreign, startedAt: startedAt)
                 return
             }
             releasePermit()
             let callable = step.definition?.handler.callable ?? step.hydrated.templateStepName
-            logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)"]))
+            var reason: String?
+            if case .notFound(let text)? = resolution { reason = text }
+            // Upstream's message alone unless a resolver hint was involved.
+            let hinted = step.definition?.handler.resolver.map { !$0.isEmpty } ?? false
+            logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)", "reason": "\(reason ?? "no step definition")"]))
             await finish(
                 step,
-                dispatchError(step, .handlerNotFound, callable, startedAt: startedAt))
+                dispatchError(step, .handlerNotFound, callable, message: hinted ? reason : nil, startedAt: startedAt))
             return
         }
         let timeout = definition.timeoutSeconds.map { Duration.seconds($0) } ?? defaultTimeout
@@ -122,7 +124,7 @@ package final class HandlerDispatchService: Service, Sendable {
                 return
             }
             let invocation = context
-            let work = Task { try await handler.call(invocation) }
+            let work = Task { try await handler.invoke(method: invocation.handlerMethod, invocation) }
             switch await Self.race(work, timeout: timeout, deadline: drainDeadline) {
             case .finished(.success(let handlerResult)):
                 if case .checkpointYield(let yield) = handlerResult.outcome {
@@ -259,7 +261,8 @@ package final class HandlerDispatchService: Service, Sendable {
             stepConfig: definition.handler.initialization, dependencyResults: step.dependencyResults,
             attempt: step.attempts, maxAttempts: hydrated.maxAttempts,
             checkpoint: hydrated.checkpoint.isNull ? nil : hydrated.checkpoint, timeout: timeout,
-            logger: StepLogMetadata.logger(logger, metadata(step)))
+            logger: StepLogMetadata.logger(logger, metadata(step)),
+            handlerCallable: definition.handler.callable, handlerMethod: definition.handler.effectiveMethod)
     }
 
     func metadata(_ step: ClaimedStep, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {

@@ -25,6 +25,10 @@ public struct StepContext: Sendable {
     public var stepInputs: JSONValue
     /// `step_definition.handler.initialization`.
     public var stepConfig: JSONValue
+    /// `step_definition.handler.callable`: the address the handler was resolved by.
+    public var handlerCallable: String
+    /// `step_definition.handler.method`, else `"call"`: the entry point being run.
+    public var handlerMethod: String
     /// Results of processed ancestors, keyed by step instance name.
     public var dependencyResults: [String: StepExecutionResult]
     /// `workflow_steps.attempts` after the claim (1 on the first run).
@@ -46,7 +50,7 @@ public struct StepContext: Sendable {
         taskContext: JSONValue = .emptyObject, stepInputs: JSONValue = .null,
         stepConfig: JSONValue = .emptyObject, dependencyResults: [String: StepExecutionResult] = [:],
         attempt: Int = 1, maxAttempts: Int = 3, checkpoint: JSONValue? = nil, timeout: Duration = .seconds(30),
-        logger: Logger? = nil
+        logger: Logger? = nil, handlerCallable: String? = nil, handlerMethod: String = HandlerDefinition.defaultMethod
     ) {
         self.taskUUID = taskUUID
         self.stepUUID = stepUUID
@@ -59,6 +63,8 @@ public struct StepContext: Sendable {
         self.taskContext = taskContext
         self.stepInputs = stepInputs
         self.stepConfig = stepConfig
+        self.handlerCallable = handlerCallable ?? templateStepName ?? stepName
+        self.handlerMethod = handlerMethod
         self.dependencyResults = dependencyResults
         self.attempt = attempt
         self.maxAttempts = maxAttempts

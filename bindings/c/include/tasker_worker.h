@@ -49,6 +49,10 @@ typedef enum tasker_status {
     TASKER_ERR_BOOTSTRAP = 5,
     /* The result or checkpoint was refused (for example not storable); the step gets an error result. */
     TASKER_ERR_REFUSED = 6,
+    /* An orchestration client call failed: the API answered an error (the message gives the method,
+     * path, HTTP status and the API's own message) or could not be reached within the configured
+     * timeout and retries. */
+    TASKER_ERR_CLIENT = 7,
     /* Anything else; the message says what. */
     TASKER_ERR_INTERNAL = 99
 } tasker_status;
@@ -153,6 +157,40 @@ tasker_status tasker_health(char **health_json);
 tasker_status tasker_metrics(char **metrics_json);
 /* The `/config` body (secrets redacted). */
 tasker_status tasker_worker_config(char **config_json);
+
+/* ---- Orchestration client ------------------------------------------------------------------- */
+
+/* Synchronous calls to an orchestration's REST API (ours, `tasker-dev orchestrate`, or upstream's),
+ * as upstream's FFI client bridge makes them. Configured by the running worker's
+ * `[worker.orchestration_client]`: `base_url`, `timeout_ms` (each attempt), `max_retries` (a request
+ * that got no answer, or a 502/503/504, is sent again after a growing pause; a 4xx never is), and
+ * `auth` (upstream's `[worker.orchestration_client.auth]`: `type = "bearer"` with `token`, or
+ * `type = "api_key"` with `key` and `header_name`, default "X-API-Key").
+ * They need a running worker (TASKER_ERR_NOT_RUNNING otherwise) and block the calling thread.
+ * A uuid argument that is not a UUID is TASKER_ERR_INVALID_ARGUMENT. A non-2xx answer, no answer,
+ * or an answer that is not JSON (or is larger than 16 MiB, or nested deeper than 128 levels) is
+ * TASKER_ERR_CLIENT. Outputs are the API's JSON answer unless said otherwise. */
+
+/* GET /health; the answer with "healthy": true (as upstream's bridge answers). */
+tasker_status tasker_client_health_check(char **result_json);
+/* POST /v1/tasks with `request_json`, a TaskRequest object ({"name","namespace","version","context",
+ * "initiator","source_system","reason",...}). */
+tasker_status tasker_client_create_task(const char *request_json, char **result_json);
+/* GET /v1/tasks/{task_uuid}. */
+tasker_status tasker_client_get_task(const char *task_uuid, char **result_json);
+/* GET /v1/tasks?page&per_page&namespace&status: `limit` 1...1000 tasks from `offset` (a multiple of
+ * `limit`, as the API pages), `namespace_name` and `status` NULL for any. */
+tasker_status tasker_client_list_tasks(int32_t limit, int32_t offset, const char *namespace_name,
+                                       const char *status, char **result_json);
+/* DELETE /v1/tasks/{task_uuid}: {"cancelled": true (as upstream's bridge), "task": <the answer>}. */
+tasker_status tasker_client_cancel_task(const char *task_uuid, char **result_json);
+/* GET /v1/tasks/{task_uuid}/workflow_steps (a JSON array). */
+tasker_status tasker_client_list_task_steps(const char *task_uuid, char **result_json);
+/* GET /v1/tasks/{task_uuid}/workflow_steps/{step_uuid}. */
+tasker_status tasker_client_get_step(const char *task_uuid, const char *step_uuid, char **result_json);
+/* GET /v1/tasks/{task_uuid}/workflow_steps/{step_uuid}/audit (a JSON array). */
+tasker_status tasker_client_get_step_audit_history(const char *task_uuid, const char *step_uuid,
+                                                   char **result_json);
 
 /* ---- Logging -------------------------------------------------------------------------------- */
 
