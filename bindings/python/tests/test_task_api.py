@@ -1,6 +1,8 @@
 """The orchestration's task REST API (issue #17) as upstream's own client sees it: the client functions
 of PyPI tasker-py 0.1.8 (``client_*`` of its compiled core, configured by ``worker.orchestration_client``
-with an API key) against `tasker-dev orchestrate`, each answer checked against the database; and the
+with an API key) against `tasker-dev orchestrate`, each answer checked against the database — and the
+same calls, and tasker-py's high-level ``TaskerClient``, through our module (issue #28 item 3: tasker-py
+on our C ABI's ``tasker_client_*``); and the
 `tasker-dev` task commands (`submit --wait`, `task show|list|cancel`) driven as a user runs them."""
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import HOSTS, NAMESPACE, REPO, TEMPLATES, Cluster, free_port, merged_config, upstream_url
 
 API_KEY = "client-test-key-0123456789"
 
 
 class UpstreamClient:
-    """hosts/client_host.py: tasker-py's worker whose client calls our orchestration's API."""
+    """hosts/client_host.py: tasker-py's worker whose client calls our orchestration's API, on
+    upstream's compiled core (``core="upstream"``) or on ours (``core="swift"``)."""
 
-    def __init__(self, cluster: Cluster, orchestration: str) -> None:
+    def __init__(self, cluster: Cluster, orchestration: str, core: str = "upstream") -> None:
         web, grpc = free_port(), free_port()
         config = cluster.directory / "client.toml"
         config.write_text(merged_config(REPO, {
@@ -38,6 +43,7 @@ class UpstreamClient:
             "TASKER_TEMPLATE_PATH": str(TEMPLATES), "TASKER_WEB_BIND_ADDRESS": f"127.0.0.1:{web}",
             "TASKER_WORKER_GRPC_BIND_ADDRESS": f"127.0.0.1:{grpc}",
             "TASKER_HOST_HANDLER_PACKAGES": "compat_handlers",
+            "CLIENT_HOST_CORE": core,
         })
         self.log = cluster.directory / "client_host.log"
         # The answers come on a pipe of their own; stdout (tasker-py's log lines) goes to the log.
@@ -63,15 +69,15 @@ class UpstreamClient:
                 break
         return f"(no {prefix} line; exit {self.process.poll()})"
 
-    def call(self, name: str, *args: Any) -> Any:
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """The answer of tasker-py's ``name(*args)``; fails with the client's error."""
-        outcome = self.try_call(name, *args)
+        outcome = self.try_call(name, *args, **kwargs)
         assert "ok" in outcome, f"{name}{args}: {outcome['error']}\n{self.log.read_text()[-2000:]}"
         return outcome["ok"]
 
-    def try_call(self, name: str, *args: Any) -> dict[str, Any]:
+    def try_call(self, name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"call": name, "args": list(args)}) + "\n")
+        self.process.stdin.write(json.dumps({"call": name, "args": list(args), "kwargs": kwargs}) + "\n")
         self.process.stdin.flush()
         line = self._line("RESULT ", timeout=60)
         assert line.startswith("RESULT "), f"{name}: {line}\n{self.log.read_text()[-3000:]}"
@@ -105,12 +111,14 @@ def http_status(url: str, headers: dict[str, str] | None = None) -> int:
         return error.code
 
 
-def test_tasker_py_client_functions_work_against_our_orchestration(cluster: Cluster) -> None:
-    """Each client function of tasker-py answers from our API, through the API key, matching the database."""
+@pytest.mark.parametrize("core", ["upstream", "swift"])
+def test_tasker_py_client_functions_work_against_our_orchestration(cluster: Cluster, core: str) -> None:
+    """Each client function of tasker-py answers from our API, through the API key, matching the
+    database: on upstream's compiled core and on ours."""
     address = start_orchestration_with_api_key(cluster)
     assert http_status(f"http://{address}/v1/tasks") == 401
     assert http_status(f"http://{address}/v1/tasks", {"X-API-Key": API_KEY}) == 200
-    client = UpstreamClient(cluster, address)
+    client = UpstreamClient(cluster, address, core)
     try:
         health = client.call("client_health_check")
         assert isinstance(health, dict)
@@ -154,15 +162,59 @@ def test_tasker_py_client_functions_work_against_our_orchestration(cluster: Clus
         second = client.call("client_create_task", {
             "namespace": NAMESPACE, "name": "compat_workflow", "version": "1.0.0", "context": {"value": 99},
             "initiator": "pytest", "source_system": "tasker-py", "reason": "cancel test"})
-        client.call("client_cancel_task", second["task_uuid"])
+        cancelled = client.call("client_cancel_task", second["task_uuid"])
+        assert cancelled["cancelled"] is True   # upstream's bridge's answer (ours adds the task)
         assert cluster.db.task_state(second["task_uuid"]) == "cancelled"
 
         unknown = client.try_call("client_create_task", {
             "namespace": NAMESPACE, "name": "no_such_workflow", "version": "1.0.0", "context": {},
             "initiator": "pytest", "source_system": "tasker-py", "reason": "unknown"})
         assert "error" in unknown, unknown
+        if core == "swift":
+            # Our answers say what failed: the request, the HTTP status, the API's own message.
+            assert unknown["error"].startswith("RuntimeError: POST http://") and "HTTP 404" in unknown["error"], unknown
+            assert "no_such_workflow" in unknown["error"], unknown
+            assert health["healthy"] is True
+            bad = client.try_call("client_get_task", "not-a-uuid")
+            assert bad == {"error": "ValueError: task_uuid is not a UUID: \"not-a-uuid\""}, bad
+            # tasker-py's own high-level client on our module.
+            typed = client.call("TaskerClient.create_task", "compat_workflow", namespace=NAMESPACE, context={"value": 6})
+            assert typed["name"] == "compat_workflow" and typed["task_uuid"]
+            assert cluster.wait_for_task(typed["task_uuid"]) == "complete"
+            assert client.call("TaskerClient.get_task", typed["task_uuid"])["status"] == "complete"
+            assert client.call("TaskerClient.health_check")["healthy"] is True
+            named = {s["name"] for s in client.call("TaskerClient.list_task_steps", typed["task_uuid"])}
+            assert named == set(cluster.db.step_names(typed["task_uuid"]))
+            page = client.call("TaskerClient.list_tasks", namespace=NAMESPACE, limit=2, offset=2)
+            assert page["pagination"]["page"] == 2 and page["pagination"]["per_page"] == 2
     finally:
         client.close()
+
+
+def test_our_client_without_the_api_key_names_the_refusal(cluster: Cluster) -> None:
+    """Our module's client with no credentials against an API that wants a key: the call fails with
+    the request and HTTP 401, the worker (and its poll threads) run on."""
+    address = start_orchestration_with_api_key(cluster)
+    host = cluster.start("client-no-key", [sys.executable, "-c", CLIENT_WITHOUT_KEY], {
+        "TASKER_HOST_BASE_URL": f"http://{address}"})
+    line = host.wait_for_line("ANSWER")
+    assert line.startswith("ANSWER RuntimeError: GET http://") and "/v1/tasks/" in line and "HTTP 401" in line, line
+    assert host.process.wait(timeout=60) == 0, host.log_tail()
+
+
+CLIENT_WITHOUT_KEY = """
+import os, pathlib, tempfile, uuid
+import tasker_worker_swift._tasker_core as core
+config = pathlib.Path(tempfile.mkdtemp()) / "worker.toml"
+config.write_text('[worker.orchestration_client]\\nbase_url = "' + os.environ["TASKER_HOST_BASE_URL"] + '"\\n')
+core.bootstrap_worker({"config_path": str(config), "database_url": os.environ["DATABASE_URL"], "web_bind_address": "127.0.0.1:0", "grpc_bind_address": "127.0.0.1:0"})
+try:
+    core.client_get_task(str(uuid.uuid4()))
+    print("ANSWER none", flush=True)
+except Exception as error:
+    print(f"ANSWER {type(error).__name__}: {error}", flush=True)
+core.stop_worker()
+"""
 
 
 def dev(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:

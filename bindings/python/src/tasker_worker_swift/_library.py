@@ -33,6 +33,7 @@ ERR_ALREADY_RUNNING = 3
 ERR_UNKNOWN_EVENT = 4
 ERR_BOOTSTRAP = 5
 ERR_REFUSED = 6
+ERR_CLIENT = 7
 ERR_INTERNAL = 99
 
 STATUS_NAMES = {
@@ -126,6 +127,14 @@ _SIGNATURES: dict[str, tuple[list[Any], Any]] = {
     "tasker_metrics": ([_c_char_pp], ctypes.c_int),
     "tasker_worker_config": ([_c_char_pp], ctypes.c_int),
     "tasker_log": ([ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int),
+    "tasker_client_health_check": ([_c_char_pp], ctypes.c_int),
+    "tasker_client_create_task": ([ctypes.c_char_p, _c_char_pp], ctypes.c_int),
+    "tasker_client_get_task": ([ctypes.c_char_p, _c_char_pp], ctypes.c_int),
+    "tasker_client_list_tasks": ([ctypes.c_int32, ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p, _c_char_pp], ctypes.c_int),
+    "tasker_client_cancel_task": ([ctypes.c_char_p, _c_char_pp], ctypes.c_int),
+    "tasker_client_list_task_steps": ([ctypes.c_char_p, _c_char_pp], ctypes.c_int),
+    "tasker_client_get_step": ([ctypes.c_char_p, ctypes.c_char_p, _c_char_pp], ctypes.c_int),
+    "tasker_client_get_step_audit_history": ([ctypes.c_char_p, ctypes.c_char_p, _c_char_pp], ctypes.c_int),
 }
 
 _lock = threading.Lock()
@@ -325,3 +334,41 @@ def _clamp_ms(timeout_ms: int) -> int:
     if timeout_ms < 0:
         raise ValueError(f"timeout_ms must be >= 0, got {timeout_ms}")
     return min(int(timeout_ms), 2**31 - 1)
+
+
+# ---- the orchestration client (tasker_client_*) --------------------------------------------------
+
+
+def _text_argument(value: Any, name: str) -> bytes:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a str, got {type(value).__name__}")
+    return value.encode("utf-8")
+
+
+def client(function: str, *arguments: Any) -> Any:
+    """Calls ``tasker_client_<function>(arguments…, char **out)``: str arguments are UTF-8 encoded,
+    None stays NULL; answers the API's JSON (decoded). Raises TaskerWorkerError (status
+    ERR_CLIENT for the API's refusal or no answer)."""
+    encoded = [a.encode("utf-8") if isinstance(a, str) else a for a in arguments]
+    return call_json_out(f"tasker_client_{function}", *encoded)
+
+
+def client_create_task(request: dict[str, Any]) -> Any:
+    return client("create_task", to_json(request, "the task request"))
+
+
+def client_list_tasks(limit: int, offset: int, namespace: str | None, status: str | None) -> Any:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"{name} must be an int, got {type(value).__name__}")
+        if not -2**31 <= value < 2**31:
+            raise ValueError(f"{name} is out of range: {value}")
+    return client("list_tasks", ctypes.c_int32(limit), ctypes.c_int32(offset),
+                  None if namespace is None else _text_argument(namespace, "namespace"),
+                  None if status is None else _text_argument(status, "status"))
+
+
+def client_uuid_call(function: str, *uuids: Any) -> Any:
+    """A client call whose arguments are uuid strings (task, then step)."""
+    names = ("task_uuid", "step_uuid")
+    return client(function, *(_text_argument(value, names[i]) for i, value in enumerate(uuids)))

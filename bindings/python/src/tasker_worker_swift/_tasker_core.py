@@ -58,6 +58,14 @@ __all__ = [
     "log_info",
     "log_debug",
     "log_trace",
+    "client_health_check",
+    "client_create_task",
+    "client_get_task",
+    "client_list_tasks",
+    "client_cancel_task",
+    "client_list_task_steps",
+    "client_get_step",
+    "client_get_step_audit_history",
 ]
 
 # Keys of upstream's BootstrapConfig that have no counterpart here: accepted and ignored (the
@@ -371,12 +379,53 @@ def log_trace(message: str, fields: dict[str, str] | None = None) -> None:
 # ---- the orchestration API client (upstream TAS-231) -----------------------------------------------
 
 
-def _client_unsupported(*_args: Any, **_kwargs: Any) -> Any:
-    raise RuntimeError(
-        "the orchestration API client (client_*) is not provided by tasker-worker-swift; "
-        "call the orchestration's REST API directly"
-    )
+def _client(call: Callable[[], Any]) -> Any:
+    """Runs a client call, raising as upstream's bridge does: ValueError for a malformed argument,
+    RuntimeError naming the request and the API's answer otherwise."""
+    try:
+        return call()
+    except lib.TaskerWorkerError as error:
+        _raise(error)
+        raise
 
 
-client_health_check = client_create_task = client_get_task = client_list_tasks = _client_unsupported
-client_cancel_task = client_list_task_steps = client_get_step = client_get_step_audit_history = _client_unsupported
+def client_health_check() -> dict[str, Any]:
+    """GET /health of the orchestration API (``worker.orchestration_client``): its answer with
+    ``healthy`` true; RuntimeError when it does not answer 2xx."""
+    return _client(lambda: lib.client("health_check"))
+
+
+def client_create_task(request: dict[str, Any]) -> dict[str, Any]:
+    """POST /v1/tasks with ``request`` (a TaskRequest dict); the created task."""
+    _dict(request, "request")
+    return _client(lambda: lib.client_create_task(request))
+
+
+def client_get_task(task_uuid: str) -> dict[str, Any]:
+    """GET /v1/tasks/{task_uuid}."""
+    return _client(lambda: lib.client_uuid_call("get_task", task_uuid))
+
+
+def client_list_tasks(limit: int, offset: int, namespace: str | None, status: str | None) -> dict[str, Any]:
+    """GET /v1/tasks: ``limit`` tasks from ``offset`` (the API pages by ``limit``), optionally filtered."""
+    return _client(lambda: lib.client_list_tasks(limit, offset, namespace, status))
+
+
+def client_cancel_task(task_uuid: str) -> dict[str, Any]:
+    """DELETE /v1/tasks/{task_uuid}: ``{"cancelled": True, "task": …}``."""
+    return _client(lambda: lib.client_uuid_call("cancel_task", task_uuid))
+
+
+def client_list_task_steps(task_uuid: str) -> list[dict[str, Any]]:
+    """GET /v1/tasks/{task_uuid}/workflow_steps."""
+    return _client(lambda: lib.client_uuid_call("list_task_steps", task_uuid))
+
+
+def client_get_step(task_uuid: str, step_uuid: str) -> dict[str, Any]:
+    """GET /v1/tasks/{task_uuid}/workflow_steps/{step_uuid}."""
+    return _client(lambda: lib.client_uuid_call("get_step", task_uuid, step_uuid))
+
+
+def client_get_step_audit_history(task_uuid: str, step_uuid: str) -> list[dict[str, Any]]:
+    """GET /v1/tasks/{task_uuid}/workflow_steps/{step_uuid}/audit."""
+    return _client(lambda: lib.client_uuid_call("get_step_audit_history", task_uuid, step_uuid))

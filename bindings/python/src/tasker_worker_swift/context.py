@@ -57,6 +57,10 @@ class StepContext:
     correlation_id: str
     step_name: str
     handler_name: str
+    #: The template's ``handler.method``: the entry point being run (``"call"`` when it names none).
+    handler_method: str
+    #: The template's ``handler.resolver`` hint, or None.
+    handler_resolver: str | None
     namespace: str
     task_name: str
     task_context: dict[str, Any]
@@ -91,6 +95,8 @@ class StepContext:
             correlation_id=str(event.get("correlation_id", "")),
             step_name=str(step.get("name") or definition.get("name") or ""),
             handler_name=str(handler.get("callable") or step.get("template_step_name") or ""),
+            handler_method=str(handler.get("method") or "call"),
+            handler_resolver=str(handler["resolver"]) if handler.get("resolver") else None,
             namespace=str(task_wrapper.get("namespace_name") or task.get("namespace_name") or ""),
             task_name=str(task_wrapper.get("task_name") or task.get("name") or ""),
             task_context=_object(task.get("context")),

@@ -12,6 +12,15 @@
         return success({"charged": amount})
 
     worker.run()   # until SIGTERM/SIGINT, then drains and stops
+
+A template's ``handler.method`` names the entry point: register more than ``call`` with
+``@worker.handler("payments.processor", method="refund")``, or register an object whose public
+methods are its entry points (``worker.register("payments.processor", PaymentHandler())``: ``call``
+by default, ``refund`` when the template says ``method: refund``). A method the handler lacks is a
+permanent ``method_not_found`` failure. ``handler.resolver``: this API resolves by its registrations
+alone (``explicit_mapping``); a template naming another resolver gets ``handler_not_found`` saying
+so. (tasker-py's own SDK, run on this worker through :mod:`tasker_worker_swift._tasker_core`,
+resolves as tasker-py does.)
 """
 
 from __future__ import annotations
@@ -57,40 +66,83 @@ class Worker:
         self.poll_timeout_ms = poll_timeout_ms
         self.worker_id: str | None = None
         self.bootstrap_result: dict[str, Any] | None = None
-        self._handlers: dict[str, Handler] = {}
+        # callable -> entry point name -> function (a registered object's methods are looked up
+        # on it when a step names them: self._objects).
+        self._handlers: dict[str, dict[str, Handler]] = {}
+        self._objects: dict[str, Any] = {}
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._stop_requested = threading.Event()
 
     # ---- registration ----------------------------------------------------------------------------
 
-    def handler(self, callable_name: str) -> Callable[[F], F]:
-        """Decorator: ``fn`` handles steps whose template ``handler.callable`` is ``callable_name``.
+    def handler(self, callable_name: str, *, method: str = "call") -> Callable[[F], F]:
+        """Decorator: ``fn`` handles steps whose template ``handler.callable`` is ``callable_name``
+        (and whose ``handler.method`` is ``method``; ``call`` when the template names none).
 
         ``fn(context)`` returns a :class:`StepResult` (``success``, ``failure``, ``decision``,
         ``batches``, ``checkpoint`` …), a ``dict`` (success with that result) or ``None`` (success,
         ``{}``); it may be ``async``. An exception becomes a retryable ``handler_error`` failure
-        carrying its message.
+        carrying its message, type and traceback.
         """
 
         def register(fn: F) -> F:
-            self.register(callable_name, fn)
+            self.register(callable_name, fn, method=method)
             return fn
 
         return register
 
-    def register(self, callable_name: str, fn: Handler) -> None:
-        """Registers ``fn`` for ``callable_name`` (see :meth:`handler`)."""
-        if not callable(fn):
-            raise TypeError(f"the handler for {callable_name!r} is not callable")
+    def register(self, callable_name: str, handler: Any, *, method: str = "call") -> None:
+        """Registers ``handler`` for ``callable_name``: a function for the entry point ``method``
+        (see :meth:`handler`), or an object whose public methods are the entry points (``call``,
+        and any other a template names with ``handler.method``)."""
+        if not isinstance(method, str) or not method or method.startswith("_"):
+            raise ValueError(f"method must be a public method name, got {method!r}")
+        if callable_name in self._objects or method in self._handlers.get(callable_name, {}):
+            raise ValueError(f"a handler for {callable_name!r} (method {method!r}) is already registered")
+        is_object = inspect.isclass(handler) is False and callable(getattr(handler, "call", None)) \
+            and not (inspect.isfunction(handler) or inspect.ismethod(handler))
+        if not is_object:
+            if not callable(handler):
+                raise TypeError(f"the handler for {callable_name!r} is neither callable nor an object with a call method")
+            self._handlers.setdefault(callable_name, {})[method] = handler
+            return
+        if method != "call":
+            raise TypeError(f"an object handler for {callable_name!r} brings its own methods; register it without method=")
         if callable_name in self._handlers:
-            raise ValueError(f"a handler for {callable_name!r} is already registered")
-        self._handlers[callable_name] = fn
+            raise ValueError(f"functions are already registered for {callable_name!r}")
+        self._objects[callable_name] = handler
 
     @property
     def callables(self) -> list[str]:
         """The registered callable names."""
-        return sorted(self._handlers)
+        return sorted({*self._handlers, *self._objects})
+
+    def _entry_point(self, context: StepContext) -> Handler | StepResult:
+        """The function to run for the step's callable and method, or the failure saying why none."""
+        if context.handler_resolver not in (None, "explicit_mapping"):
+            return failure(
+                f"Handler not found: {context.handler_name} (handler.resolver {context.handler_resolver!r} "
+                "names no resolver of this worker's Python API; its resolver: explicit_mapping)",
+                retryable=False, error_type="handler_not_found")
+        method = context.handler_method
+        target = self._objects.get(context.handler_name)
+        if target is not None:
+            entry = getattr(target, method, None) if not method.startswith("_") else None
+            known = sorted(name for name in dir(target) if not name.startswith("_") and callable(getattr(target, name, None)))
+        else:
+            functions = self._handlers.get(context.handler_name)
+            if functions is None:
+                return failure(
+                    f"no Python handler registered for callable {context.handler_name!r}",
+                    retryable=False, error_type="handler_not_found")
+            entry, known = functions.get(method), sorted(functions)
+        if not callable(entry):
+            return failure(
+                f"handler {context.handler_name} has no method {method!r} (the template's handler.method); "
+                f"its methods: {', '.join(known)}",
+                retryable=False, error_type="method_not_found")
+        return entry
 
     # ---- lifecycle -------------------------------------------------------------------------------
 
@@ -220,13 +272,9 @@ class Worker:
         self._complete(event_id, context.step_uuid, outcome, started)
 
     def _invoke(self, context: StepContext) -> StepResult:
-        fn = self._handlers.get(context.handler_name)
-        if fn is None:
-            return failure(
-                f"no Python handler registered for callable {context.handler_name!r}",
-                retryable=False,
-                error_type="handler_not_found",
-            )
+        fn = self._entry_point(context)
+        if isinstance(fn, StepResult):
+            return fn
         try:
             returned = fn(context)
             if inspect.isawaitable(returned):
