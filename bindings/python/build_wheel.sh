@@ -2,6 +2,10 @@
 # bindings/python/build_wheel.sh — a wheel of tasker-worker-swift that runs without the Swift toolchain.
 #
 #   bindings/python/build_wheel.sh [OUTPUT_DIR]     (default: bindings/python/dist)
+#   bindings/python/build_wheel.sh --library PATH [OUTPUT_DIR]
+#       packages an already built libTaskerWorkerFFI.so (e.g. the test build's, as CI does: one build
+#       per CI run) instead of compiling the release one; the toolchain's libraries it needs are
+#       bundled next to it, and the same checks apply.
 #
 # Builds the release library (`swift build -c release --product TaskerWorkerFFI`) with the Swift
 # runtime linked statically (-static-stdlib) and RUNPATH $ORIGIN. When the toolchain cannot link it
@@ -17,6 +21,13 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "${here}/../.." && pwd)"
+prebuilt=""
+if [[ "${1:-}" == "--library" ]]; then
+    prebuilt="${2:?--library needs the path of a built libTaskerWorkerFFI.so}"
+    [[ -f "${prebuilt}" ]] || { printf '[tasker] error: --library %s: no such file\n' "${prebuilt}" >&2; exit 1; }
+    prebuilt="$(cd "$(dirname "${prebuilt}")" && pwd)/$(basename "${prebuilt}")"
+    shift 2
+fi
 out="$(mkdir -p "${1:-${here}/dist}" && cd "${1:-${here}/dist}" && pwd)"
 export SWIFT_DETERMINISTIC_HASHING=1
 log() { printf '[tasker] %s\n' "$*" >&2; }
@@ -26,13 +37,19 @@ cd "${root}"
 toolchain_lib="$(cd "$(dirname "$(readlink -f "$(command -v swift)")")/../lib" && pwd)"
 rpath=(-Xlinker -rpath -Xlinker '$ORIGIN')
 mode=static
-log "swift build -c release --product TaskerWorkerFFI -Xswiftc -static-stdlib"
-if ! swift build -c release --product TaskerWorkerFFI -Xswiftc -static-stdlib "${rpath[@]}" >&2; then
-    log "static Swift runtime not linkable into a shared library here; bundling the toolchain's libraries instead"
+if [[ -n "${prebuilt}" ]]; then
+    log "packaging ${prebuilt} (no build)"
     mode=bundled
-    swift build -c release --product TaskerWorkerFFI "${rpath[@]}" >&2
+    library="${prebuilt}"
+else
+    log "swift build -c release --product TaskerWorkerFFI -Xswiftc -static-stdlib"
+    if ! swift build -c release --product TaskerWorkerFFI -Xswiftc -static-stdlib "${rpath[@]}" >&2; then
+        log "static Swift runtime not linkable into a shared library here; bundling the toolchain's libraries instead"
+        mode=bundled
+        swift build -c release --product TaskerWorkerFFI "${rpath[@]}" >&2
+    fi
+    library="$(swift build -c release --show-bin-path)/libTaskerWorkerFFI.so"
 fi
-library="$(swift build -c release --show-bin-path)/libTaskerWorkerFFI.so"
 [[ -f "${library}" ]] || die "${library} not built"
 
 stage="$(mktemp -d "${TMPDIR:-/tmp}/tasker-wheel.XXXXXX")"
@@ -57,6 +74,11 @@ if [[ "${mode}" == bundled ]] || ldd "${library}" | grep -q "${toolchain_lib}"; 
     done
 fi
 
+# A prebuilt library looks in the toolchain first (its RUNPATH, used above to find what to bundle); the bundle's looks next to itself.
+if [[ -n "${prebuilt}" ]]; then
+    command -v patchelf >/dev/null 2>&1 || die "--library needs patchelf (apt-get install patchelf) to set RUNPATH \$ORIGIN"
+    patchelf --set-rpath '$ORIGIN' "${lib_dir}/libTaskerWorkerFFI.so"
+fi
 # The check: with the toolchain out of reach, nothing is missing and nothing points into it.
 check="$(cd "${lib_dir}" && for so in *.so*; do LD_LIBRARY_PATH= ldd "./${so}"; done)"
 if grep -q "not found" <<<"${check}"; then
