@@ -27,7 +27,10 @@ enum TaskReport {
         if case .array(let rows) = steps {
             lines.append("  steps (\(rows.count)):")
             let width = rows.map { text($0["name"]).count }.max() ?? 0
-            for step in rows { lines.append("    " + self.step(step, nameWidth: width)) }
+            for step in rows {
+                lines.append("    " + self.step(step, nameWidth: width))
+                lines += failureDetail(step).map { "        " + $0 }
+            }
         }
         return lines.joined(separator: "\n")
     }
@@ -38,14 +41,38 @@ enum TaskReport {
         let state = text(step["current_state"]).padding(toLength: 12, withPad: " ", startingAt: 0)
         var line = "\(name)  \(state)  attempts \(text(step["attempts"]))/\(text(step["max_attempts"]))"
         if let results = step["results"], !results.isNull {
-            if results["success"]?.boolValue == false {
-                let error = results["error"]?["message"] ?? results["error"] ?? results["metadata"]?["error_message"]
-                line += "  error " + compact(error, limit: 160)
+            if let failure = FailureDetail(result: results) {
+                let kind = failure.errorType.map { "\($0): " } ?? ""
+                line += "  error " + compact(.string(kind + (failure.message ?? "-")), limit: 160)
+            } else if results["success"]?.boolValue == false {
+                line += "  error " + compact(results["error"] ?? results["metadata"]?["error_message"], limit: 160)
             } else {
                 line += "  result " + compact(results["result"] ?? results, limit: 160)
             }
         }
         return line
+    }
+
+    /// The most lines of a stored trace shown under a failed step (its end: where the error was raised
+    /// in a Python traceback; Ruby's and JavaScript's start there, so both ends are kept).
+    static let traceLines = 24
+
+    /// Lines under a failed step: the exception's type and its trace, when the handler's SDK kept them
+    /// (``FailureDetail``); none otherwise.
+    static func failureDetail(_ step: JSONValue) -> [String] {
+        guard let results = step["results"], let failure = FailureDetail(result: results),
+            failure.exceptionType != nil || failure.trace != nil
+        else { return [] }
+        var lines = ["exception " + text(failure.exceptionType.map(JSONValue.string))]
+        if let trace = failure.trace {
+            var traced = trace.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if traced.count > traceLines {
+                let omitted = traced.count - traceLines
+                traced = Array(traced.prefix(traceLines / 2)) + ["… \(omitted) lines …"] + Array(traced.suffix(traceLines / 2))
+            }
+            lines += traced.map { "  " + StringEscaping.escapingControls($0) }
+        }
+        return lines
     }
 
     /// One line per task of a `TaskListResponse`, then the page.

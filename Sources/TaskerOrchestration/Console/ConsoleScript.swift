@@ -1,8 +1,17 @@
+import TaskerModel
+
 /// The task console's script (`/console/console.js`, served by ``ConsoleRoutes``): plain JavaScript, no
 /// build step, no dependencies. It builds the page from the task API's JSON with DOM text nodes only
 /// (no `innerHTML`), draws a task's DAG as inline SVG (a layered layout: a step's column is its longest
 /// path from a root), and polls every second while a shown task runs (the overview every third second).
+/// A failed step shows its error and, when the handler's SDK kept them, the exception's type and trace
+/// (the keys of TaskerModel's `FailureDetail`, written into the script from there).
 enum ConsoleScript {
+    /// `keys` as a JavaScript array literal (constant identifiers only).
+    private static func array(_ keys: [String]) -> String {
+        "[" + keys.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+    }
+
     static let source = #"""
         "use strict";
         // The task console (served by the orchestration at /console). Reads the task API (/v1/tasks…, /v1/dlq)
@@ -23,6 +32,8 @@ enum ConsoleScript {
           const FINAL = new Set(["complete", "error", "cancelled", "resolved_manually"]);
           const CREDENTIALS_KEY = "tasker-console-credentials";
           const SVG = "http://www.w3.org/2000/svg";
+          const EXCEPTION_TYPE_KEYS = \#(array(FailureDetail.exceptionTypeKeys));
+          const TRACE_KEYS = \#(array(FailureDetail.traceKeys));
 
           const $ = (id) => document.getElementById(id);
           const view = { namespace: "", state: "", page: 1, task: null };
@@ -173,10 +184,23 @@ enum ConsoleScript {
               const e = results.error;
               const message = typeof e === "object" && typeof e.message === "string" ? e.message : JSON.stringify(e);
               const kind = typeof e === "object" && e.error_type ? `${e.error_type}: ` : "";
-              return el("pre", { class: "error step-error" }, truncate(kind + message));
+              const shown = el("pre", { class: "error step-error" }, truncate(kind + message));
+              const { type, trace } = exceptionOf(results);
+              if (!type && !trace) return shown;
+              return el("div", {}, shown, el("details", { class: "step-exception" },
+                el("summary", {}, `exception ${type || "(type not given)"}`), el("pre", { class: "step-trace" }, truncate(trace || ""))));
             }
             const value = typeof results === "object" && Object.prototype.hasOwnProperty.call(results, "result") ? results.result : results;
             return el("pre", { class: "step-result" }, json(value));
+          }
+
+          /** The exception a foreign handler's SDK kept in metadata.custom (or error.backtrace): type and trace. */
+          function exceptionOf(results) {
+            const custom = results.metadata && typeof results.metadata.custom === "object" ? results.metadata.custom || {} : {};
+            const text = (v) => (typeof v === "string" && v ? v : Array.isArray(v) && v.length ? v.filter((l) => typeof l === "string").join("\n") : null);
+            const type = EXCEPTION_TYPE_KEYS.map((k) => custom[k]).find((v) => typeof v === "string" && v) || null;
+            const trace = TRACE_KEYS.map((k) => text(custom[k])).find((v) => v) || text(results.error && results.error.backtrace);
+            return { type, trace };
           }
 
           /** Layer of each step: the longest path from a step without parents (cycles are cut). */

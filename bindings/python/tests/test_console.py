@@ -124,6 +124,10 @@ def test_console_shows_tasks_dag_results_errors_and_the_dlq(cluster: Cluster, br
     open_task(browser, failed, 1)
     error = step_rows(browser)["error_explode"]
     assert error["state"] == "error" and "the ledger has no entry for order 42" in error["outcome"], error
+    # The exception a foreign handler's SDK kept (metadata.custom) is shown with its trace (issue #28 item 6).
+    assert "exception KeyError" in error["outcome"], error
+    trace = browser.evaluate("document.querySelector('#steps tr[data-step=\"error_explode\"] .step-trace').textContent")
+    assert "Traceback (most recent call last)" in trace and "raise KeyError" in trace, trace
     assert browser.evaluate("document.querySelector('#dag g.node').classList.contains('state-error')")
     assert browser.exceptions == []
 

@@ -4,6 +4,7 @@ real orchestration and PostgreSQL."""
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -30,7 +31,20 @@ def test_a_handler_exception_is_a_retryable_handler_error_with_its_message(clust
     assert stored["metadata"]["retryable"] is True
     assert stored["error"]["error_type"] == "handler_error"
     assert "the ledger has no entry for order 42" in stored["error"]["message"]
-    assert stored["metadata"]["custom"]["exception"] == "KeyError"
+    assert stored["metadata"]["custom"]["exception_type"] == "KeyError"
+    assert "raise KeyError" in stored["metadata"]["custom"]["traceback"]
+    # People see the exception's type and trace (issue #28 item 6): task show and submit --wait.
+    shown = subprocess.run([str(cluster.tools.dev_binary), "task", "show", task], env=cluster.environment(),
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "handler_error: 'the ledger has no entry for order 42'" in shown.stdout, shown.stdout
+    assert "exception KeyError" in shown.stdout and "Traceback (most recent call last)" in shown.stdout, shown.stdout
+    assert "raise KeyError" in shown.stdout, shown.stdout
+    waited = subprocess.run([str(cluster.tools.dev_binary), "submit", "python_tests", "py_error", "1.0.0",
+                             "--context", '{"again": true}', "--wait"], env=cluster.environment(),
+                            capture_output=True, text=True, timeout=120)
+    assert waited.returncode == 1, waited.stderr   # the task ended in error
+    assert "exception KeyError" in waited.stdout and "raise KeyError" in waited.stdout, waited.stdout
 
 
 def test_deep_results_fail_their_steps_for_good_and_never_kill_a_poll_thread(cluster: Cluster) -> None:

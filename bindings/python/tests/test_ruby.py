@@ -1,4 +1,4 @@
-"""The Ruby binding (bindings/ruby, Debian's ruby-ffi) runs its example handlers on the worker."""
+"""The Ruby SDK (bindings/ruby, TaskerCore over Debian's ruby-ffi) runs its README example and test hosts on the worker."""
 
 from __future__ import annotations
 

@@ -284,7 +284,8 @@ class Worker:
                 str(error) or type(error).__name__,
                 retryable=True,
                 error_type="handler_error",
-                metadata={"exception": type(error).__name__, "traceback": traceback.format_exc(limit=20)},
+                # tasker-py's keys: what `task show`, `submit --wait` and the console show.
+                metadata={"exception_type": type(error).__name__, "traceback": traceback.format_exc(limit=20)},
             )
         if isinstance(returned, StepResult):
             return returned

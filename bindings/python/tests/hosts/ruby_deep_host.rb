@@ -1,27 +1,26 @@
 # frozen_string_literal: true
 
 # The Ruby example's handlers plus ruby.deep.result, whose result is nested context.depth levels
-# deep (issue #26: a deep result must fail its step, never the poll thread). Prints READY once the
-# worker serves; SIGTERM drains and stops it.
+# deep (issue #26: a deep result must fail its step, never the poll thread), on the Ruby SDK
+# (bindings/ruby, TaskerCore) with one handler thread. Prints READY once the worker serves;
+# SIGTERM drains and stops it.
 
-require "tasker_worker"
+require "tasker_core"
 
-worker = TaskerWorker::Worker.new(threads: 1)
-
-worker.handler("ruby.greet") do |step|
-  { "greeting" => "#{step.config('greeting')}, #{step.input('name')}" }
+TaskerCore.register_handler("ruby.greet") do |context|
+  { "greeting" => "#{context.get_config('greeting')}, #{context.get_input('name')}" }
 end
 
-worker.handler("ruby.shout") do |step|
-  TaskerWorker.success("greeting" => "#{step.dependency('ruby_greet')['greeting'].upcase}!", "language" => "ruby")
+TaskerCore.register_handler("ruby.shout") do |context|
+  { "greeting" => "#{context.get_dependency_result('ruby_greet')['greeting'].upcase}!", "language" => "ruby" }
 end
 
-worker.handler("ruby.deep.result") do |step|
+TaskerCore.register_handler("ruby.deep.result") do |context|
   value = 1
-  (step.input("depth") - 1).times { value = [value] }
+  (context.get_input("depth") - 1).times { value = [value] }
   { "d" => value }
 end
 
-worker.run { |started| puts "READY #{started['worker_id']}"; $stdout.flush }
+$stdout.sync = true
+TaskerCore.run_worker(concurrency: 1) { |started| puts "READY #{started['worker_id']}" }
 puts "STOPPED"
-$stdout.flush

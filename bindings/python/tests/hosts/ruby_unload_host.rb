@@ -6,7 +6,7 @@
 # stops, then drops every reference to the library itself (its own dlopen handle twice: the one
 # taken here and Ruby's), and prints "MAPPED true" when the library is still mapped.
 
-require "tasker_worker"
+require "tasker_core"
 
 module Libdl
   extend FFI::Library
@@ -18,9 +18,9 @@ end
 RTLD_LAZY = 0x1
 RTLD_NOLOAD = 0x4
 
-TaskerWorker.bootstrap({})
-TaskerWorker.stop
-library = File.realpath(TaskerWorker.library_path)
+TaskerCore::FFI.bootstrap_worker({})
+TaskerCore::FFI.stop_worker
+library = File.realpath(TaskerCore::FFI.library_path)
 handle = Libdl.dlopen(library, RTLD_LAZY | RTLD_NOLOAD)
 raise "#{library} is not loaded" if handle.null?
 
