@@ -1,0 +1,63 @@
+/**
+ * Resolver 2 of the chain: the callable names a handler class, either one made known to the
+ * registry (`registry.addClass(Cls)`: matched by its `handlerName` or class name), or a module to
+ * import: `./path/to/module.js#ExportName` (relative to `baseDir`, default the working directory;
+ * without `#`, the default export or the first exported handler class).
+ */
+import type { ExecutableHandler, StepHandlerClass } from '../../handler/base';
+import type { HandlerDefinition } from '../handler-definition';
+import type { BaseResolver } from '../resolver';
+
+const IMPORTABLE = /^(\.\.?\/|\/|@[\w-]+\/)/;
+
+function isHandlerClass(value: unknown): value is StepHandlerClass {
+  return typeof value === 'function' && typeof (value as { handlerName?: unknown }).handlerName === 'string';
+}
+
+/** `import()` kept as a real dynamic import in the CommonJS output (handler modules may be ESM). */
+const importModule = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
+
+/** Handler classes by name, and importable module paths. */
+export class ClassLookupResolver implements BaseResolver {
+  readonly name = 'class_lookup';
+  readonly priority = 100;
+  private readonly classes = new Map<string, StepHandlerClass>();
+  private readonly baseDir: string;
+
+  constructor(baseDir?: string) {
+    this.baseDir = baseDir ?? process.env.TYPESCRIPT_HANDLER_PATH ?? '.';
+  }
+
+  /** Makes `handlerClass` findable by its handlerName and its class name. */
+  add(handlerClass: StepHandlerClass): void {
+    this.classes.set(handlerClass.handlerName, handlerClass);
+    if (handlerClass.name) this.classes.set(handlerClass.name, handlerClass);
+  }
+
+  canResolve(definition: HandlerDefinition): boolean {
+    return this.classes.has(definition.callable) || IMPORTABLE.test(definition.callable);
+  }
+
+  async resolve(definition: HandlerDefinition): Promise<ExecutableHandler | null> {
+    const known = this.classes.get(definition.callable);
+    if (known !== undefined) return new known();
+    if (!IMPORTABLE.test(definition.callable)) return null;
+    const [path, exportName] = definition.callable.split('#', 2) as [string, string | undefined];
+    const specifier = path.startsWith('.') ? new URL(path, `file://${this.absoluteBase()}/`).href : path;
+    const module = await importModule(specifier);
+    if (typeof module !== 'object' || module === null) return null;
+    const exports = module as Record<string, unknown>;
+    const candidate = exportName !== undefined ? exports[exportName] : exports.default;
+    if (isHandlerClass(candidate)) return new candidate();
+    if (exportName === undefined) {
+      const found = Object.values(exports).find(isHandlerClass);
+      if (found) return new found();
+    }
+    return null;
+  }
+
+  private absoluteBase(): string {
+    if (this.baseDir.startsWith('/')) return this.baseDir;
+    return `${process.cwd()}/${this.baseDir}`;
+  }
+}
