@@ -215,6 +215,21 @@ def amqp_frames():
           + frame(2, 1, struct.pack(">HHQH", 60, 0, 1 << 40, 0)) + frame(3, 1, b"x" * 100))
 
 
+def orchestration_answer():
+    task = {"task_uuid": TASK, "name": "t", "namespace": "ns", "version": "1.0.0", "status": "complete"}
+    write("OrchestrationAnswer", "task.json", json.dumps(task))
+    failed = {"step_uuid": STEP, "name": "s", "current_state": "error", "results": None}
+    result = {"success": False, "status": "failed", "error": {"message": "'price'", "error_type": "handler_error"},
+              "metadata": {"custom": {"exception_type": "KeyError", "traceback": "Traceback (most recent call last):\n"}}}
+    write("OrchestrationAnswer", "failed-result.json", json.dumps(result))
+    write("OrchestrationAnswer", "steps.json", json.dumps([failed, {**failed, "results": result}, result]))
+    write("OrchestrationAnswer", "error.json", json.dumps({"error": {"code": "not_found", "message": "no task\u001b[2J"}}))
+    write("OrchestrationAnswer", "long-error.json", json.dumps({"message": "x" * 5000}))
+    write("OrchestrationAnswer", "not-json.html", "<html><body>502 Bad Gateway</body></html>")
+    for n in DEPTHS:
+        write("OrchestrationAnswer", f"deep-array-{n}.json", deep_array(n))
+
+
 def worker_config():
     with open(os.path.join(REPO, "config/tasker/base/worker.toml"), "rb") as f:
         write("WorkerConfig", "base-worker.toml", f.read())
@@ -239,5 +254,5 @@ def template_yaml():
 
 
 for generate in (queue_message, delivery_body, queue_notification, task_request, step_result, foreign_result,
-                 amqp_frames, worker_config, template_yaml):
+                 orchestration_answer, amqp_frames, worker_config, template_yaml):
     generate()

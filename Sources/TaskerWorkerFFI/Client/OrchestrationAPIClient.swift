@@ -105,7 +105,7 @@ struct OrchestrationAPIClient: Sendable {
     }
 
     /// The 2xx answer as JSON, refused when it is not JSON or nested too deep.
-    private static func document(_ body: Data, label: String) throws(FFIError) -> JSONValue {
+    static func document(_ body: Data, label: String) throws(FFIError) -> JSONValue {
         do {
             return try UntrustedJSON.decode(JSONValue.self, from: body, what: "the answer to \(label)")
         } catch let error as JSONNestingError {
@@ -115,16 +115,22 @@ struct OrchestrationAPIClient: Sendable {
         }
     }
 
-    /// The API's own message (`{"error":{"message"}}` or `{"message"}`), else the answer's start.
+    /// The longest API message an error carries (the rest is cut, marked with `…`).
+    static let maximumMessageCharacters = 1000
+
+    /// The API's own message (`{"error":{"message"}}` or `{"message"}`), else the answer's start; at
+    /// most ``maximumMessageCharacters``, control characters escaped (it ends up in log lines).
     static func apiMessage(_ body: Data) -> String {
+        var message: String?
         if let value = try? UntrustedJSON.decode(JSONValue.self, from: body, what: "an error answer"),
            case .object(let members) = value {
-            if case .object(let error)? = members["error"], let message = error["message"]?.stringValue { return message }
-            if let message = members["message"]?.stringValue { return message }
-            if let message = members["error"]?.stringValue { return message }
+            if case .object(let error)? = members["error"] { message = error["message"]?.stringValue }
+            message = message ?? members["message"]?.stringValue ?? members["error"]?.stringValue
         }
-        let text = String(decoding: body.prefix(300), as: UTF8.self)
-        return text.isEmpty ? "(empty answer)" : text
+        let text = message ?? String(decoding: body.prefix(maximumMessageCharacters), as: UTF8.self)
+        guard !text.isEmpty else { return "(empty answer)" }
+        let escaped = StringEscaping.escapingControls(text)
+        return escaped.count > maximumMessageCharacters ? String(escaped.prefix(maximumMessageCharacters)) + "…" : escaped
     }
 
     static func trimmedBase(_ base: String) -> String {
