@@ -1,28 +1,42 @@
 # frozen_string_literal: true
 
-# Example: Ruby handlers for the ruby_greeting template (bindings/python/tests/fixtures/templates/
-# ruby.yaml). Run inside the repository with the worker's environment (DATABASE_URL, TASKER_ENV,
-# TASKER_TEMPLATE_PATH, …):
+# A complete Ruby worker: the handlers of the ruby_greeting template
+# (bindings/python/tests/fixtures/templates/ruby.yaml):
+#
+#   steps:
+#     - name: ruby_greet
+#       handler: { callable: ruby.greet, initialization: { greeting: Hello } }
+#     - name: ruby_shout
+#       dependencies: [ruby_greet]
+#       handler: { callable: ruby.shout }
+#
+# Run it inside the repository with the worker's environment (DATABASE_URL, TASKER_ENV,
+# TASKER_TEMPLATE_PATH, TASKER_WORKER_LIBRARY, ...):
 #
 #   ruby -I bindings/ruby/lib bindings/ruby/examples/worker.rb
 #
-# Prints READY once the worker serves; SIGTERM drains and stops it.
+# It prints READY once the worker serves; SIGTERM (or Ctrl-C) drains the running steps and stops it.
+# bindings/python/tests/test_ruby.py runs this file.
 
-require "tasker_worker"
+require "tasker_core"
 
-worker = TaskerWorker::Worker.new
+# A class-style handler: the template's handler.initialization arrives as `config`.
+class GreetHandler < TaskerCore::StepHandler::Base
+  def call(context)
+    name = context.get_input("name")
+    return failure(message: "context.name is missing", error_type: "ValidationError") unless name
 
-worker.handler("ruby.greet") do |step|
-  name = step.input("name")
-  next TaskerWorker.failure("context.name is missing", retryable: false) unless name
-
-  { "greeting" => "#{step.config('greeting')}, #{name}" }
+    success(result: { "greeting" => "#{config['greeting']}, #{name}" })
+  end
 end
 
-worker.handler("ruby.shout") do |step|
-  TaskerWorker.success("greeting" => "#{step.dependency('ruby_greet')['greeting'].upcase}!", "language" => "ruby")
+TaskerCore.register_handler("ruby.greet", GreetHandler)
+
+# A function-style handler, registered under its name; `depends_on` hands it a parent's result.
+TaskerCore.step_handler("ruby.shout", depends_on: { greeted: "ruby_greet" }) do |greeted:, **|
+  { "greeting" => "#{greeted['greeting'].upcase}!", "language" => "ruby" }
 end
 
-worker.run { |started| puts "READY #{started['worker_id']}"; $stdout.flush }
+$stdout.sync = true
+TaskerCore.run_worker(concurrency: 2) { |started| puts "READY #{started['worker_id']}" }
 puts "STOPPED"
-$stdout.flush
