@@ -76,6 +76,17 @@ struct BootstrapOptions: Sendable {
     /// `config_path` when it names a directory (the configuration root).
     var configRoot: String? { configPath.flatMap { Self.isDirectory($0) ? $0 : nil } }
 
+    /// The configuration root the worker reads: ``configRoot``; else, when nothing says where the
+    /// configuration is (`TASKER_CONFIG_PATH`, `WORKSPACE_PATH`) and the working directory has no
+    /// `config/tasker`, the tree that comes with this library (``LibraryLocation/configurationRoot``),
+    /// so that a host runs from any directory; else nil (the loader's own default).
+    func configRoot(environment: [String: String]) -> String? {
+        if let configRoot { return configRoot }
+        let told = ["TASKER_CONFIG_PATH", "WORKSPACE_PATH"].contains { !(environment[$0] ?? "").isEmpty }
+        guard !told, !FileManager.default.fileExists(atPath: "config/tasker/base/worker.toml") else { return nil }
+        return LibraryLocation.configurationRoot
+    }
+
     static func isDirectory(_ path: String) -> Bool {
         var directory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue

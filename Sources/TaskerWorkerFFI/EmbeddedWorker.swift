@@ -46,7 +46,7 @@ final class EmbeddedWorker: Sendable {
         _ = WorkerMetrics.bootstrap()
         let logger = Logger(label: "tasker.worker")
         let environment = options.environment(ProcessInfo.processInfo.environment)
-        let loader = ConfigurationLoader(environment: environment, configRoot: options.configRoot)
+        let loader = ConfigurationLoader(environment: environment, configRoot: options.configRoot(environment: environment))
         var configuration: TaskerConfiguration
         do {
             let loaded = try loader.load()

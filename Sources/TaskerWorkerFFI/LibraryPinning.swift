@@ -25,12 +25,7 @@ enum LibraryPinning {
     }
 
     private static let pinned: Bool = {
-        // An address in this library's code (`#dsohandle` lies in its data, which may be mapped
-        // without a path).
-        let anchor: @convention(c) () -> Void = pinningAnchor
-        guard let path = imagePath(containing: UInt(bitPattern: unsafeBitCast(anchor, to: UnsafeRawPointer.self))) else {
-            return false
-        }
+        guard let path = LibraryLocation.path else { return false }
         return dlopen(path, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != nil
     }()
 
@@ -65,5 +60,14 @@ enum LibraryPinning {
     }
 }
 
-/// A function of this library whose address locates the library's file (see `LibraryPinning`).
-private func pinningAnchor() {}
+/// A function of this library whose address locates the library's file (``LibraryLocation/path``).
+private func libraryAnchor() {}
+
+extension LibraryLocation {
+    /// This library's file, found by the address of one of its functions (`#dsohandle` lies in its
+    /// data, which may be mapped without a path).
+    static let path: String? = {
+        let anchor: @convention(c) () -> Void = libraryAnchor
+        return LibraryPinning.imagePath(containing: UInt(bitPattern: unsafeBitCast(anchor, to: UnsafeRawPointer.self)))
+    }()
+}

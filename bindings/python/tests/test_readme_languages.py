@@ -47,3 +47,30 @@ def test_the_python_example_completes_its_task(cluster: Cluster, tmp_path: Path)
     out = submit_as_the_readme_says(cluster, "shop")
     assert '{"total":7}' in out and '{"text":"7EUR"}' in out, out
     assert host.terminate() == 0, host.log_tail()
+
+
+def test_the_ruby_example_completes_its_task(cluster: Cluster, tmp_path: Path) -> None:
+    shown = readme.write("### Ruby", tmp_path)
+    assert {"my-tasks/order_total.yaml", "handlers.rb"} <= set(shown), shown
+    host = start_example(cluster, "readme-ruby", ["ruby", "-I", str(REPO / "bindings/ruby/lib"), "handlers.rb"], tmp_path)
+    out = submit_as_the_readme_says(cluster, "shop_ruby")
+    assert '{"total":7}' in out and '{"text":"7EUR"}' in out, out
+    assert host.terminate() == 0, host.log_tail()
+
+
+def test_the_typescript_example_compiles_and_completes_its_task(cluster: Cluster, tmp_path: Path) -> None:
+    shown = readme.write("### TypeScript", tmp_path)
+    assert {"my-tasks/order_total.yaml", "handlers.ts"} <= set(shown), shown
+    built = subprocess.run(["bash", str(REPO / "bindings/typescript/build.sh")], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    # As the README's set-up line links it (from the repository's root there; absolute here).
+    package = tmp_path / "node_modules" / "@tasker-swift"
+    package.mkdir(parents=True)
+    (package / "worker").symlink_to(REPO / "bindings" / "typescript")
+    compiled = subprocess.run(["tsc", "--strict", "--target", "es2021", "--module", "node16", "handlers.ts"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    host = start_example(cluster, "readme-typescript", ["node", "handlers.js"], tmp_path)
+    out = submit_as_the_readme_says(cluster, "shop_ts")
+    assert '{"total":7}' in out and '{"text":"7EUR"}' in out, out
+    assert host.terminate() == 0, host.log_tail()
