@@ -1,10 +1,14 @@
-"""Python handlers: the same no-op drain three ways in one run (issue #13).
+"""Handlers of other languages: the same no-op drain five ways in one run (issues #13, #28).
 
-  swift     tasker-worker run, the built-in Swift no-op (`tasker.noop`)
-  python    Benchmarks/ffi_worker.py --impl ours: this repository's Python package, the Swift worker
-            embedded, a Python no-op on its FFI dispatch channel (c poll threads)
-  upstream  Benchmarks/ffi_worker.py --impl upstream: PyPI tasker-py 0.1.8, upstream's Rust worker
-            embedded, the same Python no-op through upstream's own FFI channel and poller
+  swift       tasker-worker run, the built-in Swift no-op (`tasker.noop`)
+  python      Benchmarks/ffi_worker.py --impl ours: this repository's Python package, the Swift worker
+              embedded, a Python no-op on its FFI dispatch channel (c poll threads)
+  typescript  Benchmarks/ffi_worker.mjs: the TypeScript SDK (bindings/typescript), the Swift worker
+              embedded in Node, a TypeScript no-op (c at once)
+  ruby        Benchmarks/ffi_worker.rb: the Ruby SDK (bindings/ruby), the Swift worker embedded in Ruby,
+              a Ruby no-op (c handler threads)
+  upstream    Benchmarks/ffi_worker.py --impl upstream: PyPI tasker-py 0.1.8, upstream's Rust worker
+              embedded, the same Python no-op through upstream's own FFI channel and poller
 
 Each at max_concurrent_handlers = c on the same database. The bench's one step gets the Python
 callable through a template directory of its own (registration at boot rewrites the step's handler).
@@ -68,6 +72,22 @@ def _start_python(b, impl, c, config, port, env):
     return worker.wait_ready(proc, port, name, b, timeout=90)
 
 
+#: How each SDK's no-op host starts: (program, its arguments for c handlers at once).
+FOREIGN_HOSTS = {
+    "typescript": ("node", lambda c: ["Benchmarks/ffi_worker.mjs", "--concurrency", str(c)]),
+    "ruby": ("ruby", lambda c: ["-I", "bindings/ruby/lib", "Benchmarks/ffi_worker.rb", "--threads", str(c)]),
+}
+
+
+def _start_foreign(b, language, c, config, port):
+    """The TypeScript or Ruby no-op host (FOREIGN_HOSTS) at c, ready."""
+    program, arguments = FOREIGN_HOSTS[language]
+    name = f"{language}-{c}"
+    proc = worker.spawn(b, arguments(c), config, name, binary=shutil.which(program) or program,
+                        env={"TASKER_TEMPLATE_PATH": _python_templates(b)})
+    return worker.wait_ready(proc, port, name, b, timeout=90)
+
+
 def wakeup(b, c, n=300, interval_s=0.02):
     """Poll wake-up after a claim, unsaturated: our Python worker idle with its poll threads waiting,
     then n steps sent one at a time every `interval_s` (as orchestration sends them). Each claimed
@@ -123,6 +143,12 @@ def ffi(b):
             f" mean {r['python']['in_flight_mean']}; poll wake-up after a claim "
             f"p50 {wake.get('p50')} us, p99 {wake.get('p99')} us ({wake.get('count')} wake-ups)")
 
+        for language in FOREIGN_HOSTS:
+            r[language] = drain_with(b, n, lambda: _start_foreign(b, language, c, config, port), measure_memory=True)
+            log(f"ffi {language:10} c={c:2}: {r[language]['steps_per_s']:8.1f} steps/s, in flight max "
+                f"{r[language]['in_flight_max']} mean {r[language]['in_flight_mean']}")
+            r[f"{language}_over_swift"] = r[language]["steps_per_s"] / r["swift"]["steps_per_s"]
+
         r["upstream"] = upstream_drain(b, c, b.cfg["ffi_upstream_n"])
         log(f"ffi upstream c={c:2}: {r['upstream']['steps_per_s']:8.1f} steps/s (tasker-py 0.1.8), in flight max "
             f"{r['upstream']['in_flight_max']} mean {r['upstream']['in_flight_mean']}")
@@ -132,5 +158,6 @@ def ffi(b):
             f"the poller thread p50 {r['wakeup_us']['handoff_p50']} us, p99 {r['wakeup_us']['handoff_p99']} us")
         r["python_over_swift"] = r["python"]["steps_per_s"] / r["swift"]["steps_per_s"]
         r["python_over_upstream"] = r["python"]["steps_per_s"] / r["upstream"]["steps_per_s"]
-        log(f"ffi ratios   c={c:2}: python/swift {r['python_over_swift']:.2f}, python/upstream {r['python_over_upstream']:.2f}")
+        log(f"ffi ratios   c={c:2}: python/swift {r['python_over_swift']:.2f}, python/upstream {r['python_over_upstream']:.2f}, "
+            + ", ".join(f"{language}/swift {r[f'{language}_over_swift']:.2f}" for language in FOREIGN_HOSTS))
     shutil.rmtree(os.path.join(b.work, "templates-python"), ignore_errors=True)
