@@ -22,7 +22,7 @@ PACKAGE = REPO / "bindings" / "typescript"
 TESTS = PACKAGE / "test"
 TEMPLATES = TESTS / "fixtures" / "templates"
 # Node test files that need no database, orchestration or running worker.
-UNIT_FILES = ("unit.test.mjs",)
+UNIT_FILES = ("unit.test.mjs", "worker-unit.test.mjs")
 INTEGRATION_FILES = tuple(sorted(p.name for p in TESTS.glob("*.test.mjs") if p.name not in UNIT_FILES))
 
 
@@ -57,9 +57,10 @@ def _worker_config(cluster: Cluster, name: str, settings: dict[str, object]) -> 
     return path
 
 
-def test_unit(built_sdk: Path, tools) -> None:  # noqa: ANN001 - the conftest fixture
+@pytest.mark.parametrize("test_file", UNIT_FILES)
+def test_unit(built_sdk: Path, tools, test_file: str) -> None:  # noqa: ANN001 - the conftest fixture
     env = dict(os.environ, TASKER_WORKER_LIBRARY=str(tools.library))
-    _run_node("unit.test.mjs", env)
+    _run_node(test_file, env)
 
 
 @pytest.mark.parametrize("test_file", INTEGRATION_FILES)

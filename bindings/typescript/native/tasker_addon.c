@@ -163,30 +163,44 @@ static void async_execute(napi_env env, void *data) {
     call_run((call_t *)data);
 }
 
+/* Rejects `deferred` with `reason`; when `reason` is NULL (building the error failed) with the
+ * pending exception, else a plain Error, else undefined: a promise is always settled (an unsettled
+ * one would hang its awaiter forever and leak the deferred's reference). When even rejecting fails
+ * the environment is shutting down and takes the deferred with it. */
+static void reject_with(napi_env env, napi_deferred deferred, napi_value reason) {
+    if (!reason) {
+        bool pending = false;
+        napi_value message;
+        if (!(napi_is_exception_pending(env, &pending) == napi_ok && pending &&
+              napi_get_and_clear_last_exception(env, &reason) == napi_ok && reason) &&
+            !(napi_create_string_utf8(env, "the addon could not build the error of a failed call", NAPI_AUTO_LENGTH,
+                                      &message) == napi_ok &&
+              napi_create_error(env, NULL, message, &reason) == napi_ok) &&
+            napi_get_undefined(env, &reason) != napi_ok) {
+            return;
+        }
+    }
+    napi_reject_deferred(env, deferred, reason);
+}
+
+/* Settles the call's promise and frees the call and its work on every path. */
 static void async_complete(napi_env env, napi_status status, void *data) {
     call_t *call = data;
     napi_value value = NULL;
     if (status == napi_cancelled) {
         napi_value code, message;
-        if (napi_create_string_utf8(env, "ERR_TASKER_CANCELLED", NAPI_AUTO_LENGTH, &code) == napi_ok &&
-            napi_create_string_utf8(env, "the call was cancelled", NAPI_AUTO_LENGTH, &message) == napi_ok &&
-            napi_create_error(env, code, message, &value) == napi_ok) {
-            napi_reject_deferred(env, call->deferred, value);
+        if (!(napi_create_string_utf8(env, "ERR_TASKER_CANCELLED", NAPI_AUTO_LENGTH, &code) == napi_ok &&
+              napi_create_string_utf8(env, "the call was cancelled", NAPI_AUTO_LENGTH, &message) == napi_ok &&
+              napi_create_error(env, code, message, &value) == napi_ok)) {
+            value = NULL;
         }
+        reject_with(env, call->deferred, value);
     } else if (call->status != 0) {
-        value = status_error(env, call->entry->js_name, call->status, call->error);
-        if (value) napi_reject_deferred(env, call->deferred, value);
+        reject_with(env, call->deferred, status_error(env, call->entry->js_name, call->status, call->error));
     } else {
         value = call_value(env, call);
-        if (value) {
-            napi_resolve_deferred(env, call->deferred, value);
-        } else {
-            /* Reject with the pending exception (e.g. the output was too large for a string). */
-            napi_value exception;
-            if (napi_get_and_clear_last_exception(env, &exception) == napi_ok) {
-                napi_reject_deferred(env, call->deferred, exception);
-            }
-        }
+        /* NULL: the output could not become a string (too large): reject with that exception. */
+        if (!value || napi_resolve_deferred(env, call->deferred, value) != napi_ok) reject_with(env, call->deferred, NULL);
     }
     napi_delete_async_work(env, call->work);
     call_free(call);
@@ -201,7 +215,7 @@ static napi_value dispatch(napi_env env, napi_callback_info info) {
     const entry_t *entry = data;
     size_t index = (size_t)(entry - ENTRIES);
     char message[512];
-    if (!lib.loaded) {
+    if (!library_is_loaded()) {
         snprintf(message, sizeof message,
                  "%s: the Tasker worker library is not loaded (call load(path) first)", entry->js_name);
         throw_error(env, 0, "ERR_TASKER_NOT_LOADED", message);
@@ -239,25 +253,30 @@ static napi_value dispatch(napi_env env, napi_callback_info info) {
         return value;
     }
     napi_value promise, resource_name;
-    if (napi_create_promise(env, &call->deferred, &promise) != napi_ok ||
-        napi_create_string_utf8(env, entry->js_name, NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
-        napi_create_async_work(env, NULL, resource_name, async_execute, async_complete, call, &call->work) != napi_ok) {
-        /* A created deferred that is never settled is only a leaked promise. */
+    if (napi_create_promise(env, &call->deferred, &promise) != napi_ok) {
         call_free(call);
-        throw_error(env, 0, "ERR_TASKER_NAPI", "could not start an asynchronous call");
+        throw_error(env, 0, "ERR_TASKER_NAPI", "could not create the promise of an asynchronous call");
         return NULL;
     }
-    if (napi_queue_async_work(env, call->work) != napi_ok) {
-        napi_delete_async_work(env, call->work);
+    const char *failure = NULL;
+    if (napi_create_string_utf8(env, entry->js_name, NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
+        napi_create_async_work(env, NULL, resource_name, async_execute, async_complete, call, &call->work) != napi_ok) {
+        call->work = NULL;
+        failure = "could not start an asynchronous call";
+    } else if (napi_queue_async_work(env, call->work) != napi_ok) {
+        failure = "could not queue an asynchronous call";
+    }
+    if (failure) {
+        /* The promise exists: reject it (settling releases the deferred) rather than leak it. */
+        if (call->work) napi_delete_async_work(env, call->work);
+        napi_deferred deferred = call->deferred;
         call_free(call);
-        throw_error(env, 0, "ERR_TASKER_NAPI", "could not queue an asynchronous call");
-        return NULL;
+        throw_error(env, 0, "ERR_TASKER_NAPI", failure);
+        reject_with(env, deferred, NULL); /* takes the pending exception */
     }
     return promise;
 }
 
-/* load(path): dlopen the library once; returns its version. Loading another path afterwards is an
- * error; loading the same path again is a no-op. */
 /* load(path): dlopen the library once; returns its version. Loading another path afterwards is an
  * error; loading the same path again is a no-op. */
 static napi_value load(napi_env env, napi_callback_info info) {
@@ -292,7 +311,7 @@ static napi_value symbols(napi_env env, napi_callback_info info) {
     napi_value result, flag;
     NAPI_CHECK(env, napi_create_object(env, &result), NULL);
     for (size_t i = 0; i < ENTRY_COUNT; i++) {
-        NAPI_CHECK(env, napi_get_boolean(env, lib.loaded && lib.functions[i] != NULL, &flag), NULL);
+        NAPI_CHECK(env, napi_get_boolean(env, library_is_loaded() && lib.functions[i] != NULL, &flag), NULL);
         NAPI_CHECK(env, napi_set_named_property(env, result, ENTRIES[i].js_name, flag), NULL);
     }
     return result;
@@ -302,7 +321,7 @@ static napi_value symbols(napi_env env, napi_callback_info info) {
 static napi_value loaded_path(napi_env env, napi_callback_info info) {
     (void)info;
     napi_value result;
-    if (!lib.loaded) {
+    if (!library_is_loaded()) {
         NAPI_CHECK(env, napi_get_null(env, &result), NULL);
     } else {
         NAPI_CHECK(env, napi_create_string_utf8(env, lib.path, NAPI_AUTO_LENGTH, &result), NULL);

@@ -58,6 +58,10 @@ const char *status_name(int32_t status) {
     }
 }
 
+int library_is_loaded(void) {
+    return __atomic_load_n(&lib.loaded, __ATOMIC_ACQUIRE);
+}
+
 int library_load(const char *path, char *error, size_t error_size) {
     int result = 0;
     pthread_mutex_lock(&lib_mutex);
@@ -95,7 +99,8 @@ int library_load(const char *path, char *error, size_t error_size) {
     lib.last_error = last_error;
     lib.string_free = string_free;
     lib.version = version;
-    lib.loaded = 1;
+    /* Release: a thread that sees loaded == 1 (library_is_loaded) sees every field above. */
+    __atomic_store_n(&lib.loaded, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&lib_mutex);
     return 0;
 }

@@ -94,6 +94,9 @@ const char *status_name(int32_t status);
  * message in `error`. */
 int library_load(const char *path, char *error, size_t error_size);
 
+/* 1 once library_load succeeded (an acquire load: the library's fields are then all visible). */
+int library_is_loaded(void);
+
 /* Runs the call's function; on failure `call->error` holds a copy of tasker_last_error(). */
 void call_run(call_t *call);
 

@@ -10,7 +10,8 @@ after(async () => {
 });
 
 test('SIGTERM drains running TypeScript steps and exits 0, leaving none claimed without a result', async () => {
-  host = await startHost('drain-host');
+  // The handlers finish only once the worker began shutting down: they run during the drain.
+  host = await startHost('drain-host', { TASKER_TS_DRAIN_AFTER_SHUTDOWN: '1' });
   const task = await submitTask('ts_drain', {});
   // Both slow handlers have started (each prints a line as it begins).
   await host.waitForLine('STARTED drain_a');
@@ -23,6 +24,6 @@ test('SIGTERM drains running TypeScript steps and exits 0, leaving none claimed 
     const step = byName[name];
     assert.notEqual(step.current_state, 'in_progress', JSON.stringify(step));
     assert.equal(step.results?.success, true, JSON.stringify(step));
-    assert.deepEqual(step.results.result, { slept_ms: 2000, step: name });
+    assert.deepEqual(step.results.result, { finished_after_shutdown_began: true, step: name });
   }
 });

@@ -18,8 +18,16 @@ export function serialize(value: unknown): { json: string } | { error: string } 
     if (typeof json !== 'string') return { error: 'it serializes to nothing' };
     return { json };
   } catch (error) {
-    const reason = error instanceof RangeError ? `nested too deeply (${error.message})` : error instanceof Error ? error.message : String(error);
-    return { error: reason };
+    let message: string;
+    try {
+      message = error instanceof Error ? error.message : String(error);
+    } catch {
+      message = 'serializing it threw a value that cannot be shown';
+    }
+    // Only a stack overflow means "too deep"; "Invalid string length" is a document too large.
+    if (error instanceof RangeError && /call stack/i.test(message)) return { error: `nested too deeply (${message})` };
+    if (error instanceof RangeError && /string length/i.test(message)) return { error: `too large to serialize (${message})` };
+    return { error: message };
   }
 }
 
@@ -44,7 +52,12 @@ export class Completion {
 
   /** Null when the checkpoint was taken (or the event is gone), else the failure to complete with. */
   private async yieldCheckpoint(eventId: string, stepUuid: string, outcome: StepHandlerResult): Promise<StepHandlerResult | null> {
-    const text = serialize({ step_uuid: stepUuid, ...outcome.checkpoint });
+    let text: { json: string } | { error: string };
+    try {
+      text = serialize({ step_uuid: stepUuid, ...outcome.checkpoint });
+    } catch (error) {
+      text = { error: error instanceof Error ? error.message : typeof error };
+    }
     if ('error' in text) {
       return StepHandlerResult.failure(`the handler's checkpoint is not JSON: ${text.error}`, ErrorType.CHECKPOINT_ERROR, false);
     }
@@ -68,8 +81,14 @@ export class Completion {
   }
 
   private async complete(eventId: string, stepUuid: string, outcome: StepHandlerResult, startedAt: number, fallback: boolean): Promise<void> {
-    const document: JsonObject = outcome.toExecutionResult(stepUuid, performance.now() - startedAt, this.workerId());
-    const text = serialize(document);
+    let text: { json: string } | { error: string };
+    try {
+      const document: JsonObject = outcome.toExecutionResult(stepUuid, performance.now() - startedAt, this.workerId());
+      text = serialize(document);
+    } catch (error) {
+      // A StepHandlerResult whose metadata cannot even be copied (a throwing getter, a revoked proxy).
+      text = { error: `building it failed: ${error instanceof Error ? error.message : typeof error}` };
+    }
     if ('error' in text) {
       if (fallback) {
         const failure = StepHandlerResult.failure(`the handler's result is not JSON: ${text.error}`, ErrorType.HANDLER_ERROR, false);

@@ -25,6 +25,9 @@ export class DomainEventSubscriber {
   private readonly listeners: Array<{ pattern: string; listener: DomainEventListener }> = [];
   private loop: Promise<void> | null = null;
   private stopping = false;
+  private logger: Logger | null = null;
+  /** Which start a loop belongs to (a loop left running by a timed-out stop ends on its own). */
+  private generation = 0;
 
   constructor(private readonly pollTimeoutMs = 250) {}
 
@@ -46,18 +49,33 @@ export class DomainEventSubscriber {
   start(lib: TaskerLibrary, logger: Logger): void {
     if (this.loop !== null) return;
     this.stopping = false;
-    this.loop = this.run(lib, logger);
+    this.logger = logger;
+    this.loop = this.run(lib, logger, ++this.generation);
   }
 
-  /** Stops polling once the current poll returns. */
-  async stop(): Promise<void> {
+  /**
+   * Stops polling once the current poll returns, waiting at most `graceMs` for it (and for a
+   * listener running now): a listener that never settles does not hold the caller.
+   */
+  async stop(graceMs = 5000): Promise<void> {
     this.stopping = true;
-    if (this.loop !== null) await this.loop;
-    this.loop = null;
+    this.generation++;
+    const loop = this.loop;
+    if (loop === null) return;
+    let timer: NodeTimer | undefined;
+    const finished = await Promise.race([
+      loop.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!finished) this.logger?.warn(`domain event listeners still running after ${graceMs} ms; not waiting for them`);
+    if (this.loop === loop) this.loop = null;
   }
 
-  private async run(lib: TaskerLibrary, logger: Logger): Promise<void> {
-    while (!this.stopping) {
+  private async run(lib: TaskerLibrary, logger: Logger, generation: number): Promise<void> {
+    while (!this.stopping && generation === this.generation) {
       let text: string | null;
       try {
         text = await lib.pollInProcessEventText(this.pollTimeoutMs);

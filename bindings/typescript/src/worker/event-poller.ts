@@ -37,6 +37,13 @@ export class EventPoller {
     this.slots = new Semaphore(options.concurrency ?? 10);
     this.pollTimeoutMs = options.pollTimeoutMs ?? 500;
     this.starvationCheckEvery = options.starvationCheckEvery ?? 100;
+    // Checked here: a bad value would otherwise fail every poll (an error line every 100 ms, forever).
+    if (!Number.isInteger(this.pollTimeoutMs) || this.pollTimeoutMs < 0 || this.pollTimeoutMs > 2 ** 31 - 1) {
+      throw new RangeError(`pollTimeoutMs must be an integer from 0 to ${2 ** 31 - 1}, got ${String(options.pollTimeoutMs)}`);
+    }
+    if (!Number.isInteger(this.starvationCheckEvery) || this.starvationCheckEvery < 1) {
+      throw new RangeError(`starvationCheckEvery must be an integer >= 1, got ${String(options.starvationCheckEvery)}`);
+    }
   }
 
   /** Handlers running now. */

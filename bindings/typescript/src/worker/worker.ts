@@ -13,7 +13,7 @@ import { library, type BootstrapConfig, type BootstrapResult, type TaskerLibrary
 import type { StepHandlerClass } from '../handler/base';
 import { HandlerRegistry } from '../registry/handler-registry';
 import { ErrorType } from '../types/error-type';
-import { parseStepEvent, StepEventError } from '../types/step-event';
+import { handlerOf, parseStepEvent, StepEventError, type StepEvent } from '../types/step-event';
 import { StepHandlerResult } from '../types/step-handler-result';
 import { Completion } from './completion';
 import { DomainEventSubscriber } from './domain-events';
@@ -33,7 +33,22 @@ export interface WorkerOptions extends EventPollerOptions {
   libraryPath?: string;
   /** Domain event subscriptions (polled while the worker runs when it has listeners). */
   domainEvents?: DomainEventSubscriber;
+  /**
+   * A handler that has not settled after this long gets a retryable `handler_timeout` failure and
+   * frees its concurrency slot (default 300000 ms, upstream's `handlerTimeoutMs`). The handler's
+   * promise cannot be cancelled: whatever it settles with later is ignored. Without this bound a
+   * handler that never settles would hold its slot (and the graceful stop) forever.
+   */
+  handlerTimeoutMs?: number;
+  /** The library to drive (default: `library(libraryPath)`); a stand-in for tests. */
+  library?: TaskerLibrary;
 }
+
+/** The longest delay setTimeout honours (a longer one fires after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The addon functions the worker needs (an older or foreign library may lack some). */
+const REQUIRED_FUNCTIONS = ['bootstrap', 'stop', 'beginShutdown', 'pollStepEvent', 'completeStepEvent', 'checkpointYieldStepEvent'];
 
 /** Options of {@link Worker.run}. */
 export interface RunOptions {
@@ -56,10 +71,15 @@ export class Worker {
   private bootstrapResult: BootstrapResult | null = null;
   private stopRequested: (() => void) | null = null;
   private stopping: Promise<void> | null = null;
+  private readonly handlerTimeoutMs: number;
 
   constructor(options: WorkerOptions = {}) {
     this.options = options;
-    this.lib = library(options.libraryPath);
+    this.handlerTimeoutMs = options.handlerTimeoutMs ?? 300_000;
+    if (!Number.isInteger(this.handlerTimeoutMs) || this.handlerTimeoutMs < 1 || this.handlerTimeoutMs > MAX_TIMER_MS) {
+      throw new RangeError(`handlerTimeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(options.handlerTimeoutMs)}`);
+    }
+    this.lib = options.library ?? library(options.libraryPath);
     this.logger = new Logger(this.lib);
     this.registry = options.registry ?? new HandlerRegistry();
     for (const handler of options.handlers ?? []) this.registry.register(handler);
@@ -82,7 +102,14 @@ export class Worker {
 
   /** Bootstraps the embedded worker (resolves once it serves) and starts polling. */
   async start(): Promise<BootstrapResult> {
+    const symbols = typeof this.lib.symbols === 'function' ? this.lib.symbols() : {};
+    const missing = REQUIRED_FUNCTIONS.filter((name) => symbols[name] === false);
+    if (missing.length > 0) {
+      throw new Error(`the Tasker worker library does not export what the worker needs (${missing.join(', ')}): a newer libTaskerWorkerFFI.so is needed`);
+    }
+    if (this.stopping !== null) await this.stopping;
     this.bootstrapResult = await this.lib.bootstrap(this.options.config ?? {});
+    this.stopping = null; // a worker started again after a stop can be stopped again
     this.poller.start();
     if (this.domainEvents.hasListeners) this.domainEvents.start(this.lib, this.logger);
     this.logger.info('TypeScript handlers attached', { callables: this.registry.callables().join(','), worker_id: this.workerId ?? '' });
@@ -106,11 +133,16 @@ export class Worker {
       this.logger.warn(`begin shutdown: ${error instanceof Error ? error.message : String(error)}`);
     }
     this.logger.info('stopping: draining TypeScript handlers', { running: String(this.running) });
-    await this.domainEvents.stop();
     try {
       await this.lib.stop();
     } finally {
-      await this.poller.stop();
+      try {
+        await this.poller.stop();
+      } finally {
+        // After the stop: domain events of the drained steps still reach the subscribers. Bounded
+        // (a listener that never settles must not hold the stop).
+        await this.domainEvents.stop();
+      }
     }
   }
 
@@ -159,7 +191,33 @@ export class Worker {
       }
       return;
     }
-    const outcome = await this.executor.execute(event);
+    let outcome: StepHandlerResult;
+    try {
+      outcome = await this.bounded(event);
+    } catch (error) {
+      // Only an SDK bug gets here (execute turns every handler outcome into a result).
+      outcome = StepHandlerResult.failure(`the TypeScript worker failed running the step: ${error instanceof Error ? error.message : typeof error}`,
+        ErrorType.HANDLER_ERROR, true);
+    }
     await this.completion.deliver(event.event_id, event.step_uuid, outcome, startedAt);
+  }
+
+  /** The handler's outcome, or a retryable handler_timeout failure after `handlerTimeoutMs`. */
+  private async bounded(event: StepEvent): Promise<StepHandlerResult> {
+    let timer: NodeTimer | undefined;
+    const timedOut = new Promise<StepHandlerResult>((resolve) => {
+      timer = setTimeout(() => {
+        const callable = String(handlerOf(event).callable);
+        this.logger.warn(`handler for callable '${callable}' did not finish within ${this.handlerTimeoutMs} ms; its outcome will be ignored`,
+          { step_uuid: event.step_uuid });
+        resolve(StepHandlerResult.failure(`handler for callable '${callable}' did not finish within ${this.handlerTimeoutMs} ms (handlerTimeoutMs)`,
+          'handler_timeout', true));
+      }, this.handlerTimeoutMs);
+    });
+    try {
+      return await Promise.race([this.executor.execute(event), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
