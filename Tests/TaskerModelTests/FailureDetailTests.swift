@@ -9,9 +9,15 @@ import Testing
     }
 
     @Test func taskerPyAndOurPythonSDKKeepTypeAndTraceback() {
-        let detail = FailureDetail(result: Self.failed(["exception_type": "KeyError", "traceback": "Traceback (most recent call last):\n  raise KeyError('price')"]))
-        #expect(detail == FailureDetail(errorType: "handler_error", message: "'price'", exceptionType: "KeyError",
-                                        trace: "Traceback (most recent call last):\n  raise KeyError('price')"))
+        let detail = FailureDetail(
+            result: Self.failed([
+                "exception_type": "KeyError", "traceback": "Traceback (most recent call last):\n  raise KeyError('price')",
+            ]))
+        #expect(
+            detail
+                == FailureDetail(
+                    errorType: "handler_error", message: "'price'", exceptionType: "KeyError",
+                    trace: "Traceback (most recent call last):\n  raise KeyError('price')"))
     }
 
     @Test func rubysClassAndBacktraceLinesAndTypeScriptsStack() {

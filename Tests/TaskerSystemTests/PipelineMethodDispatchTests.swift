@@ -31,9 +31,14 @@ struct PipelineMethodDispatchTests {
         let registry = HandlerRegistry.withBuiltIns()
         registry.register(
             "payments.processor",
-            methods: ["refund": { context in
-                .success(.object(["did": "refund", "reason": context.stepConfig["reason"] ?? .null, "method": .string(context.handlerMethod)]))
-            }]
+            methods: [
+                "refund": { context in
+                    .success(
+                        .object([
+                            "did": "refund", "reason": context.stepConfig["reason"] ?? .null, "method": .string(context.handlerMethod),
+                        ]))
+                }
+            ]
         ) { context in .success(.object(["did": "charge", "method": .string(context.handlerMethod)])) }
         return registry
     }
@@ -51,17 +56,23 @@ struct PipelineMethodDispatchTests {
             try await worker.stop()
 
             #expect(try await harness.result(task["charge"]).result == .object(["did": "charge", "method": "call"]))
-            #expect(try await harness.result(task["refund"]).result == .object(["did": "refund", "reason": "duplicate", "method": "refund"]))
+            #expect(
+                try await harness.result(task["refund"]).result == .object(["did": "refund", "reason": "duplicate", "method": "refund"]))
             #expect(try await harness.result(task["hinted"]).result["did"] == "refund")
 
             let void = try await harness.result(task["void"])
             #expect(!void.success && void.metadata.retryable == false)
             #expect(void.error?.errorType == "method_not_found")
-            #expect(void.error?.message == "handler payments.processor has no method \"void\" (the template's handler.method); its methods: call, refund")
+            #expect(
+                void.error?.message
+                    == "handler payments.processor has no method \"void\" (the template's handler.method); its methods: call, refund")
 
             let unknown = try await harness.result(task["unknown_resolver"])
             #expect(unknown.error?.errorType == "handler_not_found" && unknown.metadata.retryable == false)
-            #expect(unknown.error?.message == "Handler not found: payments.processor (handler.resolver \"class_constant\" names no resolver of this worker (its resolvers: explicit_mapping))")
+            #expect(
+                unknown.error?.message
+                    == "Handler not found: payments.processor (handler.resolver \"class_constant\" names no resolver of this worker (its resolvers: explicit_mapping))"
+            )
         }
     }
 }

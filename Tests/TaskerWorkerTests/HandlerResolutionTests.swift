@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import TaskerModel
 import TaskerWorker
 import TaskerWorkerTesting
+import Testing
 
 /// A template's `handler.method` and `handler.resolver` in the Swift SDK (issue #28 item 4): the
 /// named entry point runs, a missing one fails for good, and the resolver chain answers in
@@ -89,7 +89,7 @@ import TaskerWorkerTesting
         // The explicit mapping (10) answers before the service directory (100).
         #expect(registry.resolve(HandlerDefinition(callable: "service://billing")).handler is ClosureStepHandler)
         #expect(registry.resolve(HandlerDefinition(callable: "service://other")).handler != nil)
-        registry.add(resolver: ServiceResolver(priority: 5))   // same name: replaced, now first
+        registry.add(resolver: ServiceResolver(priority: 5))  // same name: replaced, now first
         #expect(registry.resolverNames == ["service_directory", "explicit_mapping"])
         guard case .notFound(let reason) = registry.resolve(HandlerDefinition(callable: "nowhere")) else {
             Issue.record("resolved an unknown callable")
@@ -115,7 +115,10 @@ import TaskerWorkerTesting
             Issue.record("an unknown resolver answered")
             return
         }
-        #expect(unknown == "handler.resolver \"class_constant\" names no resolver of this worker (its resolvers: explicit_mapping, service_directory)")
+        #expect(
+            unknown
+                == "handler.resolver \"class_constant\" names no resolver of this worker (its resolvers: explicit_mapping, service_directory)"
+        )
     }
 
     @Test func handlerNotFoundKeepsUpstreamsTextUnlessThereIsAReason() {

@@ -108,7 +108,8 @@ package final class HandlerDispatchService: Service, Sendable {
             if case .notFound(let text)? = resolution { reason = text }
             // Upstream's message alone unless a resolver hint was involved.
             let hinted = step.definition?.handler.resolver.map { !$0.isEmpty } ?? false
-            logger.error("no handler for step", metadata: metadata(step, ["callable": "\(callable)", "reason": "\(reason ?? "no step definition")"]))
+            logger.error(
+                "no handler for step", metadata: metadata(step, ["callable": "\(callable)", "reason": "\(reason ?? "no step definition")"]))
             await finish(
                 step,
                 dispatchError(step, .handlerNotFound, callable, message: hinted ? reason : nil, startedAt: startedAt))

@@ -49,7 +49,10 @@ public final class HandlerRegistry: Sendable {
                     ?? .notFound(reason: "no handler registered for \(handler.callable) (handler.resolver = \(hint))")
             }
             guard let resolver = added.first(where: { $0.name == hint }) else {
-                return .notFound(reason: "handler.resolver \"\(hint)\" names no resolver of this worker (its resolvers: \(resolverNames.joined(separator: ", ")))")
+                return .notFound(
+                    reason:
+                        "handler.resolver \"\(hint)\" names no resolver of this worker (its resolvers: \(resolverNames.joined(separator: ", ")))"
+                )
             }
             return resolver.resolve(handler).map { .found($0) }
                 ?? .notFound(reason: "resolver \(hint) found no handler for \(handler.callable)")

@@ -58,7 +58,8 @@ extension StepFailure {
     /// permanent `method_not_found` failure (retrying cannot add the method).
     public static func methodNotFound(_ method: String, callable: String, known: [String]) -> StepFailure {
         StepFailure(
-            message: "handler \(callable) has no method \"\(method)\" (the template's handler.method); its methods: \(known.sorted().joined(separator: ", "))",
+            message:
+                "handler \(callable) has no method \"\(method)\" (the template's handler.method); its methods: \(known.sorted().joined(separator: ", "))",
             errorType: "method_not_found", retryable: false)
     }
 }
@@ -91,7 +92,8 @@ public struct ClosureStepHandler: StepHandler {
     public func invoke(method: String, _ context: StepContext) async throws -> StepHandlerResult {
         if method == HandlerDefinition.defaultMethod { return try await body(context) }
         guard let entry = methods[method] else {
-            throw StepFailure.methodNotFound(method, callable: context.handlerCallable, known: [HandlerDefinition.defaultMethod] + methods.keys)
+            throw StepFailure.methodNotFound(
+                method, callable: context.handlerCallable, known: [HandlerDefinition.defaultMethod] + methods.keys)
         }
         return try await entry(context)
     }

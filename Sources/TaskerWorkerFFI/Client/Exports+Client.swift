@@ -90,9 +90,12 @@ public func tasker_client_list_tasks(
 public func tasker_client_cancel_task(
     _ taskUUID: UnsafePointer<CChar>?, _ resultJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    clientCall(resultJSON, "result_json", { () throws(FFIError) in
-        .init(method: .DELETE, path: "/v1/tasks/\(try uuidArgument(taskUUID, "task_uuid"))")
-    }) { .object(["cancelled": .bool(true), "task": $0]) }
+    clientCall(
+        resultJSON, "result_json",
+        { () throws(FFIError) in
+            .init(method: .DELETE, path: "/v1/tasks/\(try uuidArgument(taskUUID, "task_uuid"))")
+        }
+    ) { .object(["cancelled": .bool(true), "task": $0]) }
 }
 
 @_cdecl("tasker_client_list_task_steps")

@@ -33,14 +33,18 @@ struct OrchestrationAPIClient: Sendable {
     /// retries are left) and returns the 2xx answer's JSON, checked.
     func send(_ request: Request) async throws(FFIError) -> JSONValue {
         guard settings.transport == .rest else {
-            throw FFIError(.client, "worker.orchestration_client.transport = \"\(settings.transport.rawValue)\" is not supported by this worker's client; use \"rest\"")
+            throw FFIError(
+                .client,
+                "worker.orchestration_client.transport = \"\(settings.transport.rawValue)\" is not supported by this worker's client; use \"rest\""
+            )
         }
         let url = Self.trimmedBase(settings.baseUrl) + request.path
         let label = "\(request.method.rawValue) \(url)"
         var attempt = 0
         while true {
             attempt += 1
-            let outcome = await Self.attempt(request, url: url, headers: authorizationHeaders, timeout: .milliseconds(Int64(settings.timeoutMs)))
+            let outcome = await Self.attempt(
+                request, url: url, headers: authorizationHeaders, timeout: .milliseconds(Int64(settings.timeoutMs)))
             switch outcome {
             case .answered(let status, let body):
                 if (200..<300).contains(status) { return try Self.document(body, label: label) }
@@ -50,7 +54,10 @@ struct OrchestrationAPIClient: Sendable {
                 }
             case .unanswered(let error, let neverSent):
                 if !(request.isIdempotent || neverSent) || attempt > settings.maxRetries {
-                    throw FFIError(.client, "\(label): no answer after \(attempt) attempt\(attempt == 1 ? "" : "s") (timeout \(settings.timeoutMs) ms each): \(error)")
+                    throw FFIError(
+                        .client,
+                        "\(label): no answer after \(attempt) attempt\(attempt == 1 ? "" : "s") (timeout \(settings.timeoutMs) ms each): \(error)"
+                    )
                 }
             }
             try? await Task.sleep(for: Self.pause(beforeRetry: attempt))
@@ -123,7 +130,8 @@ struct OrchestrationAPIClient: Sendable {
     static func apiMessage(_ body: Data) -> String {
         var message: String?
         if let value = try? UntrustedJSON.decode(JSONValue.self, from: body, what: "an error answer"),
-           case .object(let members) = value {
+            case .object(let members) = value
+        {
             if case .object(let error)? = members["error"] { message = error["message"]?.stringValue }
             message = message ?? members["message"]?.stringValue ?? members["error"]?.stringValue
         }
