@@ -46,10 +46,11 @@ def test_ruby_sdk_unit_suite(tmp_path: Path) -> None:
     minitest(ruby_files("unit"), env, tmp_path / "minitest-unit.log")
 
 
-@pytest.mark.parametrize("suite", ["workflows", "client"])
+@pytest.mark.parametrize("suite", ["workflows", "client", "shutdown"])
 def test_ruby_sdk_integration_suite(cluster: Cluster, suite: str) -> None:
     """workflows: chain, errors, timeout, decision, batch, checkpoint, Swift+Ruby, method dispatch,
-    resolver hints, domain events, SIGTERM drain. client: TaskerCore::Client against the API."""
+    resolver hints, domain events, SIGTERM drain. client: TaskerCore::Client against the API. shutdown:
+    a handler that never returns, SIGTERM twice, SIGTERM during bootstrap."""
     address = cluster.restart_orchestration()
     env = cluster.environment({
         "TASKER_TEST_ORCHESTRATION_URL": f"http://{address}",

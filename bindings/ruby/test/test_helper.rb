@@ -65,13 +65,13 @@ module TaskerTest
     attr_reader :pid, :name
 
     # @param templates [String] the template directory under fixtures/templates it serves
-    def initialize(name, templates:, config: {}, concurrency: 4, script: File.join(HOSTS, "sdk_host.rb"))
+    def initialize(name, templates:, config: {}, concurrency: 4, stop_grace: 10, script: File.join(HOSTS, "sdk_host.rb"))
       @name = name
       @lines = []
       @lock = Mutex.new
       @changed = ConditionVariable.new
       env = { "TASKER_TEMPLATE_PATH" => File.join(TEMPLATES, templates), "TASKER_HOST_CONFIG" => JSON.generate(config),
-              "TASKER_HOST_CONCURRENCY" => concurrency.to_s }
+              "TASKER_HOST_CONCURRENCY" => concurrency.to_s, "TASKER_HOST_STOP_GRACE" => stop_grace.to_s }
       reader, writer = IO.pipe
       @pid = Process.spawn(env, RbConfig.ruby, "-I", File.join(RUBY_ROOT, "lib"), script,
                            chdir: REPO, in: File::NULL, out: writer, err: writer, pgroup: true)
@@ -105,11 +105,11 @@ module TaskerTest
       end
     end
 
-    # SIGTERM, then the exit status (SIGKILL after `timeout`).
-    def terminate(timeout: 90)
+    # SIGTERM (`times` times), then the exit status (SIGKILL after `timeout`).
+    def terminate(timeout: 90, times: 1)
       return wait(timeout) unless alive?
 
-      Process.kill("TERM", @pid)
+      times.times { Process.kill("TERM", @pid) }
       wait(timeout)
     rescue Errno::ESRCH
       wait(timeout)

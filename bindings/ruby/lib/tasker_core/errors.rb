@@ -74,10 +74,11 @@ module TaskerCore
     PERMANENT = [PermanentError, ConfigurationError, FFIError].freeze
 
     # Whether a step whose handler raised `error` should be retried (upstream's ErrorClassifier).
+    # Module#=== only: no method of `error` is called (it may be hostile).
     def self.retryable?(error)
-      return true if error.is_a?(RetryableError)
+      return true if RetryableError === error # rubocop:disable Style/CaseEquality
 
-      PERMANENT.none? { |klass| error.is_a?(klass) }
+      PERMANENT.none? { |klass| klass === error } # rubocop:disable Style/CaseEquality
     end
   end
 

@@ -58,17 +58,23 @@ module TaskerCore
     #
     # @raise [JSON::GeneratorError, JSON::NestingError] the result is not writable JSON
     # @raise [Errors::FFIError] refused (status says why: unknown event, invalid argument, ...)
-    def complete_step_event(event_id, result)
-      json = JSON.generate(result, max_nesting: JSON_MAX_NESTING)
-      check(Native.tasker_complete_step_event(event_id.to_s, json), :tasker_complete_step_event)
+    def complete_step_event(event_id, result) = complete_step_event_json(event_id, JSON.generate(result, max_nesting: JSON_MAX_NESTING))
+
+    # complete_step_event with the result already written as JSON text.
+    def complete_step_event_json(event_id, json)
+      check(Native.tasker_complete_step_event(event_id.to_s, json.to_s), :tasker_complete_step_event)
       true
     end
 
     # Persists a checkpoint ({step_uuid, cursor, items_processed, accumulated_results}); the step
     # comes back as a new event carrying it in workflow_step.checkpoint.
     def checkpoint_yield_step_event(event_id, checkpoint)
-      json = JSON.generate(checkpoint, max_nesting: JSON_MAX_NESTING)
-      check(Native.tasker_checkpoint_yield_step_event(event_id.to_s, json), :tasker_checkpoint_yield_step_event)
+      checkpoint_yield_step_event_json(event_id, JSON.generate(checkpoint, max_nesting: JSON_MAX_NESTING))
+    end
+
+    # checkpoint_yield_step_event with the checkpoint already written as JSON text.
+    def checkpoint_yield_step_event_json(event_id, json)
+      check(Native.tasker_checkpoint_yield_step_event(event_id.to_s, json.to_s), :tasker_checkpoint_yield_step_event)
       true
     end
 

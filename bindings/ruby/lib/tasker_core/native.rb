@@ -32,27 +32,46 @@ module TaskerCore
     end
 
     LOADED_FROM = library_path
-    ffi_lib LOADED_FROM
+    begin
+      ffi_lib LOADED_FROM
+    rescue LoadError => e
+      raise LoadError, "#{LOADED_FROM} could not be loaded as #{LIBRARY_NAME}: #{e.message}"
+    end
 
-    attach_function :tasker_last_error, [], :pointer
-    attach_function :tasker_string_free, [:pointer], :void
-    attach_function :tasker_version, [], :string
-    attach_function :tasker_worker_bootstrap, %i[string pointer], :int, blocking: true
-    attach_function :tasker_worker_stop, [:pointer], :int, blocking: true
-    attach_function :tasker_worker_begin_shutdown, [:pointer], :int, blocking: true
-    attach_function :tasker_worker_status, [:pointer], :int, blocking: true
-    attach_function :tasker_worker_is_running, [:pointer], :int
-    attach_function :tasker_poll_step_event, %i[int32 pointer], :int, blocking: true
-    attach_function :tasker_complete_step_event, %i[string string], :int, blocking: true
-    attach_function :tasker_checkpoint_yield_step_event, %i[string string], :int, blocking: true
-    attach_function :tasker_ffi_dispatch_metrics, [:pointer], :int, blocking: true
-    attach_function :tasker_check_starvation_warnings, [:pointer], :int, blocking: true
-    attach_function :tasker_cleanup_timeouts, [:pointer], :int, blocking: true
-    attach_function :tasker_poll_in_process_event, %i[int32 pointer], :int, blocking: true
-    attach_function :tasker_health, [:pointer], :int, blocking: true
-    attach_function :tasker_metrics, [:pointer], :int, blocking: true
-    attach_function :tasker_worker_config, [:pointer], :int, blocking: true
-    attach_function :tasker_log, %i[int32 string string], :int
+    # The core of the ABI: without any of these the SDK cannot work, so a library lacking one (not
+    # libTaskerWorkerFFI, or too old) is a LoadError naming the missing functions and the path.
+    # Everything that may wait (on the worker, a lock, the log's pipe) releases the GVL.
+    CORE_FUNCTIONS = {
+      tasker_last_error: [[], :pointer, false],
+      tasker_string_free: [[:pointer], :void, false],
+      tasker_version: [[], :string, false],
+      tasker_worker_bootstrap: [%i[string pointer], :int, true],
+      tasker_worker_stop: [[:pointer], :int, true],
+      tasker_worker_begin_shutdown: [[:pointer], :int, true],
+      tasker_worker_status: [[:pointer], :int, true],
+      tasker_worker_is_running: [[:pointer], :int, true],
+      tasker_poll_step_event: [%i[int32 pointer], :int, true],
+      tasker_complete_step_event: [%i[string string], :int, true],
+      tasker_checkpoint_yield_step_event: [%i[string string], :int, true],
+      tasker_ffi_dispatch_metrics: [[:pointer], :int, true],
+      tasker_check_starvation_warnings: [[:pointer], :int, true],
+      tasker_cleanup_timeouts: [[:pointer], :int, true],
+      tasker_poll_in_process_event: [%i[int32 pointer], :int, true],
+      tasker_health: [[:pointer], :int, true],
+      tasker_metrics: [[:pointer], :int, true],
+      tasker_worker_config: [[:pointer], :int, true],
+      tasker_log: [%i[int32 string string], :int, true]
+    }.freeze
+
+    missing_core = CORE_FUNCTIONS.each_with_object([]) do |(name, (params, returns, blocking)), missing|
+      attach_function name, params, returns, blocking: blocking
+    rescue ::FFI::NotFoundError
+      missing << name
+    end
+    unless missing_core.empty?
+      raise LoadError, "#{LOADED_FROM} is not a usable #{LIBRARY_NAME}: it lacks #{missing_core.join(', ')} " \
+                       "(build it from this checkout: `swift build --product TaskerWorkerFFI`)"
+    end
 
     # The orchestration client (newer libraries only): attached when present, so the SDK loads
     # with a library that lacks them; TaskerCore::Client raises a clear error on use instead.

@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "minitest/mock"
+require "fileutils"
 
 # Library loading and the calls that need no running worker.
 class LibraryTest < Minitest::Test
@@ -17,15 +18,34 @@ class LibraryTest < Minitest::Test
     assert_match(/tasker_poll_step_event/, error.message)
   end
 
+  def require_output(env, lib: File.join(TaskerTest::RUBY_ROOT, "lib"))
+    script = 'begin; require "tasker_core"; puts "LOADED"; rescue LoadError => e; puts "#{e.class}: #{e.message}"; end'
+    IO.popen(env, [RbConfig.ruby, "-I", lib, "-e", script], chdir: TaskerTest::RUBY_ROOT, err: %i[child out], &:read)
+  end
+
   def test_a_missing_library_is_a_load_error_naming_both_places
-    script = 'begin; require "tasker_core"; rescue LoadError => e; puts e.message; end'
-    output = IO.popen({ "TASKER_WORKER_LIBRARY" => "" }, [RbConfig.ruby, "-I", File.join(TaskerTest::RUBY_ROOT, "lib"), "-e", script],
-                      chdir: TaskerTest::RUBY_ROOT, &:read)
-    # In a checkout with a build the library is found; otherwise the message names both places.
-    assert(output.empty? || (output.include?("TASKER_WORKER_LIBRARY") && output.include?(".build/debug")), output)
-    output = IO.popen({ "TASKER_WORKER_LIBRARY" => "/nonexistent/libTaskerWorkerFFI.so" },
-                      [RbConfig.ruby, "-I", File.join(TaskerTest::RUBY_ROOT, "lib"), "-e", script], &:read)
-    assert_match %r{TASKER_WORKER_LIBRARY=/nonexistent/libTaskerWorkerFFI.so is not a file}, output
+    # The gem's lib copied where the "checkout" has no .build: the library is found nowhere.
+    Dir.mktmpdir("tasker-rb-nolib") do |dir|
+      FileUtils.mkdir_p(File.join(dir, "bindings", "ruby"))
+      FileUtils.cp_r(File.join(TaskerTest::RUBY_ROOT, "lib"), File.join(dir, "bindings", "ruby"))
+      output = require_output({ "TASKER_WORKER_LIBRARY" => "" }, lib: File.join(dir, "bindings", "ruby", "lib"))
+      assert_match(/\ALoadError: libTaskerWorkerFFI.so not found: set TASKER_WORKER_LIBRARY/, output)
+      assert_includes output, File.join(dir, ".build", "debug", "libTaskerWorkerFFI.so")
+      assert_includes output, File.join(dir, ".build", "release", "libTaskerWorkerFFI.so")
+    end
+    output = require_output({ "TASKER_WORKER_LIBRARY" => "/nonexistent/libTaskerWorkerFFI.so" })
+    assert_match %r{LoadError: TASKER_WORKER_LIBRARY=/nonexistent/libTaskerWorkerFFI.so is not a file}, output
+  end
+
+  def test_a_library_without_the_worker_functions_is_a_load_error_naming_them
+    # A real shared library that is not the worker's (Ruby's own libc): every tasker_* is missing.
+    libc = Dir["/{usr/,}lib/x86_64-linux-gnu/libc.so.6", "/{usr/,}lib*/libc.so.6"].first
+    skip "no libc.so.6 to load" unless libc # never on Debian 12 (the test runs there)
+    output = require_output({ "TASKER_WORKER_LIBRARY" => libc })
+    assert_match(/\ALoadError: #{Regexp.escape(libc)} is not a usable libTaskerWorkerFFI.so: it lacks tasker_last_error, /, output)
+    assert_includes output, "tasker_poll_step_event"
+    output = require_output({ "TASKER_WORKER_LIBRARY" => __FILE__ })
+    assert_match(/\ALoadError: .*could not be loaded/, output)
   end
 
   def test_the_client_says_clearly_when_the_library_lacks_it

@@ -60,8 +60,8 @@ class StepExecutorCompletionTest < Minitest::Test
   # Runs `event` with completions recorded (and written as JSON, as the real call does);
   # `refuse` makes the first completion fail with that status.
   def execute(event, refuse: nil)
-    complete = lambda do |id, document|
-      JSON.generate(document, max_nesting: TaskerCore::FFI::JSON_MAX_NESTING)
+    complete = lambda do |id, json|
+      document = JSON.parse(json)
       if refuse
         status = refuse
         refuse = nil
@@ -69,8 +69,8 @@ class StepExecutorCompletionTest < Minitest::Test
       end
       @completed << [id, document]
     end
-    TaskerCore::FFI.stub(:complete_step_event, complete) do
-      TaskerCore::FFI.stub(:checkpoint_yield_step_event, ->(id, data) { @checkpoints << [id, data] }) do
+    TaskerCore::FFI.stub(:complete_step_event_json, complete) do
+      TaskerCore::FFI.stub(:checkpoint_yield_step_event_json, ->(id, json) { @checkpoints << [id, JSON.parse(json)] }) do
         @executor.execute(event)
       end
     end

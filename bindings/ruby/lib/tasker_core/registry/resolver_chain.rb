@@ -80,7 +80,9 @@ module TaskerCore
         return handler if handler.respond_to?(:call) && !definition.uses_method_dispatch?
 
         method = definition.effective_method
-        unless handler.respond_to?(method)
+        # Only the handler's own public entry points: never Object's (send, instance_eval, ...),
+        # Proc's or the SDK's helpers (see MethodDispatchWrapper.dispatchable?).
+        unless Resolvers::MethodDispatchWrapper.dispatchable?(handler, method)
           raise Errors::ResolutionError.new(
             "handler #{definition.callable.inspect} (#{handler.is_a?(Proc) ? 'a block' : handler.class}) has no method " \
             "#{method.inspect} (handler.method of callable #{definition.callable.inspect})", error_type: "method_not_found"

@@ -70,17 +70,45 @@ module TaskerCore
       # names for TaskerCore's own errors), its message, retryable unless a permanent kind, and
       # metadata.custom {"exception_class", "stack_trace"} (upstream tasker-rb's keys, which
       # `tasker-dev task show` and the console display) plus error_code / context / retry_after.
+      #
+      # Never raises: an exception whose #message, #to_s, #backtrace, #class or class name raise
+      # (anything, even `exit` or `throw`) still gives a failure, with placeholders for those parts.
       def from_exception(exception)
-        klass = exception.class.name || exception.class.inspect
+        klass = exception_class_name(exception)
         metadata = { "exception_class" => klass,
-                     "stack_trace" => (exception.backtrace || []).first(BACKTRACE_LINES).join("\n") }
-        metadata["context"] = exception.context if exception.respond_to?(:context) && !exception.context.to_h.empty?
-        metadata["retry_after"] = exception.retry_after if exception.respond_to?(:retry_after) && exception.retry_after
-        message = exception.message.to_s
+                     "stack_trace" => guarded("") { Array(exception.backtrace).first(BACKTRACE_LINES).map { |l| text(l) }.join("\n") } }
+        context = guarded(nil) { exception.context.to_h if exception.respond_to?(:context) && !exception.context.to_h.empty? }
+        metadata["context"] = context if context
+        retry_after = guarded(nil) { exception.retry_after if exception.respond_to?(:retry_after) }
+        metadata["retry_after"] = retry_after if retry_after.is_a?(Numeric)
+        message = guarded(nil) { text(exception.message) } || guarded(nil) { text(exception.to_s) } ||
+                  "#{klass} (its message could not be read)"
+        resolution = Errors::ResolutionError === exception # rubocop:disable Style/CaseEquality -- no method of the exception is called
         error(message: message.empty? ? klass : message,
-              error_type: NAMED_ERRORS.fetch(klass) { exception.is_a?(Errors::ResolutionError) ? exception.error_type : klass },
-              error_code: exception.respond_to?(:error_code) ? exception.error_code : nil,
+              error_type: NAMED_ERRORS.fetch(klass) { resolution ? guarded(klass) { text(exception.error_type) } : klass },
+              error_code: guarded(nil) { exception.respond_to?(:error_code) && exception.error_code ? text(exception.error_code) : nil },
               retryable: Errors.retryable?(exception), metadata: metadata)
+      end
+
+      # The exception's real class name (not whatever an overridden #class or .name answer).
+      def exception_class_name(exception)
+        klass = Kernel.instance_method(:class).bind_call(exception)
+        guarded(nil) { Module.instance_method(:name).bind_call(klass) } ||
+          guarded("(anonymous exception class)") { Module.instance_method(:to_s).bind_call(klass) }
+      end
+
+      # The block's value, or `default` when it raises anything at all.
+      def guarded(default)
+        yield
+      rescue Exception # rubocop:disable Lint/RescueException -- a hostile exception must still become a result
+        default
+      end
+
+      # A String (valid UTF-8) for a value that should be one; raises when it is not a String.
+      def text(value)
+        raise TypeError, "not a String" unless String === value # rubocop:disable Style/CaseEquality
+
+        value.dup.force_encoding(Encoding::UTF_8).scrub
       end
 
       # The StepExecutionResult document for tasker_complete_step_event.

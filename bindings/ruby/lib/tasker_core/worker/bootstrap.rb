@@ -25,14 +25,20 @@ module TaskerCore
       #   unset keys come from the environment as for the tasker-worker daemon
       # @param concurrency [Integer] Ruby handlers running at once
       # @param poll_timeout_ms [Integer] how long one poll waits before checking for a stop
+      # @param abandon_after [Numeric, nil] seconds after which a handler that has not returned
+      #   gives its slot to a new thread (see EventPoller); keep it above the worker's
+      #   ffi_dispatch completion_timeout_ms; nil: never
+      # @param stop_grace [Numeric] seconds #shutdown! waits, once the worker stopped, for handler
+      #   threads and domain event subscribers still running (stuck ones are left behind)
       def initialize(config: {}, concurrency: 4, poll_timeout_ms: 200, registry: Registry::HandlerRegistry.instance,
-                     logger: TaskerCore::Logger.new("ruby_worker"))
+                     logger: TaskerCore::Logger.new("ruby_worker"), abandon_after: 300, stop_grace: 10)
         @config = config.to_h.transform_keys(&:to_s)
         @registry = registry
         @logger = logger
         @executor = StepExecutor.new(registry: registry)
-        @poller = EventPoller.new(executor: @executor, concurrency: concurrency, poll_timeout_ms: poll_timeout_ms)
-        @domain_events = InProcessDomainEventPoller.new(poll_timeout_ms: poll_timeout_ms)
+        @poller = EventPoller.new(executor: @executor, concurrency: concurrency, poll_timeout_ms: poll_timeout_ms,
+                                  abandon_after: abandon_after, stop_grace: stop_grace)
+        @domain_events = InProcessDomainEventPoller.new(poll_timeout_ms: poll_timeout_ms, stop_grace: stop_grace)
         @shutdown_hooks = []
         @wake_reader, @wake_writer = IO.pipe
         @state = :new

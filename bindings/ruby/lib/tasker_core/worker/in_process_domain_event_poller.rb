@@ -3,6 +3,7 @@
 require_relative "../ffi"
 require_relative "../logger"
 require_relative "../domain_events/base_subscriber"
+require_relative "../types/step_handler_call_result"
 
 module TaskerCore
   module Worker
@@ -13,8 +14,10 @@ module TaskerCore
     class InProcessDomainEventPoller
       attr_reader :delivered
 
-      def initialize(poll_timeout_ms: 200, logger: TaskerCore::Logger.new("ruby_domain_events"))
+      # @param stop_grace [Numeric] seconds #stop! waits for a subscriber still running
+      def initialize(poll_timeout_ms: 200, stop_grace: 10, logger: TaskerCore::Logger.new("ruby_domain_events"))
         @poll_timeout_ms = poll_timeout_ms
+        @stop_grace = stop_grace
         @logger = logger
         @lock = Mutex.new
         @subscriptions = []
@@ -38,7 +41,7 @@ module TaskerCore
         subscriber.patterns.each do |pattern|
           subscribe(pattern) do |event|
             subscriber.handle(event)
-          rescue StandardError => e
+          rescue Exception => e # rubocop:disable Lint/RescueException -- see #dispatch
             subscriber.on_handle_error(event, e)
           end
         end
@@ -62,9 +65,14 @@ module TaskerCore
 
       def active? = @thread&.alive? || false
 
+      # Stops polling; waits up to stop_grace seconds for a subscriber still running (a stuck one is
+      # left behind, logged).
       def stop!
         @lock.synchronize { @stopping = true }
-        @thread&.join
+        return unless @thread
+        return if @thread.join(@stop_grace)
+
+        @logger.warn("stopped with a domain event subscriber still running (left behind)")
       end
 
       private
@@ -92,8 +100,9 @@ module TaskerCore
         handlers = @lock.synchronize { @subscriptions.select { |pattern, _| File.fnmatch?(pattern, name) }.map(&:last) }
         handlers.each do |handler|
           handler.call(event)
-        rescue StandardError => e
-          @logger.error("domain event handler for #{name} failed: #{e.class}: #{e.message}")
+        rescue Exception => e # rubocop:disable Lint/RescueException -- `exit` in a subscriber must not end delivery
+          failed = Types::StepHandlerCallResult.from_exception(e)
+          @logger.error("domain event handler for #{name} failed: #{failed.metadata['exception_class']}: #{failed.message}")
         end
         @lock.synchronize { @delivered += 1 }
       end
