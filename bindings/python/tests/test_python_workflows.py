@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from conftest import REPO, Cluster
+from conftest import HOSTS, REPO, Cluster
 
 
 def test_three_step_chain_completes_with_the_right_results(cluster: Cluster) -> None:
@@ -188,3 +189,18 @@ def test_sigterm_of_the_host_drains_python_steps_and_leaves_none_claimed_without
     # A new host finishes whatever was not claimed before the stop.
     cluster.start_python_host(name="host2")
     assert cluster.wait_for_task(task) == "complete"
+
+
+def test_sigterm_stops_the_host_even_with_a_handler_that_never_returns(cluster: Cluster) -> None:
+    """The worker's drain deadline gives the stuck step its handler_timeout result; the poll thread
+    still inside the handler is left behind after Worker.stop_grace_seconds, logged, and the host
+    exits 0 instead of hanging."""
+    host = cluster.start("stuck-host", [sys.executable, str(HOSTS / "python_host.py")], {"TASKER_HOST_STOP_GRACE": "1"})
+    host.wait_for_line("READY")
+    task = cluster.submit("py_stuck", {})
+    host.wait_for_line("STARTED stuck_forever")
+    assert host.terminate() == 0, host.log_tail()
+    assert "STOPPED" in host.lines
+    assert "left behind" in host.log_text(), host.log_tail()
+    stored = cluster.db.result(task, "stuck_forever")
+    assert stored["error"]["error_type"] == "handler_timeout" and stored["metadata"]["retryable"] is True, stored

@@ -165,13 +165,22 @@ class Worker:
         lib.log(lib.LOG_INFO, "Python handlers attached", {"callables": ",".join(self.callables), "threads": str(self.threads)})
         return self.bootstrap_result
 
+    #: How long :meth:`stop` waits for the poll threads once the worker has stopped. The worker's own
+    #: drain deadline has already given a step whose handler never returned its ``handler_timeout``
+    #: result; such a thread (a daemon) is left behind, logged, and ends with the process.
+    stop_grace_seconds: float = 10.0
+
     def stop(self) -> None:
         """Graceful stop: intake stops, steps already claimed (Swift and Python) finish and their
         results are stored, then the worker stops; the poll threads keep serving until then."""
         lib.stop()
         self._stopping.set()
+        deadline = time.monotonic() + self.stop_grace_seconds
         for thread in self._threads:
-            thread.join()
+            thread.join(max(0.0, deadline - time.monotonic()))
+        stuck = [thread.name for thread in self._threads if thread.is_alive()]
+        if stuck:
+            _log_quietly(lib.LOG_WARN, "poll threads still in a handler after the stop; left behind", {"threads": ",".join(stuck)})
         self._threads.clear()
 
     def request_stop(self) -> None:

@@ -3,7 +3,8 @@ own API, in this process. Prints ``READY <bootstrap result JSON>`` once the work
 drains and stops it (exit 0).
 
 Environment: TASKER_HOST_CONFIG (JSON bootstrap configuration, default {}), TASKER_HOST_THREADS
-(poll threads, default 4), plus what the worker reads (DATABASE_URL, TASKER_ENV, …).
+(poll threads, default 4), TASKER_HOST_STOP_GRACE (Worker.stop_grace_seconds), plus what the worker
+reads (DATABASE_URL, TASKER_ENV, …).
 """
 
 import json
@@ -21,6 +22,8 @@ from tasker_worker_swift import Worker  # noqa: E402
 def main() -> int:
     worker = Worker(json.loads(os.environ.get("TASKER_HOST_CONFIG", "{}")),
                     threads=int(os.environ.get("TASKER_HOST_THREADS", "4")))
+    if os.environ.get("TASKER_HOST_STOP_GRACE"):
+        worker.stop_grace_seconds = float(os.environ["TASKER_HOST_STOP_GRACE"])
     py_handlers.register(worker)
     worker.run(on_start=lambda result: print("READY " + json.dumps(result), flush=True))
     print("STOPPED", flush=True)
