@@ -125,6 +125,21 @@ test('the registry resolves by explicit mapping, class lookup, hints and methods
   assert.equal(await registry.resolve({ callable: 'ts.test', method: null, resolver: 'class_lookup', initialization: {} }), null);
 });
 
+test('a template reaches only the handler\'s own methods and modules inside the handler directory', async () => {
+  const registry = new HandlerRegistry();
+  registry.register(Payments);
+  for (const method of ['constructor', 'toString', 'hasOwnProperty', '__defineGetter__', 'success', 'failure', 'bad name']) {
+    await assert.rejects(registry.resolve({ callable: 'ts.test', method, resolver: null, initialization: {} }),
+      (error) => error instanceof MethodDispatchError, method);
+  }
+  // Class lookup imports modules only under the handler directory (importing runs a module's code).
+  const { ClassLookupResolver } = tasker;
+  const lookup = new ClassLookupResolver('/work/handlers');
+  for (const callable of ['/tmp/evil.js', '../../etc/evil.js', './../evil.js']) {
+    assert.equal(await lookup.resolve({ callable, method: null, resolver: null, initialization: {} }), null, callable);
+  }
+});
+
 test('the executor turns throws, bad returns and resolution failures into failures', async () => {
   const registry = new HandlerRegistry();
   class Thrower extends StepHandler { static handlerName = 'ts.test'; async call() { throw new TypeError('bad input'); } }

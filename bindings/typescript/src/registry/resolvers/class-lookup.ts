@@ -1,8 +1,9 @@
 /**
  * Resolver 2 of the chain: the callable names a handler class, either one made known to the
  * registry (`registry.addClass(Cls)`: matched by its `handlerName` or class name), or a module to
- * import: `./path/to/module.js#ExportName` (relative to `baseDir`, default the working directory;
- * without `#`, the default export or the first exported handler class).
+ * import: `./path/to/module.js#ExportName` (relative to `baseDir`, default `$TYPESCRIPT_HANDLER_PATH` or
+ * the working directory, and never outside it; without `#`, the default export or the first exported
+ * handler class).
  */
 import type { ExecutableHandler, StepHandlerClass } from '../../handler/base';
 import type { HandlerDefinition } from '../handler-definition';
@@ -43,7 +44,8 @@ export class ClassLookupResolver implements BaseResolver {
     if (known !== undefined) return new known();
     if (!IMPORTABLE.test(definition.callable)) return null;
     const [path, exportName] = definition.callable.split('#', 2) as [string, string | undefined];
-    const specifier = path.startsWith('.') ? new URL(path, `file://${this.absoluteBase()}/`).href : path;
+    const specifier = this.specifier(path);
+    if (specifier === null) return null;
     const module = await importModule(specifier);
     if (typeof module !== 'object' || module === null) return null;
     const exports = module as Record<string, unknown>;
@@ -54,6 +56,18 @@ export class ClassLookupResolver implements BaseResolver {
       if (found) return new found();
     }
     return null;
+  }
+
+  /**
+   * The module a callable's path names, only inside the handler directory (`baseDir`): a template
+   * may name `./payments/refund.js`, never `/tmp/anything.js` or `../../elsewhere.js` (importing a
+   * module runs its code). A package (`@scope/name`) is imported as Node resolves it.
+   */
+  private specifier(path: string): string | null {
+    if (path.startsWith('@')) return path;
+    const base = new URL(`file://${this.absoluteBase()}/`);
+    const target = path.startsWith('/') ? new URL(`file://${path}`) : new URL(path, base);
+    return target.href.startsWith(base.href) ? target.href : null;
   }
 
   private absoluteBase(): string {
