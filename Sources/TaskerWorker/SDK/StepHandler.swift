@@ -29,7 +29,7 @@ public protocol StepHandler: Sendable {
 
     /// Runs the entry point the template names with `handler.method` (`"call"` when it names none).
     /// The default runs ``call(_:)`` for `"call"` and fails the step for good for any other name
-    /// (``StepFailure/methodNotFound(_:callable:known:)``); never falls back to `call` silently.
+    /// (`StepFailure.methodNotFound(_:callable:known:)`); never falls back to `call` silently.
     func invoke(method: String, _ context: StepContext) async throws -> StepHandlerResult
 
     /// The handler's version, for observability (default `1.0.0`).
