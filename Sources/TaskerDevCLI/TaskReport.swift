@@ -56,6 +56,8 @@ enum TaskReport {
     /// The most lines of a stored trace shown under a failed step (its end: where the error was raised
     /// in a Python traceback; Ruby's and JavaScript's start there, so both ends are kept).
     static let traceLines = 24
+    /// The most characters of one trace line shown (the rest is cut, marked `…`).
+    static let traceLineCharacters = 300
 
     /// Lines under a failed step: the exception's type and its trace, when the handler's SDK kept them
     /// (``FailureDetail``); none otherwise.
@@ -70,7 +72,8 @@ enum TaskReport {
                 let omitted = traced.count - traceLines
                 traced = Array(traced.prefix(traceLines / 2)) + ["… \(omitted) lines …"] + Array(traced.suffix(traceLines / 2))
             }
-            lines += traced.map { "  " + StringEscaping.escapingControls($0) }
+            // Each line bounded too: a handler's trace is its own text, of any length.
+            lines += traced.map { "  " + compact(.string($0), limit: traceLineCharacters) }
         }
         return lines
     }

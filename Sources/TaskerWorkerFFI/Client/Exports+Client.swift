@@ -28,6 +28,11 @@ private func uuidArgument(_ pointer: UnsafePointer<CChar>?, _ name: String) thro
     return uuid.uuidString.lowercased()
 }
 
+/// `/v1/tasks/{task_uuid}/workflow_steps/{step_uuid}` from the two uuid arguments.
+private func stepPath(_ taskUUID: UnsafePointer<CChar>?, _ stepUUID: UnsafePointer<CChar>?) throws(FFIError) -> String {
+    "/v1/tasks/\(try uuidArgument(taskUUID, "task_uuid"))/workflow_steps/\(try uuidArgument(stepUUID, "step_uuid"))"
+}
+
 /// `answer` (an object) with `extra`'s members added, as upstream's bridge answers some calls.
 private func adding(_ extra: [String: JSONValue], to answer: JSONValue) -> JSONValue {
     guard case .object(var members) = answer else { return .object(extra.merging(["answer": answer]) { a, _ in a }) }
@@ -113,8 +118,7 @@ public func tasker_client_get_step(
     _ resultJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
     clientCall(resultJSON, "result_json") { () throws(FFIError) in
-        let task = try uuidArgument(taskUUID, "task_uuid")
-        return .init(method: .GET, path: "/v1/tasks/\(task)/workflow_steps/\(try uuidArgument(stepUUID, "step_uuid"))")
+        .init(method: .GET, path: try stepPath(taskUUID, stepUUID))
     }
 }
 
@@ -124,7 +128,6 @@ public func tasker_client_get_step_audit_history(
     _ resultJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
     clientCall(resultJSON, "result_json") { () throws(FFIError) in
-        let task = try uuidArgument(taskUUID, "task_uuid")
-        return .init(method: .GET, path: "/v1/tasks/\(task)/workflow_steps/\(try uuidArgument(stepUUID, "step_uuid"))/audit")
+        .init(method: .GET, path: try stepPath(taskUUID, stepUUID) + "/audit")
     }
 }
