@@ -30,12 +30,14 @@ package struct QueueReader: Sendable {
 
     /// Reads up to `quantity` visible messages of `queue`, hiding them for `visibilityTimeout`
     /// seconds; with `minAgeSeconds`/`maxAgeSeconds > 0` only messages at least/less than that old
-    /// (`PGMQ.read`). Nil: the read failed (logged, catch-up scheduled).
+    /// (`PGMQ.read`). Nil: the read failed (logged, catch-up scheduled). `lane`: the pool lane (the
+    /// worker's poller reads on `.background`).
     package func read(
-        _ queue: String, quantity: Int, visibilityTimeout: Int, minAgeSeconds: Int = 0, maxAgeSeconds: Int = 0
+        _ queue: String, quantity: Int, visibilityTimeout: Int, minAgeSeconds: Int = 0, maxAgeSeconds: Int = 0,
+        lane: PostgresPoolLane = .pipeline
     ) async -> [QueueMessage]? {
         do {
-            return try await pool.withConnection { c in
+            return try await pool.withConnection(lane: lane) { c in
                 try await PGMQ.read(
                     c, queue: queue, visibilityTimeout: visibilityTimeout, quantity: quantity,
                     minAgeSeconds: minAgeSeconds, maxAgeSeconds: maxAgeSeconds)

@@ -17,7 +17,8 @@ extension PostgresPoolConfiguration {
     }
 
     /// A pool of the database `database` describes: its URL, `pool` settings, session limits
-    /// (`statement_timeout_ms`, `lock_timeout_ms`) and `connect_timeout_seconds`.
+    /// (`statement_timeout_ms`, `lock_timeout_ms`), `connect_timeout_seconds` and route
+    /// (`transaction_pooler`).
     public init(
         database: CommonConfiguration.DatabaseSettings, applicationName: String = "tasker-worker",
         operatorMaxConnections: Int = 2
@@ -27,6 +28,7 @@ extension PostgresPoolConfiguration {
             operatorMaxConnections: operatorMaxConnections)
         self.connectTimeout = database.connectTimeout
         self.sessionLimits = database.sessionLimits
+        self.route = database.route
     }
 }
 
@@ -35,6 +37,9 @@ extension CommonConfiguration.DatabaseSettings {
     public var sessionLimits: PostgresSessionLimits {
         PostgresSessionLimits(statementTimeout: .milliseconds(statementTimeoutMs), lockTimeout: .milliseconds(lockTimeoutMs))
     }
+
+    /// How `url` reaches the server: `transaction_pooler`.
+    public var route: PostgresRoute { transactionPooler ? .transactionPooler : .direct }
 
     /// `connect_timeout_seconds`.
     public var connectTimeout: Duration { .seconds(connectTimeoutSeconds) }

@@ -116,6 +116,38 @@ struct PostgresPoolStateTests {
         #expect(state.held(by: .operator) == 2)
     }
 
+    /// An idle worker's background loops (lease, scan, poll) take turns on one connection: a second
+    /// background acquire waits for the first's connection, even with an idle one in the pool, and
+    /// never makes the pool open another; the pipeline is not behind it.
+    @Test func theBackgroundLaneHoldsOneConnectionAtATime() {
+        var state = State(maxConnections: 4, operatorBudget: 1)
+        guard case .open = state.acquire(.background, waiterID: 1) else {
+            Issue.record("expected an open")
+            return
+        }
+        let first = Self.entry()
+        state.lend(first, to: .background)
+        guard case .wait(let second) = state.acquire(.background, waiterID: 2) else {
+            Issue.record("the background lane took a second connection")
+            return
+        }
+        #expect(state.openCount == 1)
+        guard case .open = state.acquire(.pipeline, waiterID: 3) else {
+            Issue.record("the pipeline waited behind the background lane")
+            return
+        }
+        state.lend(Self.entry(), to: .pipeline)
+        #expect(state.held(by: .background) == 1)
+        // The first one's connection goes to the waiting background caller.
+        let released = state.release(first.connection, reusable: true, now: .now)
+        guard case .resume(let waiter, _)? = released?.actions.first else {
+            Issue.record("\(String(describing: released))")
+            return
+        }
+        #expect(waiter == second)
+        #expect(state.openCount == 2 && state.held(by: .background) == 1)
+    }
+
     @Test func theOperatorBudgetLeavesThePipelineAtLeastOneConnection() {
         #expect(State(maxConnections: 2, operatorBudget: 5).operatorBudget == 1)
         #expect(State(maxConnections: 1, operatorBudget: 5).operatorBudget == 1)

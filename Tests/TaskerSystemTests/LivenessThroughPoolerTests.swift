@@ -9,9 +9,9 @@ import Testing
 /// The liveness lease needs no server session (issue #26, item 4): through a real PgBouncer in
 /// transaction mode, two workers' renewals share one server session, the claim statement checks
 /// the claiming worker's lease on the database's clock, and crash recovery's scan tells the live
-/// worker from the dead one, as they do connected directly. The rest of the worker still needs
-/// sessions (prepared statements, LISTEN, the lost-answer fencing), so it refuses such a URL at
-/// start (`SessionPoolerError`), which is issue #29's to change.
+/// worker from the dead one, as they do connected directly. A connection opened as direct that
+/// finds itself behind a pooler is refused (`SessionPoolerError`): the configuration must say so
+/// (`common.database.transaction_pooler`, `PoolerWorkerTests`).
 @Suite("Liveness through a transaction-mode pooler", .timeLimit(.minutes(2)))
 struct LivenessThroughPoolerTests {
     @Test func theLeaseTheClaimsCheckAndTheRecoveryScanWorkThroughPgBouncer() async throws {
@@ -26,14 +26,16 @@ struct LivenessThroughPoolerTests {
                 // neither client's own: the lease keeps nothing in a session.
                 var servers: Set<Int32> = []
                 for _ in 0..<3 {
-                    servers.insert(try await WorkerLeaseRepository.renew(a, worker: alive, hostname: "a", duration: .seconds(600)))
-                    servers.insert(try await WorkerLeaseRepository.renew(b, worker: dying, hostname: "b", duration: .seconds(600)))
+                    servers.insert(
+                        try await WorkerLeaseRepository.renew(a, worker: alive, hostname: "a", duration: .seconds(600)).serverPID)
+                    servers.insert(
+                        try await WorkerLeaseRepository.renew(b, worker: dying, hostname: "b", duration: .seconds(600)).serverPID)
                 }
                 #expect(servers.count == 1, "\(servers)")
                 let server = try #require(servers.first)
                 let clients = [await a.backendPID, await b.backendPID]
                 #expect(!clients.contains(server), "\(clients) \(server)")
-                // The whole worker refuses such a URL at start: its other statements need sessions.
+                // A worker not configured for a pooler refuses such a URL at start.
                 await #expect(throws: SessionPoolerError.self) { try await SessionPoolerError.check(a, serverPID: server) }
                 let leases: Int = try await harness.admin.query(
                     """

@@ -61,13 +61,29 @@ extension CommonConfiguration {
         public var lockTimeoutMs = 10_000
         /// Ours: the most a connection attempt waits (an unreachable or black-holed host included).
         public var connectTimeoutSeconds = 10
+        /// Ours: `url` goes through a pooler in transaction mode (PgBouncer's `pool_mode =
+        /// transaction`): statements are sent unnamed, no session settings are sent at connect (the
+        /// role's or database's apply, checked at start), and LISTEN uses `listen_url` or nothing.
+        public var transactionPooler = false
+        /// Ours: a URL of the same database that reaches PostgreSQL directly, for the one LISTEN
+        /// session. Empty: LISTEN goes through `url` when it is direct; behind a transaction pooler
+        /// there is then no LISTEN and the worker reads its queues by polling.
+        public var listenUrl = ""
         public init() {}
+
+        /// Where the LISTEN session connects: `listen_url`, else `url` unless it goes through a
+        /// transaction pooler (which cannot carry a LISTEN); nil = no LISTEN.
+        public var listenSessionURL: String? {
+            if !listenUrl.isEmpty { return listenUrl }
+            return transactionPooler ? nil : url
+        }
     }
 
     /// `[common.database.pool]` and `[common.pgmq_database.pool]`.
     public struct PoolSettings: Codable, Sendable, Equatable {
         public var maxConnections = 25
-        public var minConnections = 5
+        /// Ours 1 (upstream 5): an idle worker holds one pooled session (docs/capacity.md).
+        public var minConnections = 1
         public var acquireTimeoutSeconds = 10
         public var idleTimeoutSeconds = 300
         public var maxLifetimeSeconds = 1800

@@ -33,6 +33,7 @@ enum ConfigurationSchema {
             ("common.database.statement_timeout_ms", .integer(100...3_600_000)),  // ours
             ("common.database.lock_timeout_ms", .integer(100...3_600_000)),  // ours
             ("common.database.connect_timeout_seconds", .integer(1...300)),  // ours
+            ("common.database.listen_url", .postgresURL(allowEmpty: true)),  // ours
         ]
         for pool in ["common.database.pool", "common.pgmq_database.pool"] {
             r += [

@@ -27,6 +27,9 @@ struct EnvironmentSubstitution: Sendable {
     static let allowList: [Variable] = [
         Variable(name: "DATABASE_URL", meaning: "a postgres:// or postgresql:// URL", pattern: #"postgres(ql)?://\S+"#),
         Variable(name: "PGMQ_DATABASE_URL", meaning: "empty or a postgres:// or postgresql:// URL", pattern: #"(postgres(ql)?://\S+)?"#),
+        // Ours: `common.database.listen_url`, the direct URL of the LISTEN session behind a transaction pooler.
+        Variable(
+            name: "TASKER_LISTEN_DATABASE_URL", meaning: "empty or a postgres:// or postgresql:// URL", pattern: #"(postgres(ql)?://\S+)?"#),
         Variable(name: "TASKER_ENV", meaning: "test, development or production", pattern: "test|development|production"),
         Variable(name: "TASKER_CONFIG_PATH", meaning: "a path ending in .toml", pattern: #"[/\\]?[a-zA-Z0-9._/-]+\.toml"#),
         Variable(name: "TASKER_TEMPLATE_PATH", meaning: "a directory path", pattern: #"[/\\]?[a-zA-Z0-9._/-]+"#),

@@ -38,6 +38,8 @@ public struct OrchestrationSettings: Sendable, Equatable {
         pollInterval = .milliseconds(max(10, configuration.common.queues.pgmq.pollIntervalMs))
         visibilityTimeoutSeconds = max(1, configuration.common.queues.defaultVisibilityTimeoutSeconds)
         staleness = StalenessDetectionSettings(configuration: configuration.orchestration.dlq)
+        // Behind a transaction pooler without `listen_url`: no LISTEN, the poll ticks read the queues.
+        listen = configuration.common.database.listenSessionURL != nil
     }
 }
 
@@ -113,9 +115,11 @@ public final class OrchestrationService: Service, Sendable {
             case .pgmq: nil
             case .rabbitmq: OrchestrationBroker(settings: configuration.common.queues.rabbitmq)
             }
+        // Its LISTEN session: `listen_url`, else `url` when direct; none behind a transaction
+        // pooler without `listen_url` (`OrchestrationSettings.listen`: polling only).
         self.init(
-            pool: pool, databaseURL: database.url, settings: OrchestrationSettings(configuration: configuration),
-            broker: broker, logger: logger)
+            pool: pool, databaseURL: database.listenSessionURL ?? database.url,
+            settings: OrchestrationSettings(configuration: configuration), broker: broker, logger: logger)
     }
 
     /// The service's pool (the task API reads through its `.operator` lane); closed when `run()` returns.

@@ -4,7 +4,8 @@ import CLibPQ
 public enum PipelineStatement: Sendable {
     /// A statement without parameters, sent unnamed (e.g. `BEGIN`, `COMMIT`).
     case plain(String)
-    /// A prepared statement with its parameters (prepared in the same round trip at its first use).
+    /// A prepared statement with its parameters (prepared in the same round trip at its first use;
+    /// unnamed through a transaction pooler, see `PostgresRoute`).
     case prepared(PreparedStatement, [any PostgresEncodable])
 }
 
@@ -47,6 +48,16 @@ extension PostgresConnection {
             case .plain(let sql):
                 sent = PQsendQueryParams(conn, sql, 0, nil, nil, nil, nil, 0) == 1
                 expected.append(.statement(sql))
+            case .prepared(let prepared, let parameters) where !route.preparesStatements:
+                // Through a transaction pooler: unnamed, with its parameters' types, every time.
+                let types = parameters.map { $0.postgresType }
+                let texts = parameters.map { $0.postgresText }
+                sent = CStringArray.withOptional(texts) { valuePtrs in
+                    types.withUnsafeBufferPointer { typePtr in
+                        PQsendQueryParams(conn, prepared.sql, Int32(parameters.count), typePtr.baseAddress, valuePtrs, nil, nil, 0) == 1
+                    }
+                }
+                expected.append(.statement(prepared.sql))
             case .prepared(let prepared, let parameters):
                 if !self.prepared.contains(prepared.name), preparing.insert(prepared.name).inserted {
                     let types = parameters.map { $0.postgresType }

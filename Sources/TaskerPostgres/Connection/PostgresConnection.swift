@@ -31,8 +31,11 @@ public actor PostgresConnection {
     private let reusableState = Atomic<Bool>(false)
     /// The session's socket while open (-1 when closed), for `hasPendingInput` from other threads.
     private let socketFD = Atomic<Int32>(-1)
-    /// Server process id of this session (for `pg_terminate_backend`, logs).
+    /// Server process id of this session (for `pg_terminate_backend`, logs). Through a transaction
+    /// pooler: the pooler's own number for the client, no server process's.
     public private(set) var backendPID: Int32 = 0
+    /// How this connection reaches the server (`PostgresRoute`): whether statements may be prepared.
+    public nonisolated let route: PostgresRoute
     public nonisolated let logger: Logger
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -41,7 +44,8 @@ public actor PostgresConnection {
 
     /// Throws when the system is out of file descriptors or threads: the connect attempt fails
     /// (and is retried by its caller) instead of the process aborting.
-    private init(label: String, logger: Logger) throws(SystemResourceError) {
+    private init(label: String, route: PostgresRoute, logger: Logger) throws(SystemResourceError) {
+        self.route = route
         let waiter = try SocketWaiter()
         self.waiter = waiter
         self.canceller = StatementCanceller(wake: { waiter.wake() })
@@ -58,17 +62,19 @@ public actor PostgresConnection {
 
     /// Opens a connection. `url` is a `postgresql://` URL or a libpq conninfo string.
     /// Waits at most `connectTimeout` (a black-holed host included); cancelling the calling task
-    /// abandons the attempt at once. `limits`: the session's `statement_timeout` / `lock_timeout`.
+    /// abandons the attempt at once. `limits`: the session's `statement_timeout` / `lock_timeout`
+    /// (`direct` only). `route`: whether `url` is a server session of its own (`PostgresRoute`).
     public static func connect(
         url: String,
         applicationName: String = "tasker-worker",
         connectTimeout: Duration = .seconds(10),
         limits: PostgresSessionLimits = .serverDefaults,
+        route: PostgresRoute = .direct,
         logger: Logger = Logger(label: "tasker.postgres")
     ) async throws(PostgresError) -> PostgresConnection {
         let connection: PostgresConnection
         do {
-            connection = try PostgresConnection(label: "pg-\(applicationName)", logger: logger)
+            connection = try PostgresConnection(label: "pg-\(applicationName)", route: route, logger: logger)
         } catch {
             throw PostgresError(.connectionFailed, "cannot connect to \(Self.redact(url)): \(error)")
         }
@@ -95,13 +101,16 @@ public actor PostgresConnection {
     private func open(url: String, applicationName: String, timeout: Duration, limits: PostgresSessionLimits) throws(PostgresError) {
         // libpq reads the parameters in order: the TCP keepalive settings (so a dead peer is noticed
         // in about a minute, not the kernel's two hours) come before the URL, which may override
-        // them; the session options and application name come after it and always apply.
-        let keys = [
-            "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
-            "dbname", "options", "application_name",
-        ]
-        let options = limits.options.isEmpty ? Self.sessionOptions : Self.sessionOptions + " " + limits.options
-        let values = ["1", "30", "10", "3", url, options, applicationName]
+        // them; the session options and application name come after it and always apply. Through a
+        // transaction pooler no options are sent: its server sessions take the role's settings.
+        var keys = ["keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "dbname"]
+        var values = ["1", "30", "10", "3", url]
+        if route == .direct {
+            keys.append("options")
+            values.append(limits.options.isEmpty ? Self.sessionOptions : Self.sessionOptions + " " + limits.options)
+        }
+        keys.append("application_name")
+        values.append(applicationName)
         let raw: OpaquePointer? = CStringArray.with(keys) { keyPtrs in
             CStringArray.with(values) { valuePtrs in
                 PQconnectStartParams(keyPtrs, valuePtrs, 1)
@@ -241,7 +250,7 @@ public actor PostgresConnection {
     }
 
     /// Runs a prepared statement: prepared on this connection at its first use, then executed by
-    /// name (see `PreparedStatement`).
+    /// name (see `PreparedStatement`); through a transaction pooler, sent unnamed every time.
     @discardableResult
     public func query(
         _ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []
@@ -252,6 +261,7 @@ public actor PostgresConnection {
     private func queryNow(
         _ statement: PreparedStatement, _ parameters: [any PostgresEncodable]
     ) throws(PostgresError) -> PostgresQueryResult {
+        guard route.preparesStatements else { return try queryNow(statement.sql, parameters) }
         let conn = try liveHandle()
         if !prepared.contains(statement.name) {
             let types = parameters.map { $0.postgresType }

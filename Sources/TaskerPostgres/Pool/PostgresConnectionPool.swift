@@ -200,7 +200,8 @@ public actor PostgresConnectionPool: Service {
     private func openConnection() async throws(PostgresError) -> Pooled {
         let connection = try await PostgresConnection.connect(
             url: configuration.url, applicationName: configuration.applicationName,
-            connectTimeout: configuration.connectTimeout, limits: configuration.sessionLimits, logger: logger)
+            connectTimeout: configuration.connectTimeout, limits: configuration.sessionLimits,
+            route: configuration.route, logger: logger)
         connectionsOpened += 1
         peakOpen = max(peakOpen, state.openCount)
         let now = ContinuousClock.now

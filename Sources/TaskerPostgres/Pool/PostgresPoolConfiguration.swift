@@ -21,6 +21,9 @@ public struct PostgresPoolConfiguration: Sendable, Equatable {
     /// `statement_timeout` / `lock_timeout` of every connection the pool opens (ours:
     /// `common.database.statement_timeout_ms`, `lock_timeout_ms`).
     public var sessionLimits: PostgresSessionLimits
+    /// How `url` reaches the server (`PostgresRoute`): through a transaction pooler, statements are
+    /// unnamed and `sessionLimits` are not sent (the role's settings apply).
+    public var route: PostgresRoute = .direct
 
     public init(
         url: String, maxConnections: Int = 25, minConnections: Int = 5,

@@ -1,11 +1,15 @@
 /// Who asks for a pooled connection. The operator surface (REST/gRPC health, template and metrics
 /// queries) has its own small budget inside the pool's maximum, so that no flood of probes can take
-/// the connections the step pipeline needs.
+/// the connections the step pipeline needs. The background work of an idle worker (liveness lease,
+/// crash-recovery scan, poll reads) holds at most one connection at once, so an idle worker needs
+/// one pooled connection, never more, whatever the moments its loops happen to coincide.
 public enum PostgresPoolLane: Sendable, Hashable {
     /// The step pipeline and everything else (the default).
     case pipeline
     /// The operator surface: at most `PostgresPoolConfiguration.operatorMaxConnections` at once.
     case `operator`
+    /// Periodic background work: at most one connection at once (its callers take turns).
+    case background
 }
 
 /// The pool's bookkeeping as a pure state machine: no I/O, no clock reads, no awaits. The
@@ -79,7 +83,11 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     }
 
     private func hasRoom(_ lane: PostgresPoolLane) -> Bool {
-        lane == .pipeline || held(by: lane) < operatorBudget
+        switch lane {
+        case .pipeline: true
+        case .operator: held(by: lane) < operatorBudget
+        case .background: held(by: lane) < 1
+        }
     }
 
     // MARK: - Acquire

@@ -109,6 +109,10 @@ extension StepExecutor {
                 throw error
             }
             let recovered = found.filter { $0.claim != .notClaimable }.count
+            // Behind a transaction pooler the lookup could not fence the broken session: a claim
+            // not found yet may still commit, so it is looked up again later (`OrphanedClaimAudit`).
+            unresolvedClaims?.remember(
+                zip(requests, found).filter { $0.1.claim == .notClaimable }.map(\.0.stepUUID), stamp: stamp)
             guard recovered > 0 else { throw error }
             StepMetrics.claimsRecovered(recovered, in: statistics)
             logger.warning(

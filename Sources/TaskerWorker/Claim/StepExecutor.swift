@@ -99,6 +99,10 @@ package final class StepExecutor: Sendable {
     var accepting: Bool { acceptingFlag.load(ordering: .relaxed) }
     /// Whether claims hydrate the rows of FFI step events (`StepStatements.hydrateWithRows`).
     let eventDocuments: Bool
+    /// Behind a transaction pooler: claims whose answer was lost and that the lookup took for not
+    /// committed, looked up again by `OrphanedClaimAudit` (nil when connected directly: the broken
+    /// session is fenced before the lookup, so a late commit cannot happen).
+    let unresolvedClaims: UnresolvedClaims?
     private let acceptingFlag = Atomic<Bool>(true)
     /// Set once by `closeIntake()` (shutdown) and never cleared: no claim starts after it.
     private let intakeClosedFlag = Atomic<Bool>(false)
@@ -127,6 +131,8 @@ package final class StepExecutor: Sendable {
         self.statistics = statistics
         self.capacity = capacity
         self.logger = logger
+        self.unresolvedClaims =
+            pool.configuration.route == .transactionPooler ? UnresolvedClaims(logger: logger) : nil
     }
 
     /// Turns claiming on or off (off for shutdown); deliveries while off stay in their queues.
@@ -290,7 +296,7 @@ package final class StepExecutor: Sendable {
     static let unreadableDataErrorType = "step_data_unreadable"
 
     /// Stores a retryable error result for a step this worker claimed but cannot run.
-    private func failClaimedStep(_ message: StepMessage, reason: String) async {
+    func failClaimedStep(_ message: StepMessage, reason: String) async {
         let now = Date()
         let result = StepExecutionResult.dispatchError(
             stepUUID: message.stepUUID, kind: .handlerError, callable: "", timeoutMs: nil, taskUUID: message.taskUUID,

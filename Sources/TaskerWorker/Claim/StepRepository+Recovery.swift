@@ -17,8 +17,14 @@ import TaskerPostgres
 /// cannot commit after the answer was read. The completion's metadata is upstream's; the claim's
 /// adds `worker_uuid` (`ClaimStamp`).
 ///
-/// Needs the worker's connections to be real server sessions (direct, or a pooler in session
-/// mode): behind a transaction-mode pooler the session cannot be fenced.
+/// Behind a transaction-mode pooler (`PostgresRoute.transactionPooler`) there is no server process
+/// to fence: the client's process id is the pooler's, and the transaction may still be queued in
+/// the pooler or running in a shared server session. A completion is safe all the same (it is a
+/// compare-and-set on the worker's own claim: a retry and a late commit of the first attempt cannot
+/// both store, and `isStored` is asked again after a retry that finds the step moved on). A claim
+/// whose answer was lost and whose transaction commits only after the lookup read "not claimed"
+/// would leave its step `in_progress` under this live worker: `OrphanedClaimAudit` finds such steps
+/// (claimed by this worker, not running here) and retires them as the crash recovery does.
 extension StepRepository {
     /// After a claim of `requests` with `stamp` failed with an unknown outcome: what
     /// it did, read on a fresh connection. A request whose step carries that claim is `.claimed`
@@ -52,7 +58,8 @@ extension StepRepository {
     /// that the lookups that follow take their snapshots after it, whatever the isolation level.
     /// Throws when the process did not exit in time (asked again later).
     static func fence(_ c: isolated PostgresConnection, _ session: Int32?) throws(PostgresError) {
-        guard let session else { return }
+        // Through a transaction pooler the number is the pooler's, not a server process's.
+        guard let session, c.route == .direct else { return }
         for row in try c.query(Recovery.fence, [Int(session)]) where try !row.decode("ended", as: Bool.self) {
             throw PostgresError(.connectionClosed, "the broken session (server process \(session)) is still running")
         }

@@ -167,7 +167,8 @@ final class PGMQIntake: StepIntake {
             // A failed read is logged and a catch-up read follows (`QueueReader`).
             guard
                 let messages = await reader.read(
-                    queue, quantity: quantity, visibilityTimeout: timeout, minAgeSeconds: minAge, maxAgeSeconds: maxAge)
+                    queue, quantity: quantity, visibilityTimeout: timeout, minAgeSeconds: minAge, maxAgeSeconds: maxAge,
+                    lane: .background)
             else {
                 lastPollSucceeded.store(false, ordering: .relaxed)
                 StepMetrics.pollFailed(queue: queue, in: executor.statistics)

@@ -63,5 +63,24 @@ package struct WorkerEventSystemSettings: Sendable {
     }
 
     var usesListener: Bool { mode == .hybrid || mode == .eventDrivenOnly }
+
+    /// These settings with no LISTEN session to use (`common.database.transaction_pooler` without a
+    /// `listen_url`): Hybrid and EventDrivenOnly become PollingOnly, at the poller's interval (the
+    /// fallback interval for EventDrivenOnly, whose poller may be off), reading every message
+    /// whatever its age: none is left to a listener. PollingOnly and Disabled are unchanged.
+    var withoutListener: WorkerEventSystemSettings {
+        var settings = self
+        switch mode {
+        case .hybrid:
+            settings.mode = .pollingOnly
+        case .eventDrivenOnly:
+            settings.mode = .pollingOnly
+            if !pollerEnabled { settings.pollInterval = disconnectedPollInterval }
+        case .pollingOnly, .disabled:
+            break
+        }
+        settings.pollerEnabled = true
+        return settings
+    }
     var usesPoller: Bool { mode == .pollingOnly || (mode == .hybrid && pollerEnabled) }
 }

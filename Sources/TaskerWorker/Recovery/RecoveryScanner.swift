@@ -16,6 +16,14 @@ import TaskerStore
 /// scan, and orchestration (any Tasker orchestration) retries the step like any retryable failure. The dead worker's id is logged at warning and each recovery
 /// counted (`tasker_steps_recovered_total`).
 ///
+/// One scanner for the whole fleet: only the worker the lease renewals elect (`elected`: the oldest
+/// live worker that recovers, `WorkerLeaseRepository.renewLease`) scans, so the fleet's scanning
+/// load on PostgreSQL does not grow with the number of workers. When the scanner dies, its lease
+/// expires and the next-oldest worker's next renewal elects it; a newly elected scanner knows no
+/// sightings yet (`AbsenceTracker`), so recovery after the scanner's own death takes at most a
+/// lease, a renewal interval and two scan intervals (about 7 s with the default 4 s grace and 2 s
+/// scans).
+///
 /// Steps whose transition records no `worker_uuid` (the upstream worker) are never returned by the
 /// scan, so never touched.
 final class RecoveryScanner: Service, Sendable {
@@ -27,6 +35,10 @@ final class RecoveryScanner: Service, Sendable {
     let logger: Logger
     /// The recovery statement (sending in PGMQ or not) and the announcement of its result.
     let transport: any StepTransport
+    /// Whether this worker is the fleet's scanner now (`WorkerLeaseService.isScanner`).
+    let elected: @Sendable () -> Bool
+    /// Told when scanning stops for good (`WorkerLeaseService.stopRecovering`: another is elected).
+    let stopped: @Sendable () -> Void
     /// Steps looked at per scan at most (the oldest claims first; the rest at the next scan).
     static let scanLimit = 500
     /// The recovery write's retries (`ResultWriter`).
@@ -36,9 +48,12 @@ final class RecoveryScanner: Service, Sendable {
     init(
         pool: PostgresConnectionPool, identity: WorkerIdentity, statistics: WorkerStatistics,
         interval: Duration, grace: Duration, transport: (any StepTransport)? = nil,
+        elected: @escaping @Sendable () -> Bool = { true }, stopped: @escaping @Sendable () -> Void = {},
         logger: Logger = Logger(label: "tasker.crash_recovery")
     ) {
         self.transport = transport ?? PGMQTransport(pool: pool)
+        self.elected = elected
+        self.stopped = stopped
         self.pool = pool
         self.identity = identity
         self.statistics = statistics
@@ -50,12 +65,18 @@ final class RecoveryScanner: Service, Sendable {
     package func run() async throws {
         // Stopped right after the event system at shutdown: nothing is recovered while the worker drains.
         await cancelWhenGracefulShutdown { await self.scanUntilCancelled() }
+        stopped()
     }
 
     private func scanUntilCancelled() async {
         var tracker = AbsenceTracker(grace: LivenessTiming(grace: grace).absenceWait)
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
+            guard elected() else {
+                // Not scanning: what was seen before says nothing about the leases now.
+                tracker.reset()
+                continue
+            }
             await scanOnce(&tracker)
         }
     }
@@ -65,8 +86,11 @@ final class RecoveryScanner: Service, Sendable {
     @discardableResult
     func scanOnce(_ tracker: inout AbsenceTracker) async -> Int {
         let steps: [LostWorkerStep]
+        StepMetrics.recoveryScanned(in: statistics)
         do {
-            steps = try await pool.withConnection { c in try await RecoveryRepository.scan(c, limit: Self.scanLimit) }
+            steps = try await pool.withConnection(lane: .background) { c in
+                try await RecoveryRepository.scan(c, limit: Self.scanLimit)
+            }
         } catch {
             tracker.reset()
             if failureThrottle.allow() {

@@ -24,12 +24,17 @@ final class WorkerLeaseService: Service, Sendable {
     let identity: WorkerIdentity
     let capacity: WorkerCapacity
     let logger: Logger
+    /// Whether this worker scans for dead workers' steps when elected (`[worker.crash_recovery]
+    /// enabled`), until its scanner stops (`stopRecovering`): sent with each renewal.
+    private let recoversFlag: Atomic<Bool>
+    var recovers: Bool { recoversFlag.load(ordering: .relaxed) }
     private let state: Mutex<WorkerLeaseState>
 
     package init(
         pool: PostgresConnectionPool, identity: WorkerIdentity, capacity: WorkerCapacity, duration: Duration,
-        logger: Logger = Logger(label: "tasker.liveness")
+        recovers: Bool = true, logger: Logger = Logger(label: "tasker.liveness")
     ) {
+        self.recoversFlag = Atomic(recovers)
         self.pool = pool
         self.identity = identity
         self.capacity = capacity
@@ -39,6 +44,16 @@ final class WorkerLeaseService: Service, Sendable {
 
     /// The lease as the worker sees it now.
     var snapshot: WorkerLeaseState { state.withLock { $0 } }
+
+    /// Whether the last renewal elected this worker the fleet's crash-recovery scanner
+    /// (`RecoveryScanner` scans only then).
+    var isScanner: Bool { state.withLock { $0.scanner } }
+
+    /// The scanner stopped (shutdown began): the next renewal says this worker no longer recovers,
+    /// so another is elected while this one drains, instead of nobody scanning until its lease ends.
+    func stopRecovering() {
+        recoversFlag.store(false, ordering: .relaxed)
+    }
 
     package func run() async throws {
         defer { capacity.setLiveness(false, problem: "liveness lease released: the worker is stopping") }
@@ -50,24 +65,33 @@ final class WorkerLeaseService: Service, Sendable {
         let duration = snapshot.duration
         // Leases of dead workers are kept by nobody: remove them (bounded table; best effort).
         _ = await withDeadline(duration / 4) { [pool] in
-            try await pool.withConnection { c in try await WorkerLeaseRepository.purgeExpired(c) }
+            try await pool.withConnection(lane: .background) { c in try await WorkerLeaseRepository.purgeExpired(c) }
         }
         var everHeld = false
         while !Task.isCancelled {
             let sentAt = ContinuousClock.now
             let budget = snapshot.renewalBudget(at: sentAt)
-            let (pool, uuid, hostname) = (pool, identity.uuid, identity.hostname)
+            let (pool, uuid, hostname, recovers) = (pool, identity.uuid, identity.hostname, self.recovers)
             let outcome = await withDeadline(budget) {
-                try await pool.withConnection { c in
-                    let pid = try await WorkerLeaseRepository.renew(c, worker: uuid, hostname: hostname, duration: duration)
-                    try await SessionPoolerError.check(c, serverPID: pid)
+                try await pool.withConnection(lane: .background) { c in
+                    let renewal = try await WorkerLeaseRepository.renew(
+                        c, worker: uuid, hostname: hostname, duration: duration, recovers: recovers)
+                    try await SessionPoolerError.check(c, serverPID: renewal.serverPID)
+                    return renewal.scanner
                 }
             }
             if Task.isCancelled { return }
             switch outcome {
-            case .value:
+            case .value(let scanner):
                 let wasAllowed = snapshot.claimsAllowed(at: .now)
-                state.withLock { $0.renewed(sentAt: sentAt) }
+                let wasScanner = snapshot.scanner
+                state.withLock { $0.renewed(sentAt: sentAt, scanner: scanner) }
+                if scanner != wasScanner {
+                    logger.info(
+                        scanner
+                            ? "elected the fleet's crash-recovery scanner (the oldest live worker that recovers)"
+                            : "no longer the fleet's crash-recovery scanner")
+                }
                 if !wasAllowed {
                     logger.log(
                         level: everHeld ? .warning : .info,
@@ -119,7 +143,7 @@ final class WorkerLeaseService: Service, Sendable {
         capacity.setLiveness(false, problem: "liveness lease released: the worker is stopping")
         let (pool, uuid) = (pool, identity.uuid)
         let outcome = await withDeadline(snapshot.interval) {
-            try await pool.withConnection { c in try await WorkerLeaseRepository.release(c, worker: uuid) }
+            try await pool.withConnection(lane: .background) { c in try await WorkerLeaseRepository.release(c, worker: uuid) }
         }
         switch outcome {
         case .value:

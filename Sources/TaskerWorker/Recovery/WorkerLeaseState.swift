@@ -42,6 +42,9 @@ struct WorkerLeaseState: Sendable, Equatable {
     /// When the database last refused a claim because the lease was lapsing by its clock
     /// (`ClaimOutcome.leaseLapsed`); cleared by a renewal sent after it.
     private(set) var refusedAt: ContinuousClock.Instant?
+    /// Whether the last renewal that answered elected this worker the fleet's crash-recovery
+    /// scanner (`WorkerLeaseRepository.renewLease`); false once released.
+    private(set) var scanner = false
 
     init(duration: Duration) {
         self.duration = duration
@@ -75,7 +78,9 @@ struct WorkerLeaseState: Sendable, Equatable {
     }
 
     /// A renewal sent at `sentAt` was stored.
-    mutating func renewed(sentAt: ContinuousClock.Instant) {
+    mutating func renewed(sentAt: ContinuousClock.Instant, scanner: Bool = false) {
+        // The answer of the latest renewal sent decides (a late answer of an older one does not).
+        if lastRenewalSent.map({ sentAt >= $0 }) ?? true { self.scanner = scanner }
         let until = sentAt + duration
         if validUntil.map({ until > $0 }) ?? true { validUntil = until }
         if lastRenewalSent.map({ sentAt > $0 }) ?? true { lastRenewalSent = sentAt }
@@ -93,6 +98,7 @@ struct WorkerLeaseState: Sendable, Equatable {
 
     /// The row was deleted (shutdown): no lease any more.
     mutating func released() {
+        scanner = false
         validUntil = nil
         lastRenewalSent = nil
     }

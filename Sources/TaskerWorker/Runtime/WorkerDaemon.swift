@@ -42,7 +42,7 @@ public final class WorkerDaemon: Service, Sendable {
     /// The task templates read at `init`, registered by `run()`.
     private let templateReport: TemplateLoadReport
     /// The namespaces of those templates: the queues this worker serves.
-    private let namespaces: [String]
+    let namespaces: [String]
     /// The pipeline's services, in group order (shut down in reverse).
     private let pipeline: [any Service]
     /// The step path's choice of static SQL or PGMQ's functions (`selectQueueStatements`).
@@ -125,6 +125,7 @@ public final class WorkerDaemon: Service, Sendable {
         for problem in templateReport.problems {
             logger.error("invalid task template (skipped)", metadata: ["problem": "\(problem)"])
         }
+        try await checkPoolerSessionSettings()
         try await templates.register(templateReport.templates.map(\.template))
         await selectQueueStatements()
         logger.info(
@@ -194,6 +195,22 @@ public final class WorkerDaemon: Service, Sendable {
             shutdownRequested.trigger()
         }
         logger.info("tasker worker stopped", metadata: ["steps_executed": "\(statistics.snapshot.totalExecuted)"])
+    }
+
+    /// Through a transaction pooler (`common.database.transaction_pooler`), the session settings a
+    /// direct connection sends at connect must come from the role or the database: read them on a
+    /// pooled connection and refuse to start, naming the statements to run, when they are wrong.
+    private func checkPoolerSessionSettings() async throws {
+        guard pool.configuration.route == .transactionPooler else { return }
+        let settings = try await pool.withConnection { c in try await PostgresSessionCheck.read(c) }
+        try settings.require()
+        let database = configuration.common.database
+        logger.info(
+            "connected through a transaction pooler: statements unnamed, session settings from the role",
+            metadata: [
+                "statement_timeout": "\(settings.statementTimeout)", "lock_timeout": "\(settings.lockTimeout)",
+                "listen": "\(database.listenSessionURL.map { Redaction.redactCredentials($0) } ?? "none: polling")",
+            ])
     }
 
     /// Margin after the drain deadline for storing the last results (`gracefulShutdownLimit`).

@@ -61,7 +61,8 @@ struct WorkerPipeline {
         // The lease lasts two thirds of the grace period from each renewal and is renewed every
         // quarter of that; claiming stops a quarter before it could expire (WorkerLeaseState).
         let liveness = WorkerLeaseService(
-            pool: pool, identity: identity, capacity: capacity, duration: LivenessTiming(grace: grace).leaseDuration)
+            pool: pool, identity: identity, capacity: capacity, duration: LivenessTiming(grace: grace).leaseDuration,
+            recovers: recovery.enabled)
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
@@ -100,11 +101,15 @@ struct WorkerPipeline {
         settings.listenerKeepalive = .seconds(max(1, eventConfig.timing.healthCheckIntervalSeconds))
         settings.listenerBufferSize = max(1, worker.mpscChannels.eventListeners.pgmqEventBufferSize)
         settings.claimNotifiedBursts = eventConfig.processing.claimNotifiedBursts
+        // Behind a transaction pooler with no listen_url there is no LISTEN: the poller reads
+        // every message, whatever its age (`WorkerEventSystemSettings.withoutListener`).
+        let listenUrl = configuration.common.database.listenSessionURL
+        if listenUrl == nil { settings = settings.withoutListener }
         let intake: any StepIntake =
             broker.map { RabbitMQIntake(broker: $0, capacity: capacity, executor: executor, pool: pool) }
             ?? PGMQIntake(
-                settings: settings, databaseURL: configuration.common.database.url, pool: pool, executor: executor,
-                capacityFreed: capacity)
+                settings: settings, databaseURL: listenUrl ?? configuration.common.database.url, pool: pool,
+                executor: executor, capacityFreed: capacity)
         let eventSystem = WorkerEventSystem(
             settings: settings, intake: intake, executor: executor, dispatch: dispatchChannel, capacityFreed: capacity,
             onShutdownBegins: { drainDeadline.arm(after: drainTimeout) })
@@ -113,15 +118,24 @@ struct WorkerPipeline {
             ? [
                 RecoveryScanner(
                     pool: pool, identity: identity, statistics: statistics, interval: scanInterval, grace: grace,
-                    transport: transport)
+                    transport: transport, elected: { liveness.isScanner }, stopped: { liveness.stopRecovering() })
             ] : []
         // The event system stays last (the first the group stops): it also ends on its own
         // (`WorkerDaemon.shutdown`), which the group accepts only from the service it stops first.
         // The broker right after the pool: stopped after the completion service (results are
         // published while the pipeline drains).
+        // Behind a transaction pooler: claims with a lost answer looked up again (`OrphanedClaimAudit`).
+        let audit: [any Service] =
+            executor.unresolvedClaims.map {
+                [
+                    OrphanedClaimAudit(
+                        executor: executor, claims: $0, interval: scanInterval,
+                        claimTimeout: .seconds(max(1, eventConfig.timing.claimTimeoutSeconds)))
+                ]
+            } ?? []
         self.services =
             [pool] + transport.services + [liveness, ActorLifecycleService(actors: actors), completionService, dispatchService]
-            + scanner + [eventSystem]
+            + audit + scanner + [eventSystem]
         self.executor = executor
         self.actors = actors
         self.transport = transport

@@ -46,7 +46,8 @@ public final class WorkerStatistics: Sendable {
             notificationsDropped: counts.total(Name.notificationsDropped),
             notifiedReads: counts.total(Name.notifiedReads),
             deliveriesRefused: counts.total(Name.deliveriesRefused),
-            stepsRecovered: counts.total(Name.stepsRecovered), lateResultsRefused: counts.total(Name.lateResultsRefused))
+            stepsRecovered: counts.total(Name.stepsRecovered), lateResultsRefused: counts.total(Name.lateResultsRefused),
+            recoveryScans: counts.total(Name.recoveryScans), orphanedClaimsRetired: counts.total(Name.orphanedClaimsRetired))
     }
 
     /// A consistent-enough copy of the counters.
@@ -96,6 +97,11 @@ public final class WorkerStatistics: Sendable {
         /// Results of this worker not stored because the step was no longer `in_progress` (its
         /// worker was taken for lost and the step recovered meanwhile, or orchestration moved it on).
         public var lateResultsRefused: Int = 0
+        /// Crash-recovery scans this worker ran (only the fleet's elected scanner scans).
+        public var recoveryScans: Int = 0
+        /// Steps this worker found claimed by one of its own claims whose answer was lost and taken
+        /// for not committed (behind a transaction pooler), and gave a retryable error result.
+        public var orphanedClaimsRetired: Int = 0
 
         /// Failed / executed, 0 when nothing ran.
         public var failureRate: Double { totalExecuted == 0 ? 0 : Double(totalFailed) / Double(totalExecuted) }

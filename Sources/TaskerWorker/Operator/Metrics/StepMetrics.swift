@@ -46,6 +46,8 @@ enum StepMetrics {
         static let domainEventsFailed = "tasker.domain_events.failed.total"
         static let domainEventsInvalid = "tasker.domain_events.invalid.total"
         static let stepsRecovered = "tasker.steps.recovered.total"
+        static let recoveryScans = "tasker.recovery.scans.total"
+        static let orphanedClaimsRetired = "tasker.steps.orphaned_claims_retired.total"
         static let lateResultsRefused = "tasker.steps.late_results_refused.total"
         static let claimsBatched = "tasker.steps.claims_batched.total"
         static let claimsRecovered = "tasker.steps.claims_recovered.total"
@@ -80,6 +82,9 @@ enum StepMetrics {
         Name.domainEventsFailed: "Domain events that could not be published",
         Name.domainEventsInvalid: "Domain events skipped because the payload violates the schema",
         Name.stepsRecovered: "Steps of lost workers given a retryable worker_lost result by this worker",
+        Name.recoveryScans: "Crash-recovery scans run by this worker (the fleet's elected scanner only)",
+        Name.orphanedClaimsRetired:
+            "Steps of this worker's claims whose answer was lost behind a transaction pooler and that committed after the lookup, given a retryable error result",
         Name.lateResultsRefused: "Results not stored because the step was no longer in_progress (e.g. recovered by another worker)",
         Name.claimsBatched: "Steps claimed together with others in one transaction (a poll read's or a notified burst's)",
         Name.claimsRecovered: "Claims found committed after their answer was lost",
@@ -286,6 +291,16 @@ enum StepMetrics {
     }
 
     // MARK: - Crash recovery
+
+    /// This worker ran a crash-recovery scan (it is the fleet's elected scanner).
+    static func recoveryScanned(in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.recoveryScans)
+    }
+
+    /// This worker retired a step of one of its own claims found committed late (`OrphanedClaimAudit`).
+    static func orphanedClaimRetired(in statistics: WorkerStatistics) {
+        statistics.counters.increment(Name.orphanedClaimsRetired)
+    }
 
     /// This worker stored the `worker_lost` result of a lost worker's step.
     static func stepRecovered(in statistics: WorkerStatistics) {

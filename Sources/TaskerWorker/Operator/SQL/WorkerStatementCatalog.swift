@@ -36,6 +36,9 @@ public enum WorkerStatementCatalog {
             ResultStatement.recoverBroker.statement,
             NamedStatement(
                 name: "recover.stale_in_progress", prepared: RecoveryStatements.staleInProgress, parameters: ["threshold_seconds"]),
+            NamedStatement(
+                name: "recover.orphaned_claims", prepared: StepRepository.Recovery.orphanedClaims,
+                parameters: ["step_uuids", "claim_metadata"]),
         ]
     }
 

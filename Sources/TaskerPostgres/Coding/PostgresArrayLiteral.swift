@@ -1,13 +1,12 @@
 import Foundation
-import TaskerPostgres
 
 /// A one-dimensional array parameter in PostgreSQL's text format (`{"a","b",NULL}`), sent untyped:
 /// the statement casts it (`$1::text[]`, `$2::uuid[]`, …). Lets one statement insert a row per element.
-struct PostgresArrayLiteral: PostgresEncodable {
-    let postgresText: String?
-    var postgresType: UInt32 { 0 }
+public struct PostgresArrayLiteral: PostgresEncodable {
+    public let postgresText: String?
+    public var postgresType: UInt32 { 0 }
 
-    init(_ elements: [String?]) {
+    public init(_ elements: [String?]) {
         var text = "{"
         for (index, element) in elements.enumerated() {
             if index > 0 { text += "," }
@@ -25,7 +24,7 @@ struct PostgresArrayLiteral: PostgresEncodable {
         postgresText = text + "}"
     }
 
-    init(_ uuids: [UUID]) { self.init(uuids.map { Optional($0.uuidString.lowercased()) }) }
-    init(_ values: [Bool]) { self.init(values.map { Optional($0 ? "t" : "f") }) }
-    init(_ values: [Int32]) { self.init(values.map { Optional(String($0)) }) }
+    public init(_ uuids: [UUID]) { self.init(uuids.map { Optional($0.uuidString.lowercased()) }) }
+    public init(_ values: [Bool]) { self.init(values.map { Optional($0 ? "t" : "f") }) }
+    public init(_ values: [Int32]) { self.init(values.map { Optional(String($0)) }) }
 }

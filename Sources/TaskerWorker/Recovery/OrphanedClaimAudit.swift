@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TaskerModel
+import TaskerPostgres
+
+/// Claims whose answer was lost and that the lookup found not committed, behind a transaction
+/// pooler (`PostgresRoute.transactionPooler`), where the broken session cannot be fenced
+/// (`StepRepository+Recovery`): the transaction may still be queued in the pooler or running in a
+/// shared server session, and commit after the lookup. Its step would then stay `in_progress` under
+/// this live worker with nobody running it (crash recovery leaves a live worker's steps alone). So
+/// each such claim is remembered here and looked up again (`OrphanedClaimAudit`) until `horizon`
+/// has passed, after which it can no longer commit (the claim's own statement timeout plus the
+/// pooler's queueing, see `OrphanedClaimAudit.horizon`).
+///
+/// Bounded: at most `capacity` steps are remembered; past it the oldest entries are forgotten and
+/// logged (their steps, if ever claimed late, wait for this worker's lease to end or for the
+/// orchestration's staleness handling).
+final class UnresolvedClaims: Sendable {
+    struct Entry: Sendable, Equatable {
+        var steps: [UUID]
+        var stamp: ClaimStamp
+        var since: ContinuousClock.Instant
+    }
+
+    static let capacity = 10_000
+    private let entries = Mutex<[Entry]>([])
+    private let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// Remembers the steps of a claim with `stamp` whose outcome the lookup took for "not committed".
+    func remember(_ steps: [UUID], stamp: ClaimStamp, at now: ContinuousClock.Instant = .now) {
+        guard !steps.isEmpty else { return }
+        let forgotten: [Entry] = entries.withLock { entries in
+            entries.append(Entry(steps: steps, stamp: stamp, since: now))
+            var dropped: [Entry] = []
+            while entries.reduce(0, { $0 + $1.steps.count }) > Self.capacity, entries.count > 1 {
+                dropped.append(entries.removeFirst())
+            }
+            return dropped
+        }
+        for entry in forgotten {
+            logger.error(
+                "too many claims with a lost answer to keep checking; forgetting the oldest",
+                metadata: ["step_uuids": "\(entry.steps.map { $0.uuidString }.joined(separator: ","))"])
+        }
+    }
+
+    /// The entries now; those remembered before `expiredBefore` are removed (returned no more).
+    func take(expiredBefore: ContinuousClock.Instant) -> [Entry] {
+        entries.withLock { entries in
+            entries.removeAll { $0.since < expiredBefore }
+            return entries
+        }
+    }
+
+    /// Forgets the steps of `stamp` in `steps` (resolved: found claimed and retired, or moved on).
+    func resolve(_ steps: Set<UUID>, stamp: ClaimStamp) {
+        entries.withLock { entries in
+            for index in entries.indices where entries[index].stamp == stamp {
+                entries[index].steps.removeAll(where: steps.contains)
+            }
+            entries.removeAll { $0.steps.isEmpty }
+        }
+    }
+
+    var count: Int { entries.withLock { $0.reduce(0) { $0 + $1.steps.count } } }
+}
+
+/// Looks up the `UnresolvedClaims` every `interval` (a `Service`, run only behind a transaction
+/// pooler): a step whose current transition is the claim with that stamp was claimed by this
+/// worker after all, and nobody runs it, so it gets a retryable error result
+/// (`StepExecutor.failClaimedStep`, over this worker's own claim) and orchestration retries it.
+/// A step no longer `in_progress` under that claim needs nothing.
+final class OrphanedClaimAudit: Service, Sendable {
+    let executor: StepExecutor
+    let claims: UnresolvedClaims
+    let interval: Duration
+    /// How long a claim may still commit after its answer was lost: its statement timeout
+    /// (`claim_timeout_seconds`) plus 10 minutes for the pooler's queue (PgBouncer's
+    /// `query_wait_timeout` is 2 minutes by default).
+    let horizon: Duration
+
+    init(executor: StepExecutor, claims: UnresolvedClaims, interval: Duration, claimTimeout: Duration) {
+        self.executor = executor
+        self.claims = claims
+        self.interval = interval
+        self.horizon = claimTimeout + .seconds(600)
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: self.interval) } catch { return }
+                await self.auditOnce()
+            }
+        }
+    }
+
+    /// One pass over the remembered claims. Returns how many steps it retired.
+    @discardableResult
+    func auditOnce(now: ContinuousClock.Instant = .now) async -> Int {
+        var retired = 0
+        for entry in claims.take(expiredBefore: now - horizon) where !Task.isCancelled {
+            let found: [StepMessage]
+            do {
+                found = try await executor.pool.withConnection(lane: .background) { c in
+                    try await StepRepository.orphanedClaims(c, steps: entry.steps, stamp: entry.stamp)
+                }
+            } catch {
+                continue  // asked again at the next pass
+            }
+            for message in found {
+                await executor.failClaimedStep(
+                    message,
+                    reason: "the answer of this worker's claim was lost behind the transaction pooler and the claim "
+                        + "committed after the worker had looked it up; the step is retried")
+                StepMetrics.orphanedClaimRetired(in: executor.statistics)
+                retired += 1
+            }
+            claims.resolve(Set(found.map(\.stepUUID)), stamp: entry.stamp)
+        }
+        return retired
+    }
+}
+
+extension StepRepository {
+    /// The steps among `steps` whose current transition is `in_progress` with exactly `stamp`'s
+    /// metadata (a claim of this worker that committed after its lookup), as step messages.
+    static func orphanedClaims(
+        _ c: isolated PostgresConnection, steps: [UUID], stamp: ClaimStamp
+    ) throws(PostgresError) -> [StepMessage] {
+        guard !steps.isEmpty else { return [] }
+        return try c.query(Recovery.orphanedClaims, [PostgresArrayLiteral(steps), PostgresJSON(raw: stamp.metadata)]).map {
+            row throws(PostgresError) in
+            StepMessage(
+                taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
+                correlationID: try row.decode("correlation_id"))
+        }
+    }
+}
+
+extension StepRepository.Recovery {
+    /// Steps of $1 (uuid[]) whose current transition is `in_progress` with metadata $2, with their
+    /// task and correlation id.
+    static let orphanedClaims = PreparedStatement(
+        """
+        SELECT wst.workflow_step_uuid AS step_uuid, ws.task_uuid, t.correlation_id
+          FROM tasker.workflow_step_transitions wst
+          JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
+          JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+         WHERE wst.workflow_step_uuid = ANY($1::uuid[]) AND wst.most_recent AND wst.to_state = 'in_progress'
+           AND wst.metadata = $2::jsonb
+        """)
+}
