@@ -1,5 +1,6 @@
 """The faults. Each takes the run (`Chaos`) and returns a record: kind, start, hit (when the fault
-struck: a signal waits until the worker holds claims), end (epoch seconds) and what it did; `stranded` (SIGKILL of a worker) lists the steps the dead worker held in_progress."""
+struck: a signal waits until the worker holds claims), end (epoch seconds) and what it did; `stranded` (SIGKILL of a worker
+or of a quarter of the fleet) lists the steps the dead workers held in_progress."""
 import os
 import signal
 import subprocess
@@ -10,6 +11,9 @@ from .poison import malformed_notifications, malformed_task_requests, poison_bod
 
 KINDS = ["terminate_backends", "postgres_restart", "sigterm_worker", "sigkill_worker", "sigkill_orchestration",
          "poison_messages", "malformed_notifications", "malformed_task_requests"]
+# The fleet profile: a quarter of the workers SIGKILLed at once instead of one, and PgBouncer restarted.
+FLEET_KINDS = ["terminate_backends", "postgres_restart", "pgbouncer_restart", "sigterm_worker", "sigkill_quarter",
+               "sigkill_orchestration", "poison_messages", "malformed_notifications", "malformed_task_requests"]
 
 
 def terminate_backends(run):
@@ -30,8 +34,37 @@ def postgres_restart(run):
     return {"restart_s": round(time.time() - started, 2)}
 
 
+def pgbouncer_restart(run):
+    """PgBouncer killed (SIGKILL) and started again on its port: every connection through it breaks.
+    Waits (≤ 20 s) until it has a client connection per worker, so that the kill meets the fleet
+    connected (after a PostgreSQL restart PgBouncer refuses logins for server_login_retry, 15 s, and
+    the workers' pools reconnect after that)."""
+    if run.pooler is None:
+        raise RuntimeError("no PgBouncer in this run (the fleet is connected directly)")
+    want = len(run.fleet.worker_names) if run.args.fleet_route != "direct" else 0
+    deadline = time.time() + 20
+    clients = _pooler_clients(run)
+    while isinstance(clients, int) and clients < want and time.time() < deadline:
+        time.sleep(0.2)
+        clients = _pooler_clients(run)
+    run.hit = time.time()
+    started = time.time()
+    run.pooler.restart()
+    return {"restart_s": round(time.time() - started, 2), "client_connections_broken": clients}
+
+
+def _pooler_clients(run):
+    try:
+        return sum(1 for row in run.pooler.show("CLIENTS", run.args.psql) if row.get("database") != "pgbouncer")
+    except Exception as error:
+        return f"unknown ({error})"
+
+
 HELD = """SELECT count(*) FROM tasker.workflow_step_transitions
             WHERE most_recent AND to_state = 'in_progress' AND metadata->>'worker_uuid' = %s"""
+
+HELD_BY_WORKER = """SELECT metadata->>'worker_uuid', count(*) FROM tasker.workflow_step_transitions
+                     WHERE most_recent AND to_state = 'in_progress' GROUP BY 1"""
 
 
 def _await_claims(run, p, want, timeout=15.0):
@@ -47,32 +80,97 @@ def _await_claims(run, p, want, timeout=15.0):
 
 
 def sigterm_worker(run):
-    p = run.fleet["worker-a"]
-    held = _await_claims(run, p, run.profile["claims_at_signal"])
+    """Worker a (two workers) or the busiest worker once it holds a step (the fleet), SIGTERMed and
+    restarted when it exited."""
+    if len(run.fleet.worker_names) > 2:
+        (p,), held = _busiest(run, 1, 1)
+    else:
+        p = run.fleet[run.fleet.worker_names[0]]
+        held = _await_claims(run, p, run.profile["claims_at_signal"])
     run.hit = time.time()
     exit_s, status = p.signal_and_wait(signal.SIGTERM, 120)
     if status != 0:
-        run.failures.append(f"worker-a exited with status {status} after SIGTERM (expected 0)")
+        run.failures.append(f"{p.name} exited with status {status} after SIGTERM (expected 0)")
     p.start()
     ready = p.wait_ready()
-    return {"held_at_signal": held, "exit_s": round(exit_s, 2), "status": status, "_ready_at": ready}
+    return {"worker": p.name, "held_at_signal": held, "exit_s": round(exit_s, 2), "status": status, "_ready_at": ready}
+
+
+STRANDED = """SELECT wst.workflow_step_uuid::text, wst.sort_key FROM tasker.workflow_step_transitions wst
+                WHERE wst.most_recent AND wst.to_state = 'in_progress'
+                  AND wst.metadata->>'worker_uuid' = %s"""
 
 
 def sigkill_worker(run):
-    p = run.fleet["worker-b"]
+    p = run.fleet[run.fleet.worker_names[1]]
     dead = p.current_uuid()
     _await_claims(run, p, run.profile["claims_at_signal"])
     run.hit = time.time()
     p.signal_and_wait(signal.SIGKILL, 10)
     killed_at = time.time()
     # What the dead worker held: steps whose current transition is its in_progress claim.
-    rows = run.db.q("""SELECT wst.workflow_step_uuid::text, wst.sort_key FROM tasker.workflow_step_transitions wst
-                        WHERE wst.most_recent AND wst.to_state = 'in_progress'
-                          AND wst.metadata->>'worker_uuid' = %s""", (dead,)) if dead else []
+    rows = run.db.q(STRANDED, (dead,)) if dead else []
     time.sleep(1.0)
     p.start()
     ready = p.wait_ready()
     return {"dead_worker_uuid": dead, "stranded": [[s, k] for s, k in rows], "killed_at": killed_at,
+            "_ready_at": ready}
+
+
+def _busiest(run, count, want, timeout=15.0):
+    """`count` workers holding the most steps in_progress (ties in the seed's order), once (within
+    `timeout` s) they hold `want` together; with workers of several connection modes (pooler+listen,
+    pooler+poll), an equal share of each, and each share holding at least one step (else the deadline
+    decides). Returns (workers, what they held)."""
+    workers = run.fleet.workers()
+    order = {p.name: i for i, p in enumerate(run.rng.sample(workers, len(workers)))}
+    groups = {}
+    for p in workers:
+        groups.setdefault(run.fleet.specs[p.name].mode, []).append(p)
+    share = max(1, count // len(groups)) if count >= len(groups) else count
+    deadline = time.time() + timeout
+    while True:
+        held = {uuid: n for uuid, n in run.db.q(HELD_BY_WORKER)}
+        def rank(ps):
+            return sorted(ps, key=lambda p: (-held.get(p.current_uuid(), 0), order[p.name]))
+        if len(groups) > 1 and count >= len(groups):
+            shares = [rank(ps)[:share] for ps in groups.values()]
+            chosen = [p for group in shares for p in group][:count]
+            every_share = all(sum(held.get(p.current_uuid(), 0) for p in group) > 0 for group in shares)
+        else:
+            chosen, every_share = rank(workers)[:count], True
+        total = sum(held.get(p.current_uuid(), 0) for p in chosen)
+        if (total >= want and every_share) or time.time() >= deadline:
+            return chosen, total
+        time.sleep(0.05)
+
+
+def sigkill_quarter(run):
+    """A quarter of the workers SIGKILLed at once, restarted a second later (as a supervisor would).
+    The victims: the busiest workers (half of them among those with a LISTEN session, half among the
+    polling ones) once (within 15 s) they hold `claims_at_signal` steps in_progress together, so that
+    the kill strands claims."""
+    victims, total = _busiest(run, max(1, len(run.fleet.worker_names) // 4), run.profile["claims_at_signal"])
+    dead = {p.name: p.current_uuid() for p in victims}
+    run.hit = time.time()
+    for p in victims:
+        with p.lock:
+            p.expected_exit = True
+            p.popen.send_signal(signal.SIGKILL)
+    for p in victims:
+        status = p.popen.wait()
+        p.exit_statuses.append((time.time(), status, "SIGKILL"))
+    killed_at = time.time()
+    stranded, per_worker = [], {}
+    for p in victims:
+        rows = run.db.q(STRANDED, (dead[p.name],)) if dead[p.name] else []
+        per_worker[p.name] = {"uuid": dead[p.name], "mode": run.fleet.specs[p.name].mode, "held": len(rows)}
+        stranded.extend([s, k] for s, k in rows)
+    time.sleep(1.0)
+    for p in victims:
+        p.start()
+    ready = max(p.wait_ready() for p in victims)
+    return {"victims": per_worker, "held_at_signal": total, "stranded": stranded, "killed_at": killed_at,
             "_ready_at": ready}
 
 
@@ -132,8 +230,10 @@ def malformed_task_requests_fault(run):
 ACTIONS = {
     "terminate_backends": terminate_backends,
     "postgres_restart": postgres_restart,
+    "pgbouncer_restart": pgbouncer_restart,
     "sigterm_worker": sigterm_worker,
     "sigkill_worker": sigkill_worker,
+    "sigkill_quarter": sigkill_quarter,
     "sigkill_orchestration": sigkill_orchestration,
     "poison_messages": poison_messages,
     "malformed_notifications": malformed_notifications_fault,

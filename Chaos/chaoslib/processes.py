@@ -1,6 +1,6 @@
-"""The fleet: two workers (`tasker-dev run`) and the orchestration (`tasker-dev orchestrate`), each a
-child in its own session with its log in the work directory; started, signalled and restarted by the
-faults, watched for exits nobody asked for."""
+"""The fleet: the workers (`tasker-dev run`; two, or sixteen in the fleet profile) and the orchestration
+(`tasker-dev orchestrate`), each a child in its own session with its log in the work directory; started,
+signalled and restarted by the faults, watched for exits nobody asked for."""
 import os
 import re
 import signal
@@ -13,7 +13,9 @@ import urllib.request
 
 from .common import log, tail
 
-WORKER_ID = re.compile(rb"worker_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+# A worker's own id on its log lines (`worker_id=worker-<uuid>`; `worker_<uuid>` is the form stored in
+# results). The bare uuid is what the claims record as metadata.worker_uuid.
+WORKER_ID = re.compile(rb"worker_id=worker[-_]([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b")
 
 
 def free_port():
@@ -82,9 +84,14 @@ class Process:
                 if time.time() - started > 3 and self.last_not_ready:
                     log(f"{self.name} ready after {time.time() - started:.1f} s; before: {self.last_not_ready}")
                 if self.rest_port is not None:
-                    match = WORKER_ID.search(self._log_since_start())
-                    if match:
-                        self.worker_uuids.append(match.group(1).decode())
+                    match, seen_by = WORKER_ID.search(self._log_since_start()), time.time() + 5
+                    while not match and time.time() < seen_by:   # a log line may lag the readiness
+                        time.sleep(0.1)
+                        match = WORKER_ID.search(self._log_since_start())
+                    if not match:
+                        raise RuntimeError(f"{self.name} is ready but its log names no worker_id=worker-<uuid>: "
+                                           "the faults could not find its claims\n" + tail(self.log_path))
+                    self.worker_uuids.append(match.group(1).decode())
                 return time.time()
             time.sleep(0.1)
         raise RuntimeError(f"{self.name} not ready after {timeout} s\n" + tail(self.log_path))
@@ -119,32 +126,81 @@ class Process:
         if self.alive():
             self.signal_and_wait(signal.SIGTERM, timeout)
 
+    def send_sigterm(self):
+        """The first half of `stop` (the fleet stops its processes together): SIGTERM, no wait."""
+        with self.lock:
+            if not self.alive():
+                return False
+            self.expected_exit = True
+            self.popen.send_signal(signal.SIGTERM)
+            return True
+
+    def await_exit(self, timeout):
+        """The second half: waits for the exit after `send_sigterm`; SIGKILL after `timeout`."""
+        with self.lock:
+            try:
+                status = self.popen.wait(max(0.1, timeout))
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                status = self.popen.wait()
+                log(f"{self.name} did not exit within {timeout:.0f} s of SIGTERM; killed")
+            self.exit_statuses.append((time.time(), status, "SIGTERM"))
+
+
+class WorkerSpec:
+    """How one worker connects: `url` (directly or through the pooler), `transaction_pooler` (the
+    worker's pooler mode), `listen_url` (its direct LISTEN session; None: none, the poller reads)."""
+
+    def __init__(self, name, url, transaction_pooler=False, listen_url=None):
+        self.name, self.url = name, url
+        self.transaction_pooler, self.listen_url = transaction_pooler, listen_url
+
+    @property
+    def mode(self):
+        if not self.transaction_pooler:
+            return "direct"
+        return "pooler+listen" if self.listen_url else "pooler+poll"
+
 
 class Fleet:
-    """Worker a, worker b and the orchestration; `watch` restarts a process that exited by itself
-    (recorded as a failure, its last log lines printed)."""
+    """The workers of `specs` (default: worker-a and worker-b, connected directly) and the
+    orchestration (always connected directly); `watch` restarts a process that exited by itself
+    (recorded as a failure, its last log lines printed). `pool` (max, min) overrides the workers'
+    pool size ([common.database.pool]); None keeps the defaults."""
 
-    def __init__(self, args, work, templates):
+    def __init__(self, args, work, templates, specs=None, pool=None):
         self.work = work
         self.processes = {}
-        for name in ("worker-a", "worker-b"):
+        self.specs = {}
+        if specs is None:
+            specs = [WorkerSpec(name, args.db_url) for name in ("worker-a", "worker-b")]
+        self.worker_names = [spec.name for spec in specs]
+        for spec in specs:
             rest, grpc = free_port(), free_port()
-            config = self._config(name, args.db_url, rest, grpc)
-            self.processes[name] = Process(name, [args.dev_bin, "run"], config,
-                                           {"TASKER_TEMPLATE_PATH": templates}, work, args.repo, rest_port=rest)
-        config = self._config("orchestration", args.db_url, None, None)
+            config = self._config(spec.name, spec, rest, grpc, pool)
+            self.specs[spec.name] = spec
+            self.processes[spec.name] = Process(spec.name, [args.dev_bin, "run"], config,
+                                                {"TASKER_TEMPLATE_PATH": templates}, work, args.repo,
+                                                rest_port=rest)
+        config = self._config("orchestration", WorkerSpec("orchestration", args.db_url), None, None, None)
         self.processes["orchestration"] = Process("orchestration", [args.dev_bin, "orchestrate"], config, {},
                                                   work, args.repo)
         self._stop = threading.Event()
         self._thread = None
         self.failures = []
 
-    def _config(self, name, db_url, rest, grpc):
+    def _config(self, name, spec, rest, grpc, pool):
         path = os.path.join(self.work, f"{name}.toml")
         with open(path, "w") as f:
             f.write(f'# scripts/chaos overlay over the built-in defaults (= config/tasker/base)\n'
-                    f'[common.database]\nurl = "{db_url}"\n'
-                    f'[orchestration.web]\nbind_address = "127.0.0.1:0"\n')
+                    f'[common.database]\nurl = "{spec.url}"\n')
+            if spec.transaction_pooler:
+                f.write('transaction_pooler = true\n')
+                if spec.listen_url:
+                    f.write(f'listen_url = "{spec.listen_url}"\n')
+            if pool is not None:
+                f.write(f'[common.database.pool]\nmax_connections = {pool[0]}\nmin_connections = {pool[1]}\n')
+            f.write('[orchestration.web]\nbind_address = "127.0.0.1:0"\n')
             if rest is not None:
                 f.write(f'[worker.web]\nbind_address = "127.0.0.1:{rest}"\n'
                         f'[worker.grpc]\nbind_address = "127.0.0.1:{grpc}"\n')
@@ -153,13 +209,16 @@ class Fleet:
     def __getitem__(self, name):
         return self.processes[name]
 
+    def workers(self):
+        return [self.processes[name] for name in self.worker_names]
+
     def start_all(self):
         for p in self.processes.values():
             p.start()
         for p in self.processes.values():
             p.wait_ready()
-            log(f"{p.name} ready (pid {p.popen.pid}{', ' + p.current_uuid() if p.current_uuid() else ''})")
-
+            log(f"{p.name} ready (pid {p.popen.pid}{', ' + p.current_uuid() if p.current_uuid() else ''}"
+                f"{', ' + self.specs[p.name].mode if p.name in self.specs and len(self.specs) > 2 else ''})")
     def watch(self):
         def loop():
             while not self._stop.wait(0.2):
@@ -183,10 +242,19 @@ class Fleet:
         self._stop.set()
         if self._thread:
             self._thread.join()
+        signalled = []
         for p in self.processes.values():
             try:
-                p.stop()
+                if p.send_sigterm():
+                    signalled.append(p)
             except Exception as error:
                 log(f"stopping {p.name}: {error}")
+        deadline = time.time() + 60
+        for p in signalled:
+            try:
+                p.await_exit(deadline - time.time())
+            except Exception as error:
+                log(f"stopping {p.name}: {error}")
+        for p in self.processes.values():
             if p.popen is not None and p.popen.poll() is None:
                 p.popen.kill()

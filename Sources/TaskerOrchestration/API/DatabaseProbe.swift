@@ -65,7 +65,8 @@ actor DatabaseProbe {
             } else {
                 c = try await PostgresConnection.connect(
                     url: configuration.url, applicationName: "\(configuration.applicationName)-health",
-                    connectTimeout: Self.deadline, limits: configuration.sessionLimits, logger: logger)
+                    connectTimeout: Self.deadline, limits: configuration.sessionLimits, route: configuration.route,
+                    logger: logger)
                 connection = c
             }
             _ = try await c.cancellable { try await c.query("SELECT 1") }

@@ -100,6 +100,9 @@ max_db_connections = 0
 ignore_startup_parameters = extra_float_digits,options
 server_reset_query =
 server_check_delay = 1
+# PgBouncer's default is 15 s: after a PostgreSQL restart every client waited that long (chaos --fleet
+# saw 12-16 s of stalled claims against 0.6 s connected directly). docs/capacity.md recommends 1.
+server_login_retry = 1
 logfile = {self.log_path}
 pidfile = {os.path.join(self.directory, "pgbouncer.pid")}
 """
