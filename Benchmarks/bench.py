@@ -28,6 +28,10 @@ Phases (all against the same server and database, in one run):
   rabbitmq  our worker on RabbitMQ vs on PGMQ, alternated: drain (c = 16, durable) and handler start
             latency (the latency phase's arrivals), server and broker (beam.smp) CPU per step
             (benchlib/rabbitmq.py; the broker from scripts/bench: --rabbitmq-url, --rabbitmq-pid-file)
+  fleet     (on request) N = 1, 4, 16, 64 worker processes (quick: 1, 4, 16; small pools) on one PostgreSQL,
+            directly and through PgBouncer (transaction mode), on PGMQ and on RabbitMQ: drain, server CPU per
+            step, server sessions, the idle fleet's transactions/s and server CPU, recovery after SIGKILL of a
+            quarter of the fleet, steps per worker (benchlib/fleet.py; TASKER_BENCH_FLEET_N/_ROUTES/_TRANSPORTS)
 """
 import argparse
 import json
@@ -45,13 +49,15 @@ from benchlib.commit_floor import commit_floor  # noqa: E402
 from benchlib.common import LATENCY_C, LATENCY_SEED, POLL_MS, log  # noqa: E402
 from benchlib.context import Bench  # noqa: E402
 from benchlib.e2e import e2e  # noqa: E402
+from benchlib.fleet import fleet, lines as fleet_lines  # noqa: E402
 from benchlib.latency import latency  # noqa: E402
 from benchlib.levers import levers  # noqa: E402
 from benchlib.network import network  # noqa: E402
 from benchlib.rabbitmq import rabbitmq  # noqa: E402
 
-# The default: every phase a target needs (levers only on request).
+# The default: every phase a target needs (levers and fleet only on request).
 PHASES = "floor,drain,pgqueuer,commit,latency,e2e,ffi,network,baseline,callgrind,rabbitmq"
+ON_REQUEST = ("levers", "fleet")
 
 
 def run(b):
@@ -59,9 +65,9 @@ def run(b):
     t0 = time.time()
     b.setup()
     phases = b.a.phases.split(",")
-    unknown = set(phases) - set(PHASES.split(",")) - {"levers"}
+    unknown = set(phases) - set(PHASES.split(",")) - set(ON_REQUEST)
     if unknown:
-        raise SystemExit(f"unknown phase(s) {', '.join(sorted(unknown))}; phases: {PHASES},levers")
+        raise SystemExit(f"unknown phase(s) {', '.join(sorted(unknown))}; phases: {PHASES},{','.join(ON_REQUEST)}")
     if "e2e" in phases and not b.a.dev_bin:
         raise SystemExit("the e2e phase needs --dev-bin (tasker-dev: orchestrate, submit, the example handlers)")
     p0 = time.time()
@@ -72,7 +78,8 @@ def run(b):
     if "network" in phases and not b.a.delay_proxy:
         raise SystemExit("the network phase needs --delay-proxy (Benchmarks/delayproxy, built by scripts/bench)")
     for name, phase in (("commit", commit_floor), ("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network),
-                        ("baseline", baseline), ("callgrind", callgrind), ("rabbitmq", rabbitmq), ("levers", levers)):
+                        ("baseline", baseline), ("callgrind", callgrind), ("rabbitmq", rabbitmq), ("levers", levers),
+                        ("fleet", fleet)):
         if name in phases:
             p0 = time.time()
             phase(b)
@@ -92,7 +99,7 @@ def run(b):
         json.dump(R, f, indent=2, default=str)
     if "latency" in R:
         report.plot(R, b.cfg["rates"], b.a.plot)
-    print(report.table(R))
+    print(report.table(R) + "\n".join([""] + fleet_lines(R) if "fleet" in R else []))
     log(f"wrote {b.a.out}" + (f" and {b.a.plot}" if "latency" in R else "")
         + f" in {R['elapsed_s']} s (logs: {b.work})")
 

@@ -15,5 +15,7 @@
   levers   A/B drains with one setting switched; `alternate`, the one A/B helper
   baseline the landed build against the current one (alternated drains, e2e)
   callgrind  the worker's instructions per no-op step (valgrind)
+  fleet    N worker processes on one PostgreSQL, directly and through PgBouncer, on PGMQ and RabbitMQ
+           (issue #29: drain, sessions, idle load, recovery after SIGKILL, fairness)
   report   machine, ratios, issue #16's targets, table (side by side at c = 16), plot
 """
