@@ -44,6 +44,29 @@ class PGMQTransport:
         return {}
 
 
+def enqueue_and_wait(b, t, a, z):
+    """Steps a..z enqueued as orchestration does, in chunks of 500 (`pending→enqueued` committed,
+    then `t` sends them), then waits for their results. Returns (seconds enqueueing, all results seen)."""
+    t0 = time.time()
+    for lo in range(a, z + 1, 500):
+        hi = min(lo + 499, z)
+        b.mark_enqueued(lo, hi)
+        t.send_steps(lo, hi)
+    enqueue_s = time.time() - t0
+    n = z - a + 1
+    return enqueue_s, t.wait_results(n, timeout=max(60, n / 20))
+
+
+def completion_window(b, a, z):
+    """(first claim, last result stored, steps completed) of steps a..z, by the database's clock."""
+    return b.q("""
+        SELECT extract(epoch FROM min(t.created_at) FILTER (WHERE t.to_state = 'in_progress')),
+               extract(epoch FROM max(t.created_at) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')),
+               count(*) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')
+          FROM generate_series(%s::bigint, %s::bigint) n
+          JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = md5('s'||n)::uuid""", (a, z))[0]
+
+
 def drain_with(b, n, start, measure_memory=False, transport=None):
     """`start()` gives a ready worker process; then n steps enqueued as orchestration does, in
     chunks of 500: `pending→enqueued` committed, then one pgmq_send_with_notify per step (in one
@@ -61,23 +84,12 @@ def drain_with(b, n, start, measure_memory=False, transport=None):
         cpu = ServerCPU(b)
         cpu_before, worker_before, own_before = cpu.snapshot(), process_ticks(w.pid), t.snapshot()
         with worker.MemorySampler(w) as sampler:
-            t0 = time.time()
-            for lo in range(a, z + 1, 500):
-                hi = min(lo + 499, z)
-                b.mark_enqueued(lo, hi)
-                t.send_steps(lo, hi)
-            enqueue_s = time.time() - t0
-            ok = t.wait_results(n, timeout=max(60, n / 20))
+            enqueue_s, ok = enqueue_and_wait(b, t, a, z)
         cpu_after, worker_after, own_after = cpu.snapshot(), process_ticks(w.pid), t.snapshot()
         after = worker.memory(w)
     finally:
         worker.stop(w)
-    first, last, done = b.q("""
-        SELECT extract(epoch FROM min(t.created_at) FILTER (WHERE t.to_state = 'in_progress')),
-               extract(epoch FROM max(t.created_at) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')),
-               count(*) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')
-          FROM generate_series(%s::bigint, %s::bigint) n
-          JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = md5('s'||n)::uuid""", (a, z))[0]
+    first, last, done = completion_window(b, a, z)
     if not done or first is None or last is None:
         raise SystemExit(f"bench: the worker completed no step of {n}; see {b.work}")
     r = {"steps": n, "completed": done, "ok": ok and done == n, "enqueue_s": round(enqueue_s, 3),

@@ -39,7 +39,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.parse
 
@@ -47,7 +46,7 @@ import psycopg
 
 from . import worker
 from .common import free_port, log, summary
-from .drain import PGMQTransport, in_flight
+from .drain import PGMQTransport, completion_window, enqueue_and_wait, in_flight
 from .rabbitmq import Broker, BrokerTransport, settle_results, worker_overlay
 from .server_cpu import TICKS, ServerCPU, process_ticks
 
@@ -213,34 +212,24 @@ def sessions(conn, exclude):
     return {"total": sum(c for _, c in rows), "by_application": {a: c for a, c in rows}}
 
 
-class SessionSampler:
+class SessionSampler(worker.PeriodicSampler):
     """The most server sessions seen (every `period` s, own connection, excluded from the count)."""
 
+    errors = (psycopg.Error,)
+
     def __init__(self, b, period=0.25):
-        self.b, self.period = b, period
+        super().__init__(period)
+        self.b = b
         self.conn = psycopg.connect(b.a.db_url, autocommit=True)
         self.exclude = _own_pids(b, self.conn)
         self.peak = {"total": 0, "by_application": {}}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                s = sessions(self.conn, self.exclude)
-            except psycopg.Error:
-                return
-            if s["total"] > self.peak["total"]:
-                self.peak = s
-            self._stop.wait(self.period)
+    def sample(self):
+        s = sessions(self.conn, self.exclude)
+        if s["total"] > self.peak["total"]:
+            self.peak = s
 
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+    def close(self):
         self.conn.close()
 
 
@@ -311,20 +300,9 @@ def drain(b, fleet, t, n, pooler, psql):
     cpu = ServerCPU(b)
     before = (cpu.snapshot(), fleet.ticks(), t.snapshot(), process_ticks(pooler.process.pid) if pooler else 0)
     with SessionSampler(b) as sampler:
-        t0 = time.time()
-        for lo in range(a, z + 1, 500):
-            hi = min(lo + 499, z)
-            b.mark_enqueued(lo, hi)
-            t.send_steps(lo, hi)
-        enqueue_s = time.time() - t0
-        ok = t.wait_results(n, timeout=max(60, n / 20))
+        enqueue_s, ok = enqueue_and_wait(b, t, a, z)
     after = (cpu.snapshot(), fleet.ticks(), t.snapshot(), process_ticks(pooler.process.pid) if pooler else 0)
-    first, last, done = b.q("""
-        SELECT extract(epoch FROM min(t.created_at) FILTER (WHERE t.to_state = 'in_progress')),
-               extract(epoch FROM max(t.created_at) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')),
-               count(*) FILTER (WHERE t.to_state = 'enqueued_for_orchestration')
-          FROM generate_series(%s::bigint, %s::bigint) n
-          JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = md5('s'||n)::uuid""", (a, z))[0]
+    first, last, done = completion_window(b, a, z)
     if not done or first is None or last is None:
         raise RuntimeError(f"the fleet completed no step of {n}")
     per_worker = dict(b.q("""

@@ -120,25 +120,30 @@ def memory(proc):
     return fields
 
 
-class MemorySampler:
-    """Samples /proc/PID/status every `period` s in a thread: keeps the sample with the largest
-    VmRSS (its RssAnon/RssFile split is the peak's) and the most threads seen."""
+class PeriodicSampler:
+    """Calls `sample()` every `period` s in a thread between `__enter__` and `__exit__`, until it
+    raises one of `errors` (the process or connection sampled is gone). Subclasses keep what they need
+    of each sample (a peak); `close()` runs after the thread stopped."""
 
-    def __init__(self, proc, period=0.05):
-        self.proc, self.period = proc, period
-        self.peak, self.max_threads = None, 0
+    errors = ()
+
+    def __init__(self, period):
+        self.period = period
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self):
+        raise NotImplementedError
+
+    def close(self):
+        pass
 
     def _run(self):
         while not self._stop.is_set():
             try:
-                m = memory(self.proc)
-            except (OSError, ValueError):
+                self.sample()
+            except self.errors:
                 return
-            if self.peak is None or m.get("VmRSS", 0) > self.peak.get("VmRSS", 0):
-                self.peak = m
-            self.max_threads = max(self.max_threads, m.get("Threads", 0))
             self._stop.wait(self.period)
 
     def __enter__(self):
@@ -148,3 +153,22 @@ class MemorySampler:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+        self.close()
+
+
+class MemorySampler(PeriodicSampler):
+    """Samples /proc/PID/status every `period` s in a thread: keeps the sample with the largest
+    VmRSS (its RssAnon/RssFile split is the peak's) and the most threads seen."""
+
+    errors = (OSError, ValueError)
+
+    def __init__(self, proc, period=0.05):
+        super().__init__(period)
+        self.proc = proc
+        self.peak, self.max_threads = None, 0
+
+    def sample(self):
+        m = memory(self.proc)
+        if self.peak is None or m.get("VmRSS", 0) > self.peak.get("VmRSS", 0):
+            self.peak = m
+        self.max_threads = max(self.max_threads, m.get("Threads", 0))

@@ -26,7 +26,8 @@ struct FleetCostTests {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             var configuration = harness.workerConfiguration()
-            configuration.common.database.pool.minConnections = 1
+            // The default (ours: 1), not the harness's.
+            configuration.common.database.pool.minConnections = CommonConfiguration.PoolSettings().minConnections
             configuration.common.database.pool.idleTimeoutSeconds = 1
             // The defaults an operator runs with (the harness polls every 100 ms).
             configuration.worker.eventSystems.worker.metadata.fallbackPoller.pollingIntervalMs = 1000

@@ -25,7 +25,8 @@ final class UnresolvedClaims: Sendable {
     }
 
     static let capacity = 10_000
-    private let entries = Mutex<[Entry]>([])
+    /// The entries and the number of steps they hold.
+    private let entries = Mutex<(list: [Entry], steps: Int)>(([], 0))
     private let logger: Logger
 
     init(logger: Logger) { self.logger = logger }
@@ -34,10 +35,13 @@ final class UnresolvedClaims: Sendable {
     func remember(_ steps: [UUID], stamp: ClaimStamp, at now: ContinuousClock.Instant = .now) {
         guard !steps.isEmpty else { return }
         let forgotten: [Entry] = entries.withLock { entries in
-            entries.append(Entry(steps: steps, stamp: stamp, since: now))
+            entries.list.append(Entry(steps: steps, stamp: stamp, since: now))
+            entries.steps += steps.count
             var dropped: [Entry] = []
-            while entries.reduce(0, { $0 + $1.steps.count }) > Self.capacity, entries.count > 1 {
-                dropped.append(entries.removeFirst())
+            while entries.steps > Self.capacity, entries.list.count > 1 {
+                let oldest = entries.list.removeFirst()
+                entries.steps -= oldest.steps.count
+                dropped.append(oldest)
             }
             return dropped
         }
@@ -51,22 +55,24 @@ final class UnresolvedClaims: Sendable {
     /// The entries now; those remembered before `expiredBefore` are removed (returned no more).
     func take(expiredBefore: ContinuousClock.Instant) -> [Entry] {
         entries.withLock { entries in
-            entries.removeAll { $0.since < expiredBefore }
-            return entries
+            entries.list.removeAll { $0.since < expiredBefore }
+            entries.steps = entries.list.reduce(0) { $0 + $1.steps.count }
+            return entries.list
         }
     }
 
     /// Forgets the steps of `stamp` in `steps` (resolved: found claimed and retired, or moved on).
     func resolve(_ steps: Set<UUID>, stamp: ClaimStamp) {
         entries.withLock { entries in
-            for index in entries.indices where entries[index].stamp == stamp {
-                entries[index].steps.removeAll(where: steps.contains)
+            for index in entries.list.indices where entries.list[index].stamp == stamp {
+                entries.list[index].steps.removeAll(where: steps.contains)
             }
-            entries.removeAll { $0.steps.isEmpty }
+            entries.list.removeAll { $0.steps.isEmpty }
+            entries.steps = entries.list.reduce(0) { $0 + $1.steps.count }
         }
     }
 
-    var count: Int { entries.withLock { $0.reduce(0) { $0 + $1.steps.count } } }
+    var count: Int { entries.withLock { $0.steps } }
 }
 
 /// Looks up the `UnresolvedClaims` every `interval` (a `Service`, run only behind a transaction
@@ -99,59 +105,69 @@ final class OrphanedClaimAudit: Service, Sendable {
         }
     }
 
-    /// One pass over the remembered claims. Returns how many steps it retired.
+    /// One pass over the remembered claims: all of them looked up in ONE statement (at most
+    /// `UnresolvedClaims.capacity` steps), then the late commits retired. Returns how many steps it
+    /// retired.
     @discardableResult
     func auditOnce(now: ContinuousClock.Instant = .now) async -> Int {
-        var retired = 0
-        for entry in claims.take(expiredBefore: now - horizon) where !Task.isCancelled {
-            let found: [StepMessage]
-            do {
-                found = try await executor.pool.withConnection(lane: .background) { c in
-                    try await StepRepository.orphanedClaims(c, steps: entry.steps, stamp: entry.stamp)
-                }
-            } catch {
-                continue  // asked again at the next pass
+        let pending = claims.take(expiredBefore: now - horizon).flatMap { entry in entry.steps.map { ($0, entry.stamp) } }
+        guard !pending.isEmpty, !Task.isCancelled else { return 0 }
+        let found: [(message: StepMessage, stamp: ClaimStamp)]
+        do {
+            let claimed = try await executor.pool.withConnection(lane: .background) { c in
+                try await StepRepository.orphanedClaims(c, pending.map { ($0.0, $0.1.metadata) })
             }
-            for message in found {
-                await executor.failClaimedStep(
-                    message,
-                    reason: "the answer of this worker's claim was lost behind the transaction pooler and the claim "
-                        + "committed after the worker had looked it up; the step is retried")
-                StepMetrics.orphanedClaimRetired(in: executor.statistics)
-                retired += 1
-            }
-            claims.resolve(Set(found.map(\.stepUUID)), stamp: entry.stamp)
+            found = claimed.map { (message: $0.message, stamp: pending[$0.index].1) }
+        } catch {
+            return 0  // asked again at the next pass
         }
-        return retired
+        for claim in found {
+            await executor.failClaimedStep(
+                claim.message,
+                reason: "the answer of this worker's claim was lost behind the transaction pooler and the claim "
+                    + "committed after the worker had looked it up; the step is retried")
+            StepMetrics.orphanedClaimRetired(in: executor.statistics)
+            claims.resolve([claim.message.stepUUID], stamp: claim.stamp)
+        }
+        return found.count
     }
 }
 
 extension StepRepository {
-    /// The steps among `steps` whose current transition is `in_progress` with exactly `stamp`'s
-    /// metadata (a claim of this worker that committed after its lookup), as step messages.
+    /// Of `claims` (a step and the metadata of one of this worker's claims), those whose step's
+    /// current transition is `in_progress` with exactly that metadata (a claim of this worker that
+    /// committed after its lookup): their index in `claims` and their step message. One round trip.
     static func orphanedClaims(
-        _ c: isolated PostgresConnection, steps: [UUID], stamp: ClaimStamp
-    ) throws(PostgresError) -> [StepMessage] {
-        guard !steps.isEmpty else { return [] }
-        return try c.query(Recovery.orphanedClaims, [PostgresArrayLiteral(steps), PostgresJSON(raw: stamp.metadata)]).map {
-            row throws(PostgresError) in
-            StepMessage(
-                taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
-                correlationID: try row.decode("correlation_id"))
+        _ c: isolated PostgresConnection, _ claims: [(step: UUID, metadata: String)]
+    ) throws(PostgresError) -> [(index: Int, message: StepMessage)] {
+        guard !claims.isEmpty else { return [] }
+        let parameters: [any PostgresEncodable] = [
+            PostgresArrayLiteral(claims.map(\.step)), PostgresArrayLiteral(claims.map { Optional($0.metadata) }),
+        ]
+        return try c.query(Recovery.orphanedClaims, parameters).map { row throws(PostgresError) in
+            let index = try row.decode("n", as: Int.self) - 1
+            return (
+                index,
+                StepMessage(
+                    taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
+                    correlationID: try row.decode("correlation_id"))
+            )
         }
     }
 }
 
 extension StepRepository.Recovery {
-    /// Steps of $1 (uuid[]) whose current transition is `in_progress` with metadata $2, with their
-    /// task and correlation id.
+    /// Of the pairs ($1[i] step, $2[i] claim metadata), those whose step's current transition is
+    /// `in_progress` with that metadata: the pair's position `n` (from 1), the step, its task and
+    /// correlation id.
     static let orphanedClaims = PreparedStatement(
         """
-        SELECT wst.workflow_step_uuid AS step_uuid, ws.task_uuid, t.correlation_id
-          FROM tasker.workflow_step_transitions wst
+        SELECT c.n, wst.workflow_step_uuid AS step_uuid, ws.task_uuid, t.correlation_id
+          FROM unnest($1::uuid[], $2::jsonb[]) WITH ORDINALITY AS c(step_uuid, metadata, n)
+          JOIN tasker.workflow_step_transitions wst
+            ON wst.workflow_step_uuid = c.step_uuid AND wst.most_recent AND wst.to_state = 'in_progress'
+           AND wst.metadata = c.metadata
           JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
           JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
-         WHERE wst.workflow_step_uuid = ANY($1::uuid[]) AND wst.most_recent AND wst.to_state = 'in_progress'
-           AND wst.metadata = $2::jsonb
         """)
 }

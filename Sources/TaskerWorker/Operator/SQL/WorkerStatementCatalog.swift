@@ -38,7 +38,7 @@ public enum WorkerStatementCatalog {
                 name: "recover.stale_in_progress", prepared: RecoveryStatements.staleInProgress, parameters: ["threshold_seconds"]),
             NamedStatement(
                 name: "recover.orphaned_claims", prepared: StepRepository.Recovery.orphanedClaims,
-                parameters: ["step_uuids", "claim_metadata"]),
+                parameters: ["step_uuids", "claim_metadata_list"]),
         ]
     }
 
