@@ -68,8 +68,8 @@ struct FleetScaleUnitTests {
         configuration.worker.eventSystems.worker.metadata.fallbackPoller.pollingIntervalMs = 1000
         let scanner = IdleStatementBudget(configuration: configuration, namespaces: 2, scanner: true)
         #expect(abs(scanner.leaseRenewals - 1.5) < 1e-9)
-        #expect(scanner.pollReads == 2 && scanner.recoveryScans == 0.5)
-        #expect(abs(scanner.perSecond - 4) < 1e-9)
+        #expect(scanner.pollReads == 2 && scanner.recoveryScans == 1, "the turn kept and the scan")
+        #expect(abs(scanner.perSecond - 4.5) < 1e-9)
         #expect(IdleStatementBudget(configuration: configuration, namespaces: 2, scanner: false).recoveryScans == 0)
         configuration.worker.eventSystems.worker.deploymentMode = .eventDrivenOnly
         #expect(IdleStatementBudget(configuration: configuration, namespaces: 2, scanner: false).pollReads == 0)

@@ -40,6 +40,9 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA tasker GRANT SELECT, INSERT, UPDATE ON TABLES
 -- Liveness (docs/security.md "Liveness"): each worker renews its row and deletes it at shutdown;
 -- workers delete leases that have expired. No other role may write it.
 GRANT SELECT, INSERT, UPDATE, DELETE ON tasker.worker_leases TO :"worker_role";
+-- The fleet's crash-recovery scanner turn (migration 0011): taken and kept by UPDATE of its one row.
+GRANT SELECT, UPDATE ON tasker.recovery_scanner TO :"worker_role";
+REVOKE INSERT, DELETE ON tasker.recovery_scanner FROM :"worker_role";
 -- The orchestration's maintenance elections (migration 0009) are none of the worker's business: a
 -- worker role that could lock their rows could stop the staleness sweep.
 REVOKE ALL ON tasker.maintenance_locks FROM :"worker_role";

@@ -16,13 +16,15 @@ import TaskerStore
 /// scan, and orchestration (any Tasker orchestration) retries the step like any retryable failure. The dead worker's id is logged at warning and each recovery
 /// counted (`tasker_steps_recovered_total`).
 ///
-/// One scanner for the whole fleet: only the worker the lease renewals elect (`elected`: the oldest
-/// live worker that recovers, `WorkerLeaseRepository.renewLease`) scans, so the fleet's scanning
-/// load on PostgreSQL does not grow with the number of workers. When the scanner dies, its lease
-/// expires and the next-oldest worker's next renewal elects it; a newly elected scanner knows no
-/// sightings yet (`AbsenceTracker`), so recovery after the scanner's own death takes at most a
-/// lease, a renewal interval and two scan intervals (about 7 s with the default 4 s grace and 2 s
-/// scans).
+/// One scanner for the whole fleet (`ScannerTurn`): a worker scans only while it holds the turn in
+/// `tasker.recovery_scanner` (migration 0011), which a recovering worker's lease renewal takes when it
+/// is free or expired and which only scanning keeps (each scan first extends it by `ScannerTurn.duration`,
+/// two scan intervals): the fleet's scanning load on PostgreSQL does not grow with the number of
+/// workers, and a worker that renews its lease without scanning (stuck, or a lease row with no worker
+/// behind it) loses the turn. When the scanner dies, the turn expires and the next recovering
+/// worker's renewal takes it; a new scanner knows no sightings yet (`AbsenceTracker`), so recovery
+/// after the scanner's own death takes at most the turn, a renewal interval and two scan intervals
+/// (about 9 s with the default 4 s grace and 2 s scans). At shutdown the scanner gives the turn up.
 ///
 /// Steps whose transition records no `worker_uuid` (the upstream worker) are never returned by the
 /// scan, so never touched.
@@ -35,10 +37,8 @@ final class RecoveryScanner: Service, Sendable {
     let logger: Logger
     /// The recovery statement (sending in PGMQ or not) and the announcement of its result.
     let transport: any StepTransport
-    /// Whether this worker is the fleet's scanner now (`WorkerLeaseService.isScanner`).
-    let elected: @Sendable () -> Bool
-    /// Told when scanning stops for good (`WorkerLeaseService.stopRecovering`: another is elected).
-    let stopped: @Sendable () -> Void
+    /// The fleet's scanner turn this worker takes part in; nil: it scans every interval (tests).
+    let turn: ScannerTurn?
     /// Steps looked at per scan at most (the oldest claims first; the rest at the next scan).
     static let scanLimit = 500
     /// The recovery write's retries (`ResultWriter`).
@@ -48,12 +48,10 @@ final class RecoveryScanner: Service, Sendable {
     init(
         pool: PostgresConnectionPool, identity: WorkerIdentity, statistics: WorkerStatistics,
         interval: Duration, grace: Duration, transport: (any StepTransport)? = nil,
-        elected: @escaping @Sendable () -> Bool = { true }, stopped: @escaping @Sendable () -> Void = {},
-        logger: Logger = Logger(label: "tasker.crash_recovery")
+        turn: ScannerTurn? = nil, logger: Logger = Logger(label: "tasker.crash_recovery")
     ) {
         self.transport = transport ?? PGMQTransport(pool: pool)
-        self.elected = elected
-        self.stopped = stopped
+        self.turn = turn
         self.pool = pool
         self.identity = identity
         self.statistics = statistics
@@ -65,19 +63,40 @@ final class RecoveryScanner: Service, Sendable {
     package func run() async throws {
         // Stopped right after the event system at shutdown: nothing is recovered while the worker drains.
         await cancelWhenGracefulShutdown { await self.scanUntilCancelled() }
-        stopped()
+        guard let turn else { return }
+        // Another worker takes the turn at its next renewal, not when this one's would have expired.
+        turn.stopRecovering()
+        let (pool, uuid) = (pool, identity.uuid)
+        _ = await withDeadline(interval) {
+            try await pool.withConnection(lane: .background) { c in try await c.query(RecoveryStatements.releaseTurn, [uuid]) }
+        }
     }
 
     private func scanUntilCancelled() async {
         var tracker = AbsenceTracker(grace: LivenessTiming(grace: grace).absenceWait)
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
-            guard elected() else {
+            guard await holdsTurn() else {
                 // Not scanning: what was seen before says nothing about the leases now.
                 tracker.reset()
                 continue
             }
             await scanOnce(&tracker)
+        }
+    }
+
+    /// Whether this worker may scan now: no turn to hold, or the last renewal said it holds the turn
+    /// and extending it found it still this worker's.
+    private func holdsTurn() async -> Bool {
+        guard let turn else { return true }
+        guard turn.heldByRenewal() else { return false }
+        let (uuid, seconds) = (identity.uuid, turn.duration.inSeconds)
+        do {
+            return try await pool.withConnection(lane: .background) { c in
+                try await !c.query(RecoveryStatements.keepTurn, [uuid, seconds]).isEmpty
+            }
+        } catch {
+            return false
         }
     }
 
@@ -141,4 +160,14 @@ final class RecoveryScanner: Service, Sendable {
             metadata: metadata)
         return true
     }
+}
+
+/// This worker's part in the fleet's one crash-recovery scanner turn (`RecoveryScanner`): how long a
+/// scan keeps the turn, what the last lease renewal said about it (`WorkerLeaseService.isScanner`),
+/// and how to stop taking it (`WorkerLeaseService.stopRecovering`).
+struct ScannerTurn: Sendable {
+    /// Two scan intervals: a scanner whose scans stop loses the turn after this long.
+    let duration: Duration
+    let heldByRenewal: @Sendable () -> Bool
+    let stopRecovering: @Sendable () -> Void
 }

@@ -31,6 +31,20 @@ enum RecoveryStatements {
          LIMIT $1
         """)
 
+    /// The scanner keeps its turn (migration 0011) for $2 more seconds, right before each scan: a row
+    /// when worker $1 still holds it (expired or not, as long as nobody took it since), none when another
+    /// worker took it (then this one does not scan). Unnamed: it works through a transaction pooler.
+    static let keepTurn = """
+        UPDATE tasker.recovery_scanner SET held_until = clock_timestamp() + make_interval(secs => $2::float8)
+         WHERE holder = $1::uuid
+        RETURNING true AS kept
+        """
+
+    /// Gives the turn up (the scanner stopped): the next renewal of a recovering worker takes it.
+    static let releaseTurn = """
+        UPDATE tasker.recovery_scanner SET held_until = '-infinity' WHERE holder = $1::uuid
+        """
+
     /// Steps `in_progress` for longer than $1 seconds, by claiming worker (`unrecorded`: no
     /// `worker_uuid`; `malformed`: not a UUID), most steps first, at most 20 workers.
     static let staleInProgress = PreparedStatement(

@@ -11,11 +11,12 @@ enum WorkerLeaseRepository {
     /// Writes or extends the lease of worker $1 to the database's `clock_timestamp()` + $2 seconds
     /// ($3 the host name, $4 whether it scans for dead workers' steps), also after it lapsed (a lapsed
     /// lease is taken back: the steps recovered meanwhile refuse this worker's late results). Returns
-    /// the server process that ran it, and whether this worker is the fleet's crash-recovery scanner:
-    /// it recovers and no other recovering worker holds an unexpired lease taken before its own
-    /// (`started_at`, then `worker_uuid`; migration 0010). Two workers renewing at the same moment
-    /// may both see themselves elected for one renewal interval: harmless, the recovery write is a
-    /// compare-and-set.
+    /// the server process that ran it, and whether this worker holds the fleet's crash-recovery
+    /// scanner turn (`tasker.recovery_scanner`, migration 0011): a recovering worker's renewal TAKES
+    /// the turn, for $5 seconds, when it is free or has expired, but never extends it: only scanning
+    /// does (`RecoveryStatements.keepTurn`). So a worker (or a lease row) that renews without
+    /// scanning cannot keep the fleet from being scanned. Concurrent renewals take the turn once:
+    /// the second waits for the first's row lock and then finds the turn held.
     static let renewLease = """
         WITH renewed AS (
             INSERT INTO tasker.worker_leases AS lease (worker_uuid, expires_at, renewed_at, started_at, hostname, recovers)
@@ -23,22 +24,24 @@ enum WorkerLeaseRepository {
                     left($3::text, 255), $4::boolean)
             ON CONFLICT (worker_uuid) DO UPDATE
                SET expires_at = EXCLUDED.expires_at, renewed_at = EXCLUDED.renewed_at, recovers = EXCLUDED.recovers
-            RETURNING lease.worker_uuid, lease.started_at, lease.recovers
+            RETURNING lease.worker_uuid
+        ), taken AS (
+            UPDATE tasker.recovery_scanner
+               SET holder = $1::uuid, held_until = clock_timestamp() + make_interval(secs => $5::float8)
+             WHERE $4::boolean AND (holder IS NULL OR held_until < clock_timestamp()) AND EXISTS (SELECT 1 FROM renewed)
+            RETURNING holder
         )
         SELECT pg_catalog.pg_backend_pid() AS pid,
-               renewed.recovers AND NOT EXISTS (
-                   SELECT 1 FROM tasker.worker_leases older
-                    WHERE older.recovers AND older.expires_at > clock_timestamp()
-                      AND older.worker_uuid <> renewed.worker_uuid
-                      AND (older.started_at, older.worker_uuid) < (renewed.started_at, renewed.worker_uuid)) AS scanner
-          FROM renewed
+               EXISTS (SELECT 1 FROM taken)
+               OR ($4::boolean AND EXISTS (SELECT 1 FROM tasker.recovery_scanner
+                                            WHERE holder = $1::uuid AND held_until > clock_timestamp())) AS scanner
         """
 
     /// What a renewal answered.
     struct Renewal: Sendable, Equatable {
         /// The server process that ran it (`SessionPoolerError.check`).
         var serverPID: Int32
-        /// Whether this worker is the fleet's crash-recovery scanner now.
+        /// Whether this worker holds the fleet's crash-recovery scanner turn now.
         var scanner: Bool
     }
 
@@ -48,13 +51,14 @@ enum WorkerLeaseRepository {
     /// Deletes every lease that has expired (their workers are dead or will write theirs again).
     static let purgeExpiredLeases = "DELETE FROM tasker.worker_leases WHERE expires_at < clock_timestamp()"
 
-    /// The lease of `worker` lasts `duration` from now on the database's clock; `recovers`: it scans
-    /// for dead workers' steps when elected.
+    /// The lease of `worker` lasts `duration` from now on the database's clock; `recovers`: it takes
+    /// the scanner turn (for `turn`) when the turn is free.
     @discardableResult
     static func renew(
-        _ c: isolated PostgresConnection, worker: UUID, hostname: String, duration: Duration, recovers: Bool = true
+        _ c: isolated PostgresConnection, worker: UUID, hostname: String, duration: Duration, recovers: Bool = true,
+        turn: Duration = .seconds(4)
     ) throws(PostgresError) -> Renewal {
-        let row = try c.query(renewLease, [worker, duration.inSeconds, hostname, recovers])[0]
+        let row = try c.query(renewLease, [worker, duration.inSeconds, hostname, recovers, turn.inSeconds])[0]
         return Renewal(serverPID: try row.decode("pid"), scanner: try row.decode("scanner"))
     }
 

@@ -27,13 +27,16 @@ final class WorkerLeaseService: Service, Sendable {
     /// Whether this worker scans for dead workers' steps when elected (`[worker.crash_recovery]
     /// enabled`), until its scanner stops (`stopRecovering`): sent with each renewal.
     private let recoversFlag: Atomic<Bool>
+    /// How long a renewal takes the free scanner turn for (`ScannerTurn.duration`).
+    let scannerTurn: Duration
     var recovers: Bool { recoversFlag.load(ordering: .relaxed) }
     private let state: Mutex<WorkerLeaseState>
 
     package init(
         pool: PostgresConnectionPool, identity: WorkerIdentity, capacity: WorkerCapacity, duration: Duration,
-        recovers: Bool = true, logger: Logger = Logger(label: "tasker.liveness")
+        recovers: Bool = true, scannerTurn: Duration = .seconds(4), logger: Logger = Logger(label: "tasker.liveness")
     ) {
+        self.scannerTurn = scannerTurn
         self.recoversFlag = Atomic(recovers)
         self.pool = pool
         self.identity = identity
@@ -45,12 +48,12 @@ final class WorkerLeaseService: Service, Sendable {
     /// The lease as the worker sees it now.
     var snapshot: WorkerLeaseState { state.withLock { $0 } }
 
-    /// Whether the last renewal elected this worker the fleet's crash-recovery scanner
-    /// (`RecoveryScanner` scans only then).
+    /// Whether the last renewal found this worker holding the fleet's crash-recovery scanner turn
+    /// (`RecoveryScanner` then keeps it by scanning).
     var isScanner: Bool { state.withLock { $0.scanner } }
 
-    /// The scanner stopped (shutdown began): the next renewal says this worker no longer recovers,
-    /// so another is elected while this one drains, instead of nobody scanning until its lease ends.
+    /// The scanner stopped (shutdown began): renewals no longer take the turn (the scanner gave it
+    /// up), so another worker scans while this one drains.
     func stopRecovering() {
         recoversFlag.store(false, ordering: .relaxed)
     }
@@ -71,11 +74,11 @@ final class WorkerLeaseService: Service, Sendable {
         while !Task.isCancelled {
             let sentAt = ContinuousClock.now
             let budget = snapshot.renewalBudget(at: sentAt)
-            let (pool, uuid, hostname, recovers) = (pool, identity.uuid, identity.hostname, self.recovers)
+            let (pool, uuid, hostname, recovers, turn) = (pool, identity.uuid, identity.hostname, self.recovers, scannerTurn)
             let outcome = await withDeadline(budget) {
                 try await pool.withConnection(lane: .background) { c in
                     let renewal = try await WorkerLeaseRepository.renew(
-                        c, worker: uuid, hostname: hostname, duration: duration, recovers: recovers)
+                        c, worker: uuid, hostname: hostname, duration: duration, recovers: recovers, turn: turn)
                     try await SessionPoolerError.check(c, serverPID: renewal.serverPID)
                     return renewal.scanner
                 }
@@ -89,8 +92,8 @@ final class WorkerLeaseService: Service, Sendable {
                 if scanner != wasScanner {
                     logger.info(
                         scanner
-                            ? "elected the fleet's crash-recovery scanner (the oldest live worker that recovers)"
-                            : "no longer the fleet's crash-recovery scanner")
+                            ? "took the fleet's crash-recovery scanner turn"
+                            : "no longer holds the fleet's crash-recovery scanner turn")
                 }
                 if !wasAllowed {
                     logger.log(

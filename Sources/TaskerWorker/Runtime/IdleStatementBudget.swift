@@ -10,7 +10,8 @@ import TaskerPostgres
 /// - the poller, in Hybrid and PollingOnly mode (and whenever there is no LISTEN session): one read
 ///   per served namespace every `fallback_poller.polling_interval_ms` (EventDrivenOnly with its
 ///   listener connected: none);
-/// - the crash-recovery scan: one every `scan_interval_ms`, by the fleet's elected scanner only.
+/// - the crash-recovery scan: two statements every `scan_interval_ms` (the turn kept, then the scan),
+///   by the worker holding the fleet's scanner turn only.
 ///
 /// The LISTEN session's keepalive (one `SELECT 1` every `health_check_interval_seconds`) and the pool's
 /// liveness checks (only for a connection the server wrote to while idle) are not counted: they run
@@ -21,7 +22,7 @@ package struct IdleStatementBudget: Sendable, Equatable {
     package var recoveryScans: Double
 
     /// The budget of a worker with `configuration` serving `namespaces` namespaces; `scanner`:
-    /// whether it is the fleet's crash-recovery scanner.
+    /// whether it holds the fleet's crash-recovery scanner turn.
     package init(configuration: TaskerConfiguration, namespaces: Int, scanner: Bool) {
         let worker = configuration.worker
         let grace = Duration.milliseconds(worker.crashRecovery.gracePeriodMs)
@@ -38,7 +39,7 @@ package struct IdleStatementBudget: Sendable, Equatable {
             }
         let interval = Double(max(10, poller.pollingIntervalMs)) / 1000
         pollReads = polls ? Double(namespaces) / interval : 0
-        recoveryScans = scanner && worker.crashRecovery.enabled ? 1000 / Double(max(100, worker.crashRecovery.scanIntervalMs)) : 0
+        recoveryScans = scanner && worker.crashRecovery.enabled ? 2000 / Double(max(100, worker.crashRecovery.scanIntervalMs)) : 0
     }
 
     /// Statements per second at most.

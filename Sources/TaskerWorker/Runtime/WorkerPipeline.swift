@@ -60,9 +60,11 @@ struct WorkerPipeline {
         let grace = Duration.milliseconds(recovery.gracePeriodMs)
         // The lease lasts two thirds of the grace period from each renewal and is renewed every
         // quarter of that; claiming stops a quarter before it could expire (WorkerLeaseState).
+        // The fleet's scanner turn lasts two scan intervals past each scan (`ScannerTurn`).
+        let scannerTurn = scanInterval * 2
         let liveness = WorkerLeaseService(
             pool: pool, identity: identity, capacity: capacity, duration: LivenessTiming(grace: grace).leaseDuration,
-            recovers: recovery.enabled)
+            recovers: recovery.enabled, scannerTurn: scannerTurn)
         let resultStorage = ResultStorageMonitor(alertAfter: .seconds(max(1, worker.resultStorage.unstoredAlertSeconds)))
         let completionService = CompletionProcessorService(
             completions: completionChannel, bufferSize: handlerDispatch.completionBufferSize, pool: pool,
@@ -118,7 +120,9 @@ struct WorkerPipeline {
             ? [
                 RecoveryScanner(
                     pool: pool, identity: identity, statistics: statistics, interval: scanInterval, grace: grace,
-                    transport: transport, elected: { liveness.isScanner }, stopped: { liveness.stopRecovering() })
+                    transport: transport,
+                    turn: ScannerTurn(
+                        duration: scannerTurn, heldByRenewal: { liveness.isScanner }, stopRecovering: { liveness.stopRecovering() }))
             ] : []
         // The event system stays last (the first the group stops): it also ends on its own
         // (`WorkerDaemon.shutdown`), which the group accepts only from the service it stops first.
