@@ -148,6 +148,31 @@ struct PostgresPoolStateTests {
         #expect(state.openCount == 2 && state.held(by: .background) == 1)
     }
 
+    /// An acquire that falls on maintenance's check of the idle connections waits for the checked
+    /// one instead of opening another (one waiter per connection out for the check); a second
+    /// acquire then opens, and a connection found dead makes room for a waiter.
+    @Test func anAcquireDuringMaintenanceWaitsForTheCheckedConnection() {
+        var state = State(maxConnections: 4, operatorBudget: 1)
+        Self.filled(&state, 1)
+        let checking = state.beginMaintenance()
+        guard case .wait(let waiter) = state.acquire(.background, waiterID: 1) else {
+            Issue.record("an acquire during the check opened a second connection")
+            return
+        }
+        guard case .open = state.acquire(.pipeline, waiterID: 2) else {
+            Issue.record("a second acquire waited for a connection already promised to the first")
+            return
+        }
+        state.lend(Self.entry(), to: .pipeline)
+        let back = state.checked(checking[0], alive: true)
+        guard case .resume(let resumed, _)? = back.first else {
+            Issue.record("\(back)")
+            return
+        }
+        #expect(resumed == waiter)
+        #expect(state.openCount == 2)
+    }
+
     @Test func theOperatorBudgetLeavesThePipelineAtLeastOneConnection() {
         #expect(State(maxConnections: 2, operatorBudget: 5).operatorBudget == 1)
         #expect(State(maxConnections: 1, operatorBudget: 5).operatorBudget == 1)

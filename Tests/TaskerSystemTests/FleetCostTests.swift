@@ -62,9 +62,12 @@ struct FleetCostTests {
             print(
                 "idle worker: \(sent) statements in \(String(format: "%.1f", seconds)) s (budget \(budget.perSecond)/s), at most \(most) sessions"
             )
-            #expect(most <= 2, "an idle worker held \(most) server sessions")
-            // Each of the three periodic sources may fall once more at the window's two edges.
-            #expect(Double(sent) <= budget.perSecond * seconds + 3, "\(sent) statements in \(seconds) s")
+            let poolFigures = await pool.statistics
+            #expect(most <= 2, "an idle worker held \(most) server sessions; its pool: \(poolFigures)")
+            // The window runs from one scan to the third after it (its scans and kept turns are
+            // exactly three intervals' worth); the lease renewals and the poll reads, on timers of
+            // their own, may each fall once more at either edge of it.
+            #expect(Double(sent) <= budget.perSecond * seconds + 4, "\(sent) statements in \(seconds) s")
             try await worker.stop()
         }
     }

@@ -107,17 +107,22 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     /// The next step of an acquire on `lane`. `waiterID` is the id to register when it must wait.
     mutating func acquire(_ lane: PostgresPoolLane, waiterID: Int) -> AcquireStep {
         if isClosed { return .closed }
-        // Earlier waiters of the same lane go first (unless a connection is already being opened
-        // for them); an operator over its budget waits.
-        guard hasRoom(lane), !waiters.contains(where: { $0.lane == lane && !$0.opening }) else {
+        // An operator over its budget, or a background caller while the lane's connection is out, waits.
+        guard hasRoom(lane) else {
             waiters.append((waiterID, lane, false))
             return .wait(id: waiterID)
         }
-        if let entry = idle.popLast() {
+        // Earlier waiters of the same lane go first (unless a connection is already being opened
+        // for them): no idle connection is taken ahead of them.
+        let pending = unservedWaiters
+        if !waiters.contains(where: { $0.lane == lane && !$0.opening }), let entry = idle.popLast() {
             reserved[lane, default: 0] += 1
             return .candidate(entry)
         }
-        if openCount < maxConnections {
+        // Connections out for maintenance's check (or being opened by it) come back in a moment:
+        // one per waiter is waited for rather than a new one opened (an idle worker whose lease
+        // renewal fell on the check opened a second connection it then kept for idle_timeout).
+        if openCount < maxConnections, maintaining <= pending {
             reserved[lane, default: 0] += 1
             return .open
         }
@@ -211,12 +216,15 @@ struct PostgresPoolState<Connection: AnyObject & Sendable>: Sendable {
     }
 
     /// Whether every waiter whose lane has room is being served: a connection is being opened for
-    /// it, or there is nothing to give (no idle connection, the pool at its maximum). Holds after
-    /// every transition; the tests check it.
+    /// it, one out for maintenance's check (or opened by maintenance) comes back to it (at most one
+    /// waiter per such connection), or there is nothing to give (no idle connection, the pool at its
+    /// maximum). Holds after every transition; the tests check it.
     var servesEveryWaiterItCan: Bool {
-        let unserved = waiters.contains { !$0.opening && hasRoom($0.lane) }
-        return !unserved || (idle.isEmpty && openCount >= maxConnections) || isClosed
+        unservedWaiters <= maintaining || (idle.isEmpty && openCount >= maxConnections) || isClosed
     }
+
+    /// Waiters whose lane has room and for whom no connection is being opened.
+    private var unservedWaiters: Int { waiters.count { !$0.opening && hasRoom($0.lane) } }
 
     /// A usable connection nobody holds: to the first waiter whose lane has room, else idle; closed
     /// when the pool is closed or would be over its maximum with it.
