@@ -44,7 +44,7 @@ import urllib.parse
 
 import psycopg
 
-from . import worker
+from . import capacity, worker
 from .common import free_port, log, summary
 from .drain import PGMQTransport, completion_window, enqueue_and_wait, in_flight
 from .rabbitmq import Broker, BrokerTransport, settle_results, worker_overlay
@@ -511,7 +511,8 @@ def fleet(b):
                                            "steps_per_drain": STEPS[mode], "idle_window_s": IDLE_S[mode],
                                            "sleep_ms": SLEEP_MS, "sleep_steps_per_worker": SLEEP_PER_WORKER,
                                            "recovery_bound_s": RECOVERY_BOUND_S,
-                                           "database_settings_for_the_pooler": DATABASE_SETTINGS},
+                                           "database_settings_for_the_pooler": DATABASE_SETTINGS,
+                                           **capacity.DEFAULTS},
                               "runs": []}
     if "pgbouncer" in routes:
         _database_settings(b, True)
@@ -529,6 +530,7 @@ def fleet(b):
         if broker:
             broker.purge()
             broker.close()
+    R["check"] = capacity.check(R, os.cpu_count())
 
 
 # ------------------------------------------------------------------------------------- the table
@@ -573,4 +575,5 @@ def lines(R):
             + _lines(f["runs"])
             + ["  srv ms/st = PostgreSQL's CPU per drained step; sess = server sessions of the database (idle; peak during "
                "the drain); idle xact/s = transactions/s of the idle fleet; recovery = SIGKILL of N/4 workers (≥ 1) → "
-               "none of their steps in_progress (N = 1: a replacement worker started); steps/wkr = fairness"])
+               "none of their steps in_progress (N = 1: a replacement worker started); steps/wkr = fairness"]
+            + capacity.check_lines(f, R.get("machine", {}).get("cores") or os.cpu_count()))
