@@ -252,9 +252,10 @@ package struct WorkerAuthenticator: Sendable, CustomStringConvertible {
         if !auth.jwtPublicKeyPath.isEmpty {
             key = "jwt_public_key_path"
             do {
-                pem = try String(contentsOfFile: auth.jwtPublicKeyPath, encoding: .utf8)
+                // Bounded and regular files only: a path to /dev/zero is an error, not an endless read.
+                pem = String(decoding: try ConfigurationFile.read(auth.jwtPublicKeyPath, key: key), as: UTF8.self)
             } catch {
-                throw AuthConfigurationError(key: key, reason: "cannot read \(auth.jwtPublicKeyPath)")
+                throw AuthConfigurationError(key: key, reason: "cannot read \(auth.jwtPublicKeyPath): it \(error.reason)")
             }
         } else if !auth.jwtPublicKey.isEmpty {
             key = "jwt_public_key"

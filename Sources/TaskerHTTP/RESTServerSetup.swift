@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
 import TaskerModel
@@ -9,7 +10,9 @@ import TaskerModel
 /// connection limits (`HTTPConnectionLimits`: HTTP/1 with the per-address limit and the head and
 /// idle timeouts, the cap on open connections); and, once listening, the address really bound
 /// (`host:port`, `[v6]:port`; port 0 picks a free one) handed to `onListening` and logged as "REST
-/// server listening". Each server keeps its own routes, middleware and what it does with the address.
+/// server listening"; and TLS when the table's `tls_enabled` is set (``ServerTLS``: HTTPS only, mutual
+/// TLS with `tls_client_ca_path`). Each server keeps its own routes, middleware and what it does with
+/// the address.
 package struct RESTServerSetup: Sendable {
     /// `host:port` from the configuration.
     package var bindAddress: String
@@ -18,16 +21,20 @@ package struct RESTServerSetup: Sendable {
     package var limits: HTTPConnectionLimits
     /// Names the server in the limits' log lines (`rest`, `orchestration-rest`).
     package var serverName: String
+    /// The TLS material of the table's `tls_*` keys (``ServerTLS/load(_:section:)``); nil: plaintext.
+    package var tls: ServerTLS?
 
     /// The set-up of `settings` (a `[worker.web]` or `[orchestration.web]` table); `section` names the
-    /// table in errors (`worker.web`), `serverName` the server in the limits' log lines.
-    package init(_ settings: some RESTServerSettings, section: String, serverName: String) {
+    /// table in errors (`worker.web`), `serverName` the server in the limits' log lines; `tls` is the
+    /// material its `tls_*` keys name, loaded by the caller before it starts anything.
+    package init(_ settings: some RESTServerSettings, section: String, serverName: String, tls: ServerTLS?) {
         bindAddress = settings.bindAddress
         bindAddressKey = section + ".bind_address"
         limits = HTTPConnectionLimits(
             maxConnections: settings.maxConnections, maxConnectionsPerAddress: settings.maxConnectionsPerAddress,
             headerReadTimeoutSeconds: settings.headerReadTimeoutSeconds, idleTimeoutSeconds: settings.idleTimeoutSeconds)
         self.serverName = serverName
+        self.tls = tls
     }
 
     /// The application serving `responder`; throws when the bind address does not parse.
@@ -41,16 +48,27 @@ package struct RESTServerSetup: Sendable {
         } catch {
             throw RESTServerError(description: "\(bindAddressKey) must be host:port, got \"\(bindAddress)\"")
         }
+        var server = limits.http1(server: serverName, logger: logger)
+        if let tls {
+            do {
+                server = try .tls(server, tlsConfiguration: tls.configuration)
+            } catch {
+                throw RESTServerError(description: "the TLS context of \(bindAddressKey)'s server: \(error)")
+            }
+        }
+        let scheme = tls == nil ? "http" : "https"
         return Application(
             responder: responder,
-            server: limits.http1(server: serverName, logger: logger),
+            server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port), serverName: nil,
                 availableConnectionsDelegate: limits.connectionCap(server: serverName, logger: logger)),
             onServerRunning: { [bindAddress] channel in
                 let bound = Self.describe(channel.localAddress) ?? bindAddress
                 onListening(bound)
-                logger.info("REST server listening", metadata: listeningMetadata.merging(["address": "\(bound)"]) { $1 })
+                logger.info(
+                    "REST server listening",
+                    metadata: listeningMetadata.merging(["address": "\(bound)", "scheme": "\(scheme)"]) { $1 })
             },
             logger: logger)
     }

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOHTTPTypes
+import NIOSSL
 
 /// Closes an HTTP/1 connection whose request head (request line and headers) does not arrive in
 /// time (`worker.web.header_read_timeout_seconds`, `orchestration.web.header_read_timeout_seconds`): the defence against slowloris clients, which
@@ -9,8 +10,8 @@ import NIOHTTPTypes
 /// The clock starts when the connection opens, and on a keep-alive connection at the first byte of
 /// the next request (between requests the idle timeout applies); it stops when the head has been
 /// parsed. Added after the HTTP codec (through `HTTP1Channel.Configuration.additionalChannelHandlers`);
-/// it puts a `RequestBytesObserver` at the front of the pipeline to see raw bytes before the decoder
-/// buffers them. Both handlers live on the connection's event loop.
+/// it puts a `RequestBytesObserver` at the front of the pipeline (behind TLS, when the server has it)
+/// to see raw bytes before the decoder buffers them. Both handlers live on the connection's event loop.
 final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPRequestPart
     package typealias InboundOut = HTTPRequestPart
@@ -31,8 +32,15 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        // Sees the raw bytes ahead of the HTTP decoder, which holds a partial head back.
-        try? context.pipeline.syncOperations.addHandler(RequestBytesObserver(owner: self), position: .first)
+        // Sees the raw bytes ahead of the HTTP decoder, which holds a partial head back: the front of
+        // the pipeline, or right behind TLS (the request's bytes, not the records': a TLS handshake
+        // that stalls is timed by the clock started at connection open).
+        let observer = RequestBytesObserver(owner: self)
+        if let tls = try? context.pipeline.syncOperations.context(handlerType: NIOSSLServerHandler.self) {
+            try? context.pipeline.syncOperations.addHandler(observer, position: .after(tls.handler))
+        } else {
+            try? context.pipeline.syncOperations.addHandler(observer, position: .first)
+        }
         if context.channel.isActive { arm() }
     }
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A non-Swift gRPC client for the worker: proves the wire format with Python's grpcio.
 
-Usage: grpc_client.py ADDRESS --template NAMESPACE NAME VERSION [--protos DIR] [--timeout SECONDS]
+Usage: grpc_client.py ADDRESS --template NAMESPACE NAME VERSION [--protos DIR] [--timeout SECONDS] [--tls-ca PEM ...]
 
 Generates Python message classes and stubs from the repository's Protos/ with grpc_tools.protoc
-(into a temporary directory), then, over a plaintext channel to ADDRESS (host:port), calls:
+(into a temporary directory), then, over a channel to ADDRESS (host:port; plaintext, or TLS with
+--tls-ca [--tls-cert --tls-key] [--tls-server-name]), calls:
 
 - tasker.v1.WorkerHealthService: CheckHealth, CheckLiveness, CheckReadiness, CheckDetailedHealth
 - tasker.v1.WorkerConfigService: GetConfig
@@ -144,8 +145,7 @@ def run(args) -> dict:
 
     recorder = Recorder(args.timeout)
     result = {"target": args.address, "calls": {}, "health": {}, "reflection": {}}
-    # Loopback: never through an http_proxy/grpc_proxy from the environment.
-    with grpc.insecure_channel(args.address, options=[("grpc.enable_http_proxy", 0)]) as channel:
+    with open_channel(args) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=args.timeout)
         except grpc.FutureTimeoutError:
@@ -266,6 +266,23 @@ def reflect(channel, pb2, recorder, timeout) -> dict:
     return out
 
 
+def open_channel(args):
+    """Plaintext, or with --tls-ca TLS trusting only that CA (and with --tls-cert/--tls-key presenting a
+    client certificate). Loopback: never through an http_proxy/grpc_proxy from the environment."""
+    options = [("grpc.enable_http_proxy", 0)]
+    if not args.tls_ca:
+        return grpc.insecure_channel(args.address, options=options)
+
+    def read(path):
+        return pathlib.Path(path).read_bytes() if path else None
+
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=read(args.tls_ca), private_key=read(args.tls_key), certificate_chain=read(args.tls_cert))
+    if args.tls_server_name:
+        options.append(("grpc.ssl_target_name_override", args.tls_server_name))
+    return grpc.secure_channel(args.address, credentials, options=options)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("address", help="host:port of the worker's gRPC server")
@@ -274,6 +291,10 @@ def main() -> int:
     parser.add_argument("--protos", default=str(pathlib.Path(__file__).resolve().parents[2] / "Protos"),
                         help="the Protos/ directory (default: the repository's)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per RPC and for connecting")
+    parser.add_argument("--tls-ca", help="PEM CA certificates: connect with TLS, trusting only these")
+    parser.add_argument("--tls-cert", help="PEM client certificate (mutual TLS; with --tls-key)")
+    parser.add_argument("--tls-key", help="PEM key of --tls-cert")
+    parser.add_argument("--tls-server-name", help="the name to verify the server's certificate for")
     args = parser.parse_args()
     try:
         result = run(args)

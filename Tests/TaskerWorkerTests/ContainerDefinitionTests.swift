@@ -158,8 +158,10 @@ struct ContainerDefinitionTests {
 
     @Test func healthCheckProbesTheHealthRouteTheWorkerServes() throws {
         let healthcheck = try Repo.read("scripts/container/healthcheck")
-        let urls = healthcheck.matches(of: #/http://[^/"\s]+(/[A-Za-z0-9_/-]*)/#).map { String($0.output.1) }
-        #expect(urls == ["/health"], "the health check probes \(urls)")
+        // Plaintext first, then HTTPS when the port speaks TLS.
+        let urls = healthcheck.matches(of: #/https?://[^/"\s]+(/[A-Za-z0-9_/-]*)/#).map { String($0.output.0) }
+        #expect(
+            urls == ["http://${host}:${port}/health", "https://${host}:${port}/health"], "the health check probes \(urls)")
         let routes = try Repo.read("Sources/TaskerWorker/Operator/Web/WorkerWebRoutes.swift")
         #expect(routes.contains(#"router.get("/health")"#), "the worker no longer serves GET /health")
         // compose's worker health check is the image's.

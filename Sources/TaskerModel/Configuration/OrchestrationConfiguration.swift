@@ -29,6 +29,14 @@ extension OrchestrationConfiguration {
         public var headerReadTimeoutSeconds = 30
         /// Ours: a keep-alive connection with no request in progress is closed after this many seconds.
         public var idleTimeoutSeconds = 75
+        /// Ours (as `worker.web`): serve HTTPS only (`TLSListenerSettings`).
+        public var tlsEnabled = false
+        /// Ours: PEM certificate chain, when `tls_enabled`.
+        public var tlsCertPath = ""
+        /// Ours: PEM private key, when `tls_enabled`.
+        public var tlsKeyPath = ""
+        /// Ours: PEM CA certificates; set: clients must present a certificate signed by one (mutual TLS).
+        public var tlsClientCaPath = ""
         /// Upstream's separate web pool (unused: the API reads through `common.database.pool`'s operator
         /// lane, at most `operator_max_connections` connections at once).
         public var databasePools: WorkerConfiguration.WebDatabasePools = {

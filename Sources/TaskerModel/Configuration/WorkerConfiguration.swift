@@ -1,6 +1,6 @@
 // The `[worker]` tree. Defaults equal config/tasker/base/worker.toml (tasker-core's base defaults), plus
 // tasker-core's serde defaults for keys the base file leaves out (`web.config_endpoint_enabled`,
-// the JWKS/API-key fields of `web.auth`, `grpc.tls_cert_path`/`tls_key_path`).
+// the JWKS/API-key fields of `web.auth`, `grpc.tls_cert_path`/`tls_key_path`), and ours, marked so.
 
 /// `[worker]`: identity, event system, channels, HTTP and gRPC servers.
 public struct WorkerConfiguration: Codable, Sendable, Equatable {
@@ -294,6 +294,14 @@ extension WorkerConfiguration {
         public var headerReadTimeoutSeconds = 30
         /// Ours: a keep-alive connection with no request in progress is closed after this many seconds.
         public var idleTimeoutSeconds = 75
+        /// Ours: serve HTTPS only (`TLSListenerSettings`).
+        public var tlsEnabled = false
+        /// Ours: PEM certificate chain, when `tls_enabled`.
+        public var tlsCertPath = ""
+        /// Ours: PEM private key, when `tls_enabled`.
+        public var tlsKeyPath = ""
+        /// Ours: PEM CA certificates; set: clients must present a certificate signed by one (mutual TLS).
+        public var tlsClientCaPath = ""
         public var databasePools = WebDatabasePools()
         public var auth = Auth()
         public init() {}
@@ -360,9 +368,14 @@ extension WorkerConfiguration {
         public var enabled = true
         /// `host:port`.
         public var bindAddress = "0.0.0.0:9191"
+        /// Serve TLS only (upstream accepts the key and ignores it; applied here: `TLSListenerSettings`).
         public var tlsEnabled = false
+        /// PEM certificate chain, when `tls_enabled`.
         public var tlsCertPath = ""
+        /// PEM private key, when `tls_enabled`.
         public var tlsKeyPath = ""
+        /// Ours: PEM CA certificates; set: clients must present a certificate signed by one (mutual TLS).
+        public var tlsClientCaPath = ""
         public var keepaliveIntervalSeconds = 30
         public var keepaliveTimeoutSeconds = 20
         public var maxConcurrentStreams = 1000

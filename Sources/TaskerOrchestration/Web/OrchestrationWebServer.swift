@@ -45,10 +45,12 @@ public struct OrchestrationWebServer: Service {
         }
     }
 
-    /// Serves until graceful shutdown; throws when the bind address (`RESTServerError`) or the auth
-    /// settings are invalid, or the address cannot be bound.
+    /// Serves until graceful shutdown; throws when the bind address (`RESTServerError`), the TLS files
+    /// (`ServerTLSError`) or the auth settings are invalid, or the address cannot be bound.
     public func run() async throws {
-        let setup = RESTServerSetup(web, section: "orchestration.web", serverName: "orchestration-rest")
+        let setup = RESTServerSetup(
+            web, section: "orchestration.web", serverName: "orchestration-rest",
+            tls: try ServerTLS.load(web, section: "orchestration.web"))
         let authenticator = try await Self.authenticator(web.auth, logger: Logger(label: "tasker.orchestration.auth"))
         for warning in authenticator.warnings {
             logger.warning(

@@ -3,6 +3,7 @@ import GRPCCore
 import ServiceLifecycle
 import Synchronization
 import TaskerAuth
+import TaskerHTTP
 
 /// The operator surface run next to the pipeline in the worker's `ServiceGroup`: the REST server
 /// (`worker.web`) and the gRPC server (`worker.grpc`), each only when enabled. They come first in
@@ -11,20 +12,29 @@ import TaskerAuth
 /// Both share one `WorkerAuthenticator` (`worker.web.auth`): REST guards the template and config
 /// routes with `RequirePermissionMiddleware`, gRPC the config and template services with
 /// `GRPCAuthInterceptor`; health, metrics, API docs, `grpc.health.v1` and reflection stay open.
+///
+/// TLS: each enabled server's `tls_*` files are read and checked here, before anything starts, so a
+/// missing file or a key that does not match its certificate stops the boot with the key named.
 enum OperatorServices {
-    static func make(runtime: WorkerRuntime, authenticator: WorkerAuthenticator) -> [any Service] {
+    static func make(runtime: WorkerRuntime, authenticator: WorkerAuthenticator) throws(ServerTLSError) -> [any Service] {
         var services: [any Service] = []
-        if runtime.configuration.worker.web.enabled {
+        let web = runtime.configuration.worker.web
+        let grpc = runtime.configuration.worker.grpc
+        if web.enabled {
             let guardRoutes: WebAuthorizer = { permission in
                 RequirePermissionMiddleware<WorkerRequestContext>(authenticator: authenticator, permission: permission)
             }
-            services.append(WorkerWebServer(runtime: runtime, authorizer: authenticator.isEnabled ? guardRoutes : nil))
+            services.append(
+                WorkerWebServer(
+                    runtime: runtime, authorizer: authenticator.isEnabled ? guardRoutes : nil,
+                    tls: try ServerTLS.load(web, section: "worker.web")))
         }
-        if runtime.configuration.worker.grpc.enabled {
+        if grpc.enabled {
             let interceptors: [any ServerInterceptor] =
                 authenticator.isEnabled
                 ? [GRPCAuthInterceptor(authenticator: authenticator)] : []
-            services.append(WorkerGRPCServer(runtime: runtime, interceptors: interceptors))
+            services.append(
+                WorkerGRPCServer(runtime: runtime, interceptors: interceptors, tls: try ServerTLS.load(grpc, section: "worker.grpc")))
         }
         return services
     }

@@ -145,13 +145,13 @@ public final class WorkerDaemon: Service, Sendable {
                     "nofile_limit": "\(limit)", "needed": "\(needed)",
                 ])
         }
-        // Auth configuration errors stop the boot with the key named (as a bad template directory would not).
+        // Auth and TLS configuration errors stop the boot with the key named (as a bad template directory would not).
         let authenticator = try await WorkerAuthenticator(configuration: configuration.worker.web.auth)
         for warning in authenticator.warnings { logger.warning("auth configuration", metadata: ["warning": "\(warning)"]) }
         StepMetrics.serve(namespaces: namespaces)
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool, then the
         // operator servers (they keep answering health probes while the pipeline drains).
-        let services = OperatorServices.make(runtime: runtime, authenticator: authenticator) + pipeline
+        let services = try OperatorServices.make(runtime: runtime, authenticator: authenticator) + pipeline
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map {
                 .init(

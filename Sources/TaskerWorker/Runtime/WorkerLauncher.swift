@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 import UnixSignals
@@ -60,6 +61,8 @@ public enum WorkerLauncher {
                     logger: logger),
                 beside: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         } catch let error as AuthConfigurationError {
+            throw LaunchError(description: "invalid configuration\n\(error)")
+        } catch let error as ServerTLSError {
             throw LaunchError(description: "invalid configuration\n\(error)")
         }
     }

@@ -13,27 +13,32 @@ import TaskerPostgres
 ///
 /// Serves `tasker.v1.WorkerHealthService`, `WorkerConfigService` and `WorkerTemplateService`, plus
 /// `grpc.health.v1.Health` (when `enable_health_service`) and `grpc.reflection.v1.ServerReflection`
-/// (when `enable_reflection`), over plaintext HTTP/2 at `bind_address` (a hostname is resolved once, at start), with the keepalive, maximum
-/// concurrent streams and maximum frame size of `worker.grpc` (`tls_enabled` is not applied, as
-/// upstream), and the connection limits of `transportConfig`. Once bound, the real `host:port` is published in `runtime.boundAddresses.grpc`.
+/// (when `enable_reflection`), over HTTP/2 at `bind_address` (a hostname is resolved once, at start), with the keepalive, maximum
+/// concurrent streams and maximum frame size of `worker.grpc`, TLS when `tls_enabled` (upstream
+/// ignores the key; here ``ServerTLS`` loads `tls_cert_path`, `tls_key_path` and, for mutual TLS,
+/// `tls_client_ca_path`), and the connection limits of `transportConfig`. Once bound, the real `host:port` is published in `runtime.boundAddresses.grpc`.
 ///
 /// On graceful shutdown the server stops accepting RPCs, ends open health watches and reflection
 /// streams, and returns once the RPCs in flight have finished.
 struct WorkerGRPCServer: Service {
     private let runtime: WorkerRuntime
     private let interceptors: [any ServerInterceptor]
+    /// TLS with this material (`worker.grpc.tls_*`); nil: plaintext.
+    private let tls: ServerTLS?
     private let logger: Logger
 
     /// - Parameters:
     ///   - runtime: the worker whose health, configuration and templates are served.
     ///   - interceptors: run on every RPC, in order (authentication, for instance).
+    ///   - tls: the listener's TLS material (`ServerTLS.load` of `worker.grpc`); nil: plaintext.
     ///   - logger: the server's logger.
     package init(
-        runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [],
+        runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [], tls: ServerTLS? = nil,
         logger: Logger = Logger(label: "tasker.grpc")
     ) {
         self.runtime = runtime
         self.interceptors = interceptors
+        self.tls = tls
         self.logger = logger
     }
 
@@ -50,13 +55,11 @@ struct WorkerGRPCServer: Service {
         let (services, names) = try Self.services(runtime: runtime, shutdown: shutdown)
         let server = GRPCServer(
             transport: .http2NIOPosix(
-                address: address, transportSecurity: .plaintext,
+                address: address, transportSecurity: tls.map(Self.transportSecurity) ?? .plaintext,
                 config: Self.transportConfig(settings, logger: logger)),
             services: services, interceptors: interceptors)
-        if settings.tlsEnabled {
-            logger.warning("worker.grpc.tls_enabled is set but not applied: the gRPC server is plaintext")
-        }
         let logger = self.logger
+        let tls = self.tls
         let bound = runtime.boundAddresses
         // Publishes the bound address. Unstructured on purpose: when the server is stopped before it
         // ever listens (shutdown during start-up), the transport never resolves its address, and
@@ -69,6 +72,7 @@ struct WorkerGRPCServer: Service {
                 "gRPC server listening",
                 metadata: [
                     "address": "\(published)", "services": "\(names.joined(separator: ","))",
+                    "tls": "\(tls == nil ? "off" : tls?.clientCAPEM == nil ? "on" : "mutual")",
                 ])
         }
         defer { publisher.cancel() }
@@ -111,6 +115,19 @@ struct WorkerGRPCServer: Service {
             services.append(ServerReflectionService(index: try .generated(), services: names, shutdown: shutdown))
         }
         return (services, names)
+    }
+
+    /// The transport's TLS from the listener's material: the chain and key, and with a client CA, a
+    /// client certificate required and verified against it (no hostname check). ALPN is not required,
+    /// so clients that do not offer `h2` still connect.
+    static func transportSecurity(_ tls: ServerTLS) -> HTTP2ServerTransport.Posix.TransportSecurity {
+        .tls(
+            .init(
+                certificateChain: [.bytes(tls.certificateChainPEM, format: .pem)],
+                privateKey: .bytes(tls.privateKeyPEM, format: .pem),
+                clientCertificateVerification: tls.clientCAPEM == nil ? .noVerification : .noHostnameVerification,
+                trustRoots: tls.clientCAPEM.map { .certificates([.bytes($0, format: .pem)]) } ?? .systemDefault,
+                requireALPN: false))
     }
 
     /// HTTP/2 settings and connection limits from `worker.grpc`: keepalive, maximum concurrent

@@ -27,11 +27,16 @@ struct WorkerWebServer: Service {
     package let runtime: WorkerRuntime
     /// Guards the permission-protected route groups (nil: no auth).
     let authorizer: WebAuthorizer?
+    /// HTTPS with this material (`worker.web.tls_*`); nil: plaintext.
+    let tls: ServerTLS?
     private let logger: Logger
 
-    package init(runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, logger: Logger = Logger(label: "tasker.web")) {
+    package init(
+        runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, tls: ServerTLS? = nil, logger: Logger = Logger(label: "tasker.web")
+    ) {
         self.runtime = runtime
         self.authorizer = authorizer
+        self.tls = tls
         self.logger = logger
     }
 
@@ -57,7 +62,7 @@ struct WorkerWebServer: Service {
     package func run() async throws {
         let web = runtime.configuration.worker.web
         let addresses = runtime.boundAddresses
-        let application = try RESTServerSetup(web, section: "worker.web", serverName: "rest").application(
+        let application = try RESTServerSetup(web, section: "worker.web", serverName: "rest", tls: tls).application(
             responder: HeadAsGetResponder(
                 inner: Self.makeRouter(runtime: runtime, authorizer: authorizer).buildResponder(),
                 routes: RouteTable.worker(configEndpoint: web.configEndpointEnabled)),
