@@ -34,6 +34,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
@@ -135,6 +136,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
         // The operator surface's authentication (JWT / API keys, permission middleware), shared by the
@@ -151,11 +153,29 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // Traces (issue #30): W3C Trace Context, the tracer (swift-distributed-tracing) and the OTLP/HTTP
+        // exporter, shared by the worker and the orchestration.
+        .target(
+            name: "TaskerTelemetry",
+            dependencies: [
+                "TaskerModel",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The SDK (handlers) and the worker: intake → claim → capacity → dispatch → completion, runtime, operator surface.
         .target(
             name: "TaskerWorker",
             dependencies: [
                 "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging", "CSwaggerUI",
+                "TaskerTelemetry",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -195,6 +215,8 @@ let package = Package(
             name: "TaskerOrchestration",
             dependencies: [
                 "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging",
+                "TaskerTelemetry",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
@@ -310,13 +332,17 @@ let package = Package(
             name: "TaskerFuzzChecks",
             dependencies: [
                 "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerHTTP",
-                "TaskerOrchestration",
+                "TaskerOrchestration", "TaskerTelemetry",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "TaskerWorker", "TaskerWorkerFFI", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Fuzz/Checks"
         ),
         .testTarget(name: "TaskerFuzzChecksTests", dependencies: ["TaskerFuzzChecks"]),
+        .testTarget(
+            name: "TaskerTelemetryTests",
+            dependencies: ["TaskerTelemetry", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .testTarget(
             name: "TaskerMessagingTests",
             dependencies: [

@@ -32,6 +32,8 @@ Phases (all against the same server and database, in one run):
             directly and through PgBouncer (transaction mode), on PGMQ and on RabbitMQ: drain, server CPU per
             step, server sessions, the idle fleet's transactions/s and server CPU, recovery after SIGKILL of a
             quarter of the fleet, steps per worker (benchlib/fleet.py; TASKER_BENCH_FLEET_N/_ROUTES/_TRANSPORTS)
+  telemetry (on request) the drain with span export off and on (every span, OTLP/HTTP to a local
+            collector), alternating rounds: steps/s and worker CPU per step, on ÷ off (benchlib/telemetry.py)
 """
 import argparse
 import json
@@ -54,10 +56,11 @@ from benchlib.latency import latency  # noqa: E402
 from benchlib.levers import levers  # noqa: E402
 from benchlib.network import network  # noqa: E402
 from benchlib.rabbitmq import rabbitmq  # noqa: E402
+from benchlib.telemetry import lines as telemetry_lines, telemetry  # noqa: E402
 
 # The default: every phase a target needs (levers and fleet only on request).
 PHASES = "floor,drain,pgqueuer,commit,latency,e2e,ffi,network,baseline,callgrind,rabbitmq"
-ON_REQUEST = ("levers", "fleet")
+ON_REQUEST = ("levers", "fleet", "telemetry")
 
 
 def run(b):
@@ -79,7 +82,7 @@ def run(b):
         raise SystemExit("the network phase needs --delay-proxy (Benchmarks/delayproxy, built by scripts/bench)")
     for name, phase in (("commit", commit_floor), ("latency", latency), ("e2e", e2e), ("ffi", ffi.ffi), ("network", network),
                         ("baseline", baseline), ("callgrind", callgrind), ("rabbitmq", rabbitmq), ("levers", levers),
-                        ("fleet", fleet)):
+                        ("fleet", fleet), ("telemetry", telemetry)):
         if name in phases:
             p0 = time.time()
             phase(b)
@@ -99,7 +102,8 @@ def run(b):
         json.dump(R, f, indent=2, default=str)
     if "latency" in R:
         report.plot(R, b.cfg["rates"], b.a.plot)
-    print(report.table(R) + "\n".join([""] + fleet_lines(R) if "fleet" in R else []))
+    print(report.table(R) + "\n".join([""] + fleet_lines(R) if "fleet" in R else [])
+          + "\n".join(telemetry_lines(R)))
     log(f"wrote {b.a.out}" + (f" and {b.a.plot}" if "latency" in R else "")
         + f" in {R['elapsed_s']} s (logs: {b.work})")
 

@@ -82,17 +82,17 @@ def examples_args(binary):
     return _RUN_FLAGS[binary]
 
 
-def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False, extra="", binary=None):
+def start_worker(b, mode="Hybrid", c=LATENCY_C, examples=False, extra="", binary=None, env=None, name_suffix=""):
     """`binary`: another build (the baseline phase's landed build); default the run's worker, or with
-    `examples` its tasker-dev."""
+    `examples` its tasker-dev. `env`: more environment (the telemetry phase's); `name_suffix`: of its log."""
     config = worker_config(b, mode, c, extra)
     # examples: the e2e phase runs examples/linear_workflow, whose handlers are in `tasker-dev run`
     # (production `tasker-worker run` has the built-ins only: the drain and latency phases use tasker.noop).
-    name = f"worker-{mode}-{c}"
+    name = f"worker-{mode}-{c}{name_suffix}"
     if binary:   # another build: its own log, named after the binary's directory
         name += "-" + re.sub(r"[^\w.-]", "_", os.path.basename(os.path.dirname(os.path.abspath(binary))))
     binary = binary or (b.a.dev_bin if examples else b.a.worker_bin)
-    proc = spawn(b, examples_args(binary) if examples else ["run"], config, name, binary=binary)
+    proc = spawn(b, examples_args(binary) if examples else ["run"], config, name, binary=binary, env=env)
     return wait_ready(proc, web_port(config), name, b)
 
 

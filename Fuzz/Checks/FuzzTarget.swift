@@ -29,6 +29,7 @@ public struct FuzzTarget: Sendable, CustomStringConvertible {
         FuzzTarget(name: "StepResult", check: StepResultCheck.check),
         FuzzTarget(name: "TaskRequest", check: TaskRequestCheck.check),
         FuzzTarget(name: "TemplateYAML", check: TemplateYAMLCheck.check),
+        FuzzTarget(name: "TraceParent", check: TraceParentCheck.check),
         FuzzTarget(name: "WorkerConfig", check: WorkerConfigCheck.check),
     ]
 

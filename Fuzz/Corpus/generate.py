@@ -253,6 +253,20 @@ def template_yaml():
     write("TemplateYAML", "deep-block.yaml", "".join("  " * i + "k:\n" for i in range(100)) + "  " * 100 + "v\n")
 
 
+def trace_parent():
+    ids = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
+    write("TraceParent", "valid-sampled.txt", f"00-{ids}-01")
+    write("TraceParent", "valid-unsampled.txt", f"00-{ids}-00")
+    write("TraceParent", "future-version.txt", f"01-{ids}-01-extra-field")
+    write("TraceParent", "version-ff.txt", f"ff-{ids}-01")
+    write("TraceParent", "version-00-longer.txt", f"00-{ids}-01-")
+    write("TraceParent", "zero-trace.txt", "00-00000000000000000000000000000000-00f067aa0ba902b7-01")
+    write("TraceParent", "zero-span.txt", "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01")
+    write("TraceParent", "uppercase.txt", f"00-{ids.upper()}-01")
+    write("TraceParent", "too-long.txt", f"01-{ids}-01-" + "x" * 600)
+    write("TraceParent", "empty.txt", "")
+
+
 for generate in (queue_message, delivery_body, queue_notification, task_request, step_result, foreign_result,
-                 orchestration_answer, amqp_frames, worker_config, template_yaml):
+                 orchestration_answer, amqp_frames, worker_config, template_yaml, trace_parent):
     generate()

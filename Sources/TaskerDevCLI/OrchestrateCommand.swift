@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import TaskerHTTP
 import TaskerModel
 import TaskerOrchestration
 import TaskerPostgres
@@ -23,12 +24,35 @@ struct OrchestrateCommand: AsyncParsableCommand {
         WorkerLogging.bootstrap()
         let configuration = try Self.loadConfiguration(configPath, command: "orchestrate")
         let logger = Logger(label: "tasker.orchestration")
+        let telemetry: [any Service]
+        do {
+            // The orchestration's traces (issue #30), configured as the worker's (TELEMETRY_ENABLED, OTEL_*).
+            telemetry = try WorkerTelemetry.bootstrap(serviceName: "tasker-orchestration")
+        } catch {
+            FileHandle.standardError.write(Data("tasker-dev orchestrate: invalid configuration\n\(error)\n".utf8))
+            throw ExitCode(78)
+        }
+        if configuration.orchestration.web.enabled {
+            // The API's TLS files checked before anything starts (the server reads them again when it starts).
+            do {
+                _ = try ServerTLS.load(configuration.orchestration.web, section: "orchestration.web")
+            } catch {
+                FileHandle.standardError.write(Data("tasker-dev orchestrate: invalid configuration\n\(error)\n".utf8))
+                throw ExitCode(78)
+            }
+            if let warning = ServerTLS.unusedKeysWarning(configuration.orchestration.web, section: "orchestration.web") {
+                logger.warning("\(warning)")
+            }
+        }
         let service = OrchestrationService(configuration: configuration, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+        // The span exporter first: it stops last, after the last spans were made.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = telemetry.map {
+            .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
+        }
+        services.append(
             .init(
                 service: service, successTerminationBehavior: .gracefullyShutdownGroup,
-                failureTerminationBehavior: .gracefullyShutdownGroup)
-        ]
+                failureTerminationBehavior: .gracefullyShutdownGroup))
         let web = configuration.orchestration.web
         if web.enabled {
             // After the orchestration in the group, so it stops first: the pool it reads is the service's.

@@ -17,7 +17,9 @@ package struct RESTServerSetup: Sendable {
     /// `host:port` from the configuration.
     package var bindAddress: String
     /// The configuration key of `bindAddress`, named when it does not parse (`worker.web.bind_address`).
-    var bindAddressKey: String
+    var bindAddressKey: String { section + ".bind_address" }
+    /// The configuration table (`worker.web`).
+    var section: String
     package var limits: HTTPConnectionLimits
     /// Names the server in the limits' log lines (`rest`, `orchestration-rest`).
     package var serverName: String
@@ -29,7 +31,7 @@ package struct RESTServerSetup: Sendable {
     /// material its `tls_*` keys name, loaded by the caller before it starts anything.
     package init(_ settings: some RESTServerSettings, section: String, serverName: String, tls: ServerTLS?) {
         bindAddress = settings.bindAddress
-        bindAddressKey = section + ".bind_address"
+        self.section = section
         limits = HTTPConnectionLimits(
             maxConnections: settings.maxConnections, maxConnectionsPerAddress: settings.maxConnectionsPerAddress,
             headerReadTimeoutSeconds: settings.headerReadTimeoutSeconds, idleTimeoutSeconds: settings.idleTimeoutSeconds)
@@ -53,7 +55,7 @@ package struct RESTServerSetup: Sendable {
             do {
                 server = try .tls(server, tlsConfiguration: tls.configuration)
             } catch {
-                throw RESTServerError(description: "the TLS context of \(bindAddressKey)'s server: \(error)")
+                throw RESTServerError(description: "\(section): the TLS context cannot be made: \(error)")
             }
         }
         let scheme = tls == nil ? "http" : "https"

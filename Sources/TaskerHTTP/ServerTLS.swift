@@ -8,7 +8,8 @@ import TaskerModel
 ///
 /// The same material serves both kinds of listener: ``configuration`` for the REST servers (NIOSSL,
 /// through HummingbirdTLS), the PEM bytes for the gRPC transport's own TLS configuration. TLS 1.2 is the
-/// lowest version offered; the cipher suites are NIOSSL's defaults.
+/// lowest version offered; for TLS 1.2 only ECDHE key exchange with AEAD ciphers (``tls12CipherSuites``)
+/// on REST; gRPC uses grpc-swift's NIOSSL defaults.
 package struct ServerTLS: Sendable {
     /// PEM: the server's certificate, then any intermediates (as read from `tls_cert_path`).
     package let certificateChainPEM: [UInt8]
@@ -46,7 +47,9 @@ package struct ServerTLS: Sendable {
         do {
             key = try NIOSSLPrivateKey(bytes: keyPEM, format: .pem)
         } catch {
-            throw ServerTLSError(description: "\(keyKey): \(settings.tlsKeyPath) holds no PEM private key that parses (\(error))")
+            throw ServerTLSError(
+                description: "\(keyKey): \(settings.tlsKeyPath) holds no PEM private key that parses (an encrypted key is not "
+                    + "supported: decrypt it, e.g. `openssl pkey -in key.pem -out plain.pem`) (\(error))")
         }
         var caPEM: [UInt8]?
         var cas: [NIOSSLCertificate]?
@@ -67,10 +70,18 @@ package struct ServerTLS: Sendable {
             _ = try NIOSSLContext(configuration: tls.configuration)
         } catch {
             throw ServerTLSError(
-                description: "\(keyKey): \(settings.tlsKeyPath) is not the private key of the certificate in \(certKey) "
-                    + "(\(settings.tlsCertPath)), or the pair is unusable: \(error)")
+                description: "\(section): the TLS context cannot be made from \(certKey) (\(settings.tlsCertPath)), "
+                    + "\(keyKey) (\(settings.tlsKeyPath))\(cas == nil ? "" : " and \(caKey)"): the key may not be the "
+                    + "certificate's (\(error))")
         }
         return tls
+    }
+
+    /// A warning when `tls_enabled` is false but a `tls_*` path is set: the listener serves plaintext
+    /// although its table names certificate files (a forgotten switch).
+    package static func unusedKeysWarning(_ settings: some TLSListenerSettings, section: String) -> String? {
+        guard !settings.tlsEnabled, !(settings.tlsCertPath + settings.tlsKeyPath + settings.tlsClientCaPath).isEmpty else { return nil }
+        return "\(section).tls_enabled is false but its tls_*_path keys are set: the listener serves plaintext"
     }
 
     /// The server side of NIOSSL: this chain and key, TLS 1.2 or later, and with a client CA, a client
@@ -79,6 +90,7 @@ package struct ServerTLS: Sendable {
         var c = TLSConfiguration.makeServerConfiguration(
             certificateChain: certificateChain.map { .certificate($0) }, privateKey: .privateKey(privateKey))
         c.minimumTLSVersion = .tlsv12
+        c.cipherSuiteValues = Self.tls12CipherSuites
         if let clientCAs {
             c.certificateVerification = .noHostnameVerification
             c.trustRoots = .certificates(clientCAs)
@@ -86,6 +98,14 @@ package struct ServerTLS: Sendable {
         }
         return c
     }
+
+    /// TLS 1.2's suites offered by the REST servers: forward-secret (ECDHE) and AEAD only (no static
+    /// RSA key exchange, no CBC). TLS 1.3's suites are BoringSSL's fixed set.
+    static let tls12CipherSuites: [NIOTLSCipher] = [
+        .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+        .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ]
 
     private static func read(_ path: String, key: String) throws(ServerTLSError) -> [UInt8] {
         do {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import TaskerModel
 import TaskerPostgres
@@ -58,6 +59,12 @@ final class EmbeddedWorker: Sendable {
         if let url = options.databaseURL { configuration.common.database.url = url }
         if let address = options.webBindAddress { configuration.worker.web.bindAddress = address }
         if let address = options.grpcBindAddress { configuration.worker.grpc.bindAddress = address }
+        let telemetry: [any Service]
+        do {
+            telemetry = try WorkerTelemetry.bootstrap(environment: environment)
+        } catch {
+            throw FFIError(.bootstrap, "invalid configuration: \(error)")
+        }
         let channel = ForeignDispatchChannel(configuration: configuration.worker.mpscChannels.ffiDispatch)
         let daemon = WorkerDaemon(
             configuration: configuration, handlers: .withBuiltIns(),
@@ -68,7 +75,7 @@ final class EmbeddedWorker: Sendable {
             daemon: daemon, channel: channel, environmentName: loader.environmentName, domainEvents: inbox, logger: logger)
         Task {
             do {
-                try await WorkerLauncher.run(daemon, beside: [], gracefulShutdownSignals: [], logger: logger)
+                try await WorkerLauncher.run(daemon, beside: telemetry, gracefulShutdownSignals: [], logger: logger)
             } catch {
                 worker.failure.withLock { $0 = "\(error)" }
                 logger.error("embedded worker stopped with an error", metadata: ["error": "\(error)"])

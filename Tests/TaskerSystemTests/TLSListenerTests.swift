@@ -10,7 +10,8 @@ import Testing
 /// orchestration's task API, with real clients: `curl --cacert`, Python's grpcio with root
 /// certificates, and the container's health check. A client trusting another CA is refused, a
 /// plaintext client on a TLS port is refused (and the server goes on serving), mutual TLS refuses a
-/// client without a certificate from the configured CA. Configuration errors name the key and file.
+/// client without a certificate from the configured CA (REST and gRPC), a trickled handshake is closed
+/// on both servers. Configuration errors name the key and file.
 @Suite("TLS listeners", .timeLimit(.minutes(3)))
 struct TLSListenerTests {
     /// `settings` with TLS on from `certificates` (mutual TLS when `mutual`).
@@ -74,18 +75,34 @@ struct TLSListenerTests {
         }
     }
 
-    @Test("a client that stalls in the TLS handshake is closed after header_read_timeout_seconds")
-    func stalledHandshakeIsClosed() async throws {
+    @Test("a client that trickles its TLS handshake is closed: REST by header_read_timeout_seconds, gRPC by tls_handshake_timeout_seconds")
+    func trickledHandshakeIsClosed() async throws {
         let certificates = try TestCertificates.shared()
         try await ConnectionLimitTests.withWorker(configure: {
             Self.tls(&$0.worker.web, certificates)
             $0.worker.web.headerReadTimeoutSeconds = 1
             $0.worker.web.idleTimeoutSeconds = 120
+            Self.tls(&$0.worker.grpc, certificates)
+            $0.worker.grpc.tlsHandshakeTimeoutSeconds = 1
         }) { worker, connections in
-            let stalled = try await connections.connect(host: worker.host, port: worker.port)
-            try await stalled.send("\u{16}\u{03}\u{01}")  // the start of a ClientHello record, then nothing
-            try await waitUntil(timeout: .seconds(20)) { stalled.isClosed }
-            #expect(stalled.isClosed, "a stalled TLS handshake was not closed (header timeout 1 s, idle timeout 120 s)")
+            // Both ports speak TLS (so what follows tests a TLS handshake, not a plaintext parser).
+            let rest = try await Self.curl("https://127.0.0.1:\(worker.port)/health", ["--cacert", certificates.ca])
+            #expect(rest.http == 200, "\(rest)")
+            let grpc = try await ConnectionLimitTests.grpcAddress(worker)
+            let grpcTLS = try await Self.curl("https://127.0.0.1:\(grpc.port)/", ["--cacert", certificates.ca, "--http2"])
+            #expect(grpcTLS.status == 0 || grpcTLS.http > 0, "the gRPC port did not complete a TLS handshake: \(grpcTLS)")
+
+            for (name, port) in [("REST", worker.port), ("gRPC", grpc.port)] {
+                let trickling = try await connections.connect(host: worker.host, port: port)
+                // The start of a ClientHello record, then one byte every 200 ms: never a complete handshake.
+                try await trickling.send([0x16, 0x03, 0x01, 0x02, 0x00])
+                let started = ContinuousClock.now
+                while !trickling.isClosed, started.duration(to: .now) < .seconds(15) {
+                    try? await trickling.send([0x01])
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(trickling.isClosed, "\(name): a trickled TLS handshake was not closed within 15 s (limit 1 s)")
+            }
         }
     }
 
@@ -130,12 +147,16 @@ struct TLSListenerTests {
                     environment["TASKER_WEB_BIND_ADDRESS"] = "0.0.0.0:\(worker.port)"
                     if mutual {
                         let bare = try await Subprocess.run(script, [], environment: environment, timeout: .seconds(30))
-                        #expect(bare.status != 0, "mutual TLS without a client certificate passed: \(bare)")
-                        // The server's own certificate is not from the client CA: refused as any other.
+                        #expect(bare.status == 1 && bare.stderr.contains("curl: ("), "mutual TLS without a client certificate: \(bare)")
+                        // The server's own certificate is not from the client CA (nor for client use): refused.
                         environment["TASKER_HEALTHCHECK_CERT"] = certificates.serverCertificate
                         environment["TASKER_HEALTHCHECK_KEY"] = certificates.serverKey
                         let own = try await Subprocess.run(script, [], environment: environment, timeout: .seconds(30))
-                        #expect(own.status != 0, "mutual TLS with a certificate of another CA passed: \(own)")
+                        #expect(own.status == 1 && own.stderr.contains("curl: ("), "mutual TLS with the server's own certificate: \(own)")
+                        environment["TASKER_HEALTHCHECK_CERT"] = certificates.otherClientCertificate
+                        environment["TASKER_HEALTHCHECK_KEY"] = certificates.otherClientKey
+                        let other = try await Subprocess.run(script, [], environment: environment, timeout: .seconds(30))
+                        #expect(other.status == 1 && other.stderr.contains("unknown ca"), "a client certificate of another CA: \(other)")
                         environment["TASKER_HEALTHCHECK_CERT"] = certificates.clientCertificate
                         environment["TASKER_HEALTHCHECK_KEY"] = certificates.clientKey
                     }
@@ -174,16 +195,62 @@ struct TLSListenerTests {
                 let wrongCA = try await InteropTests.runPython(
                     "grpc_client.py",
                     [address] + template + ["--tls-ca", certificates.otherCA, "--tls-server-name", "localhost", "--timeout", "3"])
-                #expect(wrongCA.status != 0, "grpcio trusting another CA connected: \(wrongCA.stdout)")
+                #expect(wrongCA.status == 1, "grpcio trusting another CA: \(wrongCA.stdout)")
+                #expect(Self.couldNotConnect(try InteropTests.decode(wrongCA, "grpc_client.py")), "\(wrongCA.stdout)")
 
                 let plaintext = try await InteropTests.runPython("grpc_client.py", [address] + template + ["--timeout", "3"])
-                #expect(plaintext.status != 0, "a plaintext grpcio client was served on a TLS port: \(plaintext.stdout)")
+                #expect(plaintext.status == 1, "a plaintext grpcio client on a TLS port: \(plaintext.stdout)")
+                #expect(Self.couldNotConnect(try InteropTests.decode(plaintext, "grpc_client.py")), "\(plaintext.stdout)")
             } catch {
                 try? await worker.stop()
                 throw error
             }
             try await worker.stop()
         }
+    }
+
+    @Test(
+        "gRPC with mutual TLS: grpcio with a client certificate from tls_client_ca_path is served, without one it is not",
+        .enabled(if: InteropEnvironment.python != nil, "TASKER_TEST_PYTHON is not set: scripts/test sets it"))
+    func grpcMutualTLS() async throws {
+        let certificates = try TestCertificates.shared()
+        try await withTestDatabase { db in
+            let worker = try await WebTestWorker.start(db, waitForReady: false) {
+                Self.tls(&$0.worker.grpc, certificates, mutual: true)
+                $0.worker.web.configEndpointEnabled = true
+            }
+            do {
+                let address = try #require(worker.daemon.boundAddresses.grpc)
+                let base = [
+                    address, "--template", "webtest", "greet", "1.0.0", "--tls-ca", certificates.ca, "--tls-server-name", "localhost",
+                ]
+                let ok = try await InteropTests.runPython(
+                    "grpc_client.py", base + ["--tls-cert", certificates.clientCertificate, "--tls-key", certificates.clientKey])
+                let json = try InteropTests.decode(ok, "grpc_client.py")
+                #expect(ok.status == 0, "with the client certificate: \(json["failures"].map(String.init(describing:)) ?? "?")")
+                for (what, extra) in [
+                    ("without a client certificate", [String]()),
+                    (
+                        "with a certificate of another CA",
+                        ["--tls-cert", certificates.otherClientCertificate, "--tls-key", certificates.otherClientKey]
+                    ),
+                ] {
+                    let refused = try await InteropTests.runPython("grpc_client.py", base + extra + ["--timeout", "3"])
+                    let answer = try InteropTests.decode(refused, "grpc_client.py")
+                    #expect(refused.status == 1, "\(what): \(refused.stdout)")
+                    #expect(Self.couldNotConnect(answer), "\(what): \(refused.stdout)")
+                }
+            } catch {
+                try? await worker.stop()
+                throw error
+            }
+            try await worker.stop()
+        }
+    }
+
+    /// grpc_client.py's report of a channel that never became ready.
+    static func couldNotConnect(_ json: JSONValue) -> Bool {
+        json["failures"]?.arrayValue?.contains { $0.stringValue?.hasPrefix("could not connect to") == true } == true
     }
 
     // MARK: - The orchestration's task API
@@ -236,20 +303,37 @@ struct TLSListenerTests {
                 "worker.grpc.tls_cert_path: \(certificates.serverKey) holds no PEM certificate") == true)
         #expect(
             error { $0.tlsKeyPath = certificates.clientKey }?.hasPrefix(
-                "worker.grpc.tls_key_path: \(certificates.clientKey) is not the private key of the certificate in worker.grpc.tls_cert_path"
-            ) == true)
+                "worker.grpc: the TLS context cannot be made from worker.grpc.tls_cert_path (\(certificates.serverCertificate)), "
+                    + "worker.grpc.tls_key_path (\(certificates.clientKey)): the key may not be the certificate's") == true)
         #expect(
             error {
                 $0.tlsEnabled = false
                 $0.tlsCertPath = "/nonexistent"
             } == nil, "TLS off: the paths are not read")
 
+        // Symbolic links are followed (Kubernetes secret volumes are links into ..data/).
+        let link = certificates.path("link-\(UUID().uuidString).pem")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: certificates.serverCertificate)
+        #expect(error { $0.tlsCertPath = link } == nil)
+        // A FIFO with no writer: refused at once, not waited on.
+        let fifo = certificates.path("fifo-\(UUID().uuidString)")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(error { $0.tlsKeyPath = fifo } == "worker.grpc.tls_key_path: \(fifo) is not a regular file")
+        #expect(
+            error { $0.tlsCertPath = certificates.serverCertificate + "/x" }?.hasSuffix(
+                "does not exist (a part of the path is not a directory)") == true)
+        // Paths set while TLS is off: a warning, not silence.
+        var off = WorkerConfiguration.GRPC()
+        off.tlsCertPath = certificates.serverCertificate
+        #expect(ServerTLS.unusedKeysWarning(off, section: "worker.grpc")?.contains("serves plaintext") == true)
+        #expect(ServerTLS.unusedKeysWarning(WorkerConfiguration.GRPC(), section: "worker.grpc") == nil)
+
         // An unreadable file (as a non-root user would see it; root reads anything, so only then).
         if geteuid() != 0 {
             let locked = certificates.path("locked.key")
             try FileManager.default.copyItem(atPath: certificates.serverKey, toPath: locked)
             try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: locked)
-            #expect(error { $0.tlsKeyPath = locked }?.contains("cannot be read") == true)
+            #expect(error { $0.tlsKeyPath = locked }?.hasSuffix("cannot be read: permission denied") == true)
         }
         // A file larger than the bound: an error, not a read of all of it.
         let huge = certificates.path("huge.pem")

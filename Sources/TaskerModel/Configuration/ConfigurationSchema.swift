@@ -194,6 +194,7 @@ enum ConfigurationSchema {
             ("worker.grpc.max_concurrent_streams", .integer(1...10000)),
             ("worker.grpc.max_frame_size", .integer(16384...16_777_215)),
             ("worker.grpc.max_connections", .integer(1...100_000)),  // ours
+            ("worker.grpc.tls_handshake_timeout_seconds", .integer(1...3600)),  // ours
             ("worker.grpc.max_connections_per_address", .integer(0...100_000)),  // ours
             ("worker.grpc.idle_timeout_seconds", .integer(1...86400)),  // ours
             ("worker.grpc.max_connection_age_seconds", .integer(0...604_800)),  // ours

@@ -376,6 +376,8 @@ extension WorkerConfiguration {
         public var tlsKeyPath = ""
         /// Ours: PEM CA certificates; set: clients must present a certificate signed by one (mutual TLS).
         public var tlsClientCaPath = ""
+        /// Ours: a connection whose TLS handshake is not complete this many seconds after it opened is closed.
+        public var tlsHandshakeTimeoutSeconds = 10
         public var keepaliveIntervalSeconds = 30
         public var keepaliveTimeoutSeconds = 20
         public var maxConcurrentStreams = 1000

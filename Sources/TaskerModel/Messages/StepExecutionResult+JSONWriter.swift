@@ -99,6 +99,7 @@ extension StepMessage {
         writer.uuid(stepUUID)
         writer.key("task_uuid")
         writer.uuid(taskUUID)
+        if let traceparent { writer.member("traceparent", traceparent) }
         writer.close("}")
         return writer.text
     }

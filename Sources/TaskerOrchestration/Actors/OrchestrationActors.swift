@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import TaskerModel
+import TaskerTelemetry
+import Tracing
 
 /// The commands the orchestration processes (upstream `OrchestrationCommand`).
 public enum OrchestrationCommand: Sendable, Equatable {
@@ -51,7 +53,20 @@ public actor OrchestrationCommandProcessorActor {
 
     /// Processes one command. On RabbitMQ the step messages it enqueued are published (confirmed)
     /// after its transactions committed, before it returns (`EnqueueJournal`, `OrchestrationBroker`).
+    ///
+    /// Each command runs in a span (issue #30; ``OrchestrationCommand/span``): `tasker.task.initialize`
+    /// under the current one (the task API request's), `tasker.step.result.process` under the worker's
+    /// step span that the result message carries, `tasker.task.finalize` and `tasker.task.readiness`;
+    /// the step messages it enqueues carry their `tasker.step.enqueue` spans.
     public func process(_ command: OrchestrationCommand) async throws -> OrchestrationCommandResult {
+        let (name, kind, parent) = command.span
+        return try await withSpan(name, context: parent ?? ServiceContext.current ?? .topLevel, ofKind: kind) { span in
+            span.attributes = command.spanAttributes
+            return try await processTraced(command)
+        }
+    }
+
+    private func processTraced(_ command: OrchestrationCommand) async throws -> OrchestrationCommandResult {
         guard let broker = context.broker else { return try await run(command) }
         let journal = EnqueueJournal()
         do {
@@ -79,5 +94,35 @@ public actor OrchestrationCommandProcessorActor {
         case .processTaskReadiness(let task):
             return .taskReadinessProcessed(try await context.locks.withLock(task) { try await readiness.process(task) })
         }
+    }
+}
+
+extension OrchestrationCommand {
+    /// The command's span: its name, kind, and the parent it continues (nil: the current context).
+    var span: (name: String, kind: SpanKind, parent: ServiceContext?) {
+        switch self {
+        case .initializeTask: return ("tasker.task.initialize", .internal, nil)
+        case .processStepResult(let message, _):
+            var parent = ServiceContext.topLevel
+            parent.traceParent = message.traceparent.flatMap { TraceParent(header: $0) }
+            return ("tasker.step.result.process", .consumer, parent.traceParent == nil ? nil : parent)
+        case .finalizeTask: return ("tasker.task.finalize", .internal, nil)
+        case .processTaskReadiness: return ("tasker.task.readiness", .internal, nil)
+        }
+    }
+
+    var spanAttributes: SpanAttributes {
+        var attributes: SpanAttributes = [:]
+        switch self {
+        case .initializeTask(let request, _):
+            attributes["tasker.namespace"] = request.namespace
+            attributes["tasker.task_name"] = request.name
+        case .processStepResult(let message, _):
+            attributes["tasker.task_uuid"] = message.taskUUID.uuidString.lowercased()
+            attributes["tasker.step_uuid"] = message.stepUUID.uuidString.lowercased()
+        case .finalizeTask(let task), .processTaskReadiness(let task):
+            attributes["tasker.task_uuid"] = task.uuidString.lowercased()
+        }
+        return attributes
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerTelemetry
+import Tracing
 
 /// Enqueues a task's ready steps (upstream `step_enqueuer.rs`): the viable steps are the
 /// `ready_for_execution` rows of `get_step_readiness_status`; a step in `waiting_for_retry` first
@@ -41,7 +43,7 @@ struct StepEnqueuerService: Sendable {
         let queue = QueueNames.workerQueue(namespace: task.namespace)
         var enqueued: [UUID] = []
         for step in readiness where step.readyForExecution {
-            let message = StepMessage(taskUUID: task.taskUUID, stepUUID: step.stepUUID, correlationID: task.correlationID)
+            let message = Self.message(task: task, step: step.stepUUID)
             let journal = EnqueueJournal.current
             if try enqueue(
                 c, step: step.stepUUID, state: step.currentState, queue: queue, message: try PostgresJSON(message),
@@ -94,7 +96,7 @@ struct StepEnqueuerService: Sendable {
             default:
                 return nil
             }
-            let message = StepMessage(taskUUID: task.taskUUID, stepUUID: step.stepUUID, correlationID: task.correlationID)
+            let message = Self.message(task: task, step: step.stepUUID)
             let journal = EnqueueJournal.current
             statements.append(
                 try TransitionRepository.enqueueStepAssertedStatement(
@@ -131,5 +133,21 @@ struct StepEnqueuerService: Sendable {
             return false
         }
         return try TransitionRepository.enqueueStep(c, stepUUID: step, queue: queue, message: message, sendInPGMQ: sendInPGMQ)
+    }
+
+    /// The step message of `step`, with its `tasker.step.enqueue` span (producer, under the current
+    /// span: the task's initialization or the result processing that made the step ready) as its
+    /// `traceparent`: the worker's `tasker.step` continues from it.
+    static func message(task: TaskIdentity, step: UUID) -> StepMessage {
+        let span = startSpan("tasker.step.enqueue", ofKind: .producer)
+        defer { span.end() }
+        span.updateAttributes { attributes in
+            attributes["tasker.task_uuid"] = task.taskUUID.uuidString.lowercased()
+            attributes["tasker.step_uuid"] = step.uuidString.lowercased()
+            attributes["tasker.namespace"] = task.namespace
+        }
+        return StepMessage(
+            taskUUID: task.taskUUID, stepUUID: step, correlationID: task.correlationID,
+            traceparent: span.context.traceParent?.header)
     }
 }

@@ -39,6 +39,8 @@ enum OrchestrationRoutes {
 
     static func makeRouter(queries: TaskQueries, authenticator: WorkerAuthenticator, requestTimeout: Duration) -> Router<Context> {
         let router = Router(context: Context.self)
+        // A server span per request (issue #30), continuing a caller's `traceparent`.
+        router.add(middleware: TracingMiddleware())
         router.add(middleware: APIErrorMiddleware())
         router.add(middleware: CrossSiteRequestMiddleware())
         router.add(middleware: RequestTimeoutMiddleware(timeout: requestTimeout))

@@ -7,6 +7,7 @@ import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerTelemetry
 
 /// A message that arrived for a worker queue, by notification or by polling.
 package struct StepDelivery: Sendable {
@@ -284,10 +285,15 @@ package final class StepExecutor: Sendable {
         }
         StepMetrics.claimed(message.stepUUID, namespace: hydrated.namespace, since: claimStart, in: statistics)
         capacity.claimDispatched()
+        // From here the step's message carries the worker's step span (its result message to
+        // orchestration continues the trace from there).
+        let trace = StepTrace.claimed(message, hydrated, since: claimStart)
+        var traced = message
+        traced.traceparent = trace.traceParent?.header
         await dispatch.send(
             ClaimedStep(
-                message: message, hydrated: hydrated, definition: definition,
-                dependencyResults: dependencies, attempts: attempts))
+                message: traced, hydrated: hydrated, definition: definition,
+                dependencyResults: dependencies, attempts: attempts, trace: trace))
         return .handled
     }
 

@@ -6,6 +6,7 @@ import Synchronization
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import Tracing
 
 /// Drains the completion channel: stores each result with `StepRepository.complete` (one
 /// transaction: transition, `results`, `in_process = false`, message to orchestration), then fires
@@ -232,6 +233,11 @@ final class CompletionProcessorService: Service, Sendable {
         published: Bool = false
     ) async {
         let result = completion.result
+        if let trace = completion.step.trace {
+            trace.phase("tasker.step.result", since: storeStart, attributes: ["tasker.result.stored": .bool(outcome != .notInProgress)])
+                .end()
+            trace.end(result)
+        }
         let elapsed = completion.step.claimedAt.duration(to: .now)
         StepMetrics.executionTime(elapsed, in: statistics)
         StepMetrics.resultStored(completion, stored: outcome != .notInProgress, since: storeStart, in: statistics)

@@ -13,10 +13,13 @@ package struct ClaimedStep: Sendable {
     /// `attempts` after the claim.
     package let attempts: Int
     let claimedAt: ContinuousClock.Instant
+    /// The step's spans (`tasker.step` and its phases); nil where no claim started one (tests).
+    package let trace: StepTrace?
 
     package init(
         message: StepMessage, hydrated: HydratedStep, definition: StepDefinition?,
-        dependencyResults: [String: StepExecutionResult], attempts: Int, claimedAt: ContinuousClock.Instant = .now
+        dependencyResults: [String: StepExecutionResult], attempts: Int, claimedAt: ContinuousClock.Instant = .now,
+        trace: StepTrace? = nil
     ) {
         self.message = message
         self.hydrated = hydrated
@@ -24,6 +27,7 @@ package struct ClaimedStep: Sendable {
         self.dependencyResults = dependencyResults
         self.attempts = attempts
         self.claimedAt = claimedAt
+        self.trace = trace
     }
 }
 

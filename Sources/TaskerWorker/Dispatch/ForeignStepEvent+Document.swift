@@ -2,6 +2,8 @@ import Foundation
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerTelemetry
+import Tracing
 
 extension ForeignStepEvent {
     /// Why a claimed step could not be turned into an event (its rows did not read as JSON).
@@ -10,7 +12,7 @@ extension ForeignStepEvent {
     }
 
     /// The event of a claimed step, as upstream's `FfiStepEvent`:
-    /// `{"event_id","task_uuid","step_uuid","correlation_id","trace_id":null,"span_id":null,
+    /// `{"event_id","task_uuid","step_uuid","correlation_id","trace_id","span_id",
     /// "task_correlation_id","parent_correlation_id","task_sequence_step"}` where
     /// `task_sequence_step` is upstream's `TaskSequenceStep`:
     /// `{"task":{"task":{<tasks columns>},"task_name","task_version","namespace_name"},
@@ -18,9 +20,12 @@ extension ForeignStepEvent {
     /// "dependency_results":{"<step name>":<StepExecutionResult>},"step_definition":{<template step>}}`.
     /// The step is as claimed (`attempts` counted, `in_process`), with `checkpoint` (the stored
     /// one, or the one just yielded). `readyAt`: where the poll wake-up latency counts from.
+    /// `trace`: the handler span the foreign handler runs under (by default the current task's), whose
+    /// ids fill `trace_id` (32 hex digits) and `span_id` (16), so that a foreign handler's own spans
+    /// (the OpenTelemetry SDK of its language) continue the step's trace; null without one.
     package static func make(
         _ step: ClaimedStep, definition: StepDefinition, checkpoint: JSONValue?, id: UUID = .v7(),
-        readyAt: ContinuousClock.Instant = .now
+        readyAt: ContinuousClock.Instant = .now, trace: TraceParent? = ServiceContext.current?.traceParent
     ) throws(DocumentError)
         -> ForeignStepEvent
     {
@@ -52,8 +57,8 @@ extension ForeignStepEvent {
             "correlation_id": correlation,
             "task_correlation_id": correlation,
             "parent_correlation_id": task["parent_correlation_id"] ?? .null,
-            "trace_id": .null,
-            "span_id": .null,
+            "trace_id": trace.map { .string($0.traceID.hex) } ?? .null,
+            "span_id": trace.map { .string($0.spanID.hex) } ?? .null,
             "task_sequence_step": .object([
                 "task": .object([
                     "task": .object(task), "task_name": .string(hydrated.taskName),

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import Synchronization
 import TaskerModel
 import TaskerPostgres
+import Tracing
 
 /// Runs step handlers concurrently, at most `maxConcurrentHandlers` at a time, and hands every
 /// result to the completion channel.
@@ -92,7 +93,17 @@ package final class HandlerDispatchService: Service, Sendable {
         try? await gracefulShutdown()
     }
 
+    /// Runs `step` under its `tasker.step.handler` span: the handler's task sees it as
+    /// `ServiceContext.current` (its own spans nest under it, its log lines carry its ids, a foreign
+    /// handler's event carries them as `trace_id`/`span_id`).
     private func execute(_ step: ClaimedStep) async {
+        let callable = step.definition?.handler.callable ?? step.hydrated.templateStepName
+        let span = step.trace?.phase("tasker.step.handler", attributes: ["tasker.handler": .string(callable)])
+        defer { span?.end() }
+        await ServiceContext.withValue(span?.context ?? .topLevel) { await executeTraced(step) }
+    }
+
+    private func executeTraced(_ step: ClaimedStep) async {
         let startedAt = Date()
         let resolution = step.definition.map { registry.resolve($0.handler, templateStepName: step.hydrated.templateStepName) }
         guard let definition = step.definition, let handler = resolution?.handler else {

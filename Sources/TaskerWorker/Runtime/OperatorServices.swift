@@ -13,10 +13,23 @@ import TaskerHTTP
 /// routes with `RequirePermissionMiddleware`, gRPC the config and template services with
 /// `GRPCAuthInterceptor`; health, metrics, API docs, `grpc.health.v1` and reflection stay open.
 ///
-/// TLS: each enabled server's `tls_*` files are read and checked here, before anything starts, so a
-/// missing file or a key that does not match its certificate stops the boot with the key named.
+/// TLS: each enabled server's `tls_*` files are read and checked by ``loadTLS(_:)``, which the
+/// daemon calls before anything else at boot, so a missing file or a key that does not match its
+/// certificate stops the boot with the key named.
 enum OperatorServices {
-    static func make(runtime: WorkerRuntime, authenticator: WorkerAuthenticator) throws(ServerTLSError) -> [any Service] {
+    /// The TLS material of the enabled servers (nil: plaintext, or the server is off).
+    struct TLS: Sendable {
+        var web: ServerTLS?
+        var grpc: ServerTLS?
+    }
+
+    static func loadTLS(_ worker: WorkerConfiguration) throws(ServerTLSError) -> TLS {
+        TLS(
+            web: worker.web.enabled ? try ServerTLS.load(worker.web, section: "worker.web") : nil,
+            grpc: worker.grpc.enabled ? try ServerTLS.load(worker.grpc, section: "worker.grpc") : nil)
+    }
+
+    static func make(runtime: WorkerRuntime, authenticator: WorkerAuthenticator, tls: TLS) -> [any Service] {
         var services: [any Service] = []
         let web = runtime.configuration.worker.web
         let grpc = runtime.configuration.worker.grpc
@@ -25,16 +38,13 @@ enum OperatorServices {
                 RequirePermissionMiddleware<WorkerRequestContext>(authenticator: authenticator, permission: permission)
             }
             services.append(
-                WorkerWebServer(
-                    runtime: runtime, authorizer: authenticator.isEnabled ? guardRoutes : nil,
-                    tls: try ServerTLS.load(web, section: "worker.web")))
+                WorkerWebServer(runtime: runtime, authorizer: authenticator.isEnabled ? guardRoutes : nil, tls: tls.web))
         }
         if grpc.enabled {
             let interceptors: [any ServerInterceptor] =
                 authenticator.isEnabled
                 ? [GRPCAuthInterceptor(authenticator: authenticator)] : []
-            services.append(
-                WorkerGRPCServer(runtime: runtime, interceptors: interceptors, tls: try ServerTLS.load(grpc, section: "worker.grpc")))
+            services.append(WorkerGRPCServer(runtime: runtime, interceptors: interceptors, tls: tls.grpc))
         }
         return services
     }

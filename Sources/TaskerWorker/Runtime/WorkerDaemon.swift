@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TaskerAuth
+import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
@@ -122,6 +123,13 @@ public final class WorkerDaemon: Service, Sendable {
     /// servers and the pipeline until graceful shutdown. Throws when boot fails (templates cannot be
     /// registered, `AuthConfigurationError`). Installs no signal handlers: the enclosing group does.
     public func run() async throws {
+        // TLS files first: a bad one stops the boot before the database is touched.
+        let tls = try OperatorServices.loadTLS(configuration.worker)
+        for (settings, section) in [
+            (configuration.worker.web as any TLSListenerSettings, "worker.web"), (configuration.worker.grpc, "worker.grpc"),
+        ] {
+            if let warning = ServerTLS.unusedKeysWarning(settings, section: section) { logger.warning("\(warning)") }
+        }
         for problem in templateReport.problems {
             logger.error("invalid task template (skipped)", metadata: ["problem": "\(problem)"])
         }
@@ -151,7 +159,7 @@ public final class WorkerDaemon: Service, Sendable {
         StepMetrics.serve(namespaces: namespaces)
         // Shut down in reverse: event system, dispatch, completion, actors' hooks, pool, then the
         // operator servers (they keep answering health probes while the pipeline drains).
-        let services = try OperatorServices.make(runtime: runtime, authenticator: authenticator) + pipeline
+        let services = OperatorServices.make(runtime: runtime, authenticator: authenticator, tls: tls) + pipeline
         var groupConfiguration = ServiceGroupConfiguration(
             services: services.map {
                 .init(

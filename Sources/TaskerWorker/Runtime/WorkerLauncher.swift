@@ -54,12 +54,18 @@ public enum WorkerLauncher {
         for warning in loaded.warnings {
             logger.warning("configuration warning", metadata: ["warning": "\(warning)"])
         }
+        let telemetry: [any Service]
+        do {
+            telemetry = try WorkerTelemetry.bootstrap()
+        } catch {
+            throw LaunchError(description: "invalid configuration\n\(error)")
+        }
         do {
             try await run(
                 WorkerDaemon(
                     configuration: loaded.configuration, handlers: handlers, identity: identity,
                     logger: logger),
-                beside: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                beside: telemetry + services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         } catch let error as AuthConfigurationError {
             throw LaunchError(description: "invalid configuration\n\(error)")
         } catch let error as ServerTLSError {

@@ -410,10 +410,12 @@ class Cluster:
         orchestration.wait_for_http(f"http://127.0.0.1:{port}/health")
         return f"127.0.0.1:{port}"
 
-    def start_python_host(self, *, config: dict[str, Any] | None = None, threads: int = 4, name: str = "host") -> Process:
-        """tests/hosts/python_host.py (our API with fixtures/handlers/py_handlers.py); waits for READY."""
+    def start_python_host(self, *, config: dict[str, Any] | None = None, threads: int = 4, name: str = "host",
+                          env: dict[str, str] | None = None) -> Process:
+        """tests/hosts/python_host.py (our API with fixtures/handlers/py_handlers.py), with ``env`` over
+        the test's environment; waits for READY."""
         host = self.start(name, [sys.executable, str(HOSTS / "python_host.py")], {
-            "TASKER_HOST_CONFIG": json.dumps(config or {}), "TASKER_HOST_THREADS": str(threads)})
+            "TASKER_HOST_CONFIG": json.dumps(config or {}), "TASKER_HOST_THREADS": str(threads), **(env or {})})
         host.wait_for_line("READY")
         return host
 

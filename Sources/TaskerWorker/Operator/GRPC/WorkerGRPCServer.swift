@@ -33,7 +33,7 @@ struct WorkerGRPCServer: Service {
     ///   - tls: the listener's TLS material (`ServerTLS.load` of `worker.grpc`); nil: plaintext.
     ///   - logger: the server's logger.
     package init(
-        runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [], tls: ServerTLS? = nil,
+        runtime: WorkerRuntime, interceptors: [any ServerInterceptor] = [], tls: ServerTLS?,
         logger: Logger = Logger(label: "tasker.grpc")
     ) {
         self.runtime = runtime
@@ -133,7 +133,8 @@ struct WorkerGRPCServer: Service {
     /// HTTP/2 settings and connection limits from `worker.grpc`: keepalive, maximum concurrent
     /// streams and frame size; `idle_timeout_seconds` (GOAWAY when no RPC runs), `max_connection_age_seconds`
     /// and its grace; at most `max_connections` open connections (`ConnectionCap` on the listener; more
-    /// wait in the listen backlog); and `SilentConnectionCloser` on every connection. The transport
+    /// wait in the listen backlog); `SilentConnectionCloser` on every connection, and with TLS a deadline
+    /// for the handshake (`TLSHandshakeDeadlineHandler`). The transport
     /// offers its per-connection hooks as "debugging callbacks"; they are the documented place to add
     /// handlers to the listener and to each accepted connection.
     static func transportConfig(
@@ -169,6 +170,11 @@ struct WorkerGRPCServer: Service {
                     try connection.pipeline.syncOperations.addHandler(
                         SilentConnectionCloser(limit: silence, logger: logger), position: .first)
                     try connection.pipeline.syncOperations.addHandler(perAddress.makeHandler(), position: .first)
+                    // With TLS: the handshake within tls_handshake_timeout_seconds (the silence limit
+                    // above counts a trickled handshake's bytes as activity).
+                    try TLSHandshakeDeadlineHandler.add(
+                        to: connection, timeout: .seconds(Int64(max(1, settings.tlsHandshakeTimeoutSeconds))), server: "grpc",
+                        logger: logger)
                 }
             }
         }

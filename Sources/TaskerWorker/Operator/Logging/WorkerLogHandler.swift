@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TaskerModel
+import TaskerTelemetry
 
 /// The worker's swift-log handler (see `WorkerLogging`): text or JSON lines, with the global and
 /// per-task metadata of `WorkerLogging` under the logger's own and the call's metadata.
@@ -41,6 +42,12 @@ package struct WorkerLogHandler: LogHandler {
         if let override { merged.merge(override.metadata) { _, new in new } }
         merged.merge(metadata) { _, new in new }
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        // The current span (issue #30): a line logged inside a step's handler, or any traced work,
+        // carries `trace_id` and `span_id`.
+        if let trace = Telemetry.current {
+            merged["trace_id"] = "\(trace.traceID.hex)"
+            merged["span_id"] = "\(trace.spanID.hex)"
+        }
         if let own = event.metadata { merged.merge(own) { _, new in new } }
         if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
         let record = LogRecord(

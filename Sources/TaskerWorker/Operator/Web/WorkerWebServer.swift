@@ -32,7 +32,7 @@ struct WorkerWebServer: Service {
     private let logger: Logger
 
     package init(
-        runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, tls: ServerTLS? = nil, logger: Logger = Logger(label: "tasker.web")
+        runtime: WorkerRuntime, authorizer: WebAuthorizer? = nil, tls: ServerTLS?, logger: Logger = Logger(label: "tasker.web")
     ) {
         self.runtime = runtime
         self.authorizer = authorizer

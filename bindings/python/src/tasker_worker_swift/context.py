@@ -70,6 +70,18 @@ class StepContext:
     retry: RetryInfo
     checkpoint: Checkpoint | None
     event: dict[str, Any] = field(repr=False)
+    #: The worker's span this handler runs under (W3C ids, lowercase hex: 32 and 16 digits), or None.
+    trace_id: str | None = None
+    span_id: str | None = None
+
+    @property
+    def traceparent(self) -> str | None:
+        """The W3C ``traceparent`` of the worker's handler span, for continuing the step's trace with
+        OpenTelemetry: ``TraceContextTextMapPropagator().extract({"traceparent": ctx.traceparent})``
+        gives the context to start the handler's own spans in. None when the event carries no trace."""
+        if self.trace_id is None or self.span_id is None:
+            return None
+        return f"00-{self.trace_id}-{self.span_id}-01"
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> "StepContext":
@@ -109,6 +121,8 @@ class StepContext:
             ),
             checkpoint=checkpoint,
             event=dict(event),
+            trace_id=_hex_id(event.get("trace_id"), 32),
+            span_id=_hex_id(event.get("span_id"), 16),
         )
 
     def input(self, key: str, default: Any = None) -> Any:
@@ -144,3 +158,10 @@ class StepContext:
     def is_no_op_batch(self) -> bool:
         """True for the placeholder worker of a batch with no items."""
         return bool(self.inputs.get("is_no_op", False))
+
+
+def _hex_id(value: Any, digits: int) -> str | None:
+    """A trace or span id as W3C Trace Context writes it (lowercase hex, not all zeros), else None."""
+    if not isinstance(value, str) or len(value) != digits or value.strip("0") == "":
+        return None
+    return value if all(c in "0123456789abcdef" for c in value) else None
