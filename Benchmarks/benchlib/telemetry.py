@@ -5,6 +5,7 @@ every span sampled, OTLP/HTTP protobuf to a collector in this process that reads
 its spans and answers 200), ROUNDS rounds each. Figures per mode (medians of the rounds): steps/s, the
 worker's and the server's CPU per step; the spans the collector received per step; and the ratios
 on ÷ off of steps/s and worker CPU per step, measured in this one run."""
+import collections
 import statistics
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,16 +49,20 @@ def _fields(data):
         yield field, wire, value
 
 
-def count_spans(body):
-    """Spans in an ExportTraceServiceRequest: resource_spans (1) → scope_spans (2) → spans (2)."""
-    n = 0
+def span_names(body):
+    """The names (field 5) of the spans in an ExportTraceServiceRequest: resource_spans (1) →
+    scope_spans (2) → spans (2)."""
+    names = []
     for field, _, resource_spans in _fields(body):
         if field != 1:
             continue
         for f2, _, scope_spans in _fields(resource_spans):
-            if f2 == 2:
-                n += sum(1 for f3, _, _ in _fields(scope_spans) if f3 == 2)
-    return n
+            if f2 != 2:
+                continue
+            for f3, _, span in _fields(scope_spans):
+                if f3 == 2:
+                    names += [value.decode() for f4, _, value in _fields(span) if f4 == 5]
+    return names
 
 
 class Collector:
@@ -65,15 +70,17 @@ class Collector:
 
     def __init__(self):
         self.spans = self.requests = self.bytes = 0
+        self.names = collections.Counter()
         self.lock = threading.Lock()
         collector = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                spans = count_spans(body)
+                names = span_names(body)
                 with collector.lock:
-                    collector.spans += spans
+                    collector.spans += len(names)
+                    collector.names.update(names)
                     collector.requests += 1
                     collector.bytes += len(body)
                 self.send_response(200)
@@ -128,7 +135,8 @@ def telemetry(b):
         "steps_per_s_on_over_off": round(on["steps_per_s"] / off["steps_per_s"], 3),
         "worker_cpu_per_step_on_over_off": round(on["worker_cpu_ms_per_step"] / off["worker_cpu_ms_per_step"], 3),
     }
-    b.results["telemetry"] = {"c": C, "steps": n, "rounds": ROUNDS[b.results["mode"]], "runs": runs, "summary": summary}
+    b.results["telemetry"] = {"c": C, "steps": n, "rounds": ROUNDS[b.results["mode"]], "runs": runs, "summary": summary,
+                              "span_names": dict(collector.names.most_common(20))}
 
 
 def lines(R):
@@ -144,5 +152,6 @@ def lines(R):
         out.append(f"{mode:7} {m['steps_per_s']:>8.0f} {m['worker_cpu_ms_per_step']:>12.3f} {m['server_cpu_ms_per_step']:>9.3f}"
                    f" {m['spans_per_step'] or 0:>8.2f} {m['export_bytes_per_step'] or 0:>8.0f}")
     out.append(f"  on ÷ off: steps/s {s['ratios']['steps_per_s_on_over_off']}, worker CPU per step "
-               f"{s['ratios']['worker_cpu_per_step_on_over_off']}")
+               f"{s['ratios']['worker_cpu_per_step_on_over_off']}; spans received by name: "
+               + ", ".join(f"{name} {count}" for name, count in t.get("span_names", {}).items()))
     return out

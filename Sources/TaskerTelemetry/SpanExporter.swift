@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Sends ended spans to an OTLP/HTTP collector (`TelemetrySettings.tracesEndpoint`, protobuf or JSON), a
 /// `Service` of the process's group.
@@ -63,7 +64,11 @@ public final class SpanExporter: Service, SpanSink, Sendable {
     }
 
     public func run() async throws {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // Its own requests are not traced: AsyncHTTPClient would otherwise make a span of each export
+        // with the global tracer (this one), and export it, and so on.
+        var configuration = HTTPClient.Configuration()
+        configuration.tracing.tracer = nil
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let delay = Duration.milliseconds(settings.scheduleDelayMilliseconds)
         let wake = self.wake
         let ticker = Task {
