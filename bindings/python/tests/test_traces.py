@@ -91,6 +91,9 @@ def test_a_task_with_swift_and_python_steps_is_one_trace(tools: Tools, database:
         assert handler.attributes.get("tasker.handler") == "py.traced"
         assert all(s.trace_id == trace for s in spans if s.attributes.get("tasker.task_uuid") == task)
         assert "application/x-protobuf" in receiver.requests
+        # The exporter's own requests are not traced (they would feed back: a span per export).
+        assert not [s for s in receiver.received() if s.kind == 3 and s.service.startswith("tasker-")], \
+            [(s.service, s.name) for s in receiver.received() if s.kind == 3]
     finally:
         world.close()
         receiver.close()
