@@ -342,7 +342,12 @@ let package = Package(
         .testTarget(name: "TaskerFuzzChecksTests", dependencies: ["TaskerFuzzChecks"]),
         .testTarget(
             name: "TaskerTelemetryTests",
-            dependencies: ["TaskerTelemetry", .product(name: "Tracing", package: "swift-distributed-tracing")]),
+            dependencies: [
+                "TaskerTelemetry", .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "TaskerMessagingTests",
             dependencies: [

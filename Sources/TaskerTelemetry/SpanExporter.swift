@@ -20,12 +20,16 @@ import Tracing
 ///   and counted. Other answers (4xx) drop at once.
 /// - **Counted**: `tasker_telemetry_spans_exported_total`, `tasker_telemetry_spans_dropped_total{reason=
 ///   queue_full|export_failed}`, `tasker_telemetry_export_requests_total{outcome}` (in `/metrics`).
-/// - **Shutdown**: what is buffered is sent once more, within the export timeout.
+/// - **Shutdown**: what is buffered is sent once more, without retries, each request within the export
+///   timeout (while the process's group allows: a forced stop drops it). Runs again after a shutdown.
 public final class SpanExporter: Service, SpanSink, Sendable {
     public let settings: TelemetrySettings
     private let buffer: Mutex<SpanBuffer>
-    private let wakeups: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    /// Wakes the running export loop (a fresh stream per `run`, so the exporter can run again after a
+    /// shutdown: an embedded worker started twice in one process).
+    private let wake = Mutex<AsyncStream<Void>.Continuation?>(nil)
+    /// Set at graceful shutdown: no more retries or backoff sleeps.
+    private let stopping = Mutex(false)
     private let counts = Mutex(Statistics())
     private let logger: Logger
 
@@ -42,7 +46,6 @@ public final class SpanExporter: Service, SpanSink, Sendable {
         self.settings = settings
         self.logger = logger
         buffer = Mutex(SpanBuffer(capacity: settings.maxQueueSize, batchSize: settings.maxExportBatchSize))
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     public var statistics: Statistics {
@@ -55,22 +58,29 @@ public final class SpanExporter: Service, SpanSink, Sendable {
             counts.withLock { $0.droppedQueueFull += 1 }
             Counter(label: "tasker_telemetry_spans_dropped_total", dimensions: [("reason", "queue_full")]).increment()
         }
-        if batchReady { wake.yield() }
+        if batchReady { flushSoon() }
     }
 
     /// Sends soon whatever waits (`Tracer.forceFlush`).
     public func flushSoon() {
-        wake.yield()
+        _ = wake.withLock { $0?.yield() }
     }
 
     public func run() async throws {
         // Its own requests are not traced: AsyncHTTPClient would otherwise make a span of each export
-        // with the global tracer (this one), and export it, and so on.
+        // with the global tracer (this one), and export it, and so on. Every request is bounded as a
+        // whole (a collector that sends a head and stalls its body is cut off at the read timeout), and
+        // redirects are not followed.
         var configuration = HTTPClient.Configuration()
         configuration.tracing.tracer = nil
+        let timeout = TimeAmount.milliseconds(Int64(settings.exportTimeoutMilliseconds))
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: timeout, read: timeout)
+        configuration.redirectConfiguration = .disallow
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wake.withLock { $0 = wake }
+        stopping.withLock { $0 = false }
         let delay = Duration.milliseconds(settings.scheduleDelayMilliseconds)
-        let wake = self.wake
         let ticker = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: delay)
@@ -82,28 +92,30 @@ public final class SpanExporter: Service, SpanSink, Sendable {
                 await exportWaiting(client)
             }
         } onGracefulShutdown: {
+            self.stopping.withLock { $0 = true }
             wake.finish()
         }
         ticker.cancel()
-        // What is left, once; retries would hold the shutdown.
-        await exportWaiting(client, retries: false)
+        self.wake.withLock { $0 = nil }
+        // What is left, once, without retries (they would hold the shutdown).
+        await exportWaiting(client)
         try? await client.shutdown()
     }
 
     /// Sends every waiting span, a batch at a time.
-    private func exportWaiting(_ client: HTTPClient, retries: Bool = true) async {
+    private func exportWaiting(_ client: HTTPClient) async {
         while true {
             let batch = buffer.withLock { $0.takeBatch() }
             guard !batch.isEmpty else { return }
-            await send(batch, client: client, retries: retries)
+            await send(batch, client: client)
         }
     }
 
-    private func send(_ batch: [FinishedSpan], client: HTTPClient, retries: Bool) async {
+    private func send(_ batch: [FinishedSpan], client: HTTPClient) async {
         let body =
             settings.encoding == .protobuf
             ? OTLPProtobuf.request(batch, serviceName: settings.serviceName) : OTLPJSON.request(batch, serviceName: settings.serviceName)
-        let backoff: [Duration] = retries ? [.milliseconds(500), .seconds(1), .seconds(2)] : []
+        let backoff: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2)]
         var attempt = 0
         var lastProblem = ""
         while true {
@@ -119,7 +131,7 @@ public final class SpanExporter: Service, SpanSink, Sendable {
                 counts.withLock { $0.failedRequests += 1 }
                 Counter(label: "tasker_telemetry_export_requests_total", dimensions: [("outcome", "failed")]).increment()
                 lastProblem = problem
-                if case .retryable = outcome, attempt < backoff.count, !Task.isCancelled {
+                if case .retryable = outcome, attempt < backoff.count, !Task.isCancelled, !stopping.withLock({ $0 }) {
                     try? await Task.sleep(for: backoff[attempt])
                     attempt += 1
                     continue
@@ -145,17 +157,34 @@ public final class SpanExporter: Service, SpanSink, Sendable {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: settings.encoding == .protobuf ? "application/x-protobuf" : "application/json")
         request.body = .bytes(ByteBuffer(bytes: body))
-        do {
-            let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.exportTimeoutMilliseconds)))
-            // The collector's answer is read and discarded, at most 64 KiB of it.
-            _ = try? await response.body.collect(upTo: 64 << 10)
-            switch response.status.code {
-            case 200..<300: return .sent
-            case 429, 502, 503, 504: return .retryable("HTTP \(response.status.code)")
-            default: return .refused("HTTP \(response.status.code)")
+        let prepared = request
+        let timeout = Duration.milliseconds(settings.exportTimeoutMilliseconds)
+        // One deadline for the whole exchange, head and body: AsyncHTTPClient's own deadline ends at
+        // the response head, and a collector that answers a head and stalls its body would hold the
+        // exporter forever. The request's task is cancelled at the deadline (AHC cancels the request).
+        return await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask {
+                do {
+                    let response = try await client.execute(
+                        prepared, timeout: .milliseconds(Int64(self.settings.exportTimeoutMilliseconds)))
+                    // The collector's answer is read and discarded, at most 64 KiB of it.
+                    _ = try await response.body.collect(upTo: 64 << 10)
+                    switch response.status.code {
+                    case 200..<300: return .sent
+                    case 429, 502, 503, 504: return .retryable("HTTP \(response.status.code)")
+                    default: return .refused("HTTP \(response.status.code)")
+                    }
+                } catch {
+                    return .retryable("\(error)")
+                }
             }
-        } catch {
-            return .retryable("\(error)")
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .retryable("no complete answer within \(settings.exportTimeoutMilliseconds) ms")
         }
     }
 }

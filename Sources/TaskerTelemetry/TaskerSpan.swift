@@ -27,6 +27,7 @@ public final class TaskerSpan: Span, Sendable {
     public let parentSpanID: SpanID?
     public let startNanoseconds: UInt64
     private let sink: (any SpanSink)?
+    private let limits: SpanLimits
     private let state: Mutex<State>
 
     private struct State {
@@ -39,8 +40,9 @@ public final class TaskerSpan: Span, Sendable {
 
     init(
         name: String, context: ServiceContext, kind: SpanKind, traceID: TraceID, spanID: SpanID, parentSpanID: SpanID?,
-        startNanoseconds: UInt64, sink: (any SpanSink)?
+        startNanoseconds: UInt64, sink: (any SpanSink)?, limits: SpanLimits = SpanLimits()
     ) {
+        self.limits = limits
         self.context = context
         self.kind = kind
         self.traceID = traceID
@@ -67,10 +69,10 @@ public final class TaskerSpan: Span, Sendable {
         state.withLock { if $0.recording { $0.status = status } }
     }
 
-    /// Events beyond 128 per span are not kept (a loop recording one per item must not grow a span
-    /// without bound).
+    /// Events beyond `SpanLimits.eventCount` per span are not kept (a loop recording one per item must
+    /// not grow a span without bound).
     public func addEvent(_ event: SpanEvent) {
-        state.withLock { if $0.recording, $0.events.count < 128 { $0.events.append(event) } }
+        state.withLock { if $0.recording, $0.events.count < limits.eventCount { $0.events.append(event) } }
     }
 
     /// As OpenTelemetry's semantic conventions: an `exception` event with the error's type and
@@ -93,11 +95,19 @@ public final class TaskerSpan: Span, Sendable {
             return state
         }
         guard let finished, let sink else { return }
+        // Bounded when handed on: whatever a failure message or an HTTP header held, a span keeps at
+        // most `SpanLimits` of it (the buffer counts spans, so each must be small).
+        let events = finished.events.map { event in
+            var bounded = event
+            bounded.attributes = limits.bounded(event.attributes)
+            return bounded
+        }
         sink.accept(
             FinishedSpan(
-                name: finished.name, kind: kind, traceID: traceID, spanID: spanID, parentSpanID: parentSpanID,
+                name: limits.cut(finished.name), kind: kind, traceID: traceID, spanID: spanID, parentSpanID: parentSpanID,
                 startNanoseconds: startNanoseconds, endNanoseconds: instant().nanosecondsSinceEpoch,
-                attributes: finished.attributes, events: finished.events, status: finished.status))
+                attributes: limits.bounded(finished.attributes), events: events,
+                status: finished.status.map { SpanStatus(code: $0.code, message: $0.message.map(limits.cut)) }))
     }
 }
 

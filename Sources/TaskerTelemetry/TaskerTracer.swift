@@ -12,10 +12,12 @@ public struct TaskerTracer: Tracer {
 
     let sampler: TelemetrySettings.Sampler
     let sink: (any SpanSink)?
+    let limits: SpanLimits
 
-    init(sampler: TelemetrySettings.Sampler, sink: (any SpanSink)?) {
+    init(sampler: TelemetrySettings.Sampler, sink: (any SpanSink)?, limits: SpanLimits = SpanLimits()) {
         self.sampler = sampler
         self.sink = sink
+        self.limits = limits
     }
 
     public func startSpan<Instant: TracerInstant>(
@@ -30,7 +32,8 @@ public struct TaskerTracer: Tracer {
         context.traceParent = TraceParent(traceID: traceID, spanID: spanID, sampled: sampled)
         return TaskerSpan(
             name: operationName, context: context, kind: kind, traceID: traceID, spanID: spanID,
-            parentSpanID: parent?.spanID, startNanoseconds: instant().nanosecondsSinceEpoch, sink: sampled ? sink : nil)
+            parentSpanID: parent?.spanID, startNanoseconds: instant().nanosecondsSinceEpoch, sink: sampled ? sink : nil,
+            limits: limits)
     }
 
     /// Whether a span of `traceID` under `parent` is recorded.

@@ -1,3 +1,5 @@
+import Tracing
+
 /// Trace export, configured as upstream's processes and the OpenTelemetry SDKs are: by environment.
 ///
 /// | variable | meaning | default |
@@ -13,6 +15,8 @@
 /// | `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` | spans per request at most | 512 |
 /// | `OTEL_BSP_SCHEDULE_DELAY` | ms between exports of a batch that is not full | 5000 |
 /// | `OTEL_EXPORTER_OTLP_TIMEOUT` | ms per export request | 10000 |
+/// | `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT` | a string attribute, event attribute or status message longer than this (bytes) is cut | 1024 |
+/// | `OTEL_ATTRIBUTE_COUNT_LIMIT` | attributes kept per span or event | 128 |
 ///
 /// Every value is checked; a bad one is an error naming the variable and what it must be.
 public struct TelemetrySettings: Sendable, Equatable {
@@ -27,6 +31,8 @@ public struct TelemetrySettings: Sendable, Equatable {
     public var maxExportBatchSize = 512
     public var scheduleDelayMilliseconds = 5000
     public var exportTimeoutMilliseconds = 10000
+    /// What one span may hold: its memory is bounded whatever an attribute or a failure message says.
+    public var limits = SpanLimits()
 
     /// `http/protobuf` (`application/x-protobuf`, OTLP's default) or `http/json` (`application/json`).
     public enum Encoding: String, Sendable, Equatable {
@@ -141,5 +147,46 @@ public struct TelemetrySettingsError: Error, CustomStringConvertible, Sendable, 
 
     public var description: String {
         "environment variable \(variable) has an invalid value \"\(value.prefix(200))\": must be \(expected)"
+    }
+}
+
+/// The most one span keeps (OpenTelemetry's attribute limits, with bounds of ours as defaults).
+public struct SpanLimits: Sendable, Equatable {
+    /// Bytes of a string value (attribute, event attribute, status message) kept; longer ones are cut.
+    public var valueLength = 1024
+    /// Attributes kept per span and per event.
+    public var attributeCount = 128
+    /// Events kept per span.
+    public var eventCount = 128
+
+    public init() {}
+
+    /// `attributes` within the limits: at most `attributeCount` (in key order), strings cut.
+    func bounded(_ attributes: SpanAttributes) -> SpanAttributes {
+        var kept: [(String, SpanAttribute)] = []
+        attributes.forEach { key, value in kept.append((key, value)) }
+        kept.sort { $0.0 < $1.0 }
+        var out: SpanAttributes = [:]
+        for (key, value) in kept.prefix(attributeCount) {
+            switch value {
+            case .string(let text): out[key] = SpanAttribute.string(cut(text))
+            case .stringArray(let texts): out[key] = SpanAttribute.stringArray(texts.prefix(attributeCount).map(cut))
+            default: out[key] = value as SpanAttribute
+            }
+        }
+        return out
+    }
+
+    /// `text` cut to at most `valueLength` bytes, never inside a UTF-8 sequence.
+    func cut(_ text: String) -> String {
+        guard text.utf8.count > valueLength else { return text }
+        var bytes = Array(text.utf8.prefix(valueLength))
+        // The last sequence: its lead byte, and whether all its bytes made it in.
+        var lead = bytes.count - 1
+        while lead > 0, bytes[lead] & 0xC0 == 0x80 { lead -= 1 }
+        let first = bytes[lead]
+        let length = first < 0x80 ? 1 : first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : 2
+        if bytes.count - lead < length { bytes.removeSubrange(lead...) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

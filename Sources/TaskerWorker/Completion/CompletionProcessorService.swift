@@ -190,6 +190,9 @@ final class CompletionProcessorService: Service, Sendable {
 
     /// The step is done with (stored, refused, or given up): it no longer counts against load shedding.
     private func settled(_ completion: StepCompletion) {
+        // A step whose result was stored ended its span in `finish`; any other (not encodable, given up
+        // at a forced stop, refused twice) ends it here, as not stored.
+        completion.step.trace?.abandon("the step's result was not stored")
         StepMetrics.completionFinished(completion)
         capacity?.resultSettled()
     }

@@ -20,12 +20,15 @@ extension ForeignStepEvent {
     /// "dependency_results":{"<step name>":<StepExecutionResult>},"step_definition":{<template step>}}`.
     /// The step is as claimed (`attempts` counted, `in_process`), with `checkpoint` (the stored
     /// one, or the one just yielded). `readyAt`: where the poll wake-up latency counts from.
-    /// `trace`: the handler span the foreign handler runs under (by default the current task's), whose
-    /// ids fill `trace_id` (32 hex digits) and `span_id` (16), so that a foreign handler's own spans
-    /// (the OpenTelemetry SDK of its language) continue the step's trace; null without one.
+    /// `trace`: the handler span the foreign handler runs under (by default the current task's, when it
+    /// is sampled), whose ids fill `trace_id` (32 hex digits) and `span_id` (16), so that a foreign
+    /// handler's own spans (the OpenTelemetry SDK of its language) continue the step's trace; null
+    /// without one, or when the step's trace is not sampled (the event has no flags field, and the
+    /// SDKs' `traceparent` marks the ids sampled).
     package static func make(
         _ step: ClaimedStep, definition: StepDefinition, checkpoint: JSONValue?, id: UUID = .v7(),
-        readyAt: ContinuousClock.Instant = .now, trace: TraceParent? = ServiceContext.current?.traceParent
+        readyAt: ContinuousClock.Instant = .now,
+        trace: TraceParent? = ServiceContext.current?.traceParent.flatMap { $0.sampled ? $0 : nil }
     ) throws(DocumentError)
         -> ForeignStepEvent
     {

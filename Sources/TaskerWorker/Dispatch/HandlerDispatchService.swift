@@ -99,9 +99,15 @@ package final class HandlerDispatchService: Service, Sendable {
     private func execute(_ step: ClaimedStep) async {
         let callable = step.definition?.handler.callable ?? step.hydrated.templateStepName
         let span = step.trace?.phase("tasker.step.handler", attributes: ["tasker.handler": .string(callable)])
-        defer { span?.end() }
-        await ServiceContext.withValue(span?.context ?? .topLevel) { await executeTraced(step) }
+        defer { span?.end() }  // a forced stop; otherwise `finish` ended it (a span ends once)
+        await ServiceContext.withValue(span?.context ?? .topLevel) {
+            await Self.$handlerSpan.withValue(span) { await executeTraced(step) }
+        }
     }
+
+    /// The running step's `tasker.step.handler` span, ended by `finish` when the handler's outcome is
+    /// known (not after the result is queued for storage, nor when an overdue handler finally returns).
+    @TaskLocal static var handlerSpan: (any Span)?
 
     private func executeTraced(_ step: ClaimedStep) async {
         let startedAt = Date()
@@ -249,6 +255,10 @@ package final class HandlerDispatchService: Service, Sendable {
     }
 
     func finish(_ step: ClaimedStep, _ result: StepExecutionResult) async {
+        if let span = Self.handlerSpan {
+            if !result.success { span.setStatus(SpanStatus(code: .error, message: result.error?.message)) }
+            span.end()
+        }
         StepMetrics.handlerFinished(step, result)
         await completions.send(StepCompletion(step: step, result: result))
         if Task.isCancelled {

@@ -51,6 +51,13 @@ package struct StepTrace: Sendable {
         return span
     }
 
+    /// Ends the step span as not stored (`reason`) unless it ended already (then nothing changes: a span
+    /// ends once). For the paths where a step leaves the worker without a stored result.
+    func abandon(_ reason: String) {
+        step.setStatus(SpanStatus(code: .error, message: reason))
+        step.end()
+    }
+
     /// Ends the step span with `result`'s outcome.
     func end(_ result: StepExecutionResult) {
         if !result.success {
