@@ -267,7 +267,9 @@ let package = Package(
         .testTarget(
             name: "TaskerModelTests",
             dependencies: ["TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerTestSupport", "TaskerWorker"]),
-        .testTarget(name: "TaskerPostgresTests", dependencies: ["TaskerPostgres", "TaskerWorker", "TaskerTestSupport"]),
+        .testTarget(
+            name: "TaskerPostgresTests",
+            dependencies: ["TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerWorker", "TaskerTestSupport"]),
         .testTarget(
             name: "TaskerOrchestrationTests",
             dependencies: [

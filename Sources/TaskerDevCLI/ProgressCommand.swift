@@ -86,8 +86,8 @@ struct ProgressCommand: AsyncParsableCommand {
                 }
             } else if submitRate > 0 {
                 // The requests go where a running orchestration reads them: PGMQ or the broker.
-                let queues = try OrchestrateCommand.loadConfiguration(nil, command: "progress").common.queues
-                try await TaskRequestSender.with(queues, pool: pool, connectionName: "tasker-dev progress") { sender in
+                let common = try OrchestrateCommand.loadConfiguration(nil, command: "progress").common
+                try await TaskRequestSender.with(common, pool: pool, connectionName: "tasker-dev progress") { sender in
                     try await live(pool: pool, query: query, sender: sender)
                 }
             } else {

@@ -75,7 +75,7 @@ struct SubmitCommand: AsyncParsableCommand {
         do {
             let message = TaskRequestMessage(taskRequest: request)
             let transport = try await TaskRequestSender.with(
-                configuration.common.queues, pool: pool, connectionName: "tasker-dev submit"
+                configuration.common, pool: pool, connectionName: "tasker-dev submit"
             ) { sender in
                 try await sender.send(message)
                 return sender.transportName

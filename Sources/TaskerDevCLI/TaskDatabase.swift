@@ -30,17 +30,22 @@ enum TaskDatabase {
             case .rabbitmq: OrchestrationBroker(settings: configuration.common.queues.rabbitmq, connectionName: "tasker-dev \(command)")
             }
         let connection = broker.map { broker in Task { try? await broker.runConnection() } }
-        let orchestration = OrchestrationService(pool: pool, databaseURL: database.url, broker: broker)
+        // With the queues in a database of their own, a created task's first step messages are sent there.
+        let queueDatabase = OrchestrationQueueDatabase.configured(
+            configuration.common, applicationName: "tasker-dev-\(command)", maxConnections: 2)
+        let orchestration = OrchestrationService(pool: pool, databaseURL: database.url, broker: broker, queueDatabase: queueDatabase)
         do {
             // The command line reads whole documents (no per-field limit, unlike the REST API).
             let value = try await body(TaskQueries(pool: pool, orchestration: orchestration, documentFieldLimit: nil))
             connection?.cancel()
             await connection?.value
+            await queueDatabase?.close()
             await pool.close()
             return value
         } catch {
             connection?.cancel()
             await connection?.value
+            await queueDatabase?.close()
             await pool.close()
             throw error
         }

@@ -27,15 +27,30 @@ struct TaskRequestSender: Sendable {
         }
     }
 
-    /// Runs `body` with a sender for `backend`: on RabbitMQ the broker connection runs meanwhile
-    /// (`[common.queues.rabbitmq]`; closed afterwards), on PGMQ `pool` carries the requests.
+    /// Runs `body` with a sender for `common`'s transport: on RabbitMQ the broker connection runs
+    /// meanwhile (`[common.queues.rabbitmq]`; closed afterwards), on PGMQ `pool` carries the requests,
+    /// or a pool of the queues' own database (`[common.pgmq_database]`; closed afterwards).
     static func with<T: Sendable>(
-        _ queues: CommonConfiguration.QueueSettings, pool: PostgresConnectionPool, connectionName: String,
+        _ common: CommonConfiguration, pool: PostgresConnectionPool, connectionName: String,
         _ body: (TaskRequestSender) async throws -> T
     ) async throws -> T {
+        let queues = common.queues
         switch queues.backend {
         case .pgmq:
-            return try await body(TaskRequestSender(transport: .pgmq(pool)))
+            guard var configuration = common.queueDatabasePool(applicationName: connectionName) else {
+                return try await body(TaskRequestSender(transport: .pgmq(pool)))
+            }
+            configuration.maxConnections = 2
+            configuration.minConnections = 0
+            let queuePool = PostgresConnectionPool(configuration: configuration)
+            do {
+                let value = try await body(TaskRequestSender(transport: .pgmq(queuePool)))
+                await queuePool.close()
+                return value
+            } catch {
+                await queuePool.close()
+                throw error
+            }
         case .rabbitmq:
             let broker = OrchestrationBroker(settings: queues.rabbitmq, connectionName: connectionName)
             let connection = Task { try? await broker.runConnection() }

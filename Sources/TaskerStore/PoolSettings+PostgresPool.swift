@@ -44,3 +44,19 @@ extension CommonConfiguration.DatabaseSettings {
     /// `connect_timeout_seconds`.
     public var connectTimeout: Duration { .seconds(connectTimeoutSeconds) }
 }
+
+extension CommonConfiguration {
+    /// The pool of the queues' own database (`[common.pgmq_database]`: its URL and `pool`), or nil
+    /// when the queues share `[common.database]` (`pgmqUsesSeparateDatabase`). Its sessions get the
+    /// main database's `statement_timeout_ms`, `lock_timeout_ms` and `connect_timeout_seconds`; it
+    /// is reached directly (`transaction_pooler` and `listen_url` describe the main database only:
+    /// the queue database carries the LISTEN session).
+    public func queueDatabasePool(applicationName: String) -> PostgresPoolConfiguration? {
+        guard pgmqUsesSeparateDatabase else { return nil }
+        var configuration = PostgresPoolConfiguration(
+            url: pgmqDatabase.url, settings: pgmqDatabase.pool, applicationName: applicationName, operatorMaxConnections: 1)
+        configuration.connectTimeout = database.connectTimeout
+        configuration.sessionLimits = database.sessionLimits
+        return configuration
+    }
+}

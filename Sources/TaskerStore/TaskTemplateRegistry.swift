@@ -56,6 +56,8 @@ public actor TaskTemplateRegistry {
     }
 
     private let pool: PostgresConnectionPool
+    /// Where the queues are created (`[common.pgmq_database]`, or `pool`).
+    private let queuePool: PostgresConnectionPool
     private let logger: Logger
     private var cache: [Key: CacheEntry] = [:]
     private var namespaces: Set<String> = []
@@ -95,8 +97,12 @@ public actor TaskTemplateRegistry {
             averageAccessCount: cache.isEmpty ? 0 : Double(accesses) / Double(cache.count))
     }
 
-    public init(pool: PostgresConnectionPool, logger: Logger = Logger(label: "tasker.templates")) {
+    /// A registry of the templates in `pool`'s database; their queues are created in `queuePool`'s
+    /// (the queues' own database, or the same pool).
+    public init(pool: PostgresConnectionPool, queuePool: PostgresConnectionPool? = nil, logger: Logger = Logger(label: "tasker.templates"))
+    {
         self.pool = pool
+        self.queuePool = queuePool ?? pool
         self.logger = logger
     }
 
@@ -236,7 +242,7 @@ public actor TaskTemplateRegistry {
     }
 
     private func createQueues(_ queues: [String]) async throws {
-        try await pool.withConnection { connection in
+        try await queuePool.withConnection { connection in
             for queue in queues { try await PGMQ.create(connection, queue: queue) }
         }
         logger.debug("queues ready", metadata: ["queues": "\(queues.joined(separator: ", "))"])

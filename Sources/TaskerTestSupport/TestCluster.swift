@@ -10,7 +10,8 @@ actor TestCluster {
     static let shared = TestCluster()
 
     private var admin: PostgresConnectionPool?
-    private var templateName: String?
+    /// The migrated templates built so far, by scope.
+    private var templateNames: [MigrationScope: String] = [:]
 
     private func adminPool() throws -> PostgresConnectionPool {
         if let admin { return admin }
@@ -25,10 +26,11 @@ actor TestCluster {
         return pool
     }
 
-    func createDatabase(template: String? = nil) async throws -> TestDatabase {
+    /// A database cloned from `template`, or else from the template migrated for `scope`.
+    func createDatabase(template: String? = nil, scope: MigrationScope = .everything) async throws -> TestDatabase {
         let pool = try adminPool()
         let source: String
-        if let template { source = template } else { source = try await ensureTemplate() }
+        if let template { source = template } else { source = try await ensureTemplate(scope) }
         let name = "tasker_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
         try await pool.query("CREATE DATABASE \"\(name)\" TEMPLATE \"\(source)\"")
         return TestDatabase(name: name, url: TestEnvironment.url(try TestEnvironment.adminURL(), database: name))
@@ -43,28 +45,34 @@ actor TestCluster {
     }
 
     /// Builds (once, under an advisory lock shared by every test process) a database with PGMQ and
-    /// all migrations, named after a hash of the migration files so that changed migrations get a
-    /// new template.
-    private func ensureTemplate() async throws -> String {
-        if let templateName { return templateName }
-        let name = "tasker_template_" + (try Self.migrationsFingerprint())
+    /// all migrations (or what `scope` applies), named after a hash of the migration files so that
+    /// changed migrations get a new template.
+    private func ensureTemplate(_ scope: MigrationScope) async throws -> String {
+        if let name = templateNames[scope] { return name }
+        let suffix =
+            switch scope {
+            case .everything: ""
+            case .taskDatabase: "_tasks"
+            case .queueDatabase: "_queues"
+            }
+        let name = "tasker_template_" + (try Self.migrationsFingerprint()) + suffix
         let pool = try adminPool()
         let lockKey = 7_263_541_004_202
         try await pool.withConnection { connection in
             try await connection.query("SELECT pg_advisory_lock($1)", [lockKey])
             do {
-                try await Self.buildTemplate(name, on: connection)
+                try await Self.buildTemplate(name, scope: scope, on: connection)
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock($1)", [lockKey])
                 throw error
             }
             try await connection.query("SELECT pg_advisory_unlock($1)", [lockKey])
         }
-        templateName = name
+        templateNames[scope] = name
         return name
     }
 
-    private static func buildTemplate(_ name: String, on connection: PostgresConnection) async throws {
+    private static func buildTemplate(_ name: String, scope: MigrationScope, on connection: PostgresConnection) async throws {
         let ready: Bool = try await connection.query(
             "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate) AS ready", [name])[0]
             .decode("ready")
@@ -74,7 +82,7 @@ actor TestCluster {
         let migrator = Migrator(
             databaseURL: TestEnvironment.url(try TestEnvironment.adminURL(), database: name),
             migrationsDirectory: TestEnvironment.migrationsDirectory,
-            pgmqScript: TestEnvironment.pgmqScript, pgmqSearchPaths: TestEnvironment.pgmqSearchPaths)
+            pgmqScript: TestEnvironment.pgmqScript, pgmqSearchPaths: TestEnvironment.pgmqSearchPaths, scope: scope)
         _ = try await migrator.run()
         try await connection.query("ALTER DATABASE \"\(name)\" WITH IS_TEMPLATE true")
     }

@@ -36,6 +36,33 @@ public func withTestDatabase<T: Sendable>(_ body: (TestDatabase) async throws ->
     try await withClonedDatabase(template: nil, body)
 }
 
+/// Runs `body` with the two databases of a deployment whose queues have a database of their own
+/// (`[common.pgmq_database]`): `tasks` cloned from a template migrated as a task database (no PGMQ),
+/// `queues` from one migrated as a queue database (PGMQ and its helpers only). Both are dropped after.
+public func withQueueDatabaseTestDatabases<T: Sendable>(
+    _ body: (_ tasks: TestDatabase, _ queues: TestDatabase) async throws -> T
+) async throws -> T {
+    TestLogFiles.install()
+    let tasks = try await TestCluster.shared.createDatabase(scope: .taskDatabase)
+    let queues: TestDatabase
+    do {
+        queues = try await TestCluster.shared.createDatabase(scope: .queueDatabase)
+    } catch {
+        await TestCluster.shared.dropDatabase(tasks.name)
+        throw error
+    }
+    do {
+        let value = try await body(tasks, queues)
+        await TestCluster.shared.dropDatabase(queues.name)
+        await TestCluster.shared.dropDatabase(tasks.name)
+        return value
+    } catch {
+        await TestCluster.shared.dropDatabase(queues.name)
+        await TestCluster.shared.dropDatabase(tasks.name)
+        throw error
+    }
+}
+
 /// Runs `body` with an empty database (no PGMQ, no schema), for migration tests.
 public func withEmptyTestDatabase<T: Sendable>(_ body: (TestDatabase) async throws -> T) async throws -> T {
     try await withClonedDatabase(template: "template0", body)

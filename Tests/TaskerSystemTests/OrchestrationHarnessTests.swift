@@ -18,6 +18,8 @@ struct OrchestrationHarness {
     let db: TestDatabase
     let admin: PostgresConnection
     let templateDirectory: String
+    /// The queues' own database (`withQueueDatabaseTestDatabases`); nil: PGMQ is in `db`.
+    var queues: TestDatabase? = nil
 
     /// A permanently failing workflow used by the failure tests.
     static let failureYAML = """
@@ -37,9 +39,11 @@ struct OrchestrationHarness {
                 message: "exploded on purpose"
         """
 
-    /// Copies the example templates (and `extra` YAML files) to a fresh directory and registers them.
+    /// Copies the example templates (and `extra` YAML files) to a fresh directory and registers them
+    /// (their queues in `queues`, the queues' own database, when given: then every worker and
+    /// orchestration of the harness uses it).
     static func make(
-        _ db: TestDatabase, extra: [String: String] = ["failure_workflow.yaml": failureYAML]
+        _ db: TestDatabase, queues: TestDatabase? = nil, extra: [String: String] = ["failure_workflow.yaml": failureYAML]
     ) async throws -> OrchestrationHarness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -53,15 +57,18 @@ struct OrchestrationHarness {
         let report = TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": directory.path]).loadAll()
         #expect(report.problems.isEmpty, "template problems: \(report.problems)")
         let pool = db.pool(maxConnections: 2)
-        try await TaskTemplateRegistry(pool: pool).register(report.templates.map(\.template))
+        let queuePool = queues?.pool(maxConnections: 2)
+        try await TaskTemplateRegistry(pool: pool, queuePool: queuePool).register(report.templates.map(\.template))
         await pool.close()
-        return OrchestrationHarness(db: db, admin: try await db.connect(), templateDirectory: directory.path)
+        await queuePool?.close()
+        return OrchestrationHarness(db: db, admin: try await db.connect(), templateDirectory: directory.path, queues: queues)
     }
 
     /// Worker configuration: the test database, fast polling, free loopback ports.
     func workerConfiguration(maxConcurrentHandlers: Int = 10) -> TaskerConfiguration {
         var configuration = TaskerConfiguration()
         configuration.common.database.url = db.url
+        configuration.common.pgmqDatabase.url = queues?.url ?? ""
         configuration.common.database.pool.maxConnections = 8
         configuration.common.database.pool.minConnections = 1
         configuration.worker.eventSystems.worker.metadata.fallbackPoller.pollingIntervalMs = 100
@@ -82,9 +89,14 @@ struct OrchestrationHarness {
         return registry
     }
 
-    func startWorker(_ handlers: HandlerRegistry = exampleHandlers(), maxConcurrentHandlers: Int = 10) -> PipelineHarness.RunningWorker {
+    func startWorker(
+        _ handlers: HandlerRegistry = exampleHandlers(), maxConcurrentHandlers: Int = 10,
+        adjust: (inout TaskerConfiguration) -> Void = { _ in }
+    ) -> PipelineHarness.RunningWorker {
+        var configuration = workerConfiguration(maxConcurrentHandlers: maxConcurrentHandlers)
+        adjust(&configuration)
         let daemon = WorkerDaemon(
-            configuration: workerConfiguration(maxConcurrentHandlers: maxConcurrentHandlers), handlers: handlers,
+            configuration: configuration, handlers: handlers,
             templateLoader: TaskTemplateLoader(environment: ["TASKER_TEMPLATE_PATH": templateDirectory]))
         return PipelineHarness.RunningWorker(daemon: daemon, task: Task { try await daemon.run() })
     }
@@ -118,11 +130,28 @@ struct OrchestrationHarness {
         settings.readinessInterval = .milliseconds(200)
         configure(&settings)
         let pool = db.pool(maxConnections: maxConnections, acquireTimeout: .seconds(30))
-        let service = OrchestrationService(pool: pool, databaseURL: db.url, settings: settings)
+        let service = OrchestrationService(
+            pool: pool, databaseURL: db.url, settings: settings, queueDatabase: queueDatabase(maxConnections: maxConnections))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [.init(service: service)], gracefulShutdownSignals: [], logger: Logger(label: "test.orchestration")))
         return RunningOrchestration(service: service, group: group, task: Task { try await group.run() })
+    }
+
+    /// The queues' own database as an orchestration reaches it (nil: PGMQ is in `db`).
+    func queueDatabase(maxConnections: Int = 4) -> OrchestrationQueueDatabase? {
+        queues.map { OrchestrationQueueDatabase(pool: $0.pool(maxConnections: maxConnections, acquireTimeout: .seconds(30))) }
+    }
+
+    /// An orchestration that is not running (no reads, no discovery): its commands send their step
+    /// messages to the queues' own database all the same.
+    func queueDatabaseOrchestration() -> RunningOrchestration {
+        let service = OrchestrationService(pool: db.pool(maxConnections: 4), databaseURL: db.url, queueDatabase: queueDatabase())
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [ServiceGroupConfiguration.ServiceConfiguration](), gracefulShutdownSignals: [],
+                logger: Logger(label: "test.idle")))
+        return RunningOrchestration(service: service, group: group, task: Task {})
     }
 
     /// Returns once `service`'s listener hears its channel: a probe notification (naming another

@@ -71,7 +71,8 @@ extension WebServerTests {
             var configuration = runtime.configuration
             configuration.worker.web.requestTimeoutMs = 150
             runtime = WorkerRuntime(
-                configuration: configuration, identity: runtime.identity, pool: runtime.pool, templates: runtime.templates,
+                configuration: configuration, identity: runtime.identity, pool: runtime.pool, queuePool: runtime.queuePool,
+                templates: runtime.templates,
                 handlers: runtime.handlers, statistics: runtime.statistics, executor: runtime.executor, actors: runtime.actors,
                 eventSystem: runtime.eventSystem, broker: runtime.broker, dispatch: runtime.dispatch,
                 startedAt: runtime.startedAt, boundAddresses: BoundAddresses())

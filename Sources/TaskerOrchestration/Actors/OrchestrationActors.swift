@@ -51,8 +51,9 @@ public actor OrchestrationCommandProcessorActor {
         self.readiness = readiness
     }
 
-    /// Processes one command. On RabbitMQ the step messages it enqueued are published (confirmed)
-    /// after its transactions committed, before it returns (`EnqueueJournal`, `OrchestrationBroker`).
+    /// Processes one command. On RabbitMQ, or with the queues in a database of their own, the step
+    /// messages it enqueued are sent after its transactions committed, before it returns
+    /// (`EnqueueJournal`, `EnqueuedStepSender`).
     ///
     /// Each command runs in a span (issue #30; ``OrchestrationCommand/span``): `tasker.task.initialize`
     /// under the current one (the task API request's), `tasker.step.result.process` under the worker's
@@ -67,15 +68,15 @@ public actor OrchestrationCommandProcessorActor {
     }
 
     private func processTraced(_ command: OrchestrationCommand) async throws -> OrchestrationCommandResult {
-        guard let broker = context.broker else { return try await run(command) }
+        guard let sender = context.sender else { return try await run(command) }
         let journal = EnqueueJournal()
         do {
             let result = try await EnqueueJournal.$current.withValue(journal) { try await run(command) }
-            await broker.publishCommitted(journal, pool: context.pool)
+            await sender.sendCommitted(journal, pool: context.pool)
             return result
         } catch {
             // A command of several transactions may have committed an enqueue before it failed.
-            await broker.publishCommitted(journal, pool: context.pool)
+            await sender.sendCommitted(journal, pool: context.pool)
             throw error
         }
     }

@@ -3,15 +3,17 @@ import Synchronization
 import TaskerModel
 import TaskerStore
 
-/// The step messages one command wrote `pending → enqueued` for without sending them in PostgreSQL
-/// (RabbitMQ carries them). Set for the duration of a command by the processor
-/// (`OrchestrationCommandProcessorActor.process`, only when a broker is configured); the enqueue
+/// The step messages one command wrote `pending → enqueued` for without sending them in the same
+/// transaction (RabbitMQ, or PGMQ in a database of its own, carries them: `EnqueuedStepSender`). Set
+/// for the duration of a command by the processor (`OrchestrationCommandProcessorActor.process`,
+/// only with such a sender); the enqueue
 /// paths (`StepEnqueuerService`) see it through `current`, use the statements without the PGMQ send
 /// and record each message. After the command returned (its transactions committed) the processor
 /// publishes the recorded messages whose step is still `enqueued` (a message recorded by an attempt
 /// that rolled back is not published unless the step did get enqueued).
 final class EnqueueJournal: Sendable {
-    /// The journal of the command running in this task; nil on PGMQ (messages sent in the transaction).
+    /// The journal of the command running in this task; nil on PGMQ in the task database (messages
+    /// sent in the transaction).
     @TaskLocal static var current: EnqueueJournal?
 
     /// One step message and the queue it goes to (`worker_<ns>_queue`).

@@ -48,7 +48,7 @@ extension OrchestrationService {
         await withDiscardingTaskGroup { group in
             group.addTask {
                 // Cancelled at graceful shutdown (a broker that stays down would keep it retrying): the next start re-publishes.
-                _ = await cancelWhenGracefulShutdown { await broker.republishEnqueued(pool: self.databasePool) }
+                _ = await cancelWhenGracefulShutdown { await broker.resendEnqueued(pool: self.databasePool) }
             }
             group.addTask {
                 await broker.consumer.run { delivery, queue in

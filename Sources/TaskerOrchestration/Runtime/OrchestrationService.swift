@@ -59,6 +59,8 @@ public final class OrchestrationService: Service, Sendable {
     private let listener: PostgresListener
     /// RabbitMQ (`[common.queues] backend = "rabbitmq"`); nil: PGMQ.
     public let broker: OrchestrationBroker?
+    /// The queues' own database (`[common.pgmq_database]`); nil: PGMQ in the task database, or RabbitMQ.
+    public let queueDatabase: OrchestrationQueueDatabase?
     let logger: Logger
     /// What each listener event asks for (TaskerMessaging's, shared with the worker).
     private let notifications: NotificationIntake
@@ -73,17 +75,21 @@ public final class OrchestrationService: Service, Sendable {
 
     /// An orchestration on `pool` (closed when `run()` returns).
     /// With `broker`, the orchestration's messages go through RabbitMQ (`OrchestrationService+RabbitMQ`)
-    /// and nothing through PGMQ.
+    /// and nothing through PGMQ. With `queueDatabase`, PGMQ is there (reads, archives after the work
+    /// committed, sends after the enqueue committed, LISTEN), and `databaseURL` is not listened to.
     public init(
         pool: PostgresConnectionPool, databaseURL: String, settings: OrchestrationSettings = OrchestrationSettings(),
-        processorUUID: UUID = UUID.v7(), broker: OrchestrationBroker? = nil, logger: Logger = Logger(label: "tasker.orchestration")
+        processorUUID: UUID = UUID.v7(), broker: OrchestrationBroker? = nil, queueDatabase: OrchestrationQueueDatabase? = nil,
+        logger: Logger = Logger(label: "tasker.orchestration")
     ) {
         self.pool = pool
         self.broker = broker
+        self.queueDatabase = queueDatabase
         self.settings = settings
         self.logger = logger
         self.processor = OrchestrationCommandProcessorActor(
-            context: OrchestrationContext(pool: pool, processorUUID: processorUUID, broker: broker, logger: logger))
+            context: OrchestrationContext(
+                pool: pool, processorUUID: processorUUID, broker: broker, queueDatabase: queueDatabase, logger: logger))
         let statistics = OrchestrationStatistics()
         self.statistics = statistics
         self.notifications = NotificationIntake(
@@ -91,14 +97,14 @@ public final class OrchestrationService: Service, Sendable {
             onRejected: { _ in statistics.recordRejectedNotification() },
             onDropped: { count in statistics.recordDroppedNotifications(count) })
         self.listener = PostgresListener(
-            url: databaseURL, channels: notifications.channels,
+            url: queueDatabase?.pool.configuration.url ?? databaseURL, channels: notifications.channels,
             connectTimeout: pool.configuration.connectTimeout, sessionLimits: pool.configuration.sessionLimits,
             bufferSize: settings.listenerBufferSize, logger: Logger(label: "tasker.orchestration.listener"))
         self.stalenessDetector = StalenessDetector(pool: pool, settings: settings.staleness, statistics: statistics)
         let (work, submit) = AsyncStream.makeStream(of: Work.self)
         (self.work, self.submit) = (work, submit)
         self.catchUps = CatchUpSchedule { submit.yield(.read) }
-        self.reader = QueueReader(pool: pool, catchUps: catchUps, logger: logger)
+        self.reader = QueueReader(pool: queueDatabase?.pool ?? pool, catchUps: catchUps, logger: logger)
     }
 
     /// An orchestration configured from `[common]` (database URL and pool, queue polling).
@@ -115,11 +121,15 @@ public final class OrchestrationService: Service, Sendable {
             case .pgmq: nil
             case .rabbitmq: OrchestrationBroker(settings: configuration.common.queues.rabbitmq)
             }
+        let queueDatabase = OrchestrationQueueDatabase.configured(configuration.common, applicationName: "tasker-orchestration")
+        var settings = OrchestrationSettings(configuration: configuration)
+        // The queues' own database is reached directly: its LISTEN session goes there.
+        if queueDatabase != nil { settings.listen = true }
         // Its LISTEN session: `listen_url`, else `url` when direct; none behind a transaction
         // pooler without `listen_url` (`OrchestrationSettings.listen`: polling only).
         self.init(
-            pool: pool, databaseURL: database.listenSessionURL ?? database.url,
-            settings: OrchestrationSettings(configuration: configuration), broker: broker, logger: logger)
+            pool: pool, databaseURL: database.listenSessionURL ?? database.url, settings: settings, broker: broker,
+            queueDatabase: queueDatabase, logger: logger)
     }
 
     /// The service's pool (the task API reads through its `.operator` lane); closed when `run()` returns.
@@ -149,8 +159,17 @@ public final class OrchestrationService: Service, Sendable {
         }
         try await ensureQueues()
         let (work, submit) = (self.work, self.submit)
-        logger.info("tasker orchestration starting", metadata: ["processor_uuid": "\(processor.context.processorUUID)"])
+        var metadata: Logger.Metadata = ["processor_uuid": "\(processor.context.processorUUID)"]
+        if let queueDatabase { metadata["queue_database"] = "\(queueDatabase.description)" }
+        logger.info("tasker orchestration starting", metadata: metadata)
         await withDiscardingTaskGroup { group in
+            if let queueDatabase {
+                group.addTask {
+                    // Cancelled at graceful shutdown (a queue database that stays down would keep it
+                    // retrying): the next start sends them again.
+                    _ = await cancelWhenGracefulShutdown { await queueDatabase.resendEnqueued(pool: self.pool) }
+                }
+            }
             if settings.listen {
                 group.addTask { try? await self.listener.run() }
                 group.addTask {
@@ -175,6 +194,7 @@ public final class OrchestrationService: Service, Sendable {
         }
         // Late `.finished` and catch-up requests have no reader any more.
         submit.finish()
+        await queueDatabase?.close()
         await pool.close()
         logger.info("tasker orchestration stopped", metadata: ["results_processed": "\(statistics.resultsProcessed)"])
     }
@@ -201,7 +221,7 @@ public final class OrchestrationService: Service, Sendable {
     }
 
     private func ensureQueues() async throws {
-        try await pool.withConnection { c in
+        try await (queueDatabase?.pool ?? pool).withConnection { c in
             for queue in TaskTemplateRegistry.orchestrationQueues { try await PGMQ.create(c, queue: queue) }
         }
     }
@@ -278,10 +298,14 @@ public final class OrchestrationService: Service, Sendable {
     }
 
     /// A PGMQ message: processed, then archived unless its work archived it in its own transaction.
+    /// With the queues in a database of their own no transaction spans both: the work gets no
+    /// receipt, and the message is archived once the work committed.
     private func handle(_ message: QueueMessage) async {
-        switch await process(message, receipt: MessageReceipt(queue: message.queue, msgID: message.msgID)) {
+        let receipt = queueDatabase == nil ? MessageReceipt(queue: message.queue, msgID: message.msgID) : nil
+        switch await process(message, receipt: receipt) {
         case .finished, .poison: await reader.archive(message)
-        case .archivedWithWork, .retry: break
+        case .archivedWithWork: if receipt == nil { await reader.archive(message) }
+        case .retry: break
         }
     }
 

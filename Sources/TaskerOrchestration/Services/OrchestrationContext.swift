@@ -15,16 +15,21 @@ public struct OrchestrationContext: Sendable {
     public let backoff: BackoffCalculator
     public let locks: TaskLocks
     public let logger: Logger
-    /// RabbitMQ carries the step messages (published after the commit); nil: PGMQ (sent in the transaction).
+    /// RabbitMQ carries the step messages (published after the commit); nil: PGMQ.
     public let broker: OrchestrationBroker?
+    /// The queues' own database (step messages sent after the commit); nil: the task database's
+    /// PGMQ (sent in the enqueue's transaction) or RabbitMQ.
+    public let queueDatabase: OrchestrationQueueDatabase?
 
     public init(
         pool: PostgresConnectionPool, processorUUID: UUID = UUID.v7(), backoff: BackoffCalculator = BackoffCalculator(),
-        broker: OrchestrationBroker? = nil, logger: Logger = Logger(label: "tasker.orchestration")
+        broker: OrchestrationBroker? = nil, queueDatabase: OrchestrationQueueDatabase? = nil,
+        logger: Logger = Logger(label: "tasker.orchestration")
     ) {
         self.broker = broker
+        self.queueDatabase = queueDatabase
         self.pool = pool
-        self.templates = TaskTemplateRegistry(pool: pool, logger: logger)
+        self.templates = TaskTemplateRegistry(pool: pool, queuePool: queueDatabase?.pool, logger: logger)
         self.processorUUID = processorUUID
         self.backoff = backoff
         self.locks = TaskLocks()
@@ -47,6 +52,10 @@ public struct OrchestrationContext: Sendable {
 
     /// `BEGIN` and the settings as the first statements of a pipeline.
     static let beginStatements: [PipelineStatement] = [.plain("BEGIN"), .plain(transactionSettings)]
+
+    /// Where step messages go after the enqueue committed (RabbitMQ, or the queues' own database);
+    /// nil when the enqueue statement sends them itself (PGMQ in the task database).
+    var sender: (any EnqueuedStepSender)? { broker ?? queueDatabase }
 
     /// Runs `body` on a pooled connection inside one transaction.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {

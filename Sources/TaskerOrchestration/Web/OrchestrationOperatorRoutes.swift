@@ -12,7 +12,8 @@ import TaskerStore
 ///   and, on RabbitMQ, the broker connection is up; else 503 `unhealthy`.
 /// - `GET /health/detailed`: always 200; `status` as readiness's, plus `checks.database` and
 ///   `checks.messaging` (`{"status","message"}`: "RabbitMQ connected to amqp://…" with the password
-///   hidden, the connections made and the step messages published, or "PGMQ").
+///   hidden, the connections made and the step messages published, "PGMQ", or "PGMQ in its own
+///   database …" with whether that database answers: unhealthy when it does not).
 /// - `GET /metrics`: Prometheus text 0.0.4 (`PrometheusText`, the worker's renderer): the
 ///   orchestration's counters (results, duplicate results, poison, task requests, finalizations,
 ///   stale tasks) and, on RabbitMQ, the broker's connection state, connections made, step messages
@@ -35,6 +36,13 @@ enum OrchestrationOperatorRoutes {
         let database =
             await queries.databaseAnswers()
             ? Check(status: "healthy", message: "database answers") : Check(status: "unhealthy", message: "database does not answer")
+        if let queueDatabase = queries.orchestration.queueDatabase {
+            let answers = await queueDatabase.probe.answers()
+            let check = Check(
+                status: answers ? "healthy" : "unhealthy",
+                message: "PGMQ in its own database \(queueDatabase.description) (\(answers ? "answers" : "does not answer"))")
+            return ["database": database, "messaging": check]
+        }
         return ["database": database, "messaging": messaging(queries.orchestration.broker?.status)]
     }
 

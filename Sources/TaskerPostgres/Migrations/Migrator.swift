@@ -19,9 +19,44 @@ public enum PGMQInstallRoute: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// Which database a migration run prepares.
+///
+/// With the queues in a database of their own (`[common.pgmq_database]`, `PGMQ_DATABASE_URL`), each
+/// database gets the files it needs (`MigrationScope.applies(_:)`): PGMQ and its helpers only in the
+/// queue database, the task tables only in the task database. One migration file per database would
+/// have been simpler to read, but files already applied cannot change: a placement per file keeps
+/// every existing ledger valid.
+public enum MigrationScope: String, Sendable, Equatable, CaseIterable {
+    /// One database holds everything (the default): PGMQ, then every file.
+    case everything
+    /// The task database of a split: every file but the queue helpers; PGMQ is not installed.
+    case taskDatabase = "task database"
+    /// The queue database of a split: PGMQ, schema `tasker`, and the files that the queues need.
+    case queueDatabase = "queue database"
+
+    /// The files the queue database needs: the send-with-NOTIFY helpers and read/delete by id
+    /// (0003), and `tasker.create_queue` (0008; its `worker_leases` table stays unused there).
+    public static let queueFiles: Set<String> = ["0003_pgmq_notifications.sql", "0008_least_privilege_and_leases.sql"]
+    /// Of those, the files the task database does without (0008's leases are the task database's).
+    public static let queueOnlyFiles: Set<String> = ["0003_pgmq_notifications.sql"]
+
+    /// Whether a run of this scope applies `file`.
+    public func applies(_ file: String) -> Bool {
+        switch self {
+        case .everything: true
+        case .taskDatabase: !Self.queueOnlyFiles.contains(file)
+        case .queueDatabase: Self.queueFiles.contains(file)
+        }
+    }
+
+    /// Whether this scope installs PGMQ.
+    public var installsPGMQ: Bool { self != .taskDatabase }
+}
+
 /// What a migration run did.
 public struct MigrationReport: Sendable, Equatable {
-    public var pgmq: PGMQInstallRoute
+    /// How PGMQ got into the database; nil for a task database of a split (no PGMQ there).
+    public var pgmq: PGMQInstallRoute?
     /// Files applied by this run, in order.
     public var applied: [String]
     /// Files that had been applied before.
@@ -42,6 +77,8 @@ public struct Migrator: Sendable {
     public let migrationsDirectory: String
     public let pgmqScript: String?
     public let pgmqSearchPaths: [String]
+    /// Which database this run prepares (`everything` unless the queues have their own).
+    public let scope: MigrationScope
     public let logger: Logger
 
     /// - Parameters:
@@ -50,11 +87,13 @@ public struct Migrator: Sendable {
     ///   - pgmqScript: the PGMQ SQL script to use when the server has no `pgmq` extension
     ///     (see `PGMQScriptLocator`); `pgmqSearchPaths` are named in the error when it is nil.
     ///   - pgmqSearchPaths: where the PGMQ script was looked for.
+    ///   - scope: which database this run prepares.
     ///   - logger: the migrator's logger.
     public init(
         databaseURL: String, migrationsDirectory: String, pgmqScript: String?,
-        pgmqSearchPaths: [String] = [], logger: Logger = Logger(label: "tasker.migrate")
+        pgmqSearchPaths: [String] = [], scope: MigrationScope = .everything, logger: Logger = Logger(label: "tasker.migrate")
     ) {
+        self.scope = scope
         self.databaseURL = databaseURL
         self.migrationsDirectory = migrationsDirectory
         self.pgmqScript = pgmqScript
@@ -62,8 +101,13 @@ public struct Migrator: Sendable {
         self.logger = logger
     }
 
-    /// The migration files, sorted by name.
+    /// The migration files of this run's scope, sorted by name.
     public func migrationFiles() throws(MigrationError) -> [String] {
+        try allMigrationFiles().filter(scope.applies)
+    }
+
+    /// Every migration file, sorted by name.
+    public func allMigrationFiles() throws(MigrationError) -> [String] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: migrationsDirectory)
@@ -111,7 +155,9 @@ public struct Migrator: Sendable {
     }
 
     private func migrate(_ connection: PostgresConnection, files: [(String, String)]) async throws -> MigrationReport {
-        let route = try await installPGMQ(connection)
+        let route = scope.installsPGMQ ? try await installPGMQ(connection) : nil
+        // The queue helpers live in schema `tasker`, which the task files create elsewhere.
+        if scope == .queueDatabase { try await connection.execute("CREATE SCHEMA IF NOT EXISTS tasker") }
         var applied: [String: String] = [:]
         for row in try await connection.query("SELECT filename, checksum FROM \(Self.ledgerTable)") {
             applied[try row.decode("filename")] = try row.decode("checksum", as: String.self)

@@ -217,6 +217,8 @@ package final class StepExecutor: Sendable {
         since claimStart: ContinuousClock.Instant
     ) async throws -> DeliveryOutcome {
         let outcome = attempt.claim
+        // The claim committed: its message can go (a no-op where the claim archived it).
+        if case .claimed = outcome { await transport.settleClaimed(delivery) }
         let hydrated: HydratedStep?
         switch (attempt.hydrated, outcome) {
         case (.success(let step), _):

@@ -3,18 +3,18 @@ import TaskerModel
 import TaskerStore
 
 /// What differs between the transports that carry step messages (`[common.queues] backend`): one
-/// implementation per transport (`PGMQTransport`, `RabbitMQMessaging`), chosen once at start by
+/// implementation per transport (`PGMQTransport`, `QueueDatabaseTransport`, `RabbitMQMessaging`), chosen once at start by
 /// `WorkerPipeline`. The pipeline's stages (claim, completion, crash recovery, domain events) call
 /// these and never ask which transport they run on.
 ///
-/// | | PGMQ | RabbitMQ |
-/// |---|---|---|
-/// | intake | `WorkerEventSystem`'s LISTEN + poller | one consumer per namespace queue (`RabbitMQIntake`) |
-/// | claim | hydrate + claim + archive, one transaction | hydrate + claim, one transaction; ack after commit |
-/// | poison, stale | archived | acked |
-/// | not claimed now | stays queued (visible again at once when the lease refused it) | requeued |
-/// | result | sent in the result's statement | published (confirmed) after the result commits |
-/// | domain event | `pgmq_send_with_notify` | confirmed publish |
+/// | | PGMQ | PGMQ in its own database | RabbitMQ |
+/// |---|---|---|---|
+/// | intake | `WorkerEventSystem`'s LISTEN + poller | the same, on the queue database | one consumer per namespace queue (`RabbitMQIntake`) |
+/// | claim | hydrate + claim + archive, one transaction | hydrate + claim; archived after commit | hydrate + claim, one transaction; ack after commit |
+/// | poison, stale | archived | archived | acked |
+/// | not claimed now | stays queued (visible again at once when the lease refused it) | the same | requeued |
+/// | result | sent in the result's statement | sent after the result commits; re-sent by the next start if lost | published (confirmed) after the result commits; the same |
+/// | domain event | `pgmq_send_with_notify` | the same, on the queue database | confirmed publish |
 protocol StepTransport: Sendable {
     /// The transport as the boot log names it: `pgmq`, or `rabbitmq <broker URL without password>`.
     var summary: String { get }
@@ -45,6 +45,12 @@ protocol StepTransport: Sendable {
     /// delivery is acked by its intake on `.handled` (true).
     func settle(_ delivery: StepDelivery) async throws -> Bool
 
+    /// Settles the message of a step whose claim just committed: nothing where the claim archived it
+    /// in its own transaction (PGMQ) or the intake acks it (a broker); archived now when the queues
+    /// have a database of their own. Never throws: a message left behind comes back and is settled
+    /// as a stale duplicate.
+    func settleClaimed(_ delivery: StepDelivery) async
+
     /// Makes a message this worker hid by reading it visible to every worker at once (it will not
     /// claim it now); nothing on a broker, whose deliveries are requeued or held by the intake.
     func release(_ delivery: StepDelivery) async throws
@@ -55,4 +61,8 @@ protocol StepTransport: Sendable {
 
     /// Publishes a durable domain event's JSON to `queue` (`<ns>_domain_events`).
     func publishEvent(_ json: String, to queue: String) async throws
+}
+
+extension StepTransport {
+    func settleClaimed(_ delivery: StepDelivery) async {}
 }

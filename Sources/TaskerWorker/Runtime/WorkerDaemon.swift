@@ -92,21 +92,25 @@ public final class WorkerDaemon: Service, Sendable {
                 operatorMaxConnections: configuration.worker.web.databasePools.operatorMaxConnections),
             logger: Logger(label: "tasker.postgres.pool"))
         self.pool = pool
-        let templates = TaskTemplateRegistry(pool: pool)
+        // The queues' own database (`[common.pgmq_database]`), when they have one and PGMQ carries
+        // the messages (on RabbitMQ the database holds no queue).
+        let queuePool = QueueDatabaseTransport.pool(configuration.common)
+        let templates = TaskTemplateRegistry(pool: pool, queuePool: queuePool ?? pool)
         self.templates = templates
         let report = templateLoader.loadAll()
         self.templateReport = report
         let namespaces = Set(report.templates.map(\.template.namespaceName)).sorted()
         self.namespaces = namespaces
         let pipeline = WorkerPipeline(
-            configuration: configuration, identity: identity, handlers: handlers, pool: pool, templates: templates,
-            statistics: statistics, namespaces: namespaces, foreign: foreignHandlers)
+            configuration: configuration, identity: identity, handlers: handlers, pool: pool, queuePool: queuePool,
+            templates: templates, statistics: statistics, namespaces: namespaces, foreign: foreignHandlers)
         self.pipeline = pipeline.services
         self.queueStatements = pipeline.queueStatements
         self.transport = pipeline.transport
         self.broker = pipeline.broker
         self.runtime = WorkerRuntime(
-            configuration: configuration, identity: identity, pool: pool, templates: templates, handlers: handlers,
+            configuration: configuration, identity: identity, pool: pool, queuePool: queuePool ?? pool, templates: templates,
+            handlers: handlers,
             statistics: statistics, executor: pipeline.executor, actors: pipeline.actors, eventSystem: pipeline.eventSystem,
             broker: pipeline.broker,
             dispatch: pipeline.dispatch, startedAt: startedAt,

@@ -19,7 +19,7 @@ struct WorkerPipeline {
     /// Static SQL or PGMQ's functions for the step path's queue work; chosen by `WorkerDaemon.run`
     /// (with RabbitMQ: `StepQueueStatements.broker`, from the start).
     let queueStatements: QueueStatementSelection
-    /// PGMQ or RabbitMQ (`[common.queues] backend`), chosen here once.
+    /// PGMQ (in the task database or in its own) or RabbitMQ (`[common.queues] backend`), chosen here once.
     let transport: any StepTransport
     /// The broker's connection when RabbitMQ carries the messages: its intake, and what health and
     /// metrics report.
@@ -27,7 +27,8 @@ struct WorkerPipeline {
 
     init(
         configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
-        pool: PostgresConnectionPool, templates: TaskTemplateRegistry, statistics: WorkerStatistics,
+        pool: PostgresConnectionPool, queuePool: PostgresConnectionPool? = nil, templates: TaskTemplateRegistry,
+        statistics: WorkerStatistics,
         namespaces: [String], foreign: ForeignDispatchChannel? = nil
     ) {
         let worker = configuration.worker
@@ -39,7 +40,9 @@ struct WorkerPipeline {
                     settings: configuration.common.queues.rabbitmq, namespaces: namespaces,
                     connectionName: "tasker-worker \(identity.publicID)")
             }
-        let transport: any StepTransport = broker ?? PGMQTransport(pool: pool)
+        let transport: any StepTransport =
+            broker ?? queuePool.map { QueueDatabaseTransport(pool: pool, queuePool: $0, namespaces: namespaces) }
+            ?? PGMQTransport(pool: pool)
         let queueStatements = QueueStatementSelection(transport.initialStatements)
         let handlerDispatch = worker.mpscChannels.handlerDispatch
         let eventConfig = worker.eventSystems.worker
@@ -104,13 +107,14 @@ struct WorkerPipeline {
         settings.listenerBufferSize = max(1, worker.mpscChannels.eventListeners.pgmqEventBufferSize)
         settings.claimNotifiedBursts = eventConfig.processing.claimNotifiedBursts
         // Behind a transaction pooler with no listen_url there is no LISTEN: the poller reads
-        // every message, whatever its age (`WorkerEventSystemSettings.withoutListener`).
-        let listenUrl = configuration.common.database.listenSessionURL
+        // every message, whatever its age (`WorkerEventSystemSettings.withoutListener`). The queues'
+        // own database is reached directly: the LISTEN session goes there.
+        let listenUrl = queuePool?.configuration.url ?? configuration.common.database.listenSessionURL
         if listenUrl == nil { settings = settings.withoutListener }
         let intake: any StepIntake =
             broker.map { RabbitMQIntake(broker: $0, capacity: capacity, executor: executor, pool: pool) }
             ?? PGMQIntake(
-                settings: settings, databaseURL: listenUrl ?? configuration.common.database.url, pool: pool,
+                settings: settings, databaseURL: listenUrl ?? configuration.common.database.url, pool: queuePool ?? pool,
                 executor: executor, capacityFreed: capacity)
         let eventSystem = WorkerEventSystem(
             settings: settings, intake: intake, executor: executor, dispatch: dispatchChannel, capacityFreed: capacity,

@@ -10,6 +10,8 @@ package struct WorkerRuntime: Sendable {
     package let configuration: TaskerConfiguration
     package let identity: WorkerIdentity
     package let pool: PostgresConnectionPool
+    /// Where the worker's queues are: `pool`, or the queues' own database (`[common.pgmq_database]`).
+    package let queuePool: PostgresConnectionPool
     package let templates: TaskTemplateRegistry
     package let handlers: HandlerRegistry
     package let statistics: WorkerStatistics

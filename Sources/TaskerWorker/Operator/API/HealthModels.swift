@@ -268,8 +268,9 @@ package struct WorkerSystemInfo: Codable, Sendable, Equatable {
     }
 }
 
-/// Connection pool figures (`PoolUtilizationInfo`). This worker reaches the Tasker tables and PGMQ
-/// through one pool, so both entries describe the same pool.
+/// Connection pool figures (`PoolUtilizationInfo`). With one database the worker reaches the Tasker
+/// tables and PGMQ through one pool, and both entries describe it; with the queues in a database of
+/// their own (`[common.pgmq_database]`), `pgmq_pool` is that database's pool.
 package struct PoolUtilizationInfo: Codable, Sendable, Equatable {
     var taskerPool: PoolDetail
     var pgmqPool: PoolDetail

@@ -198,15 +198,25 @@ package struct WorkerHealthService: Sendable {
         let noQueues = HealthCheck(status: .healthy, message: "No namespaces, no queues to read", durationMs: clock.elapsedMs)
         guard !queues.isEmpty || withStaleReport else { return (noQueues, nil) }
         let pool = runtime.pool
+        let queuePool = runtime.queuePool
         let threshold = runtime.configuration.worker.crashRecovery.staleInProgressThresholdSeconds
         let broker = runtime.broker
         let outcome = await withDeadline(thresholds.queueMetricsTimeout) {
             // RabbitMQ: the depths by passive declare on the broker (the queues are not in PGMQ).
             let brokerDepths = queues.isEmpty ? nil : await broker?.queueDepths()
             if broker != nil, !queues.isEmpty, brokerDepths == nil { throw BrokerNotConnected() }
+            // The queues' own database: their depths from there.
+            let separateDepths: [OwnQueueDepth]? =
+                brokerDepths != nil || queues.isEmpty || queuePool === pool
+                ? nil
+                : try await queuePool.withConnection(lane: .operator) { c in
+                    try await PGMQ.queueMetrics(c, queues: queues).map { OwnQueueDepth(queue: $0.queue, depth: Int64($0.depth)) }
+                }
             return try await pool.withConnection(lane: .operator) { c in
                 let depths =
-                    if let brokerDepths {
+                    if let separateDepths {
+                        separateDepths
+                    } else if let brokerDepths {
                         queues.map { OwnQueueDepth(queue: $0, depth: Int64(brokerDepths[$0] ?? 0)) }
                     } else {
                         queues.isEmpty
@@ -270,13 +280,14 @@ package struct WorkerHealthService: Sendable {
     func systemInfo(status: WorkerStatus?) async -> WorkerSystemInfo {
         let pool = await runtime.pool.statistics
         let detail = PoolDetail(pool)
+        let queueDetail = runtime.queuePool === runtime.pool ? detail : PoolDetail(await runtime.queuePool.statistics)
         return WorkerSystemInfo(
             version: TaskerWorkerVersion.current, environment: runtime.configuration.common.execution.environment,
             uptimeSeconds: max(0, Int(Date().timeIntervalSince(runtime.startedAt))), workerType: "command_processor",
             databasePoolSize: pool.active + pool.idle,
             commandProcessorActive: runtime.eventSystem.status.running && (status?.acceptingSteps ?? false),
             supportedNamespaces: await runtime.templates.supportedNamespaces,
-            poolUtilization: PoolUtilizationInfo(taskerPool: detail, pgmqPool: detail))
+            poolUtilization: PoolUtilizationInfo(taskerPool: detail, pgmqPool: queueDetail))
     }
 
     // MARK: - Helpers

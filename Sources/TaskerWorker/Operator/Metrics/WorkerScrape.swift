@@ -49,9 +49,11 @@ struct WorkerScrape: Sendable {
     static func collect(_ runtime: WorkerRuntime, queueTimeout: Duration = .seconds(2)) async -> WorkerScrape {
         let namespaces = runtime.eventSystem.settings.namespaces
         let pool = runtime.pool
+        let queuePool = runtime.queuePool
         let broker = runtime.broker
         let queues: [QueueDepth]?
-        if case .value(let depths) = await withDeadline(queueTimeout, { try await queueDepths(pool, broker, namespaces: namespaces) }) {
+        if case .value(let depths) = await withDeadline(queueTimeout, { try await queueDepths(queuePool, broker, namespaces: namespaces) })
+        {
             queues = depths
         } else {
             queues = nil
