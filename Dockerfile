@@ -39,7 +39,7 @@ RUN scripts/container/build /out
 
 # ---------------------------------------------------------------------------
 # Companion orchestration (`docker build --target orchestration .`; docker-compose.yml's `rabbitmq`
-# profile): `tasker-dev orchestrate`, a development tool, in the builder image (the release objects
+# and `production` profiles): `tasker-dev orchestrate`, a development tool, in the builder image (the release objects
 # of the step above are reused). Not the production image: a plain `docker build .` builds the
 # runtime stage below and skips this one.
 # ---------------------------------------------------------------------------

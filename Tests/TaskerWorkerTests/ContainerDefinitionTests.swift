@@ -245,7 +245,11 @@ struct ContainerDefinitionTests {
     static func environmentNamesTheWorkerReads() throws -> Set<String> {
         var names = Set(EnvironmentSubstitution.allowedNames)
         // The libraries and the executable; not TaskerTestSupport (its variables are for tests only).
-        for module in ["Sources/TaskerPostgres", "Sources/TaskerModel", "Sources/TaskerWorker", "Sources/TaskerWorkerCLI"] {
+        // TaskerTelemetry: the worker's traces (TELEMETRY_ENABLED, OTEL_*; compose's production profile).
+        for module in [
+            "Sources/TaskerPostgres", "Sources/TaskerModel", "Sources/TaskerTelemetry", "Sources/TaskerWorker",
+            "Sources/TaskerWorkerCLI",
+        ] {
             let directory = Repo.path(module)
             let files =
                 FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String }
