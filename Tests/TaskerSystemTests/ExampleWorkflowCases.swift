@@ -1,4 +1,5 @@
 import Foundation
+import TaskerOrchestration
 import TaskerPostgres
 import TaskerStore
 import TaskerTestSupport
@@ -105,5 +106,22 @@ struct ExampleWorkflowCase: Sendable, CustomStringConvertible {
         (harness: OrchestrationHarness, task: UUID) async throws in
         #expect(try await harness.result(task, "retry_confirm").result == ["value": 2, "confirmed": true])
         #expect(try await harness.result(task, "retry_fetch").result["attempts"] == 2)
+    }
+}
+
+extension ExampleWorkflowCase {
+    /// Submits every example workflow at once through `orchestration`, then waits for each to end
+    /// `complete` and runs its checks (a transport's end-to-end run: the broker, the queue database).
+    static func runAll(_ harness: OrchestrationHarness, _ orchestration: OrchestrationHarness.RunningOrchestration) async throws {
+        var submitted: [(ExampleWorkflowCase, UUID)] = []
+        for example in all {
+            submitted.append(
+                (example, try await orchestration.submit(OrchestrationHarness.request(example.name, example.context)).taskUUID))
+        }
+        for (example, task) in submitted {
+            let final = try await harness.waitForTask(task, in: ["complete", "error"], timeout: .seconds(60))
+            #expect(final == "complete", "\(example) ended \(final)")
+            try await example.check(harness, task)
+        }
     }
 }

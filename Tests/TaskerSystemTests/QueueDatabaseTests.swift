@@ -27,16 +27,7 @@ import Testing
                 configuration.worker.eventSystems.worker.timing.visibilityTimeoutSeconds = 300
             }
             let orchestration = harness.startOrchestration()
-            var submitted: [(ExampleWorkflowCase, UUID)] = []
-            for example in ExampleWorkflowCase.all {
-                submitted.append(
-                    (example, try await orchestration.submit(OrchestrationHarness.request(example.name, example.context)).taskUUID))
-            }
-            for (example, task) in submitted {
-                let final = try await harness.waitForTask(task, in: ["complete", "error"], timeout: .seconds(60))
-                #expect(final == "complete", "\(example) ended \(final)")
-                try await example.check(harness, task)
-            }
+            try await ExampleWorkflowCase.runAll(harness, orchestration)
             #expect(try await Self.hasPGMQ(tasks) == false, "the task database never got PGMQ")
             let queueDB = try await queues.connect()
             // Step messages, results: every one sent to the queue database and archived there once

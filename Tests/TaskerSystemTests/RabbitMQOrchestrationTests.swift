@@ -28,16 +28,7 @@ extension RabbitMQWorkerTests {
             let harness = try await OrchestrationHarness.make(db)
             let worker = try harness.startBrokerWorker()
             let orchestration = try harness.startBrokerOrchestration()
-            var tasks: [(ExampleWorkflowCase, UUID)] = []
-            for example in ExampleWorkflowCase.all {
-                tasks.append(
-                    (example, try await orchestration.submit(OrchestrationHarness.request(example.name, example.context)).taskUUID))
-            }
-            for (example, task) in tasks {
-                let final = try await harness.waitForTask(task, in: ["complete", "error"], timeout: .seconds(60))
-                #expect(final == "complete", "\(example) ended \(final)")
-                try await example.check(harness, task)
-            }
+            try await ExampleWorkflowCase.runAll(harness, orchestration)
             // The step messages and the results went through the broker only: no PGMQ queue ever had a message.
             #expect(try await harness.pgmqMessagesEver() == 0)
             try await orchestration.stop()
