@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import TaskerMessaging
 import TaskerModel
 import TaskerOrchestration
 import TaskerPostgres
@@ -37,18 +39,18 @@ struct TaskRequestSender: Sendable {
         let queues = common.queues
         switch queues.backend {
         case .pgmq:
-            guard var configuration = common.queueDatabasePool(applicationName: connectionName) else {
+            guard
+                let queues = QueueDatabase.configured(
+                    common, applicationName: connectionName, maxConnections: 2, logger: Logger(label: "tasker.dev.queue_database"))
+            else {
                 return try await body(TaskRequestSender(transport: .pgmq(pool)))
             }
-            configuration.maxConnections = 2
-            configuration.minConnections = 0
-            let queuePool = PostgresConnectionPool(configuration: configuration)
             do {
-                let value = try await body(TaskRequestSender(transport: .pgmq(queuePool)))
-                await queuePool.close()
+                let value = try await body(TaskRequestSender(transport: .pgmq(queues.pool)))
+                await queues.close()
                 return value
             } catch {
-                await queuePool.close()
+                await queues.close()
                 throw error
             }
         case .rabbitmq:

@@ -29,6 +29,8 @@ public enum PGMQ {
             "SELECT msg_id, read_ct, message FROM tasker.pgmq_read_specific_message($1::text, $2::bigint, $3::integer)")
         static let setVisibilityTimeout = PreparedStatement("SELECT msg_id FROM pgmq.set_vt($1::text, $2::bigint, $3::integer)")
         static let archive = PreparedStatement("SELECT pgmq.archive($1::text, $2::bigint) AS archived")
+        static let archiveBatch = PreparedStatement(
+            "SELECT count(*)::int8 AS archived FROM pgmq.archive($1::text, $2::bigint[])")
         static let sendWithNotify = PreparedStatement(
             "SELECT tasker.pgmq_send_with_notify($1::text, $2::jsonb, $3::integer) AS msg_id")
     }
@@ -110,6 +112,13 @@ public enum PGMQ {
     @discardableResult
     public static func archive(_ c: isolated PostgresConnection, queue: String, msgID: Int64) throws(PostgresError) -> Bool {
         try c.query(Statements.archive, [queue, msgID])[0].decode("archived")
+    }
+
+    /// Archives several messages of one queue in one statement; returns how many were still there.
+    @discardableResult
+    public static func archive(_ c: isolated PostgresConnection, queue: String, msgIDs: [Int64]) throws(PostgresError) -> Int {
+        let ids = PostgresArrayLiteral(msgIDs.map { String($0) })
+        return Int(try c.query(Statements.archiveBatch, [queue, ids])[0].decode("archived", as: Int64.self))
     }
 
     /// Sends with Tasker's notification (`tasker.pgmq_send_with_notify`); returns the msg_id.

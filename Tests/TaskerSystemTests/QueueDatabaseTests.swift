@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import ServiceLifecycle
+import TaskerMessaging
 import TaskerStore
 import TaskerTestSupport
 import Testing
@@ -111,8 +112,8 @@ import Testing
     }
 
     /// Steps enqueued by an orchestration that died before sending their messages are sent by the
-    /// next orchestration start.
-    @Test func aStepEnqueuedButNeverSentIsSentByTheNextOrchestrationStart() async throws {
+    /// next orchestration's sweep, once: a step whose message is queued gets no second one.
+    @Test func aStepEnqueuedButNeverSentIsSentByTheOrchestrationsSweepOnce() async throws {
         try await withQueueDatabaseTestDatabases { tasks, queues in
             let harness = try await OrchestrationHarness.make(tasks, queues: queues)
             let created = try await harness.queueDatabaseOrchestration().submit(
@@ -121,13 +122,49 @@ import Testing
             #expect(try await Self.queuedMessages(queueDB, "worker_examples_queue") == 1)
             // The send is lost.
             try await queueDB.execute("SELECT pgmq.purge_queue('worker_examples_queue')")
-            let orchestration = harness.startOrchestration()
+            let orchestration = harness.startOrchestration { $0.lostMessageSweep = .milliseconds(200) }
             try await waitUntil(timeout: .seconds(30)) { try await Self.queuedMessages(queueDB, "worker_examples_queue") == 1 }
+            // Later sweeps find the message queued: nothing sent again.
+            let sweeps = try #require(orchestration.service.queueDatabase).sweepsDone
+            try await waitUntil(timeout: .seconds(30)) { try #require(orchestration.service.queueDatabase).sweepsDone >= sweeps + 3 }
+            #expect(try await Self.messagesEver(queueDB, "worker_examples_queue") == 2, "the lost one and the one sent again")
             // And the worker takes it from there.
             let worker = harness.startWorker()
             #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "complete")
             try await worker.stop()
             try await orchestration.stop()
+            await queueDB.close()
+        }
+    }
+
+    /// A result stored by a worker that died before announcing it, whose namespaces no worker serves
+    /// any more, is announced by the fleet's crash-recovery scanner, once.
+    @Test func aDeadWorkersUnannouncedResultIsAnnouncedByTheRecoveryScannerOnce() async throws {
+        try await withQueueDatabaseTestDatabases { tasks, queues in
+            let harness = try await OrchestrationHarness.make(tasks, queues: queues)
+            _ = try await harness.queueDatabaseOrchestration().submit(OrchestrationHarness.request("linear_workflow", ["number": 3]))
+            let queueDB = try await queues.connect()
+            let worker = harness.startWorker()
+            try await waitUntil(timeout: .seconds(30)) { try await Self.queuedMessages(queueDB, QueueNames.stepResults) == 1 }
+            // Its lease goes with it; its announcement is lost.
+            try await worker.stop()
+            try await queueDB.execute("SELECT pgmq.purge_queue('orchestration_step_results')")
+            let pool = tasks.pool(maxConnections: 2)
+            let queuePool = queues.pool(maxConnections: 2)
+            let transport = QueueDatabaseTransport(
+                pool: pool, queueDatabase: QueueDatabase(pool: queuePool, logger: Logger(label: "test.queues")), namespaces: [])
+            let scanner = RecoveryScanner(
+                pool: pool, identity: WorkerIdentity(), statistics: WorkerStatistics(), interval: .seconds(1),
+                grace: .milliseconds(1), transport: transport)
+            #expect(await scanner.announceDeadWorkersResults() == 1)
+            #expect(try await Self.queuedMessages(queueDB, QueueNames.stepResults) == 1)
+            #expect(await scanner.announceDeadWorkersResults() == 0, "announced once")
+            // The single-database transport sends in the result's statement: nothing to announce.
+            let single = RecoveryScanner(
+                pool: pool, identity: WorkerIdentity(), statistics: WorkerStatistics(), interval: .seconds(1), grace: .milliseconds(1))
+            #expect(await single.announceDeadWorkersResults() == 0)
+            await pool.close()
+            await queuePool.close()
             await queueDB.close()
         }
     }
@@ -143,7 +180,7 @@ import Testing
                 let first = try CommandLineTests.run(["migrate"], environment: environment)
                 #expect(first.status == 0, "\(first.stderr)")
                 #expect(
-                    first.stdout.contains("queue database: applied: 0003_pgmq_notifications.sql, 0008_least_privilege_and_leases.sql"),
+                    first.stdout.contains("queue database: applied: 0003_pgmq_notifications.sql, 0008_least_privilege_and_leases.sql, 0012_queued_steps.sql"),
                     "\(first.stdout)")
                 #expect(first.stdout.contains("task database: PGMQ: not installed"), "\(first.stdout)")
                 #expect(first.stdout.contains("task database: applied: 0001_uuid_v7.sql, 0002_schema.sql, 0004"), "\(first.stdout)")
@@ -187,8 +224,15 @@ import Testing
         return total
     }
 
-    /// Messages ever sent to any queue of the queue database.
-    static func messagesEver(_ c: PostgresConnection) async throws -> Int {
-        Int(try await c.query("SELECT coalesce(sum(total_messages), 0)::int8 AS n FROM pgmq.metrics_all()")[0].decode("n", as: Int64.self))
+    /// Messages ever sent to any queue (or `queue`) of the queue database.
+    static func messagesEver(_ c: PostgresConnection, _ queue: String? = nil) async throws -> Int {
+        let rows = try await c.query("SELECT queue_name, total_messages FROM pgmq.metrics_all()")
+        var total = 0
+        for row in rows {
+            let name: String = try row.decode("queue_name")
+            guard queue == nil || name == queue else { continue }
+            total += Int(try row.decode("total_messages", as: Int64.self))
+        }
+        return total
     }
 }

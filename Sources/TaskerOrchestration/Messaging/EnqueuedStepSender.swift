@@ -12,8 +12,10 @@ import TaskerStore
 ///
 /// Both work the same way around it: `pending → enqueued` commits without a send (`EnqueueJournal`),
 /// then `sendCommitted` sends the messages of the steps still `enqueued`, each until it is durable.
-/// A crash between the commit and the send leaves a step `enqueued` with no message: `resendEnqueued`
-/// at every start sends the message of every step `enqueued` since before this process started. A
+/// A crash between the commit and the send leaves a step `enqueued` with no message: on the broker
+/// `resendEnqueued` at every start sends the message of every step `enqueued` since before this
+/// process started; the queue database, which can tell which messages are queued, sends only the
+/// missing ones, at start and periodically (`OrchestrationQueueDatabase.resendMissing`). A
 /// step still `enqueued` has not been claimed (a worker settles its message only after its claim
 /// commits), so its message is queued, in flight or lost; a duplicate of a queued one is harmless
 /// (the worker's claim is a compare-and-set on `enqueued`: the second message is stale and settled).
@@ -56,6 +58,31 @@ enum EnqueuedStepStatements {
          LIMIT $2
         """)
 
+    /// Steps `enqueued` for longer than $1 seconds (by the database's clock), with what their
+    /// message needs, oldest first, at most $2.
+    static let enqueuedFor = PreparedStatement(
+        """
+        SELECT ws.workflow_step_uuid AS step_uuid, ws.task_uuid, t.correlation_id, tn.name AS namespace
+          FROM tasker.workflow_step_transitions wst
+          JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
+          JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+          JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
+          JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
+         WHERE wst.most_recent AND wst.to_state = 'enqueued'
+           AND wst.created_at < clock_timestamp() - make_interval(secs => $1::float8)
+         ORDER BY wst.created_at
+         LIMIT $2
+        """)
+
+    /// A row of `enqueuedBefore` or `enqueuedFor` as the message to send.
+    static func entry(_ row: PostgresRow) throws(PostgresError) -> EnqueueJournal.Entry {
+        EnqueueJournal.Entry(
+            queue: QueueNames.workerQueue(namespace: try row.decode("namespace")),
+            message: StepMessage(
+                taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
+                correlationID: try row.decode("correlation_id")))
+    }
+
     /// The most steps one start sends again (the oldest first).
     static let resendLimit = 1000
     /// Between attempts of the database checks.
@@ -64,10 +91,15 @@ enum EnqueuedStepStatements {
 
 extension EnqueuedStepSender {
     /// After a command: sends the journal's messages whose step is `enqueued` now. Retries the
-    /// check while the database fails (the messages are for committed steps).
+    /// check while the database fails (the messages are for committed steps). Not cancelled with its
+    /// caller (e.g. a task API request that timed out): the steps are committed either way.
     func sendCommitted(_ journal: EnqueueJournal, pool: PostgresConnectionPool) async {
         let entries = journal.recorded
         guard !entries.isEmpty else { return }
+        await Task { await self.sendCommitted(entries, pool: pool) }.value
+    }
+
+    private func sendCommitted(_ entries: [EnqueueJournal.Entry], pool: PostgresConnectionPool) async {
         let list = "[" + entries.map { StringEscaping.jsonQuoted($0.message.stepUUID.uuidString.lowercased()) }.joined(separator: ",") + "]"
         var attempts = RetryAttempts(backoff: EnqueuedStepStatements.backoff)
         while !Task.isCancelled {
@@ -86,7 +118,12 @@ extension EnqueuedStepSender {
                     logger.warning(
                         "could not check enqueued steps before sending their messages; retrying", metadata: ["error": "\(error)"])
                 }
-                guard await stopped.sleep(for: delay) else { break }
+                guard await stopped.sleep(for: delay) else {
+                    logger.critical(
+                        "stopped before the messages of enqueued steps were sent; they are sent again later",
+                        metadata: ["step_uuids": "\(entries.map(\.message.stepUUID))"])
+                    return
+                }
             }
         }
     }
@@ -106,12 +143,7 @@ extension EnqueuedStepSender {
             find: {
                 try await pool.withConnection { c in
                     try await c.query(EnqueuedStepStatements.enqueuedBefore, [before, EnqueuedStepStatements.resendLimit]).map {
-                        row throws(PostgresError) -> EnqueueJournal.Entry in
-                        EnqueueJournal.Entry(
-                            queue: QueueNames.workerQueue(namespace: try row.decode("namespace")),
-                            message: StepMessage(
-                                taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
-                                correlationID: try row.decode("correlation_id")))
+                        row throws(PostgresError) -> EnqueueJournal.Entry in try EnqueuedStepStatements.entry(row)
                     }
                 }
             },

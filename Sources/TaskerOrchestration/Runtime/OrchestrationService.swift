@@ -28,6 +28,10 @@ public struct OrchestrationSettings: Sendable, Equatable {
     public var visibilityTimeoutSeconds = 30
     /// LISTEN on `pgmq_message_ready.orchestration` (else polling only).
     public var listen = true
+    /// With the queues in a database of their own: how often the steps `enqueued` for at least this
+    /// long with no message in any worker queue get their message sent again (at start too;
+    /// `OrchestrationQueueDatabase.resendMissing`).
+    public var lostMessageSweep: Duration = .seconds(30)
     /// The staleness detector (`[orchestration.dlq]`).
     public var staleness = StalenessDetectionSettings()
 
@@ -165,9 +169,17 @@ public final class OrchestrationService: Service, Sendable {
         await withDiscardingTaskGroup { group in
             if let queueDatabase {
                 group.addTask {
-                    // Cancelled at graceful shutdown (a queue database that stays down would keep it
-                    // retrying): the next start sends them again.
-                    _ = await cancelWhenGracefulShutdown { await queueDatabase.resendEnqueued(pool: self.pool) }
+                    // The sweep for step messages lost between an enqueue's commit and its send.
+                    let sweep = self.settings.lostMessageSweep
+                    await queueDatabase.resendMissing(pool: self.pool, olderThan: sweep)
+                    for await _ in AsyncTimerSequence(interval: sweep, clock: .continuous).cancelOnGracefulShutdown() {
+                        await queueDatabase.resendMissing(pool: self.pool, olderThan: sweep)
+                    }
+                }
+                group.addTask {
+                    // At graceful shutdown sends in flight get one more attempt; the sweep sends the rest.
+                    try? await gracefulShutdown()
+                    queueDatabase.stopped.trigger()
                 }
             }
             if settings.listen {

@@ -35,10 +35,14 @@ public enum MigrationScope: String, Sendable, Equatable, CaseIterable {
     case queueDatabase = "queue database"
 
     /// The files the queue database needs: the send-with-NOTIFY helpers and read/delete by id
-    /// (0003), and `tasker.create_queue` (0008; its `worker_leases` table stays unused there).
-    public static let queueFiles: Set<String> = ["0003_pgmq_notifications.sql", "0008_least_privilege_and_leases.sql"]
+    /// (0003), `tasker.create_queue` (0008; its `worker_leases` table stays unused there) and
+    /// `tasker.pgmq_queued_steps` (0012). A new file that names PGMQ must be placed here
+    /// (`MigrationScopeTests` fails until it is).
+    public static let queueFiles: Set<String> = [
+        "0003_pgmq_notifications.sql", "0008_least_privilege_and_leases.sql", "0012_queued_steps.sql",
+    ]
     /// Of those, the files the task database does without (0008's leases are the task database's).
-    public static let queueOnlyFiles: Set<String> = ["0003_pgmq_notifications.sql"]
+    public static let queueOnlyFiles: Set<String> = ["0003_pgmq_notifications.sql", "0012_queued_steps.sql"]
 
     /// Whether a run of this scope applies `file`.
     public func applies(_ file: String) -> Bool {

@@ -77,6 +77,9 @@ extension StepExecutor {
                 outcomes[item.index] = claimFailed(item.delivery, item.message, error)
             }
         }
+        // The claims committed: their messages can go now, together (a no-op where the claim archived them).
+        let claimed = zip(accepted, attempts).filter { if case .claimed = $0.1.claim { true } else { false } }.map(\.0.delivery)
+        if !claimed.isEmpty { await transport.settleClaimed(claimed) }
         return outcomes
     }
 

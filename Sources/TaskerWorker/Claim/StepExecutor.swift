@@ -204,7 +204,10 @@ package final class StepExecutor: Sendable {
         let claimStart = ContinuousClock.now
         // One round trip: the step's state and context, and the claim itself when it is claimable.
         let attempt = try await claimSteps([request(message, delivery)])[0]
-        return try await settle(delivery, message, attempt, since: claimStart)
+        let outcome = try await settle(delivery, message, attempt, since: claimStart)
+        // The claim committed: its message can go now (a no-op where the claim archived it).
+        if case .claimed = attempt.claim { await transport.settleClaimed([delivery]) }
+        return outcome
     }
 
     /// What follows a claim attempt: dispatch a claimed step; archive a poison or stale message;
@@ -217,8 +220,6 @@ package final class StepExecutor: Sendable {
         since claimStart: ContinuousClock.Instant
     ) async throws -> DeliveryOutcome {
         let outcome = attempt.claim
-        // The claim committed: its message can go (a no-op where the claim archived it).
-        if case .claimed = outcome { await transport.settleClaimed(delivery) }
         let hydrated: HydratedStep?
         switch (attempt.hydrated, outcome) {
         case (.success(let step), _):

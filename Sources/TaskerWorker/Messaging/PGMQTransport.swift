@@ -20,6 +20,7 @@ struct PGMQTransport: StepTransport {
     var detectsTableLayouts: Bool { true }
     var recoveryStatement: ResultStatement { .recoverFunctions }
     var unclaimedOutcome: DeliveryOutcome { .handled }
+    var announcesAfterCommit: Bool { false }
 
     func settle(_ delivery: StepDelivery) async throws -> Bool {
         try await pool.withConnection { c in try await PGMQ.archive(c, queue: delivery.queue, msgID: delivery.msgID) }

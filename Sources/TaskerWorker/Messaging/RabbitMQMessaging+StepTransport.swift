@@ -12,6 +12,8 @@ extension RabbitMQMessaging: StepTransport {
     var detectsTableLayouts: Bool { false }
     var recoveryStatement: ResultStatement { .recoverBroker }
     var unclaimedOutcome: DeliveryOutcome { .retryLater }
+    var announcesAfterCommit: Bool { true }
+    func announceDurably(_ message: StepMessage) async -> Bool { await publishResult(message) }
 
     /// The intake acks the delivery on `.handled`.
     func settle(_ delivery: StepDelivery) async throws -> Bool { true }

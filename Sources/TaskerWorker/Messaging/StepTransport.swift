@@ -45,11 +45,20 @@ protocol StepTransport: Sendable {
     /// delivery is acked by its intake on `.handled` (true).
     func settle(_ delivery: StepDelivery) async throws -> Bool
 
-    /// Settles the message of a step whose claim just committed: nothing where the claim archived it
-    /// in its own transaction (PGMQ) or the intake acks it (a broker); archived now when the queues
-    /// have a database of their own. Never throws: a message left behind comes back and is settled
-    /// as a stale duplicate.
-    func settleClaimed(_ delivery: StepDelivery) async
+    /// Settles the messages of steps whose claims committed (and that were dispatched): nothing
+    /// where the claim archived them in its own transaction (PGMQ) or the intake acks them (a
+    /// broker); archived now when the queues have a database of their own. Never throws: a message
+    /// left behind comes back and is settled as a stale duplicate.
+    func settleClaimed(_ deliveries: [StepDelivery]) async
+
+    /// Announces one stored result and returns once it is durable (a confirmed publish, a committed
+    /// send); false when it could not be. True at once where the result's statement sent it (PGMQ).
+    func announceDurably(_ message: StepMessage) async -> Bool
+
+    /// Whether stored results are announced after their commit (`announceResults` does the work),
+    /// so that a process dying in between leaves results unannounced for the recovery to send
+    /// (`UnannouncedResults`); false where the result's statement sends them itself (PGMQ).
+    var announcesAfterCommit: Bool { get }
 
     /// Makes a message this worker hid by reading it visible to every worker at once (it will not
     /// claim it now); nothing on a broker, whose deliveries are requeued or held by the intake.
@@ -64,5 +73,6 @@ protocol StepTransport: Sendable {
 }
 
 extension StepTransport {
-    func settleClaimed(_ delivery: StepDelivery) async {}
+    func settleClaimed(_ deliveries: [StepDelivery]) async {}
+    func announceDurably(_ message: StepMessage) async -> Bool { true }
 }

@@ -19,10 +19,10 @@ import TaskerStore
 /// start that died between the announcements and the mark. An announced message is durable (a
 /// confirmed publish, a committed send), so nothing is left unannounced by the skip.
 struct UnannouncedResults: Sendable {
-    /// The namespaces whose results are looked for (the worker's served ones).
-    let namespaces: [String]
+    /// The namespaces whose results are looked for at start (the worker's served ones).
+    var namespaces: [String] = []
     /// ≈ the process start: results committed before it have no announcement pending in this process.
-    let startedAt: Date
+    var startedAt = Date()
     /// The transport's end: the lookup's retries stop at it.
     let stopped: OneShotSignal
     let logger: Logger
@@ -49,6 +49,28 @@ struct UnannouncedResults: Sendable {
            AND tn.name IN (SELECT jsonb_array_elements_text($2::jsonb))
          ORDER BY wst.created_at
          LIMIT $3
+        """)
+
+    /// Results for orchestration written by one of our workers that has no unexpired liveness
+    /// lease (`tasker.worker_leases`: it died, and no start of a worker of its namespaces announced
+    /// them), for longer than $1 seconds, not re-announced yet, oldest first, at most $2: what the
+    /// fleet's crash-recovery scanner announces (`RecoveryScanner`).
+    static let findOfDeadWorkers = PreparedStatement(
+        """
+        WITH live AS MATERIALIZED (\(RecoveryStatements.liveWorkers))
+        SELECT wst.workflow_step_transition_uuid AS transition_uuid, ws.workflow_step_uuid AS step_uuid, ws.task_uuid,
+               t.correlation_id
+          FROM tasker.workflow_step_transitions wst
+          JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
+          JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
+         WHERE wst.most_recent
+           AND wst.to_state IN ('enqueued_for_orchestration', 'enqueued_as_error_for_orchestration')
+           AND wst.metadata->>'worker_uuid' ~ \(RecoveryStatements.uuidPattern)
+           AND NOT wst.metadata ? 'republished_at'
+           AND NOT EXISTS (SELECT 1 FROM live WHERE live.worker = wst.metadata->>'worker_uuid')
+           AND wst.created_at < clock_timestamp() - make_interval(secs => $1::float8)
+         ORDER BY wst.created_at
+         LIMIT $2
         """)
 
     /// Marks the result transitions $1 (a JSON array of uuids), still the steps' current ones, as
@@ -83,20 +105,44 @@ struct UnannouncedResults: Sendable {
             reason: "a worker may have died before announcing them", batchSize: Self.batchSize, stopped: stopped,
             logger: logger)
         return await republisher.run(
-            find: {
-                try await pool.withConnection { c in
-                    try await c.query(Self.find, [before, PostgresJSON(raw: list), Self.limit]).map {
-                        row throws(PostgresError) -> (transition: UUID, message: StepMessage) in
-                        let transition: UUID = try row.decode("transition_uuid")
-                        let message = StepMessage(
-                            taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"),
-                            correlationID: try row.decode("correlation_id"))
-                        return (transition, message)
-                    }
-                }
-            },
+            find: { try await pool.withConnection { c in try await c.query(Self.find, [before, PostgresJSON(raw: list), Self.limit]).map(Self.entry) } },
             publish: { entry in await announce(entry.message) },
             markPublished: { announced in await markRepublished(announced.map(\.transition), pool: pool) })
+    }
+
+    /// Announces the results of dead workers (`findOfDeadWorkers`, stored more than `age` ago) once
+    /// each, as the start-up does for its own namespaces; the crash-recovery scanner's part, so that
+    /// a worker that dies between its commit and its announcement and is never started again leaves
+    /// nothing unannounced. One lookup (its failure is left to the next call). Returns how many were
+    /// announced.
+    @discardableResult
+    func announceOfDeadWorkers(
+        pool: PostgresConnectionPool, olderThan age: Duration, announce: @escaping @Sendable (StepMessage) async -> Bool
+    ) async -> Int {
+        let found: [(transition: UUID, message: StepMessage)]
+        do {
+            found = try await pool.withConnection(lane: .background) { c in
+                try await c.query(Self.findOfDeadWorkers, [age.inSeconds, Self.batchSize]).map(Self.entry)
+            }
+        } catch {
+            logger.debug("the lookup of dead workers' unannounced results failed", metadata: ["error": "\(error)"])
+            return 0
+        }
+        guard !found.isEmpty else { return 0 }
+        logger.warning(
+            "announcing results stored by workers that died before announcing them", metadata: ["count": "\(found.count)"])
+        var announced: [UUID] = []
+        for entry in found where await announce(entry.message) { announced.append(entry.transition) }
+        await markRepublished(announced, pool: pool)
+        return announced.count
+    }
+
+    /// A row of `find` or `findOfDeadWorkers`.
+    private static func entry(_ row: PostgresRow) throws(PostgresError) -> (transition: UUID, message: StepMessage) {
+        let transition: UUID = try row.decode("transition_uuid")
+        let message = StepMessage(
+            taskUUID: try row.decode("task_uuid"), stepUUID: try row.decode("step_uuid"), correlationID: try row.decode("correlation_id"))
+        return (transition, message)
     }
 
     /// Marks the transitions whose result was re-announced (`markRepublished`). One attempt: when

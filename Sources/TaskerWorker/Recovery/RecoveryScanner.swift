@@ -41,6 +41,9 @@ final class RecoveryScanner: Service, Sendable {
     let turn: ScannerTurn?
     /// Steps looked at per scan at most (the oldest claims first; the rest at the next scan).
     static let scanLimit = 500
+    /// Every this many scans, with a transport that announces results after their commit, the dead
+    /// workers' unannounced results are announced (`announceDeadWorkersResults`).
+    static let announceEvery = 15
     /// The recovery write's retries (`ResultWriter`).
     static let writeBackoff = ReconnectBackoff(initial: .milliseconds(50), maximum: .seconds(5))
     private let failureThrottle = Throttle(interval: .seconds(30))
@@ -74,6 +77,7 @@ final class RecoveryScanner: Service, Sendable {
 
     private func scanUntilCancelled() async {
         var tracker = AbsenceTracker(grace: LivenessTiming(grace: grace).absenceWait)
+        var scans = 0
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
             guard await holdsTurn() else {
@@ -82,7 +86,22 @@ final class RecoveryScanner: Service, Sendable {
                 continue
             }
             await scanOnce(&tracker)
+            scans += 1
+            if scans % Self.announceEvery == 0 { await announceDeadWorkersResults() }
         }
+    }
+
+    /// With a transport that announces results after their commit (RabbitMQ, the queues' own
+    /// database): announces, once each, the results that workers without a lease stored more than a
+    /// grace period ago and never announced (`UnannouncedResults.announceOfDeadWorkers`), so that a
+    /// worker dying between a commit and its announcement loses nothing even when no worker of its
+    /// namespaces starts again. Returns how many were announced.
+    @discardableResult
+    func announceDeadWorkersResults() async -> Int {
+        guard transport.announcesAfterCommit else { return 0 }
+        let transport = self.transport
+        return await UnannouncedResults(stopped: OneShotSignal(), logger: logger).announceOfDeadWorkers(
+            pool: pool, olderThan: grace, announce: { message in await transport.announceDurably(message) })
     }
 
     /// Whether this worker may scan now: no turn to hold, or the last renewal said it holds the turn

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
@@ -94,7 +95,9 @@ public final class WorkerDaemon: Service, Sendable {
         self.pool = pool
         // The queues' own database (`[common.pgmq_database]`), when they have one and PGMQ carries
         // the messages (on RabbitMQ the database holds no queue).
-        let queuePool = QueueDatabaseTransport.pool(configuration.common)
+        let queueDatabase = QueueDatabase.configured(
+            configuration.common, applicationName: "tasker-worker", logger: Logger(label: "tasker.queue_database"))
+        let queuePool = queueDatabase?.pool
         let templates = TaskTemplateRegistry(pool: pool, queuePool: queuePool ?? pool)
         self.templates = templates
         let report = templateLoader.loadAll()
@@ -102,7 +105,7 @@ public final class WorkerDaemon: Service, Sendable {
         let namespaces = Set(report.templates.map(\.template.namespaceName)).sorted()
         self.namespaces = namespaces
         let pipeline = WorkerPipeline(
-            configuration: configuration, identity: identity, handlers: handlers, pool: pool, queuePool: queuePool,
+            configuration: configuration, identity: identity, handlers: handlers, pool: pool, queueDatabase: queueDatabase,
             templates: templates, statistics: statistics, namespaces: namespaces, foreign: foreignHandlers)
         self.pipeline = pipeline.services
         self.queueStatements = pipeline.queueStatements

@@ -1,6 +1,7 @@
 import AsyncAlgorithms
 import Logging
 import ServiceLifecycle
+import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
@@ -27,7 +28,7 @@ struct WorkerPipeline {
 
     init(
         configuration: TaskerConfiguration, identity: WorkerIdentity, handlers: HandlerRegistry,
-        pool: PostgresConnectionPool, queuePool: PostgresConnectionPool? = nil, templates: TaskTemplateRegistry,
+        pool: PostgresConnectionPool, queueDatabase: QueueDatabase? = nil, templates: TaskTemplateRegistry,
         statistics: WorkerStatistics,
         namespaces: [String], foreign: ForeignDispatchChannel? = nil
     ) {
@@ -40,8 +41,9 @@ struct WorkerPipeline {
                     settings: configuration.common.queues.rabbitmq, namespaces: namespaces,
                     connectionName: "tasker-worker \(identity.publicID)")
             }
+        let queuePool = queueDatabase?.pool
         let transport: any StepTransport =
-            broker ?? queuePool.map { QueueDatabaseTransport(pool: pool, queuePool: $0, namespaces: namespaces) }
+            broker ?? queueDatabase.map { QueueDatabaseTransport(pool: pool, queueDatabase: $0, namespaces: namespaces) }
             ?? PGMQTransport(pool: pool)
         let queueStatements = QueueStatementSelection(transport.initialStatements)
         let handlerDispatch = worker.mpscChannels.handlerDispatch
