@@ -168,7 +168,7 @@ class Fleet:
     (recorded as a failure, its last log lines printed). `pool` (max, min) overrides the workers'
     pool size ([common.database.pool]); None keeps the defaults. Every process gets
     PGMQ_DATABASE_URL = `args.queue_db_url` (empty: the queues are in the main database, whatever
-    the caller's environment says)."""
+    the caller's environment says), read through its overlay's `[common.pgmq_database] url`."""
 
     def __init__(self, args, work, templates, specs=None, pool=None):
         self.work = work
@@ -201,6 +201,9 @@ class Fleet:
                 f.write('transaction_pooler = true\n')
                 if spec.listen_url:
                     f.write(f'listen_url = "{spec.listen_url}"\n')
+            # The queues' database from PGMQ_DATABASE_URL (empty: the main one), as config/tasker/base
+            # reads it: a single TASKER_CONFIG_PATH file replaces base, placeholders included.
+            f.write('[common.pgmq_database]\nurl = "${PGMQ_DATABASE_URL:-}"\n')
             if pool is not None:
                 f.write(f'[common.database.pool]\nmax_connections = {pool[0]}\nmin_connections = {pool[1]}\n')
             f.write('[orchestration.web]\nbind_address = "127.0.0.1:0"\n')
