@@ -6,9 +6,9 @@ Phases: start the fleet (two workers, the orchestration; the fleet profile: PgBo
 workers behind it) → steady load → the faults in a seeded order, `gap` seconds apart → stop the load →
 wait (bounded) for quiescence → judge → figures → one summary line. With --queue-admin-url (scripts/chaos
 --queue-database) the queues live in a database of their own: `qdb` is where every queue statement goes
-(task requests, poison, notifications, depths), `db` the task tables; without it both are one. Modules: chaoslib/processes
-(fleet), load, faults, poison (hostile inputs), judge, figures (recovery times); PgBouncer is
-scripts/lib/python/pgbouncer.py (shared with scripts/bench)."""
+(task requests, poison, notifications, depths), `db` the task tables; without it both are one.
+Modules: chaoslib/processes (fleet), load, faults, poison (hostile inputs), judge, figures (recovery
+times); PgBouncer is scripts/lib/python/pgbouncer.py (shared with scripts/bench)."""
 import argparse
 import json
 import os

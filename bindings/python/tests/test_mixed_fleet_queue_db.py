@@ -69,7 +69,8 @@ def _queue_use(db: Database) -> dict[str, dict[str, int]] | None:
     use = {}
     for queue in filter(None, queues):
         row = db.json(f"SELECT json_build_object('sent', (SELECT total_messages FROM pgmq.metrics('{queue}')),"
-                      f" 'queued', (SELECT count(*) FROM pgmq.q_{queue}), 'archived', (SELECT count(*) FROM pgmq.a_{queue}))")
+                      f" 'queued', (SELECT count(*) FROM pgmq.q_{queue}),"
+                      f" 'archived', (SELECT count(*) FROM pgmq.a_{queue}))")
         if any(row.values()):
             use[queue] = row
     return use

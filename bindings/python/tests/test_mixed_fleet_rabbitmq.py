@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import TESTS, BrokerCluster, Cluster
-from test_mixed_fleet import KINDS, Kind, _error_lines, _wait_until_all_terminal, assert_fleet_figures, judge_run, start_fleet
+from test_mixed_fleet import (KINDS, Kind, _error_lines, _wait_until_all_terminal, assert_fleet_figures, judge_run,
+                              start_fleet)
 
 # scripts/test's broker must stay up: never beside test_rabbitmq_broker_restart.py, which stops it
 # (conftest's resource locks).
