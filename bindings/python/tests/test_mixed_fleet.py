@@ -154,12 +154,12 @@ def start_fleet(cluster: Cluster, tmp_path: Path) -> tuple[Process, UpstreamWork
     return ours, upstream
 
 
-def _submit_all(cluster: Cluster, kinds: tuple[Kind, ...] = KINDS) -> None:
-    """Every task request of ``kinds`` onto orchestration_task_requests in one statement (context
+def _submit_all(cluster: Cluster) -> None:
+    """Every task request of KINDS onto orchestration_task_requests in one statement (context
     {"number": n, "fleet": i}, unique per task), interleaved so that the kinds run together."""
     rows = []
-    for index in range(max(kind.count for kind in kinds)):
-        for kind in kinds:
+    for index in range(max(kind.count for kind in KINDS)):
+        for kind in KINDS:
             if index < kind.count:
                 rows.append(f"('{kind.namespace}', '{kind.name}', {index % 17 + 1}, {len(rows)})")
     cluster.queue_db.scalar(
