@@ -4,9 +4,11 @@ what is missing, finds or builds the debug binaries, starts and migrates a throw
 
 Phases: start the fleet (two workers, the orchestration; the fleet profile: PgBouncer and sixteen
 workers behind it) → steady load → the faults in a seeded order, `gap` seconds apart → stop the load →
-wait (bounded) for quiescence → judge → figures → one summary line. Modules: chaoslib/processes
-(fleet), load, faults, poison (hostile inputs), judge, figures (recovery times); PgBouncer is
-scripts/lib/python/pgbouncer.py (shared with scripts/bench)."""
+wait (bounded) for quiescence → judge → figures → one summary line. With --queue-admin-url (scripts/chaos
+--queue-database) the queues live in a database of their own: `qdb` is where every queue statement goes
+(task requests, poison, notifications, depths), `db` the task tables; without it both are one.
+Modules: chaoslib/processes (fleet), load, faults, poison (hostile inputs), judge, figures (recovery
+times); PgBouncer is scripts/lib/python/pgbouncer.py (shared with scripts/bench)."""
 import argparse
 import json
 import os
@@ -53,6 +55,7 @@ class Chaos:
         self.profile = PROFILES[args.profile]
         self.rng = random.Random(args.seed)
         self.db = Database(args.admin_url)
+        self.qdb = Database(args.queue_admin_url) if args.queue_admin_url else self.db
         self.failures, self.faults, self.figures = [], [], {}
         self.failing_logs = set()
         self.warnings = []
@@ -137,7 +140,7 @@ class Chaos:
         try:
             specs = self.fleet_specs() if self.args.profile == "fleet" else None
             self.fleet = Fleet(self.args, self.args.work, self.templates(), specs, p.get("pool"))
-            self.load = Load(self.db, self.rng, p["rate"], f"s{self.args.seed}")
+            self.load = Load(self.qdb, self.rng, p["rate"], f"s{self.args.seed}")
             started = time.time()
             self.fleet.start_all()
             self.figures["fleet_ready_s"] = round(time.time() - started, 1)
@@ -197,6 +200,7 @@ class Chaos:
         fleet = self.fleet_summary()
         with open(os.path.join(self.args.work, "summary.json"), "w") as out:
             json.dump({"profile": self.args.profile, "seed": self.args.seed, "settings": self.profile, "fleet": fleet,
+                       "queue_database": self.args.queue_db_url or None,
                        "figures": f, "faults": self.faults, "failures": self.failures, "warnings": self.warnings,
                        "duration_s": round(duration, 1)}, out, indent=2, default=str)
         for path in sorted(self.failing_logs):
@@ -212,7 +216,9 @@ class Chaos:
                      f"killed={len(fleet['killed'])} stranded={fleet['stranded_steps']} "
                      f"stranded_recovered={_seconds(fleet['stranded_recovered_s'])} "
                      f"claims={','.join(f'{m}:{n}' for m, n in (fleet['claims_per_mode'] or {}).items()) or '?'} ")
-        print(f"[chaos] {verdict} profile={self.args.profile} seed={self.args.seed} duration={duration:.0f}s {extra}"
+        queues = "own-database" if self.args.queue_db_url else "main-database"
+        print(f"[chaos] {verdict} profile={self.args.profile} seed={self.args.seed} queues={queues} "
+              f"duration={duration:.0f}s {extra}"
               f"tasks={f.get('tasks_complete', 0)}/{f.get('tasks', 0)} steps={f.get('steps', 0)} "
               f"step_retries={f.get('step_retries', 0)} faults={len(self.faults)} ({len(kinds)} kinds) "
               f"poison={self.poison_sent} notifications={self.notifications_sent} "
@@ -242,7 +248,14 @@ def main():
     a.add_argument("--fleet-route", choices=["transaction", "direct"], default="transaction",
                    help="fleet profile: workers through PgBouncer in transaction mode (the profile) or "
                         "directly (development, for binaries without pooler mode; PgBouncer runs unused)")
-    chaos = Chaos(a.parse_args())
+    a.add_argument("--queue-db-url", default="",
+                   help="the queues' own database (role tasker), given to every process as PGMQ_DATABASE_URL; "
+                        "empty: the queues are in --db-url's database")
+    a.add_argument("--queue-admin-url", default="", help="the queue database as the bootstrap superuser")
+    args = a.parse_args()
+    if bool(args.queue_db_url) != bool(args.queue_admin_url):
+        a.error("--queue-db-url and --queue-admin-url go together")
+    chaos = Chaos(args)
     chaos.schedule_kinds = chaos.schedule()
     try:
         chaos.run()

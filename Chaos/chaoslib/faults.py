@@ -1,6 +1,8 @@
 """The faults. Each takes the run (`Chaos`) and returns a record: kind, start, hit (when the fault
 struck: a signal waits until the worker holds claims), end (epoch seconds) and what it did; `stranded` (SIGKILL of a worker
-or of a quarter of the fleet) lists the steps the dead workers held in_progress."""
+or of a quarter of the fleet) lists the steps the dead workers held in_progress. Hostile queue inputs go to
+the queue database (`run.qdb`: the main one unless the queues have their own); the database faults hit
+the cluster, so both databases."""
 import os
 import signal
 import subprocess
@@ -17,9 +19,13 @@ FLEET_KINDS = ["terminate_backends", "postgres_restart", "pgbouncer_restart", "s
 
 
 def terminate_backends(run):
-    n = run.db.one("""SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                       WHERE usename = 'tasker' AND backend_type = 'client backend'""")
-    return {"terminated": n}
+    """Every backend of role tasker in the cluster, whichever database it is connected to."""
+    rows = run.db.q("""SELECT datname, count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                        WHERE usename = 'tasker' AND backend_type = 'client backend' GROUP BY datname""")
+    by_database = {name: n for name, n in rows}
+    if run.qdb is not run.db and not by_database.get(run.qdb.url.rsplit("/", 1)[1]):
+        run.warnings.append("terminate_backends found no backend of the queue database to terminate")
+    return {"terminated": sum(by_database.values()), "by_database": by_database}
 
 
 def postgres_restart(run):
@@ -187,7 +193,7 @@ def _send_all(run, queue, bodies, notify_every=2):
     for i, (_, body) in enumerate(bodies):
         sql = ("SELECT tasker.pgmq_send_with_notify(%s::text, %s::jsonb, 0)" if i % notify_every == 0
                else "SELECT pgmq.send(%s::text, %s::jsonb)")
-        _, error = run.db.try_q(sql, (queue, body))
+        _, error = run.qdb.try_q(sql, (queue, body))
         if error is None:
             sent += 1
         else:
@@ -214,7 +220,7 @@ def malformed_notifications_fault(run):
     sent = refused = 0
     for channel in ("pgmq_message_ready.examples", "pgmq_message_ready.chaos", "pgmq_message_ready.orchestration"):
         for _, payload in payloads:
-            _, error = run.db.try_q("SELECT pg_notify(%s, %s)", (channel, payload))
+            _, error = run.qdb.try_q("SELECT pg_notify(%s, %s)", (channel, payload))
             sent, refused = (sent + 1, refused) if error is None else (sent, refused + 1)
     run.notifications_sent += sent
     return {"sent": sent, "refused_by_server": refused}

@@ -1,5 +1,7 @@
 """Quiescence and the verdict, from the database and the processes. Every check appends a line to
-`failures`; figures go into `figures`."""
+`failures`; figures go into `figures`. Queues are judged in the queue database (`run.qdb`), tasks
+and steps in the main one (`run.db`); with the queues in their own database, the main database's
+queues (if it has PGMQ at all) must never have received a message."""
 import json
 import os
 import re
@@ -36,7 +38,7 @@ def wait_for_quiescence(run, timeout):
     last = None
     while True:
         done = {cid for cid, _, complete, _ in run.db.q(CHAOS_TASKS) if complete}
-        depth = sum(queue_depths(run.db).values())
+        depth = sum(queue_depths(run.qdb).values())
         waiting = len(expected - done)
         if waiting == 0 and depth == 0:
             return time.time() - start
@@ -114,10 +116,24 @@ def judge(run):
                                          WHERE to_state = 'enqueued_as_error_for_orchestration'""")
     check_results(run)
     # Queues.
-    depths = {q: n for q, n in queue_depths(db).items() if n}
+    qdb = run.qdb
+    depths = {q: n for q, n in queue_depths(qdb).items() if n}
     if depths:
         f.append(f"messages left in queues: {depths}")
-    figures["archived_messages"] = sum(db.one(f'SELECT count(*) FROM pgmq."a_{q}"') for q in queues(db))
+    figures["archived_messages"] = sum(qdb.one(f'SELECT count(*) FROM pgmq."a_{q}"') for q in queues(qdb))
+    if qdb is not db:
+        used = main_database_queues_used(db)
+        figures["main_database_pgmq"] = used is not None
+        if used:
+            f.append(f"the queues have their own database, yet the main database's queues received messages: {used}")
+
+
+def main_database_queues_used(db):
+    """None when the database has no PGMQ; else the queues that ever received a message (each
+    queue's message id sequence, pgmq.metrics_all's total_messages) and their counts."""
+    if db.one("SELECT to_regnamespace('pgmq') IS NULL"):
+        return None
+    return {name: n for name, n in db.q("SELECT queue_name, total_messages FROM pgmq.metrics_all()") if n}
 
 
 def _values(db, template):

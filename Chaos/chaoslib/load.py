@@ -1,7 +1,7 @@
 """The steady load: task requests (the TaskRequestMessage `tasker-dev submit` sends) on
-orchestration_task_requests at a fixed rate, each with a unique `chaos_id` in its context. A send
-whose outcome is unknown (the connection died) is sent again: the orchestration must then create the
-task once (identity strategy `strict`), which the judge checks."""
+orchestration_task_requests at a fixed rate, each with a unique `chaos_id` in its context; `db` is the
+queue database (the run's `qdb`). A send whose outcome is unknown (the connection died) is sent again:
+the orchestration must then create the task once (identity strategy `strict`), which the judge checks."""
 import json
 import threading
 import time

@@ -166,7 +166,9 @@ class Fleet:
     """The workers of `specs` (default: worker-a and worker-b, connected directly) and the
     orchestration (always connected directly); `watch` restarts a process that exited by itself
     (recorded as a failure, its last log lines printed). `pool` (max, min) overrides the workers'
-    pool size ([common.database.pool]); None keeps the defaults."""
+    pool size ([common.database.pool]); None keeps the defaults. Every process gets
+    PGMQ_DATABASE_URL = `args.queue_db_url` (empty: the queues are in the main database, whatever
+    the caller's environment says), read through its overlay's `[common.pgmq_database] url`."""
 
     def __init__(self, args, work, templates, specs=None, pool=None):
         self.work = work
@@ -175,15 +177,16 @@ class Fleet:
         if specs is None:
             specs = [WorkerSpec(name, args.db_url) for name in ("worker-a", "worker-b")]
         self.worker_names = [spec.name for spec in specs]
+        queues = {"PGMQ_DATABASE_URL": args.queue_db_url or ""}
         for spec in specs:
             rest, grpc = free_port(), free_port()
             config = self._config(spec.name, spec, rest, grpc, pool)
             self.specs[spec.name] = spec
             self.processes[spec.name] = Process(spec.name, [args.dev_bin, "run"], config,
-                                                {"TASKER_TEMPLATE_PATH": templates}, work, args.repo,
+                                                {"TASKER_TEMPLATE_PATH": templates, **queues}, work, args.repo,
                                                 rest_port=rest)
         config = self._config("orchestration", WorkerSpec("orchestration", args.db_url), None, None, None)
-        self.processes["orchestration"] = Process("orchestration", [args.dev_bin, "orchestrate"], config, {},
+        self.processes["orchestration"] = Process("orchestration", [args.dev_bin, "orchestrate"], config, queues,
                                                   work, args.repo)
         self._stop = threading.Event()
         self._thread = None
@@ -198,6 +201,9 @@ class Fleet:
                 f.write('transaction_pooler = true\n')
                 if spec.listen_url:
                     f.write(f'listen_url = "{spec.listen_url}"\n')
+            # The queues' database from PGMQ_DATABASE_URL (empty: the main one), as config/tasker/base
+            # reads it: a single TASKER_CONFIG_PATH file replaces base, placeholders included.
+            f.write('[common.pgmq_database]\nurl = "${PGMQ_DATABASE_URL:-}"\n')
             if pool is not None:
                 f.write(f'[common.database.pool]\nmax_connections = {pool[0]}\nmin_connections = {pool[1]}\n')
             f.write('[orchestration.web]\nbind_address = "127.0.0.1:0"\n')

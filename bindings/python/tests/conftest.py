@@ -12,6 +12,10 @@ Environment (set by scripts/test):
   TASKER_TEST_RABBITMQ_URL  the private RabbitMQ broker (scripts/lib/rabbitmq.sh); the RabbitMQ mode
   TASKER_TEST_RABBITMQ_CTL  of `Cluster` (fixture ``rabbitmq_cluster``) gives each test a vhost of its own
   TASKER_TEST_PYTHON        a Python with pika (tools/publish_task_requests.py)
+
+With the queues in a database of their own (issue #30 item 3, fixture ``queue_db_cluster``) a test
+gets two databases cloned from two templates that one `tasker-worker migrate` with PGMQ_DATABASE_URL
+prepared (``queue_db_templates``), and every process it starts gets PGMQ_DATABASE_URL.
 """
 
 from __future__ import annotations
@@ -128,22 +132,56 @@ def tools() -> Tools:
     return tools
 
 
+def migrate(tools: Tools, url: str, queue_url: str = "") -> subprocess.CompletedProcess[str]:
+    """`tasker-worker migrate` of the database ``url``; with ``queue_url`` (PGMQ_DATABASE_URL) the
+    queues' own database as well. Both databases must exist."""
+    return subprocess.run(
+        [str(tools.worker_binary), "migrate", "--database-url", url, "--pgmq-sql", tools.pgmq_sql,
+         "--migrations-dir", str(REPO / "migrations")],
+        env={**os.environ, "PGMQ_DATABASE_URL": queue_url}, capture_output=True, text=True, timeout=300, cwd=REPO,
+    )
+
+
+def create_databases(tools: Tools, *names: str, template: tuple[str, ...] = ()) -> list[str]:
+    """Creates ``names`` (owner tasker; each a clone of the same position in ``template`` when given,
+    else empty, dropped first); returns their URLs."""
+    for i, name in enumerate(names):
+        if template:
+            psql(tools.admin_url, f"CREATE DATABASE {name} TEMPLATE {template[i]} OWNER tasker")
+        else:
+            psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name}")
+            psql(tools.admin_url, f"CREATE DATABASE {name} OWNER tasker")
+    return [_database_url(tools.admin_url, name) for name in names]
+
+
+def drop_databases(tools: Tools, *names: str) -> None:
+    for name in names:
+        psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 @pytest.fixture(scope="session")
 def template_database(tools: Tools) -> Iterator[str]:
     """A database migrated once (tasker-worker migrate); each test clones it."""
     name = f"pytest_template_{os.getpid()}"
-    psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name}")
-    psql(tools.admin_url, f"CREATE DATABASE {name} OWNER tasker")
-    url = _database_url(tools.admin_url, name)
-    done = subprocess.run(
-        [str(tools.worker_binary), "migrate", "--database-url", url, "--pgmq-sql", tools.pgmq_sql,
-         "--migrations-dir", str(REPO / "migrations")],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
-    )
+    (url,) = create_databases(tools, name)
+    done = migrate(tools, url)
     if done.returncode != 0:
         pytest.fail(f"migration failed: {done.stderr[-2000:]}")
     yield name
-    psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    drop_databases(tools, name)
+
+
+@pytest.fixture(scope="session")
+def queue_db_templates(tools: Tools) -> Iterator[tuple[str, str]]:
+    """(main, queues): two databases migrated once by `tasker-worker migrate` with PGMQ_DATABASE_URL
+    (the task tables without PGMQ; PGMQ with its helpers in schema tasker); each test clones both."""
+    names = (f"pytest_template_{os.getpid()}_main", f"pytest_template_{os.getpid()}_queues")
+    main, queues = create_databases(tools, *names)
+    done = migrate(tools, main, queues)
+    if done.returncode != 0:
+        pytest.fail(f"migration with a queue database failed: {done.stdout[-1000:]}{done.stderr[-2000:]}")
+    yield names
+    drop_databases(tools, *names)
 
 
 @dataclass(frozen=True)
@@ -245,9 +283,9 @@ class Database:
 @pytest.fixture
 def database(tools: Tools, template_database: str) -> Iterator[Database]:
     name = f"pytest_{os.getpid()}_{next(_counter)}"
-    psql(tools.admin_url, f"CREATE DATABASE {name} TEMPLATE {template_database} OWNER tasker")
-    yield Database(_database_url(tools.admin_url, name))
-    psql(tools.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    (url,) = create_databases(tools, name, template=(template_database,))
+    yield Database(url)
+    drop_databases(tools, name)
 
 
 class Process:
@@ -357,21 +395,31 @@ class UpstreamWorker:
 class Cluster:
     """One test's world: its database, the orchestration, and the hosts it starts. With ``broker_url``
     (RabbitMQ mode) every process it starts, ours and upstream's worker alike, is configured the
-    upstream way for that broker: ``TASKER_MESSAGING_BACKEND=rabbitmq`` and ``RABBITMQ_URL``."""
+    upstream way for that broker: ``TASKER_MESSAGING_BACKEND=rabbitmq`` and ``RABBITMQ_URL``. With
+    ``queue_db`` (the queues in a database of their own) every process gets ``PGMQ_DATABASE_URL``;
+    ``queue_db`` is where the queues are (the main database unless given)."""
 
-    def __init__(self, tools: Tools, database: Database, directory: Path, broker_url: str | None = None) -> None:
+    def __init__(self, tools: Tools, database: Database, directory: Path, broker_url: str | None = None,
+                 queue_db: Database | None = None) -> None:
         self.tools = tools
         self.db = database
         self.directory = directory
         self.broker_url = broker_url
+        self.queue_db = queue_db or database
         self.processes: list[Process] = []
+
+    @property
+    def separate_queues(self) -> bool:
+        return self.queue_db is not self.db
 
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
-        for name in ("TASKER_CONFIG_PATH", "TASKER_MESSAGING_BACKEND", "RABBITMQ_URL"):
+        for name in ("TASKER_CONFIG_PATH", "TASKER_MESSAGING_BACKEND", "RABBITMQ_URL", "PGMQ_DATABASE_URL"):
             env.pop(name, None)
         if self.broker_url:
             env.update({"TASKER_MESSAGING_BACKEND": "rabbitmq", "RABBITMQ_URL": self.broker_url})
+        if self.separate_queues:
+            env["PGMQ_DATABASE_URL"] = self.queue_db.url
         env.update({
             "DATABASE_URL": self.db.url,
             "TASKER_ENV": "test",
@@ -424,11 +472,14 @@ class Cluster:
         """Upstream's own worker (PyPI tasker-py 0.1.8, tests/hosts/upstream_host.py) on this test's
         database, serving ``templates`` with the handler classes of ``handler_packages``; its REST and
         gRPC on free ports; waits for READY. ``settings``: {"dotted.key": value} over the merged test
-        configuration."""
+        configuration. With the queues in their own database, upstream's way: ``common.pgmq_database.url``
+        (``${PGMQ_DATABASE_URL:-}`` in the merged configuration) and PGMQ_DATABASE_URL, with a password."""
         web, grpc = free_port(), free_port()
+        queues = upstream_url(self.queue_db.url) if self.separate_queues else ""
         config = self.directory / f"{name}.toml"
         config.write_text(merged_config(REPO, {
             "common.database.url": upstream_url(self.db.url),
+            "common.pgmq_database.url": queues,
             "worker.web.bind_address": f"127.0.0.1:{web}",
             "worker.grpc.bind_address": f"127.0.0.1:{grpc}",
             **(settings or {}),
@@ -436,6 +487,7 @@ class Cluster:
         host = self.start(name, [sys.executable, str(HOSTS / "upstream_host.py")], {
             "TASKER_CONFIG_PATH": str(config),
             "DATABASE_URL": upstream_url(self.db.url),
+            **({"PGMQ_DATABASE_URL": queues} if queues else {}),
             "TASKER_TEMPLATE_PATH": str(templates),
             "TASKER_WEB_BIND_ADDRESS": f"127.0.0.1:{web}",
             "TASKER_WORKER_GRPC_BIND_ADDRESS": f"127.0.0.1:{grpc}",
@@ -505,6 +557,21 @@ def _run_cluster(request: pytest.FixtureRequest, world: Cluster) -> Iterator[Clu
 def cluster(request: pytest.FixtureRequest, tools: Tools, database: Database, tmp_path: Path) -> Iterator[Cluster]:
     """The test's database with the orchestration running (start hosts with ``start_*``)."""
     yield from _run_cluster(request, Cluster(tools, database, tmp_path))
+
+
+@pytest.fixture
+def queue_db_cluster(request: pytest.FixtureRequest, tools: Tools, queue_db_templates: tuple[str, str],
+                     tmp_path: Path) -> Iterator[Cluster]:
+    """``cluster`` with the queues in a database of their own (issue #30 item 3): a main database
+    (the task tables, no PGMQ) and a queue database cloned from ``queue_db_templates``; every
+    process started, upstream's worker included, gets PGMQ_DATABASE_URL."""
+    name = f"pytest_{os.getpid()}_{next(_counter)}"
+    names = (f"{name}_main", f"{name}_queues")
+    main, queues = create_databases(tools, *names, template=queue_db_templates)
+    try:
+        yield from _run_cluster(request, Cluster(tools, Database(main), tmp_path, queue_db=Database(queues)))
+    finally:
+        drop_databases(tools, *names)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ upstream's). Judged from the database afterwards: every task terminal with its e
 results, steps of one implementation that hydrated dependency results stored by the other, at most
 one stored result per attempt, our worker never claiming or storing over upstream's claim, no
 message left in a queue, no error in our processes' logs. The figures (double claims by whom) are
-written to figures.json in the test's directory and printed (pytest -s)."""
+written to figures.json in the test's directory and printed (pytest -s). The functions here serve the
+other mixed fleets too (test_mixed_fleet_rabbitmq.py, test_mixed_fleet_queue_db.py): queue statements
+go to ``cluster.queue_db`` (the main database unless the queues have their own)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,13 @@ import json
 import re
 import shutil
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from conftest import TESTS, Cluster, Process, free_port
+from conftest import TESTS, Cluster, Process, UpstreamWorker, free_port
 
 FLEET_TEMPLATES = TESTS / "fixtures" / "fleet_templates"
 OURS_NAMESPACES = ("fleet_shared", "fleet_swift")
@@ -137,6 +140,20 @@ def _template_directory(root: Path, namespaces: tuple[str, ...]) -> Path:
     return root
 
 
+def start_fleet(cluster: Cluster, tmp_path: Path) -> tuple[Process, UpstreamWorker]:
+    """Our worker (`tasker-dev run`, OURS_NAMESPACES) and upstream's (UPSTREAM_NAMESPACES, the handlers
+    of fleet_handlers.py), each serving its copy of the fleet templates; both ready."""
+    web = f"127.0.0.1:{free_port()}"
+    ours = cluster.start("ours", [str(cluster.tools.dev_binary), "run"], {
+        "TASKER_TEMPLATE_PATH": str(_template_directory(tmp_path / "ours-templates", OURS_NAMESPACES)),
+        "TASKER_WEB_BIND_ADDRESS": web})
+    ours.wait_for_http(f"http://{web}/health")
+    upstream = cluster.start_upstream_worker(
+        handler_packages=("fleet_handlers",),
+        templates=_template_directory(tmp_path / "upstream-templates", UPSTREAM_NAMESPACES))
+    return ours, upstream
+
+
 def _submit_all(cluster: Cluster) -> None:
     """Every task request of KINDS onto orchestration_task_requests in one statement (context
     {"number": n, "fleet": i}, unique per task), interleaved so that the kinds run together."""
@@ -145,7 +162,7 @@ def _submit_all(cluster: Cluster) -> None:
         for kind in KINDS:
             if index < kind.count:
                 rows.append(f"('{kind.namespace}', '{kind.name}', {index % 17 + 1}, {len(rows)})")
-    cluster.db.scalar(
+    cluster.queue_db.scalar(
         "SELECT count(tasker.pgmq_send_with_notify('orchestration_task_requests', jsonb_build_object("
         " 'request_id', gen_random_uuid(), 'metadata', '{}'::jsonb, 'task_request', jsonb_build_object("
         "  'namespace', ns, 'name', name, 'version', '1.0.0', 'initiator', 'test_mixed_fleet',"
@@ -305,7 +322,7 @@ def assert_fleet_figures(histories: dict[str, StepHistory], figures: Figures, re
 
 
 def _queued_messages(cluster: Cluster) -> dict[str, int]:
-    rows = cluster.db.json(
+    rows = cluster.queue_db.json(
         "SELECT coalesce(json_object_agg(queue_name, queue_length), '{}') FROM pgmq.metrics_all() WHERE queue_length > 0")
     return rows or {}
 
@@ -323,13 +340,25 @@ def _wait_for_empty_queues(cluster: Cluster, timeout: float = 45) -> dict[str, i
 
 
 def _leftovers(cluster: Cluster, queues: list[str]) -> list[Any]:
-    """Each message left in ``queues``: its reads, age, and the current state of its step."""
-    selects = [
-        f"SELECT '{queue}' AS queue, q.msg_id, q.read_ct, q.enqueued_at, q.vt, q.message,"
-        " (SELECT to_state FROM tasker.workflow_step_transitions x WHERE x.most_recent"
-        "   AND x.workflow_step_uuid = (q.message->>'step_uuid')::uuid) AS step_state"
-        f" FROM pgmq.q_{queue} q" for queue in queues]
-    return (cluster.db.json(f"SELECT json_agg(m) FROM ({' UNION ALL '.join(selects)}) m") if selects else None) or []
+    """Each message left in ``queues``: its reads, age, and the current state of its step (read from
+    the main database: the queues may have their own)."""
+    selects = [f"SELECT '{queue}' AS queue, q.msg_id, q.read_ct, q.enqueued_at, q.vt, q.message"
+               f" FROM pgmq.q_{queue} q" for queue in queues]
+    messages = (cluster.queue_db.json(f"SELECT json_agg(m) FROM ({' UNION ALL '.join(selects)}) m")
+                if selects else None) or []
+    steps = sorted({step for m in messages if (step := _step_of(m["message"]))})
+    states = cluster.db.json(
+        "SELECT coalesce(json_object_agg(workflow_step_uuid, to_state), '{}') FROM tasker.workflow_step_transitions"
+        f" WHERE most_recent AND workflow_step_uuid = ANY('{{{','.join(steps)}}}'::uuid[])") if steps else {}
+    return [{**m, "step_state": states.get(_step_of(m["message"]))} for m in messages]
+
+
+def _step_of(message: Any) -> str | None:
+    """The step uuid a queue message names, if any (a task request names none)."""
+    try:
+        return str(uuid.UUID(message["step_uuid"]))
+    except (TypeError, KeyError, ValueError, AttributeError):
+        return None
 
 
 def _error_lines(process: Process) -> list[str]:
@@ -338,13 +367,7 @@ def _error_lines(process: Process) -> list[str]:
 
 def test_mixed_fleet_of_our_worker_and_upstreams(cluster: Cluster, tmp_path: Path) -> None:
     """A few hundred tasks through both workers; every check of the module docstring."""
-    web = f"127.0.0.1:{free_port()}"
-    ours = cluster.start("ours", [str(cluster.tools.dev_binary), "run"], {
-        "TASKER_TEMPLATE_PATH": str(_template_directory(tmp_path / "ours-templates", OURS_NAMESPACES)),
-        "TASKER_WEB_BIND_ADDRESS": web})
-    ours.wait_for_http(f"http://{web}/health")
-    cluster.start_upstream_worker(handler_packages=("fleet_handlers",),
-                                  templates=_template_directory(tmp_path / "upstream-templates", UPSTREAM_NAMESPACES))
+    ours, _ = start_fleet(cluster, tmp_path)
     total = sum(kind.count for kind in KINDS)
     started = time.monotonic()
     _submit_all(cluster)

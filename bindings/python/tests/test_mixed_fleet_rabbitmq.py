@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TESTS, BrokerCluster, Cluster, free_port
-from test_mixed_fleet import (KINDS, OURS_NAMESPACES, UPSTREAM_NAMESPACES, Kind, _error_lines, _template_directory,
-                              _wait_until_all_terminal, assert_fleet_figures, judge_run)
+from conftest import TESTS, BrokerCluster, Cluster
+from test_mixed_fleet import (KINDS, Kind, _error_lines, _wait_until_all_terminal, assert_fleet_figures, judge_run,
+                              start_fleet)
 
 # scripts/test's broker must stay up: never beside test_rabbitmq_broker_restart.py, which stops it
 # (conftest's resource locks).
@@ -82,14 +82,7 @@ def _pgmq_messages_ever_sent(cluster: Cluster) -> dict[str, int]:
 def test_mixed_fleet_of_our_worker_and_upstreams_on_rabbitmq(rabbitmq_cluster: BrokerCluster, tmp_path: Path) -> None:
     """Fifty tasks through both workers on the broker; every check of the module docstring."""
     cluster = rabbitmq_cluster.cluster
-    web = f"127.0.0.1:{free_port()}"
-    ours = cluster.start("ours", [str(cluster.tools.dev_binary), "run"], {
-        "TASKER_TEMPLATE_PATH": str(_template_directory(tmp_path / "ours-templates", OURS_NAMESPACES)),
-        "TASKER_WEB_BIND_ADDRESS": web})
-    ours.wait_for_http(f"http://{web}/health")
-    upstream = cluster.start_upstream_worker(
-        handler_packages=("fleet_handlers",),
-        templates=_template_directory(tmp_path / "upstream-templates", UPSTREAM_NAMESPACES))
+    ours, upstream = start_fleet(cluster, tmp_path)
     total = sum(kind.count for kind in BROKER_KINDS)
     started = time.monotonic()
     _publish(cluster, _task_requests(BROKER_KINDS))
