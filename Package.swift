@@ -242,7 +242,8 @@ let package = Package(
         .executableTarget(
             name: "TaskerDevCLI",
             dependencies: [
-                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerHTTP", "TaskerOrchestration", "TaskerMessaging", "TaskerExamples",
+                "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerHTTP", "TaskerOrchestration", "TaskerMessaging",
+                "TaskerExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -35,7 +35,11 @@ struct MigrateCommand: AsyncParsableCommand {
         let given = databaseURL ?? environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         let configured = try given == nil ? configuredDatabases() : nil
         let url = given ?? configured?.database.url ?? ""
-        let queueURL = queueDatabaseURL ?? environment["PGMQ_DATABASE_URL"] ?? configured?.pgmqDatabase.url ?? ""
+        // The queue database: the flag, the variable, else the configuration's (read here even when
+        // the task database's URL came from the flag or the variable; one that does not load names none).
+        let queueURL =
+            queueDatabaseURL ?? environment["PGMQ_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (configured ?? (try? ConfigurationLoader().load().configuration.common))?.pgmqDatabase.url ?? ""
         let runs: [(database: String, scope: MigrationScope)] =
             queueURL.isEmpty || queueURL == url
             ? [(url, .everything)] : [(queueURL, .queueDatabase), (url, .taskDatabase)]

@@ -169,6 +169,40 @@ import Testing
         }
     }
 
+    /// `scripts/sql/worker-role.sql` run on both databases gives a least-privilege worker role what
+    /// it needs in each (the task tables in one, PGMQ in the other) and no more.
+    @Test func theWorkerRunsUnderTheLeastPrivilegeRoleOnBothDatabases() async throws {
+        let role = "tasker_worker_\(UUID().uuidString.prefix(8).lowercased())"
+        try await withQueueDatabaseTestDatabases { tasks, queues in
+            let harness = try await OrchestrationHarness.make(tasks, queues: queues)
+            let queueDB = try await queues.connect()
+            try await harness.admin.execute("CREATE ROLE \"\(role)\" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
+            do {
+                try await harness.admin.execute(try WorkerRoleTests.grantScript(for: role))
+                try await queueDB.execute(try WorkerRoleTests.grantScript(for: role))
+                let worker = harness.startWorker { configuration in
+                    configuration.common.database.url = (try? WorkerRoleTests.url(tasks.url, user: role)) ?? ""
+                    configuration.common.pgmqDatabase.url = (try? WorkerRoleTests.url(queues.url, user: role)) ?? ""
+                }
+                let orchestration = harness.startOrchestration()
+                let created = try await orchestration.submit(OrchestrationHarness.request("linear_workflow", ["number": 3]))
+                #expect(try await harness.waitForTask(created.taskUUID, in: ["complete", "error"]) == "complete")
+                try await orchestration.stop()
+                try await worker.stop()
+                let asWorker = try await PostgresConnection.connect(url: try WorkerRoleTests.url(queues.url, user: role))
+                await #expect(throws: PostgresError.self) { try await asWorker.execute("DELETE FROM pgmq.meta") }
+                await #expect(throws: PostgresError.self) { try await asWorker.execute("CREATE TABLE pgmq.mine (x int)") }
+                await asWorker.close()
+            } catch {
+                Issue.record("\(error)")
+            }
+            // The role owns nothing: it goes with its grants.
+            for c in [harness.admin, queueDB] { try await c.execute("DROP OWNED BY \"\(role)\"") }
+            try await harness.admin.execute("DROP ROLE \"\(role)\"")
+            await queueDB.close()
+        }
+    }
+
     /// `tasker-worker migrate` with `PGMQ_DATABASE_URL`: PGMQ and its helpers in the queue database
     /// only, the task tables in the task database only; a second run applies nothing.
     @Test func migrateWithAQueueDatabaseMigratesBothAndNothingTwice() async throws {
@@ -180,7 +214,8 @@ import Testing
                 let first = try CommandLineTests.run(["migrate"], environment: environment)
                 #expect(first.status == 0, "\(first.stderr)")
                 #expect(
-                    first.stdout.contains("queue database: applied: 0003_pgmq_notifications.sql, 0008_least_privilege_and_leases.sql, 0012_queued_steps.sql"),
+                    first.stdout.contains(
+                        "queue database: applied: 0003_pgmq_notifications.sql, 0008_least_privilege_and_leases.sql, 0012_queued_steps.sql"),
                     "\(first.stdout)")
                 #expect(first.stdout.contains("task database: PGMQ: not installed"), "\(first.stdout)")
                 #expect(first.stdout.contains("task database: applied: 0001_uuid_v7.sql, 0002_schema.sql, 0004"), "\(first.stdout)")

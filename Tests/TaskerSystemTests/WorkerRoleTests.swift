@@ -25,11 +25,13 @@ struct WorkerRoleTests {
             handler: { callable: tasker.noop }
         """
 
-    /// The grant script with its psql variable replaced by the quoted role name.
+    /// The grant script with its psql variables replaced by the quoted role name (as psql's
+    /// `-v worker_role=…` does: `:"worker_role"` an identifier, `:'worker_role'` a literal).
     static func grantScript(for role: String) throws -> String {
         let path = "\(TestEnvironment.repositoryRoot)/scripts/sql/worker-role.sql"
         return try String(contentsOfFile: path, encoding: .utf8)
             .replacingOccurrences(of: #":"worker_role""#, with: "\"\(role)\"")
+            .replacingOccurrences(of: ":'worker_role'", with: "'\(role)'")
     }
 
     @Test("runs steps end to end with only the documented grants, and is refused anything beyond them")

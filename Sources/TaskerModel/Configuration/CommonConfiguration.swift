@@ -102,7 +102,8 @@ extension CommonConfiguration {
         /// Empty: the queues share `common.database`.
         public var url = ""
         public var enabled = true
-        public var pool = PoolSettings(maxConnections: 15, minConnections: 3, acquireTimeoutSeconds: 5)
+        /// Ours `min_connections` 1 (upstream 3): an idle worker holds one queue session besides its LISTEN.
+        public var pool = PoolSettings(maxConnections: 15, minConnections: 1, acquireTimeoutSeconds: 5)
         public init() {}
     }
 

@@ -91,15 +91,13 @@ enum EnqueuedStepStatements {
 
 extension EnqueuedStepSender {
     /// After a command: sends the journal's messages whose step is `enqueued` now. Retries the
-    /// check while the database fails (the messages are for committed steps). Not cancelled with its
-    /// caller (e.g. a task API request that timed out): the steps are committed either way.
+    /// check while the database fails (the messages are for committed steps). Cancelled with its
+    /// caller (a task API request that timed out, a forced shutdown): what it did not send, the
+    /// queue database's sweep sends (`OrchestrationQueueDatabase.resendMissing`), or on the broker
+    /// the next start (`resendEnqueued`).
     func sendCommitted(_ journal: EnqueueJournal, pool: PostgresConnectionPool) async {
         let entries = journal.recorded
         guard !entries.isEmpty else { return }
-        await Task { await self.sendCommitted(entries, pool: pool) }.value
-    }
-
-    private func sendCommitted(_ entries: [EnqueueJournal.Entry], pool: PostgresConnectionPool) async {
         let list = "[" + entries.map { StringEscaping.jsonQuoted($0.message.stepUUID.uuidString.lowercased()) }.joined(separator: ",") + "]"
         var attempts = RetryAttempts(backoff: EnqueuedStepStatements.backoff)
         while !Task.isCancelled {

@@ -105,7 +105,11 @@ struct UnannouncedResults: Sendable {
             reason: "a worker may have died before announcing them", batchSize: Self.batchSize, stopped: stopped,
             logger: logger)
         return await republisher.run(
-            find: { try await pool.withConnection { c in try await c.query(Self.find, [before, PostgresJSON(raw: list), Self.limit]).map(Self.entry) } },
+            find: {
+                try await pool.withConnection { c in
+                    try await c.query(Self.find, [before, PostgresJSON(raw: list), Self.limit]).map(Self.entry)
+                }
+            },
             publish: { entry in await announce(entry.message) },
             markPublished: { announced in await markRepublished(announced.map(\.transition), pool: pool) })
     }
