@@ -43,21 +43,6 @@ enum EnqueuedStepStatements {
            AND workflow_step_uuid IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)
         """)
 
-    /// Steps `enqueued` since before $1 (this process's start), with what their message needs,
-    /// oldest first, at most $2.
-    static let enqueuedBefore = PreparedStatement(
-        """
-        SELECT ws.workflow_step_uuid AS step_uuid, ws.task_uuid, t.correlation_id, tn.name AS namespace
-          FROM tasker.workflow_step_transitions wst
-          JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = wst.workflow_step_uuid
-          JOIN tasker.tasks t ON t.task_uuid = ws.task_uuid
-          JOIN tasker.named_tasks nt ON nt.named_task_uuid = t.named_task_uuid
-          JOIN tasker.task_namespaces tn ON tn.task_namespace_uuid = nt.task_namespace_uuid
-         WHERE wst.most_recent AND wst.to_state = 'enqueued' AND wst.created_at < $1::timestamptz
-         ORDER BY wst.created_at
-         LIMIT $2
-        """)
-
     /// Steps `enqueued` for longer than $1 seconds (by the database's clock), with what their
     /// message needs, oldest first, at most $2.
     static let enqueuedFor = PreparedStatement(
@@ -74,7 +59,7 @@ enum EnqueuedStepStatements {
          LIMIT $2
         """)
 
-    /// A row of `enqueuedBefore` or `enqueuedFor` as the message to send.
+    /// A row of `enqueuedFor` as the message to send.
     static func entry(_ row: PostgresRow) throws(PostgresError) -> EnqueueJournal.Entry {
         EnqueueJournal.Entry(
             queue: QueueNames.workerQueue(namespace: try row.decode("namespace")),
@@ -127,12 +112,13 @@ extension EnqueuedStepSender {
     }
 
     /// Sends again the message of every step `enqueued` since before this process started
-    /// (`enqueuedBefore`; see the protocol's documentation), through TaskerMessaging's
+    /// (`enqueuedFor` the time since the start; see the protocol's documentation), through TaskerMessaging's
     /// `StartupRepublisher` (the worker's start-up re-announcement is the same loop). Returns how
     /// many were sent.
     @discardableResult
     func resendEnqueued(pool: PostgresConnectionPool) async -> Int {
-        let before = RFC3339.string(startedAt)
+        // Enqueued before this process started: as long ago as the start, or longer.
+        let sinceStart = Duration.seconds(max(0, Date().timeIntervalSince(startedAt)))
         let republisher = StartupRepublisher(
             what: "messages of steps enqueued before this start",
             reason: "an orchestration may have stopped before sending them", backoff: EnqueuedStepStatements.backoff,
@@ -140,7 +126,7 @@ extension EnqueuedStepSender {
         return await republisher.run(
             find: {
                 try await pool.withConnection { c in
-                    try await c.query(EnqueuedStepStatements.enqueuedBefore, [before, EnqueuedStepStatements.resendLimit]).map {
+                    try await c.query(EnqueuedStepStatements.enqueuedFor, [sinceStart.inSeconds, EnqueuedStepStatements.resendLimit]).map {
                         row throws(PostgresError) -> EnqueueJournal.Entry in try EnqueuedStepStatements.entry(row)
                     }
                 }
