@@ -90,6 +90,11 @@ enum TaskReport {
             }
         }
         let page = response["pagination"]
+        // No match: said so, rather than "page 1 of 0" (issue #31, item 7).
+        guard page?["total_count"]?.intValue != 0 else {
+            lines.append("no tasks match")
+            return lines.joined(separator: "\n")
+        }
         lines.append(
             "page \(text(page?["page"])) of \(text(page?["total_pages"])) (\(text(page?["total_count"])) tasks)")
         return lines.joined(separator: "\n")

@@ -250,6 +250,8 @@ def test_the_dev_cli_submits_waits_shows_lists_and_cancels(cluster: Cluster) -> 
     assert [t["task_uuid"] for t in json.loads(listed.stdout)["tasks"]] == [task]
     text = dev(cluster, "task", "list", "--limit", "1000")
     assert text.returncode == 0 and task in text.stdout and "page 1 of 1 (1 tasks)" in text.stdout, text.stdout
+    none = dev(cluster, "task", "list", "--namespace", "no_such_namespace")
+    assert none.returncode == 0 and none.stdout.strip() == "no tasks match", none.stdout
     bad = dev(cluster, "task", "list", "--state", "exploded")
     assert bad.returncode != 0 and "is not a task state" in bad.stderr
 
