@@ -249,24 +249,22 @@ import Testing
 
     /// Messages waiting in every queue (or `queue`) of the queue database.
     static func queuedMessages(_ c: PostgresConnection, _ queue: String? = nil) async throws -> Int {
-        let rows = try await c.query("SELECT queue_name, queue_length FROM pgmq.metrics_all()")
-        var total = 0
-        for row in rows {
-            let name: String = try row.decode("queue_name")
-            guard queue == nil || name == queue else { continue }
-            total += Int(try row.decode("queue_length", as: Int64.self))
-        }
-        return total
+        try await metricsSum(c, "queue_length", queue)
     }
 
     /// Messages ever sent to any queue (or `queue`) of the queue database.
     static func messagesEver(_ c: PostgresConnection, _ queue: String? = nil) async throws -> Int {
-        let rows = try await c.query("SELECT queue_name, total_messages FROM pgmq.metrics_all()")
+        try await metricsSum(c, "total_messages", queue)
+    }
+
+    /// The sum of `pgmq.metrics_all()`'s `column` over every queue, or `queue` alone.
+    private static func metricsSum(_ c: PostgresConnection, _ column: String, _ queue: String?) async throws -> Int {
+        let rows = try await c.query("SELECT queue_name, \(column)::int8 AS n FROM pgmq.metrics_all()")
         var total = 0
         for row in rows {
             let name: String = try row.decode("queue_name")
             guard queue == nil || name == queue else { continue }
-            total += Int(try row.decode("total_messages", as: Int64.self))
+            total += Int(try row.decode("n", as: Int64.self))
         }
         return total
     }
