@@ -17,6 +17,10 @@ let package = Package(
         .library(name: "TaskerWorker", targets: ["TaskerWorker"]),
         /// Unit-testing helpers for handler authors: a `StepContext` from a few values, no database.
         .library(name: "TaskerWorkerTesting", targets: ["TaskerWorkerTesting"]),
+        // For a handler package: the handler API and the host that runs it on a prebuilt worker
+        // (`libTaskerWorkerFFI.so`); no server dependency, so the package builds in a minute or two.
+        .library(name: "TaskerHandlerSDK", targets: ["TaskerHandlerSDK"]),
+        .library(name: "TaskerHandlerHost", targets: ["TaskerHandlerHost"]),
         /// The wire and domain types shared by workers and orchestration (messages, results, templates, configuration).
         .library(name: "TaskerModel", targets: ["TaskerModel"]),
         /// The AMQP 0-9-1 client (RabbitMQ): connection, channels, publisher confirms, consumers, reconnect.
@@ -63,6 +67,17 @@ let package = Package(
         // The text formats under both the client and the model: untrusted JSON's nesting bound,
         // credential redaction, PostgreSQL's timestamp text. Foundation only.
         .target(name: "TaskerText"),
+        // The step's wire data a handler exchanges with the worker (JSON, results, failures, handler
+        // definitions): Foundation and TaskerText only, so the handler API builds without the server.
+        .target(name: "TaskerStepModel", dependencies: ["TaskerText"]),
+        .target(
+            name: "TaskerHandlerSDK",
+            dependencies: ["TaskerStepModel", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "TaskerHandlerHost",
+            dependencies: ["TaskerHandlerSDK", .product(name: "Logging", package: "swift-log")]
+        ),
         // The PostgreSQL client. Knows nothing about Tasker.
         .target(
             name: "TaskerPostgres",
@@ -107,7 +122,7 @@ let package = Package(
         .target(
             name: "TaskerModel",
             dependencies: [
-                "TaskerText", "TaskerAMQP",
+                "TaskerText", "TaskerStepModel", "TaskerAMQP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Yams", package: "Yams"),
@@ -174,7 +189,7 @@ let package = Package(
             name: "TaskerWorker",
             dependencies: [
                 "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging", "CSwaggerUI",
-                "TaskerTelemetry",
+                "TaskerTelemetry", "TaskerHandlerSDK",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -207,7 +222,7 @@ let package = Package(
         // Unit-testing helpers for handler authors: a StepContext from a few values, no database.
         .target(
             name: "TaskerWorkerTesting",
-            dependencies: ["TaskerWorker"]
+            dependencies: ["TaskerHandlerSDK", .product(name: "Logging", package: "swift-log")]
         ),
         // The companion orchestration: drives workflows in the database as Tasker's orchestration does.
         // It shares the client, the model and the REST auth (TaskerAuth) with the worker, never the worker itself.
@@ -287,7 +302,7 @@ let package = Package(
             dependencies: [
                 "TaskerWorker", "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerTestSupport",
                 "TaskerExamples",
-                "TaskerWorkerTesting", "TaskerOrchestration",
+                "TaskerWorkerTesting", "TaskerOrchestration", "TaskerHandlerHost",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,7 +1,9 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// Your own worker: your handlers, next to the built-in ones, in an executable of your own.
+// Your handlers, in an executable of your own that runs them on a worker built once: the C ABI
+// library (libTaskerWorkerFFI.so) that scripts/dev builds in the worker's checkout. The package
+// depends on the handler API and its host only, so its first build takes a minute or two.
 let package = Package(
     name: "payments-worker",
     platforms: [.macOS(.v15)],
@@ -12,13 +14,13 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "PaymentsWorker",
-            dependencies: [.product(name: "TaskerWorker", package: "tasker-worker-swift")]
+            dependencies: [.product(name: "TaskerHandlerHost", package: "tasker-worker-swift")]
         ),
         .testTarget(
             name: "PaymentsWorkerTests",
             dependencies: [
                 "PaymentsWorker",
-                .product(name: "TaskerWorker", package: "tasker-worker-swift"),
+                .product(name: "TaskerHandlerSDK", package: "tasker-worker-swift"),
                 .product(name: "TaskerWorkerTesting", package: "tasker-worker-swift"),
             ]
         ),

@@ -81,7 +81,7 @@ struct OrchestrateCommand: AsyncParsableCommand {
             for warning in loaded.warnings { logger.warning("configuration warning", metadata: ["warning": "\(warning)"]) }
             return loaded.configuration
         } catch {
-            FileHandle.standardError.write(Data("tasker-worker \(command): invalid configuration\n\(error)\n".utf8))
+            FileHandle.standardError.write(Data("tasker-dev \(command): invalid configuration\n\(error)\n".utf8))
             throw ExitCode(78)
         }
     }

@@ -99,7 +99,7 @@ struct ProgressCommand: AsyncParsableCommand {
             throw error
         } catch {
             await pool.close()
-            FileHandle.standardError.write(Data("tasker-worker dev-progress: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("tasker-dev progress: \(error)\n".utf8))
             throw ExitCode.failure
         }
     }

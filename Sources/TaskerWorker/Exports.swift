@@ -5,3 +5,7 @@
 // `StepMessage`, `StepExecutionResult`, templates, configuration), so `TaskerWorker` re-exports
 // `TaskerModel`. The PostgreSQL client (`TaskerPostgres`) is not re-exported: handlers never need it.
 @_exported import TaskerModel
+// The handler API (StepHandler, StepContext, HandlerRegistry …) is its own small module, shared with
+// `TaskerHandlerHost` (handlers run on a prebuilt worker through the C ABI library): a handler file
+// compiles against either.
+@_exported import TaskerHandlerSDK

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerWorker
+import TaskerHandlerSDK
 
 /// The `config_json` of `tasker_worker_bootstrap` (see the header): each key overrides the
 /// environment variable the daemon's `run` command reads; unknown keys are refused.

@@ -2,6 +2,7 @@ import Foundation
 import TaskerModel
 import TaskerPostgres
 import TaskerWorker
+import TaskerHandlerSDK
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import TaskerModel
 import TaskerWorker
+import TaskerHandlerSDK
 
 // `tasker_worker.h`: lifecycle.
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerWorker
+import TaskerHandlerSDK
 
 // `tasker_worker.h`: in-process domain events, observability, logging.
 

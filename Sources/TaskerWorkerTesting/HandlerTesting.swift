@@ -1,5 +1,5 @@
 import Foundation
-import TaskerWorker
+import TaskerHandlerSDK
 
 /// What went wrong in a handler test itself (not in the handler).
 public enum HandlerTestingError: Error, Equatable, CustomStringConvertible {

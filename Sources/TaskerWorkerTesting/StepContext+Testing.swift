@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import TaskerWorker
+import TaskerHandlerSDK
 
 extension StepContext {
     /// A step context for a unit test of a handler, built from the values the handler reads; no

@@ -36,7 +36,10 @@ struct ReadmeExampleTests {
         }
         #expect(
             products.sorted()
-                == ["TaskerWorker@tasker-worker-swift", "TaskerWorker@tasker-worker-swift", "TaskerWorkerTesting@tasker-worker-swift"])
+                == [
+                    "TaskerHandlerHost@tasker-worker-swift", "TaskerHandlerSDK@tasker-worker-swift",
+                    "TaskerWorkerTesting@tasker-worker-swift",
+                ])
     }
 
     @Test("payments/checkout runs as the walk-through says: results of both steps; a bad amount ends in error")

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// A `bind_address` setting (`worker.web`, `worker.grpc`): `host:port` with an IPv4 address or a
 /// hostname, or `[ipv6]:port`; port 0–65535 (0 picks a free port). The one parser the REST server,

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 // The `[common]` tree. Property names are the camelCase spellings of the TOML keys
 // (`max_connections` ↔ `maxConnections`); the loader converts between the two, so no CodingKeys are needed.

@@ -1,5 +1,7 @@
 import Foundation
 import TOMLKit
+import TaskerStepModel
+import TaskerText
 
 /// A parsed TOML value as a plain, `Sendable` Swift tree.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import TaskerAMQP
 import TaskerText
+import TaskerStepModel
 
 /// Schema conformance (per file) and rule validation (on the merged tree).
 enum ConfigurationChecker {

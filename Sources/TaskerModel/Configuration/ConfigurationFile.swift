@@ -1,4 +1,5 @@
 import Glibc
+import TaskerStepModel
 
 /// A file a configuration key names (a TLS certificate, a key, a CA bundle, a JWT public key), read
 /// whole at start with a bound: the key is operator input, and a path to `/dev/zero`, a FIFO or a huge

@@ -1,3 +1,4 @@
+import TaskerStepModel
 /// One problem found while loading configuration: an error (in `ConfigurationLoadError.issues`) or a
 /// warning (in `LoadedConfiguration.warnings` / `ConfigurationLoadError.warnings`).
 ///

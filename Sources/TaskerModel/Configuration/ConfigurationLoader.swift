@@ -1,5 +1,6 @@
 import Foundation
 import TOMLKit
+import TaskerStepModel
 
 /// Finds, reads, merges and validates the worker's TOML configuration.
 ///
@@ -8,7 +9,10 @@ import TOMLKit
 /// - otherwise `<root>/base/common.toml`, `<root>/base/<context>.toml`, then the overlays
 ///   `<root>/environments/$TASKER_ENV/{common,<context>}.toml` that exist (`TASKER_ENV` defaults to
 ///   `development`); the context is `worker` (the worker) or `orchestration` (`tasker-dev orchestrate`).
-///   `<root>` is `configRoot`, else `$WORKSPACE_PATH/config/tasker`, else `config/tasker`.
+///   `<root>` is `configRoot`, else `$WORKSPACE_PATH/config/tasker`, else `config/tasker` when the
+///   working directory has one, else the `config/tasker` of the checkout the running executable was
+///   built in (``executablesCheckoutRoot``: so `tasker-dev submit` works pasted into any directory),
+///   else `config/tasker`.
 ///
 /// Pipeline per file: parse → drop unknown keys (warning) and wrong types (error) → expand `${VAR}` /
 /// `${VAR:-default}` (see `EnvironmentSubstitution`) → deep-merge over the built-in defaults, remembering
@@ -23,7 +27,8 @@ public struct ConfigurationLoader: Sendable {
     public let contexts: [String]
 
     /// Creates a loader. `configRoot` defaults to `$WORKSPACE_PATH/config/tasker`, else `config/tasker`
-    /// relative to the working directory; `context` is `worker` or `orchestration`.
+    /// relative to the working directory when it exists, else the executable's checkout's (see the
+    /// type's documentation); `context` is `worker` or `orchestration`.
     public init(
         environment: [String: String] = ProcessInfo.processInfo.environment, configRoot: String? = nil,
         context: String = "worker"
@@ -34,10 +39,27 @@ public struct ConfigurationLoader: Sendable {
             self.configRoot = configRoot
         } else if let workspace = environment["WORKSPACE_PATH"], !workspace.isEmpty {
             self.configRoot = Self.join(workspace, "config/tasker")
+        } else if !FileManager.default.fileExists(atPath: "config/tasker/base/common.toml"),
+            let checkout = Self.executablesCheckoutRoot
+        {
+            self.configRoot = checkout
         } else {
             self.configRoot = "config/tasker"
         }
     }
+
+    /// `config/tasker` of the checkout whose `.build` holds the running executable (at most six
+    /// directories up from it, e.g. `.build/x86_64-unknown-linux-gnu/debug/tasker-dev`), or nil.
+    public static let executablesCheckoutRoot: String? = {
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        for _ in 0..<6 {
+            let root = directory.appendingPathComponent("config/tasker")
+            if FileManager.default.fileExists(atPath: root.appendingPathComponent("base/common.toml").path) { return root.path }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }()
 
     /// The allowed values of `TASKER_ENV`.
     public static let environments = ["test", "development", "production"]

@@ -1,5 +1,6 @@
 import TOMLKit
 import TaskerText
+import TaskerStepModel
 
 /// Hiding secrets in rendered configuration and in error messages.
 ///

@@ -1,3 +1,4 @@
+import TaskerStepModel
 /// What each configuration key may hold, beyond its type (which comes from the defaults).
 ///
 /// Ranges are tasker-core's enforced `#[validate(range(...))]` bounds from

@@ -1,5 +1,6 @@
 import Foundation
 import TaskerText
+import TaskerStepModel
 
 /// `${VAR}` and `${VAR:-fallback}` expansion inside configuration strings.
 ///

@@ -1,3 +1,4 @@
+import TaskerStepModel
 extension WorkerConfiguration {
     /// Transports for the orchestration client (`orchestration_client.transport`).
     public enum ClientTransport: String, Codable, Sendable, CaseIterable {

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// The only message on `worker_<ns>_queue` and `orchestration_step_results`:
 /// `{"task_uuid","step_uuid","correlation_id"}`, all required, and ours, optional: `traceparent`.
@@ -46,5 +47,22 @@ public struct StepMessage: Codable, Sendable, Hashable {
         try container.encode(stepUUID.uuidString.lowercased(), forKey: .stepUUID)
         try container.encode(correlationID.uuidString.lowercased(), forKey: .correlationID)
         try container.encodeIfPresent(traceparent, forKey: .traceparent)
+    }
+}
+
+extension StepMessage {
+    /// The message as `JSONEncoder().encode(self)` writes it (members in sorted order), without Foundation.
+    package func jsonString() -> String {
+        var writer = JSONWriter(sortedKeys: true, escapeSlashes: true)
+        writer.open("{")
+        writer.key("correlation_id", first: true)
+        writer.uuid(correlationID)
+        writer.key("step_uuid")
+        writer.uuid(stepUUID)
+        writer.key("task_uuid")
+        writer.uuid(taskUUID)
+        if let traceparent { writer.member("traceparent", traceparent) }
+        writer.close("}")
+        return writer.text
     }
 }

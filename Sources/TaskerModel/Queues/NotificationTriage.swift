@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// What a listener does with one `pgmq_message_ready.*` notification: the one intake rule of the
 /// worker and the orchestration, so every hardening applies to both.

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// A message read from a PGMQ queue (read by column name: PGMQ 1.13 added `last_read_at`).
 public struct QueueMessage: Sendable, Equatable {

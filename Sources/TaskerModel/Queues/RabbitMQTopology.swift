@@ -1,4 +1,5 @@
 import TaskerAMQP
+import TaskerStepModel
 
 /// How upstream Tasker declares a queue on RabbitMQ (tasker-shared's RabbitMQ messaging provider),
 /// byte for byte, so that our processes and upstream's can declare the same queues in any order

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// A domain event a step publishes (`publishes_events[]`).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// A JSON Schema (draft 2020-12 / draft 7 vocabulary) that a domain event's payload must satisfy
 /// (`publishes_events[].schema`). Upstream skips an event whose payload does not validate; so do we.

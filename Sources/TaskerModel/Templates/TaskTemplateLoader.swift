@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// A template read from a file.
 public struct LoadedTemplate: Sendable, Equatable {

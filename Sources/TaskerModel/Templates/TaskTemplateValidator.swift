@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// Something wrong with one template file. Reads like
 /// `config/tasks/x.yaml: step "fetch": depends on unknown step "nope"`.

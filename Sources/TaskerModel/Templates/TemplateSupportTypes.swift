@@ -1,4 +1,5 @@
 import Foundation
+import TaskerStepModel
 
 /// Documentation metadata of a template. Dates are kept as the strings the file holds
 /// (upstream parses them as RFC 3339 timestamps).

@@ -1,5 +1,6 @@
 import Foundation
 import Yams
+import TaskerStepModel
 
 /// YAML reading for task templates.
 ///

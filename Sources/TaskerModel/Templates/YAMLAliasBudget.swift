@@ -1,4 +1,5 @@
 import Yams
+import TaskerStepModel
 
 /// How many nodes a YAML text holds once its aliases are expanded, measured without expanding them
 /// and without letting Yams touch an expanded alias.

@@ -6,6 +6,7 @@ import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 extension StepExecutor {
     /// Processes the messages of one poll read. Each is decoded, de-duplicated and checked against

@@ -2,6 +2,7 @@ import Logging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 extension StepExecutor {
     /// Database errors in a row before `stepDefinition` gives up and throws.

@@ -8,6 +8,7 @@ import TaskerModel
 import TaskerPostgres
 import TaskerStore
 import TaskerTelemetry
+import TaskerHandlerSDK
 
 /// A message that arrived for a worker queue, by notification or by polling.
 package struct StepDelivery: Sendable {

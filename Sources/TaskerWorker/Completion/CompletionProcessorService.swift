@@ -7,6 +7,7 @@ import TaskerModel
 import TaskerPostgres
 import TaskerStore
 import Tracing
+import TaskerHandlerSDK
 
 /// Drains the completion channel: stores each result with `StepRepository.complete` (one
 /// transaction: transition, `results`, `in_process = false`, message to orchestration), then fires

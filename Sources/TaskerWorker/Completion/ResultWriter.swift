@@ -3,6 +3,7 @@ import Logging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// Stores one step result until it is stored: the same write (same metadata) on every retry, and
 /// after an error that lost the answer (`PostgresError.leavesOutcomeUnknown`) the database is asked

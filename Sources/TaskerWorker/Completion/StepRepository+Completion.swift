@@ -2,6 +2,7 @@ import Foundation
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// What a completion did.
 enum CompletionOutcome: Sendable, Equatable {

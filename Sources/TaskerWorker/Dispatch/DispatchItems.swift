@@ -1,5 +1,6 @@
 import Foundation
 import TaskerModel
+import TaskerHandlerSDK
 
 /// A claimed step on its way to a handler (the dispatch channel's element).
 package struct ClaimedStep: Sendable {

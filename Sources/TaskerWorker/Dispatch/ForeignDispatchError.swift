@@ -2,6 +2,7 @@ import Foundation
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// Why the FFI dispatch channel refused a completion or checkpoint (the C ABI maps each case to
 /// its status code; the description is the last-error message).

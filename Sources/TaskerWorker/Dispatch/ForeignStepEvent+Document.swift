@@ -4,6 +4,7 @@ import TaskerPostgres
 import TaskerStore
 import TaskerTelemetry
 import Tracing
+import TaskerHandlerSDK
 
 extension ForeignStepEvent {
     /// Why a claimed step could not be turned into an event (its rows did not read as JSON).

@@ -3,6 +3,7 @@ import Logging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 extension HandlerDispatchService {
     /// Runs a step through the FFI dispatch channel, holding its handler permit (capacity and load

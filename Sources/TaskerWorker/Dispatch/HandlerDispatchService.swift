@@ -6,6 +6,7 @@ import Synchronization
 import TaskerModel
 import TaskerPostgres
 import Tracing
+import TaskerHandlerSDK
 
 /// Runs step handlers concurrently, at most `maxConcurrentHandlers` at a time, and hands every
 /// result to the completion channel.
@@ -207,19 +208,12 @@ package final class HandlerDispatchService: Service, Sendable {
         of outcome: Result<StepHandlerResult, any Error>, step: ClaimedStep, callable: String,
         version: String, startedAt: Date
     ) -> StepExecutionResult {
-        switch outcome {
-        case .success(let handlerResult):
-            return handlerResult.toExecutionResult(
-                stepUUID: step.message.stepUUID, startedAt: startedAt, completedAt: Date(),
-                workerID: identity.workerID, hostname: identity.hostname, handlerVersion: version)
-        case .failure(let error as StepFailure):
-            return StepHandlerResult.failure(error).toExecutionResult(
-                stepUUID: step.message.stepUUID, startedAt: startedAt, completedAt: Date(),
-                workerID: identity.workerID, hostname: identity.hostname, handlerVersion: version)
-        case .failure(let error):
+        if case .failure(let error) = outcome, !(error is StepFailure) {
             logger.info("handler failed", metadata: metadata(step, ["callable": "\(callable)", "error": "\(error)"]))
-            return dispatchError(step, .handlerError, callable, message: "\(error)", startedAt: startedAt)
         }
+        return StepHandlerResult.storedResult(
+            of: outcome, stepUUID: step.message.stepUUID, taskUUID: step.message.taskUUID, callable: callable,
+            version: version, startedAt: startedAt, workerID: identity.workerID, hostname: identity.hostname)
     }
 
     /// A dispatch error result of `step` (`handler_not_found`, `handler_error`, `handler_timeout`,

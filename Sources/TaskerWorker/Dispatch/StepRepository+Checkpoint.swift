@@ -2,6 +2,7 @@ import Foundation
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 extension StepRepository {
     /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,

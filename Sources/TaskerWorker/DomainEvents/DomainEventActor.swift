@@ -3,6 +3,7 @@ import Logging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// A domain event as upstream publishes it (`<ns>_domain_events`, and in-process subscribers).
 public struct DomainEvent: Sendable, Equatable {

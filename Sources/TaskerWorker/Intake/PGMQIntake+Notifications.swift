@@ -8,6 +8,7 @@ import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// The listener side of `PGMQIntake`. What each listener event asks for is decided by
 /// TaskerMessaging's `NotificationIntake`, the orchestration's too: a notification is taken only for

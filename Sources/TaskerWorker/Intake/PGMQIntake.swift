@@ -9,6 +9,7 @@ import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// The PGMQ intake: LISTEN `pgmq_message_ready.<ns>` and the fallback poller, according to the
 /// deployment mode; catch-up reads after every (re)connect, dropped events and shedding; no reads

@@ -7,6 +7,7 @@ import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// Step-message intake from RabbitMQ: a `BrokerConsumer` on the served namespace queues of
 /// `RabbitMQMessaging` (a consumer per queue with `prefetch_count`, manual acks). Each delivery goes

@@ -6,6 +6,7 @@ import TaskerAMQP
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// The intake stage as a `Service`: runs the transport's `StepIntake` (`PGMQIntake` or
 /// `RabbitMQIntake`) and owns its start and end. On graceful shutdown it closes intake at once

@@ -1,6 +1,7 @@
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
+import TaskerHandlerSDK
 
 extension RabbitMQMessaging {
     /// Re-publishes, confirmed, the result message of every step waiting for orchestration since

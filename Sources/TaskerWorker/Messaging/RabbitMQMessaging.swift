@@ -7,6 +7,7 @@ import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// The worker's RabbitMQ connection (`[common.queues] backend = "rabbitmq"`): declares the queues
 /// as upstream does (`RabbitMQTopology`: every served `worker_<ns>_queue` and

@@ -4,6 +4,7 @@ import ServiceLifecycle
 import Synchronization
 import TaskerModel
 import TaskerPostgres
+import TaskerHandlerSDK
 
 /// Claims whose answer was lost and that the lookup found not committed, behind a transaction
 /// pooler (`PostgresRoute.transactionPooler`), where the broken session cannot be fenced

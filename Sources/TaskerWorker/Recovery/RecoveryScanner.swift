@@ -6,6 +6,7 @@ import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// Recovers the steps of dead workers (`[worker.crash_recovery]`, `enabled`): every `interval` it
 /// looks (`RecoveryStatements.scan`, one round trip) for `in_progress` steps whose claiming worker

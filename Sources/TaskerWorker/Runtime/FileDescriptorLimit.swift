@@ -1,4 +1,5 @@
 import TaskerModel
+import TaskerHandlerSDK
 
 #if canImport(Glibc)
 import Glibc

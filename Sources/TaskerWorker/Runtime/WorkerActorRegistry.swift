@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TaskerModel
 import TaskerPostgres
+import TaskerHandlerSDK
 
 /// An actor of the worker with lifecycle hooks, called by `WorkerActorRegistry`.
 protocol WorkerActor: Actor {

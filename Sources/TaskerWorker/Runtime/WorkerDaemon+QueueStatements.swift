@@ -2,6 +2,7 @@ import Logging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 extension WorkerDaemon {
     /// Detects the PGMQ table layout of every served queue and of `orchestration_step_results`

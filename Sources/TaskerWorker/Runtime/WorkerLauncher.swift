@@ -6,6 +6,7 @@ import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
 import UnixSignals
+import TaskerHandlerSDK
 
 /// The `tasker-worker run` entry point, for handler authors' own executables:
 ///

@@ -1,5 +1,6 @@
 import TaskerModel
 import TaskerPostgres
+import TaskerHandlerSDK
 
 /// The worker's status (the statistics behind `/health/detailed` and `/metrics/worker`):
 /// `WorkerRuntime.status()`.

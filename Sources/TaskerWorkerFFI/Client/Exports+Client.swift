@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import TaskerModel
 import TaskerWorker
+import TaskerHandlerSDK
 
 // `tasker_worker.h`: the orchestration client (upstream's FFI client bridge, `tasker_client_*`).
 

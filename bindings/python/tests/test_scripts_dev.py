@@ -11,11 +11,11 @@ import base64
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -106,10 +106,11 @@ def test_ctrl_c_on_a_piped_scripts_dev_stops_the_worker_the_orchestration_and_po
         postmaster = _postmaster()
         assert postmaster is not None and _alive(postmaster)
         started = [worker, orchestration, postmaster]
-        submit = re.search(r"submit by hand (.*)", text).group(1)
         console = re.search(r"task console +(http://\S+)", text).group(1)
         with urllib.request.urlopen(console, timeout=10) as response:   # the banner's console URL serves the page
             assert response.status == 200 and b"<title>Tasker task console</title>" in response.read()
+        _banner_commands_work_pasted_elsewhere(text, tmp_path)
+        _first_handler_package_runs_on_the_built_worker(text, tmp_path)
 
         os.killpg(pipeline.pid, signal.SIGINT)   # Ctrl-C
 
@@ -120,9 +121,88 @@ def test_ctrl_c_on_a_piped_scripts_dev_stops_the_worker_the_orchestration_and_po
                 f"postgres {_alive(postmaster)}\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.2)
         pipeline.wait(timeout=60)
-        assert submit.startswith("DATABASE_URL='postgresql://"), submit   # works when pasted into a new shell
     finally:
         _stop_leftovers(pipeline, started)
+
+
+def _paste(command: str, directory: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """``command`` pasted into a new shell in ``directory`` (nothing of this test's environment but
+    PATH and HOME)."""
+    env = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
+    return subprocess.run(["bash", "-c", command], cwd=directory, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _banner_commands_work_pasted_elsewhere(text: str, tmp_path: Path) -> None:
+    """Issue #31 item 2: every command of the banner works pasted into a new shell in another
+    directory: the submit line twice (a new context each time), the task list, curl, the grpcio line
+    (only printed with a Python that has grpcio), and no grpcurl line without grpcurl."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    submit = re.search(r"submit by hand (.*)", text).group(1)
+    for attempt in (1, 2):
+        done = _paste(submit, elsewhere)
+        assert done.returncode == 0 and "complete" in done.stdout, f"paste {attempt}: {submit}\n{done.stdout}{done.stderr}"
+    listed = _paste(re.search(r"task status +(.*)", text).group(1), elsewhere, timeout=60)
+    assert listed.returncode == 0 and "linear_workflow" in listed.stdout, f"{listed.stdout}{listed.stderr}"
+    for line in re.findall(r"try: +(curl .*)", text):
+        assert _paste(line, elsewhere, timeout=30).returncode == 0, line
+    grpcio = re.search(r"or \(grpcio\): (.*?)   # ", text)
+    if grpcio:
+        checked = _paste(grpcio.group(1), elsewhere, timeout=60)
+        assert checked.returncode == 0 and "\\x08\\x01" in checked.stdout, f"{grpcio.group(1)}\n{checked.stdout}{checked.stderr}"
+    else:
+        assert "no Python here has grpcio" in text, text[-3000:]
+    if subprocess.run(["bash", "-c", "command -v grpcurl"], capture_output=True).returncode != 0:
+        assert "grpcurl -plaintext" not in text and "grpcurl is not installed" in text, text[-3000:]
+
+
+def _first_handler_package_runs_on_the_built_worker(text: str, tmp_path: Path) -> None:
+    """Issue #31 item 1, as README and the banner say: a copy of Examples/first-handler anywhere, its
+    own `swift build` (the handler API and host only: no worker compiled), then the banner's line runs
+    it on the libTaskerWorkerFFI.so scripts/dev built; a payments task completes with both results, a
+    typed input that does not fit fails for good naming its key path, SIGTERM stops it cleanly."""
+    package = tmp_path / "first-handler"
+    shutil.copytree(REPO / "Examples" / "first-handler", package, ignore=shutil.ignore_patterns(".build"))
+    manifest = package / "Package.swift"
+    manifest.write_text(manifest.read_text().replace('path: "../.."', f'path: "{REPO}"'))
+    started = time.monotonic()
+    built = subprocess.run(["swift", "build"], cwd=package, capture_output=True, text=True, timeout=1200,
+                           env={**os.environ, "SWIFT_DETERMINISTIC_HASHING": "1"})
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    print(f"first-handler package: cold swift build {time.monotonic() - started:.0f} s")
+    assert "Compiling TaskerWorker " not in built.stdout and "Compiling Hummingbird" not in built.stdout
+    run_line = re.search(r"\] +(DATABASE_URL=.*swift run PaymentsWorker)", text).group(1)
+    database = re.search(r"\] database +(\S+)", text).group(1)
+    env = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
+    log = tmp_path / "payments-worker.log"
+    with open(log, "w") as output:
+        host = subprocess.Popen(["bash", "-c", f"exec env {run_line}"], cwd=package, env=env, stdout=output,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while psql(database, "SELECT count(*) FROM tasker.named_tasks nt JOIN tasker.task_namespaces ns USING (task_namespace_uuid)"
+                             " WHERE ns.name = 'payments' AND nt.name = 'checkout'") == "0":
+            assert host.poll() is None, f"the handler package exited ({host.returncode})\n{log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"payments/checkout not registered in 180 s\n{log.read_text()[-3000:]}"
+            time.sleep(0.5)
+        submit = re.search(r"submit by hand (.*?)\S+/tasker-dev submit", text).group(1)
+        tasker_dev = re.search(r"(\S+/tasker-dev) submit", text).group(1)
+        amount = 1000 + int(time.time()) % 100000
+        good = _paste(f"{submit}{tasker_dev} submit payments checkout 1.0.0 --context '{{\"amount\": {amount}}}' --wait", tmp_path)
+        assert good.returncode == 0 and "complete" in good.stdout, f"{good.stdout}{good.stderr}\n{log.read_text()[-3000:]}"
+        assert f"charged {amount} EUR" in good.stdout, good.stdout
+        bad = _paste(f"{submit}{tasker_dev} submit payments checkout 1.0.0 --context '{{\"amount\": \"abc{amount}\"}}' --wait", tmp_path)
+        assert "error" in bad.stdout and "context.amount" in bad.stdout, f"{bad.stdout}{bad.stderr}"
+        task = bad.stdout.split()[0]
+        attempts = psql(database, f"SELECT ws.attempts FROM tasker.workflow_steps ws JOIN tasker.named_steps ns USING (named_step_uuid)"
+                                  f" WHERE ws.task_uuid = '{task}' AND ns.name = 'charge_card'")
+        assert attempts == "1", f"a typed input that does not fit was retried ({attempts} attempts)"
+        os.killpg(host.pid, signal.SIGTERM)
+        assert host.wait(timeout=120) == 0, log.read_text()[-3000:]
+    finally:
+        if host.poll() is None:
+            os.killpg(host.pid, signal.SIGKILL)
+            host.wait(timeout=10)
 
 
 def _broker_pid() -> int | None:
@@ -175,13 +255,9 @@ def test_scripts_dev_on_rabbitmq_runs_tasks_through_the_broker_and_ctrl_c_stops_
         assert re.search(r"queues: +\S+rabbitmqctl-for \S+ list_queues", text), text[-3000:]
         _check_management_ui(re.search(r"management: +(http://\S+)", text).group(1))
 
-        # The banner's command with a context no earlier run used (the database outlives runs, and a
-        # task's identity is its template and context).
+        # The banner's command as printed, from another directory (a new number each paste).
         submit = re.search(r"submit by hand (.*)", text).group(1)
-        context = """'{"number": 7}'"""
-        assert context in submit, submit
-        submit = submit.replace(context, f"""'{{"number": 7, "test_run": "{uuid.uuid4()}"}}'""")
-        by_hand = subprocess.run(["bash", "-c", submit], cwd=REPO, capture_output=True, text=True, timeout=180)
+        by_hand = subprocess.run(["bash", "-c", submit], cwd=tmp_path, capture_output=True, text=True, timeout=180)
         assert by_hand.returncode == 0 and "complete" in by_hand.stdout, f"{submit}\n{by_hand.stdout}{by_hand.stderr}"
         deadline = time.monotonic() + 60
         while _scripts_dev_tasks_complete(database) == 0:

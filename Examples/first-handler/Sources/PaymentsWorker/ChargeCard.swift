@@ -1,4 +1,4 @@
-import TaskerWorker
+import TaskerHandlerSDK
 
 /// `payments.charge_card`: charges the task's `amount` (an integer number of cents, from the task
 /// context that `submit --context` sent) in the currency its template step configures.

@@ -1,6 +1,6 @@
-import TaskerWorker
+import TaskerHandlerHost
 
-let handlers = HandlerRegistry.withBuiltIns()
+let handlers = HandlerRegistry()
 handlers.register("payments.charge_card", ChargeCard())
 handlers.register("payments.send_receipt", SendReceipt())
-try await WorkerLauncher.runExitingOnLaunchError(handlers: handlers)
+await HandlerHost.runExitingOnLaunchError(handlers: handlers)

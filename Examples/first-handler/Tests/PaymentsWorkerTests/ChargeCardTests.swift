@@ -1,4 +1,4 @@
-import TaskerWorker
+import TaskerHandlerSDK
 import TaskerWorkerTesting
 import Testing
 

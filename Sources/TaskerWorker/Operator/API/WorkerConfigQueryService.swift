@@ -2,6 +2,7 @@ import Foundation
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// Answers `GET /config` (and gRPC `GetConfig`) from the loaded configuration. The body holds no
 /// key material by construction (only the number of API keys); every string taken from the

@@ -3,6 +3,7 @@ import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
+import TaskerHandlerSDK
 
 /// Computes the health bodies (`/health…` and gRPC `WorkerHealthService`) from the running worker.
 ///

@@ -8,6 +8,7 @@ import TaskerAuth
 import TaskerHTTP
 import TaskerModel
 import TaskerPostgres
+import TaskerHandlerSDK
 
 /// The worker's gRPC server (`worker.grpc`), a `Service` of the worker's `ServiceGroup`.
 ///

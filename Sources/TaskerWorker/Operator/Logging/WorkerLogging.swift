@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import TaskerModel
+import TaskerHandlerSDK
 
 /// Process-wide logging for the worker: `WorkerLogHandler` lines on standard error, human-readable
 /// (`text`, the default) or one JSON object per line (`TASKER_LOG_FORMAT=json`), at
@@ -135,31 +136,10 @@ package struct LogOutput: Sendable {
     }
 }
 
-/// Metadata for log lines on the step path: `task_uuid`, `step_uuid`, `correlation_id`, and with a
-/// claimed step also `step_name`, `namespace` and `handler` (the callable).
-enum StepLogMetadata {
+extension StepLogMetadata {
     /// For a step message (before the template step is known).
     package static func of(_ message: StepMessage, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
         of(taskUUID: message.taskUUID, stepUUID: message.stepUUID, correlationID: message.correlationID, extra)
-    }
-
-    /// For a step known by its ids.
-    package static func of(
-        taskUUID: UUID, stepUUID: UUID, correlationID: UUID,
-        _ extra: Logger.Metadata = [:]
-    ) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [
-            "task_uuid": "\(taskUUID)", "step_uuid": "\(stepUUID)", "correlation_id": "\(correlationID)",
-        ]
-        metadata.merge(extra) { _, new in new }
-        return metadata
-    }
-
-    /// `logger` with `metadata` added (the logger a handler gets in ``StepContext/logger``).
-    package static func logger(_ logger: Logger, _ metadata: Logger.Metadata) -> Logger {
-        var logger = logger
-        for (key, value) in metadata { logger[metadataKey: key] = value }
-        return logger
     }
 
     /// For a claimed step.

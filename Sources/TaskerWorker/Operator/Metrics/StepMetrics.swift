@@ -3,6 +3,7 @@ import Metrics
 import Synchronization
 import TaskerModel
 import TaskerPostgres
+import TaskerHandlerSDK
 
 /// The step pipeline's instrumentation: one call per event at each call site. Counters go into the
 /// worker's `WorkerStatistics.counters` (the one count `/metrics` and `/metrics/worker` are computed

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import TaskerHTTP
 import TaskerModel
+import TaskerHandlerSDK
 
 /// The metrics endpoints of the REST server, mounted with `router.addWorkerMetricsRoutes(runtime:)`:
 ///

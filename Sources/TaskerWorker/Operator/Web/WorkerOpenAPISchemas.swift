@@ -1,4 +1,5 @@
 import TaskerModel
+import TaskerHandlerSDK
 
 /// The `components.schemas` of `WorkerOpenAPIDocument`: one schema per body the server sends,
 /// with the same field names, nesting and nullability as the API models in `API/`.

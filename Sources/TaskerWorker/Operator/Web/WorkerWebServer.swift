@@ -8,6 +8,7 @@ import ServiceLifecycle
 import TaskerAuth
 import TaskerHTTP
 import TaskerModel
+import TaskerHandlerSDK
 
 /// The worker's REST server (`worker.web`): a Hummingbird application run as a `Service` of the
 /// worker's `ServiceGroup`. Once it listens it publishes the address it really bound in

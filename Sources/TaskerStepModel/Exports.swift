@@ -1,0 +1,2 @@
+// UntrustedJSON and StringEscaping come with the wire types.
+@_exported import TaskerText
