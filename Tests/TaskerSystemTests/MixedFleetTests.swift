@@ -75,9 +75,11 @@ import Testing
             """, [step, PostgresJSON(raw: results)])
     }
 
-    /// A `retryable_error` with null `result` and `orchestration_metadata`: retried at once
-    /// (no backoff is written without `orchestration_metadata`, as upstream's orchestration).
-    @Test func aRetryableErrorOfATaskerPyHandlerIsRetriedWithoutBackoff() async throws {
+    /// A `retryable_error` with null `result` and `orchestration_metadata`: retried after the
+    /// `[common.backoff]` delay its attempt gets (issue #31 item 4). Upstream's orchestration writes no
+    /// backoff without `orchestration_metadata` and retries such a step at once; ours backs off as upstream
+    /// does for the results of its own Rust worker (README, "Retries").
+    @Test func aRetryableErrorOfATaskerPyHandlerIsRetriedAfterItsBackoff() async throws {
         try await withTestDatabase { db in
             let harness = try await OrchestrationHarness.make(db)
             let orchestration = harness.startOrchestration()
@@ -90,11 +92,12 @@ import Testing
                 Issue.record("processStepResult answered \(reply)")
                 return
             }
-            #expect(outcome == .waitingForRetry(backoffSeconds: nil))
+            // Attempt 1 with the base file's policy: 1 s · 2¹, whose 15 % jitter truncates to 0.
+            #expect(outcome == .waitingForRetry(backoffSeconds: 2))
             let row = try await harness.admin.query(
                 "SELECT backoff_request_seconds FROM tasker.workflow_steps WHERE workflow_step_uuid = $1", [fetch])[0]
-            #expect(try row.decode("backoff_request_seconds", as: Int?.self) == nil)
-            // Orchestration enqueues it again at once.
+            #expect(try row.decode("backoff_request_seconds", as: Int?.self) == 2)
+            // Orchestration enqueues it again once the backoff has passed.
             try await waitUntil(timeout: .seconds(20)) {
                 try await harness.stepTransitions(created.taskUUID, "retry_fetch").last == "enqueued"
             }
@@ -103,6 +106,14 @@ import Testing
                     "pending", "enqueued", "in_progress", "enqueued_as_error_for_orchestration", "waiting_for_retry",
                     "pending", "enqueued",
                 ])
+            let waited: Double = try await harness.admin.query(
+                """
+                SELECT EXTRACT(EPOCH FROM (e.created_at - w.created_at))::float8 AS waited
+                  FROM tasker.workflow_step_transitions w, tasker.workflow_step_transitions e
+                 WHERE w.workflow_step_uuid = $1 AND e.workflow_step_uuid = $1
+                   AND w.to_state = 'waiting_for_retry' AND e.to_state = 'enqueued' AND e.sort_key > w.sort_key
+                """, [fetch])[0].decode("waited")
+            #expect(waited >= 2)
             try await orchestration.stop()
         }
     }

@@ -9,7 +9,8 @@ public enum StepResultOutcome: Sendable, Equatable {
     /// `enqueued_for_orchestration → complete`; `created` are the steps a decision or batchable
     /// step's outcome created.
     case completed(created: [String])
-    /// `enqueued_as_error_for_orchestration → waiting_for_retry`, with the backoff written (if any).
+    /// `enqueued_as_error_for_orchestration → waiting_for_retry`, with the backoff written
+    /// (`BackoffCalculator`; always set by this orchestration).
     case waitingForRetry(backoffSeconds: Int?)
     /// `→ error`: not retryable, or out of attempts.
     case failed
@@ -18,9 +19,10 @@ public enum StepResultOutcome: Sendable, Equatable {
 }
 
 /// Consumes one `orchestration_step_results` message (upstream `result_processing`): strict
-/// hydration of `workflow_steps.results` as a `StepExecutionResult`, the backoff from
-/// `orchestration_metadata`, the final step transition, decision and batch step creation, then the
-/// task coordination (`steps_in_process → evaluating_results`, finalization).
+/// hydration of `workflow_steps.results` as a `StepExecutionResult`, the backoff of a failure
+/// (`BackoffCalculator`: `Retry-After`, else `[common.backoff]`'s exponential), the final step
+/// transition, decision and batch step creation, then the task coordination
+/// (`steps_in_process → evaluating_results`, finalization).
 struct ResultProcessingService: Sendable {
     let context: OrchestrationContext
     let finalizer: TaskFinalizationService
@@ -292,7 +294,9 @@ struct ResultProcessingService: Sendable {
             }
             let message = result.error?.message ?? "Step failed with status \(result.effectiveStatus)"
             var delay: Int?
-            if !result.success, let seconds = backoff.delaySeconds(for: result, attempts: row.attempts) {
+            if !result.success {
+                // Every failure, retried or not, as upstream's metadata processing before the transition.
+                let seconds = Int(backoff.backoff(for: result, attempts: row.attempts).delaySeconds)
                 try StepResultRepository.writeBackoff(c, stepUUID: step, seconds: seconds)
                 delay = seconds
             }

@@ -140,8 +140,10 @@ public struct StepExecutionError: Codable, Sendable, Equatable {
 
 /// `StepExecutionResult.orchestration_metadata` (upstream `OrchestrationMetadata`).
 ///
-/// Any non-null value makes orchestration run its backoff calculation: `headers` (for example
-/// `retry-after`), `error_context` and `backoff_hint`. `headers` and `custom` are always written.
+/// Upstream's orchestration runs its backoff calculation for any non-null value; of it, only a
+/// `retry-after` in `headers` changes the delay (`error_context`, `backoff_hint` and `custom` are
+/// carried, not used). The companion orchestration backs off every failure, this object or not.
+/// `headers` and `custom` are always written.
 public struct OrchestrationMetadata: Codable, Sendable, Equatable {
     /// Response headers from external calls (`retry-after`, rate-limit headers).
     public var headers: [String: String]
@@ -186,7 +188,9 @@ public struct OrchestrationMetadata: Codable, Sendable, Equatable {
 }
 
 /// A handler's explicit backoff request (upstream `BackoffHint`):
-/// `{"backoff_type":"RateLimit","delay_seconds":60,"context":null}`.
+/// `{"backoff_type":"RateLimit","delay_seconds":60,"context":null}`. Stored with the result for
+/// whoever reads it; upstream's orchestration (and so the companion one) does not take its delay: a
+/// `retry-after` header does (`StepFailure.headers`).
 public struct BackoffHint: Codable, Sendable, Equatable {
     /// Upstream `BackoffHintType`, serialized by its Rust variant name.
     public enum BackoffType: String, Codable, Sendable, Equatable, CaseIterable {
