@@ -32,4 +32,24 @@ import Testing
             #expect(unknown == .notFound)
         }
     }
+
+    /// The live workers and the throughput chart are behind `system:analytics_read` (upstream's
+    /// permission of its analytics routes): refused before any read without credentials (401) and
+    /// with a key that lacks it (403). (Their answers on a test database: `ConsoleRoutesTests`.)
+    @Test func theWorkersAndTheChartNeedAnalyticsRead() async throws {
+        var auth = WorkerConfiguration.Auth()
+        auth.enabled = true
+        auth.apiKeysEnabled = true
+        auth.apiKeys = [WorkerConfiguration.APIKey(key: "lister-key-0123456789", permissions: ["tasks:list", "dlq:read"])]
+        try await OrchestrationTaskAPIRoutesTests.withRoutes(auth: auth) { client in
+            for path in ["/console/api/workers", "/console/api/throughput"] {
+                let (anonymous, _) = try await requestJSON(client, .get, path)
+                #expect(anonymous == .unauthorized, "\(path)")
+                let (lister, refusal) = try await requestJSON(
+                    client, .get, path, headers: [HTTPField.Name("X-API-Key")!: "lister-key-0123456789"])
+                #expect(lister == .forbidden, "\(path)")
+                #expect(refusal["error"]?["message"]?.stringValue?.contains("system:analytics_read") == true, "\(refusal)")
+            }
+        }
+    }
 }

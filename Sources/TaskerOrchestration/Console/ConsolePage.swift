@@ -1,6 +1,10 @@
-/// The task console's page and style sheet (served by ``ConsoleRoutes``; compiled into the binary, no
-/// build step, nothing from a CDN). The page is a static skeleton: every value is filled in by
-/// `console.js` (``ConsoleScript``) as DOM text, never as markup.
+/// The task console's page (served by ``ConsoleRoutes``; compiled into the binary, no build step,
+/// nothing from a CDN; its style sheet is ``css``, in ConsoleStyle.swift). The page is a static
+/// skeleton: every value is filled in by `console.js` (``ConsoleScript``) as DOM text, never as markup.
+/// From the top: the credentials form (when the API asks for them), the open task (facts, upstream's
+/// summary, DAG, steps with their actions, failures, context), the task overview, the live workers
+/// and the throughput chart, and the dead-letter queue (entries with their actions, statistics,
+/// investigation queue, staleness).
 enum ConsolePage {
     static let html = #"""
         <!DOCTYPE html>
@@ -29,6 +33,43 @@ enum ConsolePage {
           <p id="auth-error" class="error"></p>
         </section>
         <main>
+          <section id="task" hidden>
+            <p class="back"><a href="#" id="task-close">&larr; all tasks</a></p>
+            <h2 id="task-title"></h2>
+            <dl id="task-facts" class="facts"></dl>
+            <h3>Summary</h3>
+            <p id="summary-error" class="error"></p>
+            <dl id="summary-facts" class="facts"></dl>
+            <table id="summary-steps" hidden>
+              <thead><tr><th>template step</th><th>handler</th><th>type</th><th>depends on</th><th>retryable, attempts</th><th>error</th></tr></thead>
+              <tbody></tbody>
+            </table>
+            <div id="dag-frame"><svg id="dag" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="the task's steps and their dependencies"></svg></div>
+            <table id="steps">
+              <thead><tr><th>step</th><th>state</th><th>attempts</th><th>created</th><th>claimed</th><th>completed</th><th>result or error</th><th>actions</th></tr></thead>
+              <tbody></tbody>
+            </table>
+            <p id="step-action-answer" class="answer" role="status"></p>
+            <form id="step-action" class="action-form" hidden>
+              <h3 id="step-action-title"></h3>
+              <p id="step-action-help" class="muted"></p>
+              <label>operator <input id="step-action-operator" autocomplete="off" size="24" placeholder="who you are (recorded)"></label>
+              <label>reason <input id="step-action-reason" autocomplete="off" size="48" placeholder="why (recorded)"></label>
+              <div id="step-action-completion" hidden>
+                <label>result (JSON) <textarea id="step-action-result" rows="6" cols="60" spellcheck="false" placeholder='{"value": 42}'></textarea></label>
+                <label>metadata (a JSON object, optional) <textarea id="step-action-metadata" rows="3" cols="60" spellcheck="false"></textarea></label>
+              </div>
+              <p id="step-action-error" class="error"></p>
+              <button type="submit" id="step-action-send">Send</button>
+              <button type="button" id="step-action-cancel">Cancel</button>
+            </form>
+            <section id="failures" hidden>
+              <h3>Failures</h3>
+              <div id="failure-list"></div>
+            </section>
+            <h3>Context</h3>
+            <pre id="task-context"></pre>
+          </section>
           <section id="overview">
             <h2>Tasks by state</h2>
             <div id="counts"></div>
@@ -44,64 +85,63 @@ enum ConsolePage {
               <tbody></tbody>
             </table>
           </section>
-          <section id="task" hidden>
-            <h2 id="task-title"></h2>
-            <dl id="task-facts"></dl>
-            <div id="dag-frame"><svg id="dag" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="the task's steps and their dependencies"></svg></div>
-            <table id="steps">
-              <thead><tr><th>step</th><th>state</th><th>attempts</th><th>created</th><th>claimed</th><th>completed</th><th>result or error</th></tr></thead>
+          <section id="activity">
+            <h2>Workers</h2>
+            <p id="workers-note" class="muted"></p>
+            <p id="workers-error" class="error"></p>
+            <table id="workers">
+              <thead><tr><th>worker</th><th>host</th><th>namespaces</th><th>steps in flight</th><th>started</th><th>lease</th></tr></thead>
               <tbody></tbody>
             </table>
-            <h3>Context</h3>
-            <pre id="task-context"></pre>
+            <h2>Throughput and latency</h2>
+            <p id="throughput-note" class="muted"></p>
+            <p id="throughput-error" class="error"></p>
+            <div id="chart-frame"><svg id="throughput" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="steps completed and failed per minute, and their latency"></svg></div>
           </section>
           <section id="dlq">
             <h2>Dead-letter queue</h2>
+            <p id="dlq-error" class="error"></p>
             <p id="dlq-empty" hidden>The DLQ is empty.</p>
             <table id="dlq-entries" hidden>
-              <thead><tr><th>since</th><th>task</th><th>reason</th><th>original state</th><th>resolution</th></tr></thead>
+              <thead><tr><th>since</th><th>task</th><th>reason</th><th>original state</th><th>resolution</th><th>notes</th><th>actions</th></tr></thead>
+              <tbody></tbody>
+            </table>
+            <p id="dlq-action-answer" class="answer" role="status"></p>
+            <form id="dlq-action" class="action-form" hidden>
+              <h3 id="dlq-action-title"></h3>
+              <label>resolution <select id="dlq-action-status">
+                <option value="">unchanged (investigation notes only)</option>
+                <option value="manually_resolved">manually_resolved</option>
+                <option value="permanently_failed">permanently_failed</option>
+                <option value="cancelled">cancelled</option>
+              </select></label>
+              <label>notes <textarea id="dlq-action-notes" rows="3" cols="60"></textarea></label>
+              <label>resolved by <input id="dlq-action-by" autocomplete="off" size="24" placeholder="who you are (recorded)"></label>
+              <p id="dlq-action-error" class="error"></p>
+              <button type="submit" id="dlq-action-send">Send</button>
+              <button type="button" id="dlq-action-cancel">Cancel</button>
+            </form>
+            <h3>By reason</h3>
+            <p id="dlq-stats-error" class="error"></p>
+            <table id="dlq-stats">
+              <thead><tr><th>reason</th><th>entries</th><th>pending</th><th>manually resolved</th><th>permanently failed</th><th>cancelled</th><th>oldest</th><th>newest</th><th>resolution (min, average)</th></tr></thead>
+              <tbody></tbody>
+            </table>
+            <h3>Investigation queue</h3>
+            <p id="dlq-queue-error" class="error"></p>
+            <table id="dlq-queue">
+              <thead><tr><th>priority</th><th>task</th><th>template</th><th>reason</th><th>in the DLQ</th><th>state</th><th>actions</th></tr></thead>
+              <tbody></tbody>
+            </table>
+            <h3>Staleness of waiting tasks</h3>
+            <p id="dlq-staleness-error" class="error"></p>
+            <table id="dlq-staleness">
+              <thead><tr><th>health</th><th>task</th><th>template</th><th>state</th><th>time in state</th><th>age</th><th>priority</th></tr></thead>
               <tbody></tbody>
             </table>
           </section>
         </main>
         </body>
         </html>
-        """#
-
-    static let css = #"""
-        body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f6f7f9; }
-        header { display: flex; align-items: baseline; gap: 1em; padding: .6em 1.2em; background: #1d2330; color: #fff; }
-        header h1 { font-size: 1.2em; margin: 0; } header a { color: #fff; text-decoration: none; }
-        main, #auth { padding: 0 1.2em 1.2em; }
-        h2 { font-size: 1.05em; margin: 1.2em 0 .5em; }
-        table { border-collapse: collapse; width: 100%; background: #fff; }
-        th, td { text-align: left; padding: .3em .5em; border-bottom: 1px solid #e3e6eb; vertical-align: top; }
-        th { background: #eef0f4; font-weight: 600; }
-        td.uuid, code { font-family: ui-monospace, monospace; font-size: .9em; }
-        tr.clickable { cursor: pointer; } tr.clickable:hover { background: #f0f5ff; }
-        pre { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 16em; overflow: auto;
-              font: 12px/1.35 ui-monospace, monospace; }
-        .muted { color: #8a93a3; } .error { color: #b3261e; }
-        #counts { display: flex; flex-wrap: wrap; gap: .5em; margin-bottom: .6em; }
-        .count { border: 1px solid #cfd5df; border-radius: 1em; padding: .15em .8em; background: #fff; cursor: pointer; font: inherit; }
-        .count.selected { border-color: #1d2330; font-weight: 600; }
-        #filters { display: flex; gap: 1em; align-items: center; margin: .4em 0; }
-        .state { border-radius: .3em; padding: 0 .4em; font-size: .9em; }
-        .state-complete, .state-resolved_manually { background: #d9f2e3; }
-        .state-error { background: #fbdcd9; } .state-cancelled { background: #e6e6e6; }
-        .state-in_progress, .state-steps_in_process, .state-enqueued, .state-evaluating_results,
-        .state-enqueued_for_orchestration, .state-enqueued_as_error_for_orchestration { background: #fff1c7; }
-        .state-waiting_for_retry, .state-waiting_for_dependencies, .state-blocked_by_failures { background: #ffe0c2; }
-        #task-facts { display: grid; grid-template-columns: max-content 1fr; gap: .1em 1em; }
-        #task-facts dt { color: #5b6475; } #task-facts dd { margin: 0; }
-        #dag-frame { overflow: auto; background: #fff; border: 1px solid #e3e6eb; margin: .6em 0; }
-        #dag .edge { fill: none; stroke: #8a93a3; stroke-width: 1.5; }
-        #dag .node rect { stroke: #5b6475; stroke-width: 1; rx: 6; fill: #fff; }
-        #dag .node.state-complete rect, #dag .node.state-resolved_manually rect { fill: #d9f2e3; }
-        #dag .node.state-error rect { fill: #fbdcd9; } #dag .node.state-cancelled rect { fill: #e6e6e6; }
-        #dag .node.state-in_progress rect, #dag .node.state-enqueued rect,
-        #dag .node.state-enqueued_for_orchestration rect, #dag .node.state-enqueued_as_error_for_orchestration rect { fill: #fff1c7; }
-        #dag .node.state-waiting_for_retry rect { fill: #ffe0c2; }
-        #dag text { font: 12px system-ui, sans-serif; fill: #1d2330; } #dag text.sub { fill: #5b6475; font-size: 11px; }
         """#
 }

@@ -6,8 +6,9 @@ import TaskerAuth
 
 /// The task console: a page served by the orchestration's web server, its files compiled into the
 /// binary (``ConsolePage``, ``ConsoleScript``). The page is public, like upstream's Swagger UI; its data
-/// comes from the task API (`/v1/tasks…`, `/v1/dlq`) and two console-only JSON routes, each under the
-/// API's permissions (the page sends the API key or bearer token the user gives it):
+/// comes from the task API (`/v1/tasks…`, `/v1/dlq…`; its actions are upstream's `PATCH` routes of a
+/// step and of a DLQ entry) and four console-only JSON routes, each under the API's permissions (the
+/// page sends the API key or bearer token the user gives it):
 ///
 /// | Route | Permission | Answer |
 /// |---|---|---|
@@ -16,8 +17,11 @@ import TaskerAuth
 /// | `GET /console/api/auth` | – | `{"enabled","api_key_header"}`: whether the page must ask for credentials |
 /// | `GET /console/api/summary` | `tasks:list` | ``TaskQueries/consoleSummary()`` |
 /// | `GET /console/api/tasks/{uuid}/dag` | `steps:read` | ``TaskQueries/consoleDAG(_:)`` |
+/// | `GET /console/api/workers` | `system:analytics_read` | ``TaskQueries/consoleWorkers()`` |
+/// | `GET /console/api/throughput` | `system:analytics_read` | ``TaskQueries/consoleThroughput()`` |
 ///
-/// Live updates: the page polls these routes every second while a task is open or tasks are running.
+/// Live updates: the page polls these routes every second while a task is open or tasks are running
+/// (the overview, the workers and the DLQ every third second, the chart every tenth).
 /// Every answer of the page's own files carries a Content-Security-Policy allowing scripts, styles and
 /// requests from the orchestration only (no inline script), so nothing is fetched from elsewhere.
 enum ConsoleRoutes {
@@ -47,6 +51,12 @@ enum ConsoleRoutes {
         guarded("steps:read").get("console/api/tasks/{uuid}/dag") { _, context in
             let task = try OrchestrationRoutes.uuid(context, "uuid", what: "task uuid")
             return try OrchestrationRoutes.found(await queries.consoleDAG(task), "task \(task.lowercased) does not exist")
+        }
+        guarded("system:analytics_read").get("console/api/workers") { _, _ in
+            OrchestrationRoutes.json(try await queries.consoleWorkers())
+        }
+        guarded("system:analytics_read").get("console/api/throughput") { _, _ in
+            OrchestrationRoutes.json(try await queries.consoleThroughput())
         }
     }
 
