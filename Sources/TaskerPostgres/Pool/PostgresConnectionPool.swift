@@ -23,6 +23,8 @@ public actor PostgresConnectionPool: Service {
 
     public nonisolated let configuration: PostgresPoolConfiguration
     private let logger: Logger
+    /// Failed opens while the database is down: one explained line per 30 s (`RepeatedFailureLog`).
+    private let openFailures = RepeatedFailureLog()
     private var state: State
     /// The continuations of waiting callers, by waiter id (their order is in `state.waiters`).
     private var continuations: [Int: (continuation: CheckedContinuation<Pooled, any Error>, timeout: Task<Void, Never>)] = [:]
@@ -269,7 +271,7 @@ public actor PostgresConnectionPool: Service {
             let pooled = try await openConnection()
             perform(state.opened(pooled, for: slot))
         } catch {
-            logger.warning("could not open a database connection", metadata: ["error": "\(error)"])
+            openFailures.failed(logger, "could not open a database connection", error: error)
             perform(state.openFailed(for: slot), openError: error)
         }
     }

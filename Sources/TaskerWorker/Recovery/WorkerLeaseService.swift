@@ -25,6 +25,8 @@ final class WorkerLeaseService: Service, Sendable {
     let identity: WorkerIdentity
     let capacity: WorkerCapacity
     let logger: Logger
+    /// Failed renewals while the database is down: one explained line per 30 s, not one per attempt.
+    private let renewalFailures = RepeatedFailureLog()
     /// Whether this worker scans for dead workers' steps when elected (`[worker.crash_recovery]
     /// enabled`), until its scanner stops (`stopRecovering`): sent with each renewal.
     private let recoversFlag: Atomic<Bool>
@@ -96,11 +98,15 @@ final class WorkerLeaseService: Service, Sendable {
                             ? "took the fleet's crash-recovery scanner turn"
                             : "no longer holds the fleet's crash-recovery scanner turn")
                 }
+                let unlogged = renewalFailures.recovered()
                 if !wasAllowed {
                     logger.log(
                         level: everHeld ? .warning : .info,
                         everHeld ? "liveness lease renewed again; claiming resumes" : "liveness lease taken",
-                        metadata: ["worker_uuid": "\(uuid.uuidString.lowercased())", "lease_ms": "\(duration.inMilliseconds)"])
+                        metadata: [
+                            "worker_uuid": "\(uuid.uuidString.lowercased())", "lease_ms": "\(duration.inMilliseconds)",
+                            "failures_not_logged": "\(unlogged)",
+                        ])
                 }
                 everHeld = true
             case .failed(let error as SessionPoolerError):
@@ -111,7 +117,7 @@ final class WorkerLeaseService: Service, Sendable {
                 // Readiness bodies are generic (no libpq text, no URL): the detail goes to the log.
                 let summary = (error as? PostgresError)?.summary ?? "\(type(of: error))"
                 state.withLock { $0.renewalFailed(summary) }
-                logger.warning("could not renew the liveness lease", metadata: ["error": "\(error)"])
+                renewalFailures.failed(logger, "could not renew the liveness lease", error: error)
             case .timedOut:
                 state.withLock { $0.renewalFailed("the renewal did not answer within \(budget)") }
                 logger.warning("the liveness lease renewal did not answer", metadata: ["timeout": "\(budget)"])
