@@ -139,11 +139,12 @@ let package = Package(
         ),
         // The operator surface's HTTP, shared by the worker's and the orchestration's REST servers: the
         // server set-up (bind address, connection limits, the bound address), request timeouts, the
-        // cross-site guard, the API error body, Prometheus text, log throttling.
+        // cross-site guard, the API error body, Prometheus text, log throttling, Swagger UI (CSwaggerUI)
+        // and the OpenAPI documents' schema building blocks.
         .target(
             name: "TaskerHTTP",
             dependencies: [
-                "TaskerModel", "TaskerPostgres",
+                "TaskerModel", "TaskerPostgres", "CSwaggerUI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -230,7 +231,7 @@ let package = Package(
             name: "TaskerOrchestration",
             dependencies: [
                 "TaskerPostgres", "TaskerModel", "TaskerStore", "TaskerAuth", "TaskerHTTP", "TaskerAMQP", "TaskerMessaging",
-                "TaskerTelemetry",
+                "TaskerTelemetry", "CSwaggerUI",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -289,7 +290,8 @@ let package = Package(
         .testTarget(
             name: "TaskerOrchestrationTests",
             dependencies: [
-                "TaskerOrchestration", "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerTestSupport",
+                "TaskerOrchestration", "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerTestSupport", "TaskerHTTP",
+                "TaskerAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

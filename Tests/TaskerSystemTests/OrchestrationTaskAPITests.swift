@@ -96,7 +96,9 @@ import Testing
                 return
             }
             #expect(entries.count == 1 && entry["task_uuid"]?.stringValue == uuid)
-            #expect(entry["dlq_reason"]?.stringValue == "staleness_timeout" && entry["task_snapshot"]?["snapshot"] == .bool(true))
+            #expect(
+                entry["dlq_reason"]?.stringValue == "StalenessTimeout" && entry["resolution_status"]?.stringValue == "Pending"
+                    && entry["task_snapshot"]?["snapshot"] == .bool(true))
             let (_, resolved) = try await requestJSON(client, .get, "/v1/dlq?resolution_status=manually_resolved")
             #expect(resolved == .array([]))
             let (ofTaskStatus, ofTask) = try await requestJSON(client, .get, "/v1/dlq/task/\(uuid)")

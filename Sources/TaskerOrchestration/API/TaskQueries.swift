@@ -18,10 +18,10 @@ import TaskerPostgres
 /// no per-step readiness), and with a ``documentFieldLimit`` a context, step result or DLQ snapshot
 /// larger than it is replaced by an omission marker (``TaskQueryStatements/bounded(_:)``).
 public struct TaskQueries: Sendable {
-    private let pool: PostgresConnectionPool
+    let pool: PostgresConnectionPool
     /// The orchestration creating tasks (and read by the operator routes).
     let orchestration: OrchestrationService
-    private let logger: Logger
+    let logger: Logger
     private let probe: DatabaseProbe
     /// The largest context, step result or DLQ task snapshot (bytes of its JSON text) a document
     /// carries whole; nil = no limit (`tasker-dev task`, which reads the database itself).
@@ -48,7 +48,7 @@ public struct TaskQueries: Sendable {
     }
 
     /// Runs `body` on a connection of the `.operator` lane, waiting at most ``connectionWait`` for it.
-    private func withConnection<T: Sendable>(
+    func withConnection<T: Sendable>(
         doing what: String, _ body: sending (PostgresConnection) async throws -> T
     ) async throws(TaskAPIError) -> T {
         do {
@@ -145,18 +145,6 @@ public struct TaskQueries: Sendable {
         return Data("[".utf8) + Self.joined(rows) + Data("]".utf8)
     }
 
-    /// DLQ entries (`[DlqEntry]`, newest first), optionally of one resolution status.
-    func dlqEntries(resolutionStatus: String?, limit: Int, offset: Int) async throws(TaskAPIError) -> Data {
-        let rows = try await documents(
-            TaskQueryStatements.dlqEntries, [resolutionStatus, limit, offset, documentFieldLimit], doing: "listing DLQ entries")
-        return Data("[".utf8) + Self.joined(rows) + Data("]".utf8)
-    }
-
-    /// The newest DLQ entry of the task, or nil when it has none.
-    func dlqEntry(task taskUUID: UUID) async throws(TaskAPIError) -> Data? {
-        try await documents(TaskQueryStatements.dlqEntryOfTask, [taskUUID, documentFieldLimit], doing: "reading a DLQ entry").first
-    }
-
     /// Cancels the task (and its steps that no worker holds); answers its `TaskResponse` afterwards.
     /// - Throws: ``TaskAPIError`` `NOT_FOUND` for no such task, `BAD_REQUEST` when it already finished.
     public func cancel(_ taskUUID: UUID) async throws(TaskAPIError) -> Data {
@@ -250,7 +238,7 @@ public struct TaskQueries: Sendable {
 
     /// A database failure: the detail goes to the log, the answer names only what was being done. No
     /// connection free within ``connectionWait`` is `SERVICE_UNAVAILABLE` with ``retryAfterSeconds``.
-    private func databaseError(_ error: any Error, doing what: String) -> TaskAPIError {
+    func databaseError(_ error: any Error, doing what: String) -> TaskAPIError {
         if let error = error as? TaskAPIError { return error }
         if let error = error as? PostgresError, error.kind == .acquireTimeout {
             return TaskAPIError(
@@ -270,7 +258,7 @@ public struct TaskQueries: Sendable {
         }
     }
 
-    private static func joined(_ documents: [Data]) -> Data {
+    static func joined(_ documents: [Data]) -> Data {
         var out = Data()
         for (index, document) in documents.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }

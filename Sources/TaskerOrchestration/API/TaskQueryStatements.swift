@@ -1,8 +1,8 @@
-/// The SQL behind the task API (`/v1/tasks…`, `/v1/dlq…`) and `tasker-dev task`: each statement returns
+/// The SQL behind the task API (`/v1/tasks…`; `/v1/dlq…` is ``DLQStatements``) and `tasker-dev task`: each statement returns
 /// upstream's JSON document, built by PostgreSQL (`jsonb_build_object`), in one column `doc`, so the REST
 /// answer and the command line's `--json` are the same bytes. Timestamps are RFC 3339 in UTC
-/// (`…Z`, microseconds), as upstream's `DateTime<Utc>` fields; DLQ entries and step readiness keep
-/// upstream's naive timestamps (no zone), as its `NaiveDateTime` fields (serde refuses a zone there).
+/// (`…Z`, microseconds), as upstream's `DateTime<Utc>` fields; step readiness keeps upstream's naive
+/// timestamps (no zone), as its `NaiveDateTime` fields (serde refuses a zone there).
 enum TaskQueryStatements {
     /// `to_char` of a `timestamp` column as upstream's `DateTime<Utc>` (NULL stays NULL).
     static func utc(_ column: String) -> String {
@@ -156,38 +156,6 @@ enum TaskQueryStatements {
     /// Whether step `$2` belongs to task `$1`.
     static let stepOfTask = """
         SELECT 1 FROM tasker.workflow_steps WHERE task_uuid = $1::uuid AND workflow_step_uuid = $2::uuid
-        """
-
-    /// Upstream's `DlqEntry` fields of one `tasker.tasks_dlq` row `d`, its task snapshot bounded by `limit`.
-    private static func dlqObject(limit: String) -> String {
-        """
-        jsonb_build_object(
-            'dlq_entry_uuid', d.dlq_entry_uuid, 'task_uuid', d.task_uuid, 'original_state', d.original_state,
-            'dlq_reason', d.dlq_reason::text, 'dlq_timestamp', \(naive("d.dlq_timestamp")),
-            'resolution_status', d.resolution_status::text,
-            'resolution_timestamp', \(naive("d.resolution_timestamp")),
-            'resolution_notes', d.resolution_notes, 'resolved_by', d.resolved_by,
-            'task_snapshot', \(bounded("d.task_snapshot", limit: limit)), 'metadata', d.metadata,
-            'created_at', \(naive("d.created_at")), 'updated_at', \(naive("d.updated_at")))::text AS doc
-        """
-    }
-
-    /// DLQ entries (`$1` resolution status or NULL, `$2` limit, `$3` offset, `$4` snapshot bound), newest first.
-    static let dlqEntries = """
-        SELECT \(dlqObject(limit: "$4"))
-          FROM tasker.tasks_dlq d
-         WHERE $1::text IS NULL OR d.resolution_status::text = $1::text
-         ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
-         LIMIT $2::bigint OFFSET $3::bigint
-        """
-
-    /// The newest DLQ entry of task `$1` (`$2` snapshot bound).
-    static let dlqEntryOfTask = """
-        SELECT \(dlqObject(limit: "$2"))
-          FROM tasker.tasks_dlq d
-         WHERE d.task_uuid = $1::uuid
-         ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
-         LIMIT 1
         """
 
     /// Moves each step of task `$1` that no worker holds (`pending`, `enqueued`, `waiting_for_retry`) to

@@ -4,7 +4,8 @@ import TaskerModel
 import TaskerTelemetry
 import Tracing
 
-/// The commands the orchestration processes (upstream `OrchestrationCommand`).
+/// The commands the orchestration processes (upstream `OrchestrationCommand`; `resolveStep` is ours:
+/// upstream's API writes the step itself, here the task continues in the same command).
 public enum OrchestrationCommand: Sendable, Equatable {
     /// Create a task from a request and start it. With a receipt, the request message is archived
     /// with the task's creation.
@@ -16,6 +17,9 @@ public enum OrchestrationCommand: Sendable, Equatable {
     case finalizeTask(UUID)
     /// (Re)start a task found by discovery (`get_next_ready_tasks`), under the task's lock.
     case processTaskReadiness(UUID)
+    /// An operator's action on a step (`PATCH /v1/tasks/{uuid}/workflow_steps/{step_uuid}`), under the
+    /// task's lock: the step moves and the task continues (``StepResolutionService``).
+    case resolveStep(task: UUID, step: UUID, action: StepManualAction)
 }
 
 /// What a command produced.
@@ -24,6 +28,7 @@ public enum OrchestrationCommandResult: Sendable, Equatable {
     case stepResultProcessed(StepResultOutcome)
     case taskFinalized(TaskState?)
     case taskReadinessProcessed(TaskState?)
+    case stepResolved(StepResolutionOutcome)
 }
 
 /// The one entry for ``OrchestrationCommand``s (upstream `OrchestrationCommandProcessorActor`):
@@ -35,6 +40,7 @@ public actor OrchestrationCommandProcessorActor {
     private let results: ResultProcessingService
     private let finalizer: TaskFinalizationService
     private let readiness: TaskReadinessService
+    private let resolution: StepResolutionService
 
     /// Wires the services over one context.
     public init(context: OrchestrationContext) {
@@ -49,6 +55,7 @@ public actor OrchestrationCommandProcessorActor {
         self.results = ResultProcessingService(context: context, finalizer: finalizer)
         self.finalizer = finalizer
         self.readiness = readiness
+        self.resolution = StepResolutionService(context: context)
     }
 
     /// Processes one command. On RabbitMQ, or with the queues in a database of their own, the step
@@ -94,6 +101,9 @@ public actor OrchestrationCommandProcessorActor {
             return .taskFinalized(try await finalizer.finalizeTask(task))
         case .processTaskReadiness(let task):
             return .taskReadinessProcessed(try await context.locks.withLock(task) { try await readiness.process(task) })
+        case .resolveStep(let task, let step, let action):
+            // (The service takes the task's lock itself.)
+            return .stepResolved(try await resolution.resolve(task: task, step: step, action: action))
         }
     }
 }
@@ -109,6 +119,7 @@ extension OrchestrationCommand {
             return ("tasker.step.result.process", .consumer, parent.traceParent == nil ? nil : parent)
         case .finalizeTask: return ("tasker.task.finalize", .internal, nil)
         case .processTaskReadiness: return ("tasker.task.readiness", .internal, nil)
+        case .resolveStep: return ("tasker.step.resolve", .internal, nil)
         }
     }
 
@@ -123,6 +134,10 @@ extension OrchestrationCommand {
             attributes["tasker.step_uuid"] = message.stepUUID.uuidString.lowercased()
         case .finalizeTask(let task), .processTaskReadiness(let task):
             attributes["tasker.task_uuid"] = task.uuidString.lowercased()
+        case .resolveStep(let task, let step, let action):
+            attributes["tasker.task_uuid"] = task.uuidString.lowercased()
+            attributes["tasker.step_uuid"] = step.uuidString.lowercased()
+            attributes["tasker.action_type"] = action.actionType
         }
         return attributes
     }

@@ -14,7 +14,8 @@ extension ConsoleScript {
 
           function dlqActionButtons(entry) {
             const actions = [["investigate", "Investigate"]];
-            if (entry.resolution_status === "pending") actions.push(["resolve", "Resolve"]);
+            // Upstream's answers spell the status in PascalCase ("Pending"); requests take either.
+            if (String(entry.resolution_status ?? "").toLowerCase() === "pending") actions.push(["resolve", "Resolve"]);
             return actions.map(([action, label]) => {
               const button = el("button", { type: "button", class: "action", "data-action": action }, label);
               button.addEventListener("click", () => openDLQAction(entry.dlq_entry_uuid, entry.task_uuid, action));

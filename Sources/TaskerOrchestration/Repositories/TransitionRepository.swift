@@ -69,7 +69,14 @@ public enum TransitionRepository {
         _ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, to: StepState,
         event: StepEvent, now: Date = Date()
     ) throws(PostgresError) -> Bool {
-        let metadata = stepMetadata(event, now: now)
+        try transitionStep(c, stepUUID: stepUUID, from: from, to: to, metadata: stepMetadata(event, now: now))
+    }
+
+    /// `transitionStep` with the transition's metadata as given (an operator's action adds who acted
+    /// and why to the event and timestamp: `ManualStepStatements.metadata`).
+    static func transitionStep(
+        _ c: isolated PostgresConnection, stepUUID: UUID, from: StepState, to: StepState, metadata: PostgresJSON
+    ) throws(PostgresError) -> Bool {
         // One round trip: retire the current row (only if it is in `from`), insert the next one.
         let inserted = try c.query(Statements.transitionStep, [stepUUID, from.rawValue, to.rawValue, metadata])
         if !inserted.isEmpty { return true }

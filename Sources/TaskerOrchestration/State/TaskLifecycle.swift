@@ -56,6 +56,9 @@ enum TaskEvent: Sendable, Equatable {
     case retryReady
     /// The task API's `DELETE /v1/tasks/{uuid}`.
     case cancel
+    /// `error → pending`: an operator's action on a step (`PATCH /v1/tasks/{uuid}/workflow_steps/{step}`)
+    /// let a failed task run again (upstream `TaskEvent::Reset`, the only way out of `error`).
+    case reset
 
     /// Rust's `{:?}` of the event, as stored in `metadata.event`.
     var debugRendering: String {
@@ -74,6 +77,7 @@ enum TaskEvent: Sendable, Equatable {
         case .giveUp: return "GiveUp"
         case .retryReady: return "RetryReady"
         case .cancel: return "Cancel"
+        case .reset: return "Reset"
         }
     }
 
@@ -97,6 +101,13 @@ enum StepEvent: Sendable, Equatable {
     case waitForRetry(String)
     /// The task API cancelled the step's task before a worker claimed the step.
     case cancel
+    /// An operator's `reset_for_retry`: `error → pending`, its attempts counted from zero again.
+    case resetForRetry
+    /// An operator's `resolve_manually`: `→ resolved_manually`, without results.
+    case resolveManually
+    /// An operator's `complete_manually`: `→ complete` with the results the operator gave (a
+    /// `StepExecutionResult` JSON document).
+    case completeManually(resultsJSON: String)
 
     /// The serde JSON of the event.
     public func jsonString() -> String {
@@ -104,6 +115,9 @@ enum StepEvent: Sendable, Equatable {
         case .enqueue: return #"{"type":"Enqueue"}"#
         case .retry: return #"{"type":"Retry"}"#
         case .cancel: return #"{"type":"Cancel"}"#
+        case .resetForRetry: return #"{"type":"ResetForRetry"}"#
+        case .resolveManually: return #"{"type":"ResolveManually"}"#
+        case .completeManually(let results): return #"{"type":"CompleteManually","data":"# + results + "}"
         case .complete(let results): return #"{"type":"Complete","data":"# + results + "}"
         case .fail(let message): return #"{"type":"Fail","data":"# + Self.jsonString(message) + "}"
         case .waitForRetry(let message): return #"{"type":"WaitForRetry","data":"# + Self.jsonString(message) + "}"

@@ -315,9 +315,9 @@ def test_console_dlq_view_resolves_an_entry_through_its_button(cluster: Cluster,
 
     browser.open(f"{base}/console")
     row = f"#dlq-entries tr[data-entry=\"{entry}\"]"
-    browser.wait_for(f"document.querySelector('{row}')?.querySelector('.resolution').textContent.startsWith('pending')",
+    browser.wait_for(f"document.querySelector('{row}')?.querySelector('.resolution').textContent.startsWith('Pending')",
                      "the DLQ entry, pending")
-    browser.wait_for("document.querySelector('#dlq-stats tr[data-reason=\"max_retries_exceeded\"]')?.cells[2].textContent === '1'",
+    browser.wait_for("document.querySelector('#dlq-stats tr[data-reason=\"MaxRetriesExceeded\"]')?.cells[2].textContent === '1'",
                      "the statistics by reason")
     browser.wait_for(f"!!document.querySelector('#dlq-queue tr[data-entry=\"{entry}\"]')", "the entry in the investigation queue")
     browser.wait_for("document.querySelectorAll('#dlq-staleness tbody tr').length >= 1", "the staleness list")
@@ -333,9 +333,9 @@ def test_console_dlq_view_resolves_an_entry_through_its_button(cluster: Cluster,
     stored = cluster.db.scalar("SELECT resolution_status || '|' || resolution_notes || '|' || resolved_by "
                                f"FROM tasker.tasks_dlq WHERE dlq_entry_uuid = '{entry}'")
     assert stored == "manually_resolved|refunded the order by hand|console-test", stored
-    browser.wait_for(f"document.querySelector('{row}')?.querySelector('.resolution').textContent.startsWith('manually_resolved') && "
+    browser.wait_for(f"document.querySelector('{row}')?.querySelector('.resolution').textContent.startsWith('ManuallyResolved') && "
                      f"document.querySelector('{row} .notes').textContent === 'refunded the order by hand'", "the entry resolved")
-    browser.wait_for("document.querySelector('#dlq-stats tr[data-reason=\"max_retries_exceeded\"]')?.cells[3].textContent === '1'",
+    browser.wait_for("document.querySelector('#dlq-stats tr[data-reason=\"MaxRetriesExceeded\"]')?.cells[3].textContent === '1'",
                      "the statistics updated")
     assert browser.exceptions == []
 

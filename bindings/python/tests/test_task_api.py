@@ -2,7 +2,8 @@
 of PyPI tasker-py 0.1.8 (``client_*`` of its compiled core, configured by ``worker.orchestration_client``
 with an API key) against `tasker-dev orchestrate`, each answer checked against the database — and the
 same calls, and tasker-py's high-level ``TaskerClient``, through our module (issue #28 item 3: tasker-py
-on our C ABI's ``tasker_client_*``); and the
+on our C ABI's ``tasker_client_*``); the operator's step actions and DLQ investigation (issue #31 item 5),
+read back by tasker-py's client; and the
 `tasker-dev` task commands (`submit --wait`, `task show|list|cancel`) driven as a user runs them."""
 
 from __future__ import annotations
@@ -215,6 +216,115 @@ except Exception as error:
     print(f"ANSWER {type(error).__name__}: {error}", flush=True)
 core.stop_worker()
 """
+
+
+OPERATOR_KEY = "operator-test-key-0123456789"
+
+
+def api(address: str, method: str, path: str, body: Any = None, key: str = OPERATOR_KEY) -> tuple[int, Any]:
+    """``method path`` on our orchestration's API with ``key``: the status and the JSON answer."""
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"X-API-Key": key, **({"Content-Type": "application/json"} if data is not None else {})}
+    request = urllib.request.Request(f"http://{address}{path}", data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def failed_py_error_task(cluster: Cluster, address: str, n: int) -> tuple[str, str]:
+    """A task of py_error (py.error.explode raises, one attempt) created through the API and waited for
+    until it failed; answers it and its step's uuid."""
+    status, task = api(address, "POST", "/v1/tasks", {
+        "namespace": NAMESPACE, "name": "py_error", "version": "1.0.0", "context": {"n": n},
+        "initiator": "pytest", "source_system": "pytest", "reason": "step actions"})
+    assert status == 201, task
+    assert cluster.wait_for_task(task["task_uuid"]) == "error"
+    step = cluster.db.scalar(f"SELECT workflow_step_uuid FROM tasker.workflow_steps WHERE task_uuid = '{task['task_uuid']}'")
+    return task["task_uuid"], step
+
+
+def test_step_actions_and_the_dlq_as_upstreams_client_reads_them(cluster: Cluster) -> None:
+    """#31 item 5 on the running processes: failed Python steps reset for retry (run again), completed and
+    resolved by hand through ``PATCH /v1/tasks/{uuid}/workflow_steps/{step_uuid}`` (upstream's
+    StepManualAction bodies), then read by tasker-py's client functions (``client_get_task``,
+    ``client_get_step``, ``client_get_step_audit_history``: upstream's decoding of our answers); the DLQ
+    investigation updated and read, and the task summary, over HTTP (tasker-py 0.1.8 has no call for them)."""
+    address = cluster.restart_orchestration(
+        '[orchestration.web.auth]\nenabled = true\napi_keys_enabled = true\n'
+        f'[[orchestration.web.auth.api_keys]]\nkey = "{API_KEY}"\npermissions = ["tasks:*", "steps:read", "dlq:read"]\n'
+        f'[[orchestration.web.auth.api_keys]]\nkey = "{OPERATOR_KEY}"\npermissions = ["tasks:*", "steps:*", "dlq:*"]\n')
+    cluster.start_python_host()
+
+    # Reset for retry: the step runs again (and, still exploding, fails again).
+    retried, retried_step = failed_py_error_task(cluster, address, 1)
+    status, step = api(address, "PATCH", f"/v1/tasks/{retried}/workflow_steps/{retried_step}",
+                       {"action_type": "reset_for_retry", "reason": "ledger repaired", "reset_by": "ops@example.com"})
+    assert status == 200 and step["step_uuid"] == retried_step, step
+    deadline = time.monotonic() + 60
+    while cluster.db.step_transitions(retried, "error_explode").count("error") < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert cluster.db.step_transitions(retried, "error_explode").count("error") == 2
+    assert cluster.wait_for_task(retried) == "error"
+
+    # Complete by hand: the task completes with the operator's result.
+    completed, completed_step = failed_py_error_task(cluster, address, 2)
+    status, step = api(address, "PATCH", f"/v1/tasks/{completed}/workflow_steps/{completed_step}", {
+        "action_type": "complete_manually", "completion_data": {"result": {"balance": 42}, "metadata": {"ticket": "OPS-7"}},
+        "reason": "entered by hand", "completed_by": "ops@example.com"})
+    assert status == 200 and step["current_state"] == "complete", step
+    assert cluster.wait_for_task(completed) == "complete"
+    assert cluster.db.result(completed, "error_explode")["result"] == {"balance": 42}
+
+    # Resolve by hand; the refusals keep upstream's error shape.
+    resolved, resolved_step = failed_py_error_task(cluster, address, 3)
+    status, refusal = api(address, "PATCH", f"/v1/tasks/{resolved}/workflow_steps/{resolved_step}",
+                          {"action_type": "resolve_manually", "reason": "skip", "resolved_by": "ops"}, key=API_KEY)
+    assert status == 403 and refusal["error"]["message"] == "Missing required permission: steps:resolve", refusal
+    status, refusal = api(address, "PATCH", f"/v1/tasks/{resolved}/workflow_steps/{resolved_step}", {"action_type": "retry_all"})
+    assert status == 400 and refusal["error"]["code"] == "BAD_REQUEST" and "unknown action_type" in refusal["error"]["message"]
+    status, step = api(address, "PATCH", f"/v1/tasks/{resolved}/workflow_steps/{resolved_step}",
+                       {"action_type": "resolve_manually", "reason": "skip", "resolved_by": "ops"})
+    assert status == 200 and step["current_state"] == "resolved_manually", step
+    assert cluster.wait_for_task(resolved) == "complete"
+
+    # The DLQ: an investigation of the failed task (upstream's own create_dlq_entry), updated and read.
+    entry = cluster.db.scalar(
+        f"SELECT tasker.create_dlq_entry('{retried}', '{NAMESPACE}', 'py_error', 'steps_in_process', 40, 30, 'staleness_timeout')")
+    status, stats = api(address, "GET", "/v1/dlq/stats")
+    assert status == 200 and [(s["dlq_reason"], s["pending"]) for s in stats] == [("StalenessTimeout", 1)], stats
+    status, queue = api(address, "GET", "/v1/dlq/investigation-queue?limit=10")
+    assert status == 200 and [q["dlq_entry_uuid"] for q in queue] == [entry], queue
+    status, summary = api(address, "GET", f"/v1/tasks/{retried}/summary", key=API_KEY)
+    assert status == 200 and summary["task"]["status"] == "error", summary
+    assert summary["dlq"] == {"in_dlq": True, "dlq_reason": "staleness_timeout", "resolution_status": "pending"}
+    assert [s["name"] for s in summary["steps"]] == ["error_explode"]
+    assert summary["steps"][0]["error"] == {"error_type": "handler_error", "retryable": True, "status_code": None}
+    status, answer = api(address, "PATCH", f"/v1/dlq/entry/{entry}", {
+        "resolution_status": "PermanentlyFailed", "resolution_notes": "the ledger is gone", "resolved_by": "ops@example.com"})
+    assert status == 200 and answer == {
+        "success": True, "message": "Investigation status updated successfully", "dlq_entry_uuid": entry}, answer
+    status, stored = api(address, "GET", f"/v1/dlq/task/{retried}", key=API_KEY)
+    assert stored["resolution_status"] == "PermanentlyFailed" and stored["resolved_by"] == "ops@example.com", stored
+    status, staleness = api(address, "GET", "/v1/dlq/staleness")
+    assert status == 200 and isinstance(staleness, list)
+
+    # Upstream's client reads what the actions left (its worker serves no python_tests step still open).
+    client = UpstreamClient(cluster, address)
+    try:
+        step = client.call("client_get_step", completed, completed_step)
+        assert step["current_state"] == "complete" and step["results"]["result"] == {"balance": 42}
+        assert step["results"]["metadata"]["custom"]["completed_by"] == "ops@example.com"
+        assert client.call("client_get_step", resolved, resolved_step)["current_state"] == "resolved_manually"
+        assert client.call("client_get_task", resolved)["status"] == "complete"
+        assert client.call("client_get_task", retried)["status"] == "error"
+        audit = client.call("client_get_step_audit_history", retried, retried_step)
+        assert len(audit) == 2 and all(row["success"] is False for row in audit), audit
+        steps = client.call("client_list_task_steps", completed)
+        assert [s["current_state"] for s in steps] == ["complete"]
+    finally:
+        client.close()
 
 
 def dev(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:

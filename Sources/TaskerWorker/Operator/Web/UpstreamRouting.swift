@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import TaskerHTTP
 
 /// The REST server's routes as (method, path pattern) pairs, for answering as upstream's axum router
 /// does what no route serves: a known path with another method, `HEAD`, a trailing slash.

@@ -1,44 +1,41 @@
+import TaskerHTTP
 import TaskerModel
 import TaskerHandlerSDK
 
 /// The `components.schemas` of `WorkerOpenAPIDocument`: one schema per body the server sends,
 /// with the same field names, nesting and nullability as the API models in `API/`.
 enum WorkerOpenAPISchemas {
-    // MARK: - Building blocks
+    // MARK: - Building blocks (TaskerHTTP's `OpenAPISchema`, shared with the orchestration's document)
 
-    static let string: JSONValue = ["type": "string"]
-    static let dateTime: JSONValue = ["type": "string", "format": "date-time"]
-    static let boolean: JSONValue = ["type": "boolean"]
-    static let double: JSONValue = ["type": "number", "format": "double"]
-    static let uint64: JSONValue = ["type": "integer", "format": "int64", "minimum": 0]
-    static let uint32: JSONValue = ["type": "integer", "format": "int32", "minimum": 0]
-    static let strings: JSONValue = ["type": "array", "items": string]
-    static let nullableString: JSONValue = ["type": ["string", "null"]]
-    static let nullableUInt64: JSONValue = ["type": ["integer", "null"], "format": "int64", "minimum": 0]
-    static let anyValue: JSONValue = [:]
+    static let string = OpenAPISchema.string
+    static let dateTime = OpenAPISchema.dateTime
+    static let boolean = OpenAPISchema.boolean
+    static let double = OpenAPISchema.double
+    static let uint64 = OpenAPISchema.uint64
+    static let uint32 = OpenAPISchema.uint32
+    static let strings = OpenAPISchema.strings
+    static let nullableString = OpenAPISchema.nullableString
+    static let nullableUInt64 = OpenAPISchema.nullableUInt64
+    static let anyValue = OpenAPISchema.anyValue
 
-    static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+    static func ref(_ name: String) -> JSONValue { OpenAPISchema.ref(name) }
 
-    static func nullable(_ name: String) -> JSONValue { ["oneOf": [ref(name), ["type": "null"]]] }
+    static func nullable(_ name: String) -> JSONValue { OpenAPISchema.nullable(name) }
 
     /// An object schema; every property is required unless listed in `optional`.
     static func object(
         _ properties: KeyValuePairs<String, JSONValue>, optional: Set<String> = [],
         description: String? = nil
     ) -> JSONValue {
-        var members: [String: JSONValue] = [
-            "type": "object",
-            "properties": .object(Dictionary(uniqueKeysWithValues: properties.map { ($0.key, $0.value) })),
-            "required": .array(properties.map(\.key).filter { !optional.contains($0) }.map(JSONValue.string)),
-        ]
-        if let description { members["description"] = .string(description) }
-        return .object(members)
+        OpenAPISchema.object(properties, optional: optional, description: description)
     }
 
     // MARK: - Schemas
 
     static var all: JSONValue {
-        .object(health.merging(templates) { a, _ in a }.merging(configAndErrors) { a, _ in a })
+        .object(
+            health.merging(templates) { a, _ in a }.merging(configAndErrors) { a, _ in a }
+                .merging(OpenAPISchema.apiError) { a, _ in a })
     }
 
     static let health: [String: JSONValue] = [
@@ -142,10 +139,6 @@ enum WorkerOpenAPISchemas {
             [
                 "error": string, "message": string, "timestamp": dateTime, "request_id": nullableString,
             ], optional: ["request_id"], description: "Sent by the health and template handlers."),
-        "ApiError": object(
-            ["error": ref("ApiErrorDetail")],
-            description: "Sent for unknown paths, bad parameters, timeouts, auth failures and internal errors."),
-        "ApiErrorDetail": object(["code": string, "message": string]),
         "WorkerMetricsResponse": object([
             "metrics": ["type": "object", "additionalProperties": ref("MetricValue")],
             "timestamp": dateTime, "worker_id": string,

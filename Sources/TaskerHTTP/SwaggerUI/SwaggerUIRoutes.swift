@@ -3,29 +3,31 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// Swagger UI at `/api-docs/ui/` for `/api-docs/openapi.json`, as upstream's worker serves it
-/// (utoipa-swagger-ui, Swagger UI 5.17.14): `/api-docs/ui` answers 303 with `Location: /api-docs/ui/`,
-/// `/api-docs/ui/` is `index.html`, `/api-docs/ui/<name>` one of `SwaggerUIFiles` (byte-identical to
-/// upstream's, with its content types), anything else 404. GET and HEAD only; public like the document
-/// (upstream serves both outside its auth layer). Ours adds `ETag` and `Cache-Control: no-cache`, and
-/// answers a matching `If-None-Match` with 304.
-enum SwaggerUIRoutes {
+/// Swagger UI at `/api-docs/ui/` for `/api-docs/openapi.json`, as upstream serves it on both of its
+/// servers, the worker's and the orchestration's (utoipa-swagger-ui, Swagger UI 5.17.14):
+/// `/api-docs/ui` answers 303 with `Location: /api-docs/ui/`, `/api-docs/ui/` is `index.html`,
+/// `/api-docs/ui/<name>` one of ``SwaggerUIFiles`` (byte-identical to upstream's, with its content
+/// types), anything else 404. GET and HEAD only; public like the document (upstream serves both
+/// outside its auth layer). Ours adds `ETag` and `Cache-Control: no-cache`, and answers a matching
+/// `If-None-Match` with 304. The one implementation of both servers: each registers it on its router.
+package enum SwaggerUIRoutes {
     /// Where the UI lives.
-    static let path = "/api-docs/ui"
+    package static let path = "/api-docs/ui"
     /// A response body is written in chunks of this many bytes (a 1.4 MB file is never one allocation).
     static let chunkSize = 64 * 1024
 
-    static func register(on router: Router<WorkerRequestContext>) {
+    /// Adds the UI's routes (GET and HEAD of the folder and of each file) to `router`.
+    package static func register<Context: RequestContext>(on router: Router<Context>) {
         // The router drops empty path components (`/api-docs/ui/`, `//api-docs/ui` land here too):
         // only the two exact spellings are served, as upstream does.
-        let folder: @Sendable (Request, WorkerRequestContext) async throws -> Response = { request, _ in
+        let folder: @Sendable (Request, Context) async throws -> Response = { request, _ in
             switch request.uri.path {
             case path: return Response(status: .seeOther, headers: [.location: path + "/"])
             case path + "/": return try serve("index.html", request)
             default: throw HTTPError(.notFound)
             }
         }
-        let file: @Sendable (Request, WorkerRequestContext) async throws -> Response = { request, context in
+        let file: @Sendable (Request, Context) async throws -> Response = { request, context in
             let raw = try context.parameters.require("file")
             guard request.uri.path == path + "/" + raw, let name = raw.removingPercentEncoding else {
                 throw HTTPError(.notFound)
@@ -63,7 +65,7 @@ enum SwaggerUIRoutes {
     }
 
     /// Whether an `If-None-Match` value (`*` or a list of tags, weak or strong) names `tag`.
-    static func matches(_ header: String, _ tag: String) -> Bool {
+    package static func matches(_ header: String, _ tag: String) -> Bool {
         header.split(separator: ",").contains { candidate in
             let trimmed = candidate.trimmingCharacters(in: .whitespaces)
             return trimmed == "*" || trimmed == tag || trimmed == "W/" + tag
