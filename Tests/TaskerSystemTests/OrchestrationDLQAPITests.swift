@@ -30,14 +30,22 @@ import Testing
     }
 
     /// A stale-looking task: created (its steps enqueued), no worker, its state entered `minutes` ago.
-    static func waitingTask(_ harness: OrchestrationHarness, minutes: Int) async throws -> UUID {
-        let task = try await harness.submittedTask("linear_workflow", ["number": .int(Int64(minutes))]).taskUUID
-        try await harness.admin.query(
-            """
-            UPDATE tasker.task_transitions SET created_at = NOW() - make_interval(mins => $2::integer)
-             WHERE task_uuid = $1::uuid AND most_recent
-            """, [task, minutes])
-        return task
+    /// Tasks of `linear_workflow` waiting in `steps_in_process` for `minutes` each. All are submitted before
+    /// any is backdated: each submission starts an orchestration whose staleness detector, at start, would
+    /// move a task already backdated past its threshold to `error`.
+    static func waitingTasks(_ harness: OrchestrationHarness, minutes: [Int]) async throws -> [UUID] {
+        var tasks: [UUID] = []
+        for (index, _) in minutes.enumerated() {
+            tasks.append(try await harness.submittedTask("linear_workflow", ["number": .int(Int64(index + 1))]).taskUUID)
+        }
+        for (task, minutes) in zip(tasks, minutes) {
+            try await harness.admin.query(
+                """
+                UPDATE tasker.task_transitions SET created_at = NOW() - make_interval(mins => $2::integer)
+                 WHERE task_uuid = $1::uuid AND most_recent
+                """, [task, minutes])
+        }
+        return tasks
     }
 
     @Test func investigationsAreUpdatedCountedQueuedAndSummarized() async throws {
@@ -155,9 +163,8 @@ import Testing
     @Test func stalenessListsWaitingTasksStaleFirst() async throws {
         try await OrchestrationTaskAPITests.withAPI(auth: Self.auth) { client, harness in
             // steps_in_process's threshold is 30 minutes: 45 is stale, 25 a warning (≥ 80 %), 1 healthy.
-            let stale = try await Self.waitingTask(harness, minutes: 45)
-            let warning = try await Self.waitingTask(harness, minutes: 25)
-            let healthy = try await Self.waitingTask(harness, minutes: 1)
+            let tasks = try await Self.waitingTasks(harness, minutes: [45, 25, 1])
+            let (stale, warning, healthy) = (tasks[0], tasks[1], tasks[2])
             let rows = try await Self.read(client, "/v1/dlq/staleness", list: "StalenessMonitoring")
             #expect(rows.map { $0["task_uuid"]?.stringValue } == [stale, warning, healthy].map(\.lowercased))
             #expect(rows.map { $0["health_status"]?.stringValue ?? "" } == ["stale", "warning", "healthy"])

@@ -75,7 +75,12 @@ public enum StepManualAction: Sendable, Equatable {
             guard let result = data["result"] else {
                 throw TaskAPIError(.badRequest, "Invalid JSON body: missing field \"completion_data.result\"")
             }
-            let metadata = data["metadata"].flatMap { $0 == .null ? nil : $0 }
+            // A missing member and `null` both mean no metadata.
+            let metadata: JSONValue? =
+                switch data["metadata"] {
+                case .none, .some(JSONValue.null): nil
+                case .some(let value): value
+                }
             for (name, value) in [("result", result), ("metadata", metadata ?? .null)] {
                 if let path = TaskRequest.pathOfNUL(in: value) {
                     throw TaskAPIError(
