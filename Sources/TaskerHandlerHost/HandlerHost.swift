@@ -53,21 +53,28 @@ public final class HandlerHost: Sendable {
         defer { running.store(false, ordering: .releasing) }
         if installSignalHandlers { stopSignal.installSignalHandlers() }
         let candidates = configuration.libraryCandidates()
-        let loaded = await HostThreads.run("tasker-host-load") { Result { () throws(HandlerHostError) in try WorkerLibrary(candidates: candidates) } }
+        let loaded = await HostThreads.run("tasker-host-load") {
+            Result { () throws(HandlerHostError) in try WorkerLibrary(candidates: candidates) }
+        }
         let library = try loaded.get()
         var logger = Logger(label: "tasker.handler-host") { _ in HostLogHandler(library: library) }
         logger.logLevel = .trace
         let bootstrapJSON = (try? configuration.bootstrapDocument.jsonString()) ?? "{}"
-        let started = await HostThreads.run("tasker-host-bootstrap") { Result { () throws(WorkerLibrary.CallError) in try library.bootstrap(bootstrapJSON) } }
+        let started = await HostThreads.run("tasker-host-bootstrap") {
+            Result { () throws(WorkerLibrary.CallError) in try library.bootstrap(bootstrapJSON) }
+        }
         let bootstrap: JSONValue
         switch started {
         case .failure(let error): throw .bootstrapFailed(error.message)
-        case .success(let text): bootstrap = text.flatMap { try? UntrustedJSON.decode(JSONValue.self, from: $0, what: "the bootstrap result") } ?? .null
+        case .success(let text):
+            bootstrap = text.flatMap { try? UntrustedJSON.decode(JSONValue.self, from: $0, what: "the bootstrap result") } ?? .null
         }
         let processor = StepEventProcessor(
             handlers: handlers, logger: logger, workerID: bootstrap["worker_id"]?.stringValue,
             hostname: ProcessInfo.processInfo.hostName)
-        logger.info("Swift handlers attached", metadata: ["library": "\(library.path)", "callables": "\(handlers.callables.joined(separator: ","))"])
+        logger.info(
+            "Swift handlers attached",
+            metadata: ["library": "\(library.path)", "callables": "\(handlers.callables.joined(separator: ","))"])
         onStart?(bootstrap)
         let replies = SerialCallThread(name: "tasker-host-replies")
         let polling = await startPolling(library, processor: processor, replies: replies, logger: logger)
@@ -88,8 +95,11 @@ public final class HandlerHost: Sendable {
     private func startPolling(
         _ library: WorkerLibrary, processor: StepEventProcessor, replies: SerialCallThread, logger: Logger
     ) async -> Task<Void, Never> {
-        let timeout = Int32(clamping: max(1, configuration.pollTimeout.components.seconds * 1000
-            + configuration.pollTimeout.components.attoseconds / 1_000_000_000_000_000))
+        let timeout = Int32(
+            clamping: max(
+                1,
+                configuration.pollTimeout.components.seconds * 1000
+                    + configuration.pollTimeout.components.attoseconds / 1_000_000_000_000_000))
         return Task {
             await HostThreads.run("tasker-host-poll") {
                 while true {
@@ -119,7 +129,8 @@ public final class HandlerHost: Sendable {
             switch reply {
             case .complete(let eventID, let json): try library.complete(eventID: eventID, resultJSON: json)
             case .checkpoint(let eventID, let json): try library.checkpoint(eventID: eventID, checkpointJSON: json)
-            case .unanswerable(let reason): logger.error("step event not answerable; its timeout settles it", metadata: ["reason": "\(reason)"])
+            case .unanswerable(let reason):
+                logger.error("step event not answerable; its timeout settles it", metadata: ["reason": "\(reason)"])
             }
         } catch {
             logger.warning("the worker did not accept a handler's reply", metadata: ["error": "\(error.message)"])

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerWorker
-import TaskerHandlerSDK
 
 /// The `config_json` of `tasker_worker_bootstrap` (see the header): each key overrides the
 /// environment variable the daemon's `run` command reads; unknown keys are refused.

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerWorker
-import TaskerHandlerSDK
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerWorker
-import TaskerHandlerSDK
 
 /// The in-process (`fast`/`broadcast`) domain events for `tasker_poll_in_process_event`: a pump
 /// task reads the worker's subscription into a bounded buffer (the oldest dropped when full, as

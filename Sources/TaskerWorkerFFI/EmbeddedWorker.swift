@@ -2,11 +2,11 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
 import TaskerWorker
-import TaskerHandlerSDK
 
 /// The one worker of this process behind the C ABI: a `WorkerDaemon` with the built-in Swift
 /// handlers and an FFI dispatch channel attached, run in a `ServiceGroup` on a background task.

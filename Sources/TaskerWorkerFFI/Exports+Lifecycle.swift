@@ -1,6 +1,6 @@
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerWorker
-import TaskerHandlerSDK
 
 // `tasker_worker.h`: lifecycle.
 

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerWorker
-import TaskerHandlerSDK
 
 // `tasker_worker.h`: in-process domain events, observability, logging.
 

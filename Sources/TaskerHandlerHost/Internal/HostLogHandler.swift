@@ -26,6 +26,7 @@ struct HostLogHandler: LogHandler {
             case .warning: 3
             case .error, .critical: 4
             }
-        library.log(level: level, message: "\(event.message)", fieldsJSON: fields.isEmpty ? nil : try? JSONValue.object(fields).jsonString())
+        library.log(
+            level: level, message: "\(event.message)", fieldsJSON: fields.isEmpty ? nil : try? JSONValue.object(fields).jsonString())
     }
 }

@@ -68,7 +68,8 @@ struct StepEventProcessor: Sendable {
                 return .checkpoint(eventID: address.eventID, checkpointJSON: json)
             }
             let failure = StepFailure.permanent("the checkpoint is not storable JSON", errorType: "checkpoint_error")
-            return completion(.failure(failure), address: address, callable: event.handler.callable, version: handler.version, startedAt: startedAt)
+            return completion(
+                .failure(failure), address: address, callable: event.handler.callable, version: handler.version, startedAt: startedAt)
         }
         if case .failure(let error) = outcome, !(error is StepFailure) {
             context.logger.info("handler failed", metadata: ["error": "\(error)"])

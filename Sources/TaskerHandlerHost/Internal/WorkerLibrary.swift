@@ -19,8 +19,15 @@ final class WorkerLibrary: Sendable {
 
     /// `tasker_status` values the host tells apart.
     enum Status: Int32 {
-        case ok = 0, invalidArgument = 1, notRunning = 2, alreadyRunning = 3, unknownEvent = 4, bootstrap = 5
-        case refused = 6, client = 7, `internal` = 99
+        case ok = 0
+        case invalidArgument = 1
+        case notRunning = 2
+        case alreadyRunning = 3
+        case unknownEvent = 4
+        case bootstrap = 5
+        case refused = 6
+        case client = 7
+        case `internal` = 99
     }
 
     /// A call that did not return `TASKER_OK`: its status and `tasker_last_error()`'s message.

@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// `tasker-worker config check`: load the configuration and report it.
 ///
 /// The CLI prints `output` (to stdout when `succeeded`, else to stderr) and exits with `exitCode`.

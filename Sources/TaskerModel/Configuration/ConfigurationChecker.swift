@@ -1,7 +1,7 @@
 import Foundation
 import TaskerAMQP
-import TaskerText
 import TaskerStepModel
+import TaskerText
 
 /// Schema conformance (per file) and rule validation (on the merged tree).
 enum ConfigurationChecker {

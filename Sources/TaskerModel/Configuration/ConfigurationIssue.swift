@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// One problem found while loading configuration: an error (in `ConfigurationLoadError.issues`) or a
 /// warning (in `LoadedConfiguration.warnings` / `ConfigurationLoadError.warnings`).
 ///

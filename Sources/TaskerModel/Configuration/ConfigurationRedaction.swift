@@ -1,6 +1,6 @@
 import TOMLKit
-import TaskerText
 import TaskerStepModel
+import TaskerText
 
 /// Hiding secrets in rendered configuration and in error messages.
 ///

@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// What each configuration key may hold, beyond its type (which comes from the defaults).
 ///
 /// Ranges are tasker-core's enforced `#[validate(range(...))]` bounds from

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerText
 import TaskerStepModel
+import TaskerText
 
 /// `${VAR}` and `${VAR:-fallback}` expansion inside configuration strings.
 ///

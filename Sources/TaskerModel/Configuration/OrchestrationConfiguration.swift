@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// `[orchestration]`: what the companion orchestration (`tasker-dev orchestrate`) reads beyond
 /// `[common]`. Upstream's `[orchestration.dlq]` and `[orchestration.web]` are modelled; the other tables
 /// of upstream's orchestration context (event systems, gRPC, …) are accepted and ignored without a warning.

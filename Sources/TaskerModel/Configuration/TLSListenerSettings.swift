@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// The TLS keys of every listener (`worker.web`, `worker.grpc`, `orchestration.web`), the same names in
 /// each table: `tls_enabled`, `tls_cert_path`, `tls_key_path` (upstream's, on `worker.grpc`, where
 /// upstream accepts and ignores them), and ours, `tls_client_ca_path`.

@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// Rejects the TOML inputs that TOMLKit 0.6.0 (toml++ 3.4.0) cannot take without crashing, before
 /// they reach it.
 ///

@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 extension WorkerConfiguration {
     /// Transports for the orchestration client (`orchestration_client.transport`).
     public enum ClientTransport: String, Codable, Sendable, CaseIterable {

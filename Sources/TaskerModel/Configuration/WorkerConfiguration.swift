@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 // The `[worker]` tree. Defaults equal config/tasker/base/worker.toml (tasker-core's base defaults), plus
 // tasker-core's serde defaults for keys the base file leaves out (`web.config_endpoint_enabled`,
 // the JWKS/API-key fields of `web.auth`, `grpc.tls_cert_path`/`tls_key_path`), and ours, marked so.

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerText
 import TaskerStepModel
+import TaskerText
 
 /// Who this worker process is, in the two spellings upstream uses.
 public struct WorkerIdentity: Sendable, Equatable {

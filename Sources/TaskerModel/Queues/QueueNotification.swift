@@ -1,6 +1,6 @@
 import Foundation
-import TaskerText
 import TaskerStepModel
+import TaskerText
 
 /// A notification from `tasker.pgmq_send_with_notify` / `pgmq_send_batch_with_notify` on channel
 /// `pgmq_message_ready.<ns>` (payloads as upstream's `crates/tasker-pgmq/src/events.rs`).

@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// The compare-and-set with which every step transition is written, by the worker (claim, result,
 /// crash recovery) and by the orchestration (enqueue, completion, every other move): written once
 /// here, so both sides retire and insert the same way.

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerText
 import TaskerStepModel
+import TaskerText
 
 /// A task template: the workflow definition a worker registers at boot and reads back (from
 /// `tasker.named_tasks.configuration`) when it hydrates a step.

@@ -1,6 +1,6 @@
 import Foundation
-import Yams
 import TaskerStepModel
+import Yams
 
 /// YAML reading for task templates.
 ///

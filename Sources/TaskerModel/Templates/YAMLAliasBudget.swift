@@ -1,5 +1,5 @@
-import Yams
 import TaskerStepModel
+import Yams
 
 /// How many nodes a YAML text holds once its aliases are expanded, measured without expanding them
 /// and without letting Yams touch an expanded alias.

@@ -1,4 +1,5 @@
 import TaskerStepModel
+
 /// How deeply a YAML text nests its collections, measured by a linear scan of the text before Yams
 /// composes it: Yams' composer recurses once per level (several frames each), and templates nested
 /// 300–1,000 flow levels deep (`name: [[[…`, found by the fuzzer) overflowed a 1 MiB stack.

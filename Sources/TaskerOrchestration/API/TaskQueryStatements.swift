@@ -117,8 +117,16 @@ enum TaskQueryStatements {
         """
 
     /// Upstream's `StepResponse` of task `$1`'s steps (all when `$2` is NULL, else the one step `$2`),
-    /// each result bounded by `$3`.
+    /// each result bounded by `$3`, in dependency order: by the longest chain of parents above each step
+    /// (`depth`, over the task's own edges; bounded, so stored edges that made a cycle still end), then
+    /// by creation. A template may list a step before the one it depends on.
     static let steps = """
+        WITH RECURSIVE depth(step_uuid, level) AS (
+                SELECT ws.workflow_step_uuid, 0 FROM tasker.workflow_steps ws WHERE ws.task_uuid = $1::uuid
+                UNION
+                SELECT e.to_step_uuid, depth.level + 1
+                  FROM depth JOIN tasker.workflow_step_edges e ON e.from_step_uuid = depth.step_uuid
+                 WHERE depth.level < 1000)
         SELECT jsonb_build_object(
                 'step_uuid', ws.workflow_step_uuid, 'task_uuid', ws.task_uuid, 'name', r.name,
                 'created_at', \(utc("ws.created_at")), 'updated_at', \(utc("ws.updated_at")),
@@ -131,8 +139,10 @@ enum TaskQueryStatements {
                 'last_attempted_at', \(utc("r.last_attempted_at")))::text AS doc
           FROM tasker.get_step_readiness_status($1::uuid, NULL) r
           JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = r.workflow_step_uuid
+          LEFT JOIN (SELECT step_uuid, max(level) AS level FROM depth GROUP BY step_uuid) d
+                 ON d.step_uuid = ws.workflow_step_uuid
          WHERE $2::uuid IS NULL OR ws.workflow_step_uuid = $2::uuid
-         ORDER BY ws.created_at, ws.workflow_step_uuid
+         ORDER BY d.level, ws.created_at, ws.workflow_step_uuid
         """
 
     /// Upstream's `StepAuditResponse` rows of step `$2` of task `$1`, newest first, each result bounded by `$3`.

@@ -1,4 +1,5 @@
 import TaskerText
+
 /// What a failed step's stored result (`StepExecutionResult` JSON) says about the failure, for
 /// people (`tasker-dev submit --wait`, `task show`, the console): the error's type and message and,
 /// where a handler of another language left them, the exception's type and its trace.

@@ -1,7 +1,7 @@
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// How a step-path statement reaches the queue message it settles (the claim archives the step's
 /// message) or sends (the result writes the orchestration's message): the one thing the claim and

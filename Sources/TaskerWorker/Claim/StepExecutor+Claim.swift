@@ -3,10 +3,10 @@ import Logging
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 extension StepExecutor {
     /// Processes the messages of one poll read. Each is decoded, de-duplicated and checked against

@@ -1,8 +1,8 @@
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 extension StepExecutor {
     /// Database errors in a row before `stepDefinition` gives up and throws.

@@ -4,11 +4,11 @@ import Logging
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
 import TaskerTelemetry
-import TaskerHandlerSDK
 
 /// A message that arrived for a worker queue, by notification or by polling.
 package struct StepDelivery: Sendable {

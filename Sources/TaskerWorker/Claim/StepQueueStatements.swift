@@ -1,7 +1,7 @@
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The claim and result statements the step path runs, chosen once at boot: on PGMQ, the static ones
 /// (`StepQueueAccess.tables`) for each queue whose table layout is known (`PGMQTableLayout.detect`),

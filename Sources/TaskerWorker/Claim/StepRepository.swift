@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Everything the worker reads about one step before claiming it, in one round trip
 /// (task identity, step row, current state, dependency results).

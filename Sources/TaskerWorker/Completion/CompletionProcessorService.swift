@@ -3,11 +3,11 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
 import Tracing
-import TaskerHandlerSDK
 
 /// Drains the completion channel: stores each result with `StepRepository.complete` (one
 /// transaction: transition, `results`, `in_process = false`, message to orchestration), then fires

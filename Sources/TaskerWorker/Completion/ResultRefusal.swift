@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Why a step's result cannot be stored as its handler made it. The step then gets, in its place, a
 /// non-retryable error result (`error_type` `result_not_storable`) whose message says why, and moves

@@ -1,7 +1,7 @@
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// A step's result in one statement: retire its `in_progress` transition and insert the result state
 /// after it (`StepTransitionSQL.move`), store `results` with `in_process = false`, and send the

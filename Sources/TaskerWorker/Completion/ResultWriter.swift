@@ -1,9 +1,9 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Stores one step result until it is stored: the same write (same metadata) on every retry, and
 /// after an error that lost the answer (`PostgresError.leavesOutcomeUnknown`) the database is asked

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// What a completion did.
 enum CompletionOutcome: Sendable, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// A claimed step on its way to a handler (the dispatch channel's element).
 package struct ClaimedStep: Sendable {

@@ -2,9 +2,9 @@ import Dispatch
 import Foundation
 import Logging
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// The FFI dispatch channel (`[worker.mpsc_channels.ffi_dispatch]`): claimed steps whose callable
 /// has no Swift handler wait here for a foreign runtime (Python, Ruby, anything behind the C ABI)

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Why the FFI dispatch channel refused a completion or checkpoint (the C ABI maps each case to
 /// its status code; the description is the last-error message).

@@ -1,7 +1,7 @@
 import Foundation
 import TaskerHTTP
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// The FFI dispatch channel's figures (`tasker_ffi_dispatch_metrics`, the `ffi_dispatch` object of
 /// the embedded worker's metrics, and the `tasker_worker_ffi_dispatch_*` Prometheus families).

@@ -1,10 +1,10 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
 import TaskerTelemetry
 import Tracing
-import TaskerHandlerSDK
 
 extension ForeignStepEvent {
     /// Why a claimed step could not be turned into an event (its rows did not read as JSON).

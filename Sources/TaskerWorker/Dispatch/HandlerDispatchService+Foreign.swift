@@ -1,9 +1,9 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 extension HandlerDispatchService {
     /// Runs a step through the FFI dispatch channel, holding its handler permit (capacity and load

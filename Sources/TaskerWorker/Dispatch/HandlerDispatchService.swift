@@ -3,10 +3,10 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import Tracing
-import TaskerHandlerSDK
 
 /// Runs step handlers concurrently, at most `maxConcurrentHandlers` at a time, and hands every
 /// result to the completion channel.

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 extension StepRepository {
     /// Persists a checkpoint yield as upstream: `checkpoint = {cursor, items_processed, timestamp,

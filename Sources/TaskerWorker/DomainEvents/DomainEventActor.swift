@@ -1,9 +1,9 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// A domain event as upstream publishes it (`<ns>_domain_events`, and in-process subscribers).
 public struct DomainEvent: Sendable, Equatable {

@@ -1,10 +1,10 @@
 import Logging
 import Synchronization
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// One queue's notified message ids waiting to be read and claimed, and whether its claimer runs.
 /// Invariant: `pending` is empty whenever `claiming` is false.

@@ -4,11 +4,11 @@ import ServiceLifecycle
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The listener side of `PGMQIntake`. What each listener event asks for is decided by
 /// TaskerMessaging's `NotificationIntake`, the orchestration's too: a notification is taken only for

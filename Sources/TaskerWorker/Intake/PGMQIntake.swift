@@ -5,11 +5,11 @@ import ServiceLifecycle
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The PGMQ intake: LISTEN `pgmq_message_ready.<ns>` and the fallback poller, according to the
 /// deployment mode; catch-up reads after every (re)connect, dropped events and shedding; no reads

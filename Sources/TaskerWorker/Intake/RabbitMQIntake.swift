@@ -3,11 +3,11 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import TaskerAMQP
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Step-message intake from RabbitMQ: a `BrokerConsumer` on the served namespace queues of
 /// `RabbitMQMessaging` (a consumer per queue with `prefetch_count`, manual acks). Each delivery goes

@@ -3,10 +3,10 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TaskerAMQP
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The intake stage as a `Service`: runs the transport's `StepIntake` (`PGMQIntake` or
 /// `RabbitMQIntake`) and owns its start and end. On graceful shutdown it closes intake at once

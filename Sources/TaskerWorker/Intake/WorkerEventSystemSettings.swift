@@ -1,5 +1,5 @@
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// How the worker learns about step messages (upstream `DeploymentMode` names).
 /// `Hybrid`: LISTEN plus the fallback poller; `EventDrivenOnly`: LISTEN (plus one poll after every

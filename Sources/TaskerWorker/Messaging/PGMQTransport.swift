@@ -1,8 +1,8 @@
 import ServiceLifecycle
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Step messages in PGMQ, in the worker's database: the claim archives its message in the claim's
 /// own transaction and the result's statement sends orchestration's message (`StepQueueAccess`), so

@@ -1,11 +1,11 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Step messages in PGMQ in a database of their own (`[common.pgmq_database]`, `PGMQ_DATABASE_URL`):
 /// reads, archives, sends and the LISTEN session go to the queue database (TaskerMessaging's

@@ -1,7 +1,7 @@
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 extension RabbitMQMessaging {
     /// Re-publishes, confirmed, the result message of every step waiting for orchestration since

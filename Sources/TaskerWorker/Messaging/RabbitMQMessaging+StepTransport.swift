@@ -1,7 +1,7 @@
 import ServiceLifecycle
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Step messages on RabbitMQ: the claim and result statements touch no PGMQ table
 /// (`StepQueueStatements.broker`); deliveries are acked or requeued by `RabbitMQIntake` after the

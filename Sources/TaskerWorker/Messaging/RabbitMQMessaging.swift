@@ -3,11 +3,11 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import TaskerAMQP
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The worker's RabbitMQ connection (`[common.queues] backend = "rabbitmq"`): declares the queues
 /// as upstream does (`RabbitMQTopology`: every served `worker_<ns>_queue` and

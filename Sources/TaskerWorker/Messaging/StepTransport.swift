@@ -1,7 +1,7 @@
 import ServiceLifecycle
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerStore
-import TaskerHandlerSDK
 
 /// What differs between the transports that carry step messages (`[common.queues] backend`): one
 /// implementation per transport (`PGMQTransport`, `QueueDatabaseTransport`, `RabbitMQMessaging`), chosen once at start by

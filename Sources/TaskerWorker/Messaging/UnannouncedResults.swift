@@ -1,10 +1,10 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Recovery of results committed but never announced, for the transports that announce a result
 /// after its commit (RabbitMQ; PGMQ in a database of its own): a worker that dies between the

@@ -1,7 +1,7 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// A step the scan found: its `in_progress` transition names a worker that has no unexpired
 /// liveness lease (`RecoveryStatements.scan`).

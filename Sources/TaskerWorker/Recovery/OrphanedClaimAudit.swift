@@ -2,9 +2,9 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// Claims whose answer was lost and that the lookup found not committed, behind a transaction
 /// pooler (`PostgresRoute.transactionPooler`), where the broken session cannot be fenced

@@ -1,7 +1,7 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// Steps `in_progress` for longer than the threshold, claimed by one worker (`/health/detailed`).
 struct StaleInProgressSteps: Codable, Sendable, Equatable {

@@ -3,10 +3,10 @@ import Logging
 import ServiceLifecycle
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Recovers the steps of dead workers (`[worker.crash_recovery]`, `enabled`): every `interval` it
 /// looks (`RecoveryStatements.scan`, one round trip) for `in_progress` steps whose claiming worker

@@ -2,9 +2,9 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// Keeps the worker's liveness lease (`tasker.worker_leases`, docs/security.md "Liveness") for the
 /// worker's whole life: a row per worker whose expiry the database computes from its own clock,

@@ -1,5 +1,5 @@
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 #if canImport(Glibc)
 import Glibc

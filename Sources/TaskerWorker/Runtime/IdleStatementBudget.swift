@@ -1,6 +1,6 @@
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// The statements an idle worker sends PostgreSQL per second at most (no steps, no operator
 /// requests; docs/capacity.md): every one goes through the pool's background lane, one at a time.

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// An actor of the worker with lifecycle hooks, called by `WorkerActorRegistry`.
 protocol WorkerActor: Actor {

@@ -1,8 +1,8 @@
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 extension WorkerDaemon {
     /// Detects the PGMQ table layout of every served queue and of `orchestration_step_results`

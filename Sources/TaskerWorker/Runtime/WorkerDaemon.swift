@@ -5,11 +5,11 @@ import ServiceLifecycle
 import Synchronization
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The worker as a swift-service-lifecycle `Service`, built fully in `init`: an embedding program
 /// runs it in its own `ServiceGroup` beside its own services (as Hummingbird's `Application` is

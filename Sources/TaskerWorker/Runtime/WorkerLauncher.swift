@@ -3,10 +3,10 @@ import Logging
 import ServiceLifecycle
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import UnixSignals
-import TaskerHandlerSDK
 
 /// The `tasker-worker run` entry point, for handler authors' own executables:
 ///

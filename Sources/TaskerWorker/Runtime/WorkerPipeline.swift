@@ -1,11 +1,11 @@
 import AsyncAlgorithms
 import Logging
 import ServiceLifecycle
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The step pipeline of one worker, assembled from the configuration with every dependency in
 /// place (`WorkerDaemon.init` builds it; nothing in it is set later).

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Everything the operator surface (REST, gRPC, metrics, health) reads from a running worker.
 /// Built once in `WorkerDaemon.init` with the pipeline, every part of which runs in the worker's

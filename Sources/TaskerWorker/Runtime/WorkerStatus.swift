@@ -1,6 +1,6 @@
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// The worker's status (the statistics behind `/health/detailed` and `/metrics/worker`):
 /// `WorkerRuntime.status()`.

@@ -1,8 +1,8 @@
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The most recent `capacity` latencies of one kind (a ring: memory stays bounded however long the
 /// worker runs), summarised as count and percentiles on demand. Recording is one lock and one store.

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerTelemetry
 import Tracing
-import TaskerHandlerSDK
 
 /// A claimed step's spans (issue #30): `tasker.step` (consumer) from the claim to the stored result, a
 /// child of the step message's `traceparent` (the orchestration's enqueue span) or the root of a trace

@@ -1,8 +1,8 @@
 import Foundation
 import NIOHTTP1
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerWorker
-import TaskerHandlerSDK
 
 // `tasker_worker.h`: the orchestration client (upstream's FFI client bridge, `tasker_client_*`).
 

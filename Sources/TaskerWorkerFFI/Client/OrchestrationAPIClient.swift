@@ -3,9 +3,9 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// The orchestration REST API as the C ABI's `tasker_client_*` calls it (upstream's FFI client
 /// bridge): `[worker.orchestration_client]`'s base URL, credentials, per-attempt timeout and retries.

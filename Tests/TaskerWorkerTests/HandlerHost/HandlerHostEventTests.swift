@@ -96,7 +96,8 @@ struct HandlerHostEventTests {
         let handlers = HandlerRegistry()
         handlers.register("typed") { context in .success(["amount": .int(Int64(try context.input("amount", as: Int.self) ?? 0))]) }
         handlers.register("boom") { _ in throw Boom() }
-        let typed = try Self.stored(await Self.processor(handlers).process(try Self.event(handler: .init(callable: "typed"), context: ["amount": "abc"]).json))
+        let typed = try Self.stored(
+            await Self.processor(handlers).process(try Self.event(handler: .init(callable: "typed"), context: ["amount": "abc"]).json))
         #expect(!typed.success && typed.error?.retryable == false)
         #expect(typed.error?.message.contains("context.amount") == true, "\(String(describing: typed.error))")
         let boom = try Self.stored(await Self.processor(handlers).process(try Self.event(handler: .init(callable: "boom")).json))
@@ -120,14 +121,18 @@ struct HandlerHostEventTests {
         }
         let checkpoint = try UntrustedJSON.decode(JSONValue.self, from: text, what: "checkpoint")
         #expect(checkpoint["step_uuid"]?.stringValue == step.hydrated.stepUUID.uuidString.lowercased())
-        #expect(checkpoint["cursor"] == ["page": 3] && checkpoint["items_processed"] == 30 && checkpoint["accumulated_results"] == ["sum": 9])
+        #expect(
+            checkpoint["cursor"] == ["page": 3] && checkpoint["items_processed"] == 30 && checkpoint["accumulated_results"] == ["sum": 9])
     }
 
     /// Hostile or broken events: never a crash; an event that names its ids gets a permanent
     /// `event_error` naming the member that is wrong, one that does not is left to its timeout.
     @Test func aMalformedEventIsAnsweredSayingWhatIsWrong() async throws {
         let processor = Self.processor(HandlerRegistry.withBuiltIns())
-        for text in ["", "not json", "[]", #"{"event_id": 1}"#, #"{"event_id":"e","step_uuid":"nope"}"#, String(repeating: "[", count: 400) + String(repeating: "]", count: 400)] {
+        for text in [
+            "", "not json", "[]", #"{"event_id": 1}"#, #"{"event_id":"e","step_uuid":"nope"}"#,
+            String(repeating: "[", count: 400) + String(repeating: "]", count: 400),
+        ] {
             guard case .unanswerable = await processor.process(text) else {
                 Issue.record("answered: \(text.prefix(40))")
                 continue

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// JSON coding of the API bodies: timestamps as chrono writes a `DateTime<Utc>`
 /// (`2026-03-21T21:16:08.123456Z`); keys come from each model's `CodingKeys`.

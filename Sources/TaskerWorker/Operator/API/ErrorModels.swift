@@ -1,7 +1,7 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// The error body the REST handlers send (upstream `ErrorResponse`):
 /// `{"error","message","timestamp","request_id"}`. Used for the readiness 503 and the template 404/500.

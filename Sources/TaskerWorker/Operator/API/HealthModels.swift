@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 // The health bodies of the worker's REST API (upstream `schemas/generated/worker-openapi.json`),
 // shared with the gRPC `WorkerHealthService`. Encoded with `APIJSON.encoder`: snake_case keys as

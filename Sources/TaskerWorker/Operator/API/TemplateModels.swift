@@ -1,6 +1,6 @@
 import Foundation
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 // The template bodies of the worker's REST API (`/v1/templates…`), shared with the gRPC
 // `WorkerTemplateService`. Field names and nesting as upstream's `worker-openapi.json`.

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Answers `GET /config` (and gRPC `GetConfig`) from the loaded configuration. The body holds no
 /// key material by construction (only the number of API keys); every string taken from the

@@ -1,9 +1,9 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Computes the health bodies (`/health…` and gRPC `WorkerHealthService`) from the running worker.
 ///

@@ -1,8 +1,8 @@
 import Foundation
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Why a template query has no answer; each maps to an `ErrorResponse` kind (REST) or a status (gRPC).
 enum TemplateQueryError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -6,9 +6,9 @@ import NIOCore
 import ServiceLifecycle
 import TaskerAuth
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// The worker's gRPC server (`worker.grpc`), a `Service` of the worker's `ServiceGroup`.
 ///

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerTelemetry
-import TaskerHandlerSDK
 
 /// The worker's swift-log handler (see `WorkerLogging`): text or JSON lines, with the global and
 /// per-task metadata of `WorkerLogging` under the logger's own and the call's metadata.

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// Process-wide logging for the worker: `WorkerLogHandler` lines on standard error, human-readable
 /// (`text`, the default) or one JSON object per line (`TASKER_LOG_FORMAT=json`), at

@@ -1,6 +1,6 @@
 import Foundation
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// The domain event routing figures of `GET /metrics/events` (upstream `EventRouterStats` and
 /// `InProcessEventBusStats` shapes), computed from the worker's step counters

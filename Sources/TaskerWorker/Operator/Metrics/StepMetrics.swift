@@ -1,9 +1,9 @@
 import Foundation
 import Metrics
 import Synchronization
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
-import TaskerHandlerSDK
 
 /// The step pipeline's instrumentation: one call per event at each call site. Counters go into the
 /// worker's `WorkerStatistics.counters` (the one count `/metrics` and `/metrics/worker` are computed

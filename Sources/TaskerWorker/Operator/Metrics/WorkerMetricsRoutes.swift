@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import NIOCore
 import TaskerHTTP
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// The metrics endpoints of the REST server, mounted with `router.addWorkerMetricsRoutes(runtime:)`:
 ///

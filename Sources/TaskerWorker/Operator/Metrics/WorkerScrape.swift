@@ -2,11 +2,11 @@ import Foundation
 import Logging
 import Synchronization
 import TaskerHTTP
+import TaskerHandlerSDK
 import TaskerMessaging
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// The values `/metrics` and `/metrics/worker` compute when they are requested, read from a running
 /// worker: identity, uptime, pool statistics, PGMQ depth and oldest message age of the worker's own

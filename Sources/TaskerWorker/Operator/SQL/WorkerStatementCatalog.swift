@@ -1,7 +1,7 @@
+import TaskerHandlerSDK
 import TaskerModel
 import TaskerPostgres
 import TaskerStore
-import TaskerHandlerSDK
 
 /// Every statement of the step path and crash recovery as the worker prepares it, whole, with its
 /// parameters in binding order: for a DBA reading `pg_stat_statements`, for the pgbench floors

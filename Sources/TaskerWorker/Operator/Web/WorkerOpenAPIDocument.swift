@@ -1,6 +1,6 @@
 import TaskerAuth
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// The OpenAPI 3.1 document of this server's API, served at `/api-docs/openapi.json`. Paths,
 /// methods and bodies follow what the routes really return (tests check every route against it);

@@ -1,6 +1,6 @@
 import TaskerHTTP
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// The `components.schemas` of `WorkerOpenAPIDocument`: one schema per body the server sends,
 /// with the same field names, nesting and nullability as the API models in `API/`.

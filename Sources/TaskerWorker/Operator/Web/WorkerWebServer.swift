@@ -7,8 +7,8 @@ import NIOCore
 import ServiceLifecycle
 import TaskerAuth
 import TaskerHTTP
-import TaskerModel
 import TaskerHandlerSDK
+import TaskerModel
 
 /// The worker's REST server (`worker.web`): a Hummingbird application run as a `Service` of the
 /// worker's `ServiceGroup`. Once it listens it publishes the address it really bound in
