@@ -12,17 +12,6 @@ import Testing
 /// edges, integers at their limits, nested values, random keys.
 @Suite("JSON writer")
 struct JSONWriterTests {
-    /// A fixed-seed generator (SplitMix64), so a failure is reproducible.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let scalars: [Unicode.Scalar] =
         (0x00...0x20).compactMap(Unicode.Scalar.init)
@@ -38,13 +27,13 @@ struct JSONWriterTests {
         -.leastNonzeroMagnitude, 4.35, 0.1 + 0.2, 2.5e-8, 12_345.678_9,
     ]
 
-    static func string(_ g: inout Generator) -> String {
+    static func string(_ g: inout SeededGenerator) -> String {
         var text = String.UnicodeScalarView()
         for _ in 0..<Int.random(in: 0...12, using: &g) { text.append(scalars.randomElement(using: &g)!) }
         return String(text)
     }
 
-    static func double(_ g: inout Generator) -> Double {
+    static func double(_ g: inout SeededGenerator) -> Double {
         switch Int.random(in: 0...2, using: &g) {
         case 0: return doubles.randomElement(using: &g)!
         case 1:
@@ -54,7 +43,7 @@ struct JSONWriterTests {
         }
     }
 
-    static func value(_ g: inout Generator, depth: Int = 0) -> JSONValue {
+    static func value(_ g: inout SeededGenerator, depth: Int = 0) -> JSONValue {
         switch Int.random(in: 0...(depth < 4 ? 7 : 5), using: &g) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &g))
@@ -66,15 +55,15 @@ struct JSONWriterTests {
         }
     }
 
-    static func members(_ g: inout Generator, depth: Int = 1) -> [String: JSONValue] {
+    static func members(_ g: inout SeededGenerator, depth: Int = 1) -> [String: JSONValue] {
         var members: [String: JSONValue] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &g) { members[string(&g)] = value(&g, depth: depth) }
         return members
     }
 
-    static func optional(_ g: inout Generator) -> String? { Bool.random(using: &g) ? string(&g) : nil }
+    static func optional(_ g: inout SeededGenerator) -> String? { Bool.random(using: &g) ? string(&g) : nil }
 
-    static func result(_ g: inout Generator) -> StepExecutionResult {
+    static func result(_ g: inout SeededGenerator) -> StepExecutionResult {
         let date = Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_000_000_000_000_000, using: &g)) / 1_000_000)
         let metadata = StepExecutionMetadata(
             executionTimeMs: Int64.random(in: .min ... .max, using: &g), handlerVersion: optional(&g),
@@ -110,7 +99,7 @@ struct JSONWriterTests {
     }
 
     @Test func resultsAreWrittenAsJSONEncoderWritesThem() throws {
-        var g = Generator(state: 16)
+        var g = SeededGenerator(seed: 16)
         for _ in 0..<600 {
             let result = Self.result(&g)
             let expected = try Self.foundation(result, [.sortedKeys, .withoutEscapingSlashes])
@@ -121,7 +110,7 @@ struct JSONWriterTests {
     }
 
     @Test func valuesAreWrittenAsJSONEncoderWritesThem() throws {
-        var g = Generator(state: 1)
+        var g = SeededGenerator(seed: 1)
         for _ in 0..<1500 {
             let value = JSONValue.object(Self.members(&g))
             for (formatting, escapeSlashes) in [
@@ -158,7 +147,7 @@ struct JSONWriterTests {
     /// The same escaping's log and TOML flavour (`StringEscaping.jsonQuoted`, which also escapes DEL,
     /// C1, U+2028 and U+2029) reads back as the same string and carries no control character raw.
     @Test func quotedStringsReadBackWithoutRawControls() throws {
-        var g = Generator(state: 7)
+        var g = SeededGenerator(seed: 7)
         for _ in 0..<2000 {
             let text = Self.string(&g)
             let quoted = StringEscaping.jsonQuoted(text)
@@ -187,7 +176,7 @@ struct JSONWriterTests {
         let limit = UntrustedJSON.maximumValueDepth
         for object in [false, true] {
             for valueDepth in (limit - 3)...(limit + 1) {
-                var g = Generator(state: UInt64(valueDepth))
+                var g = SeededGenerator(seed: UInt64(valueDepth))
                 var result = Self.result(&g)
                 result.result = Self.nested(valueDepth, object: object)
                 let expected = try Self.foundation(result, [.sortedKeys, .withoutEscapingSlashes])

@@ -1,4 +1,5 @@
 import Foundation
+import TaskerTestSupport
 import Testing
 
 @testable import TaskerModel

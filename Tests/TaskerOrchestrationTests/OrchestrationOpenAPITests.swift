@@ -38,20 +38,7 @@ import Testing
         auth.enabled = true
         auth.apiKeysEnabled = true
         auth.apiKeys = [WorkerConfiguration.APIKey(key: outsiderKey, permissions: ["worker:config_read"])]
-        let url = "postgresql://tasker@127.0.0.1:1/no_database?connect_timeout=1"
-        let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(url: url, maxConnections: 1, minConnections: 0))
-        let service = OrchestrationService(pool: pool, databaseURL: url)
-        let authenticator = try await OrchestrationWebServer.authenticator(auth, logger: Logger(label: "test.auth"))
-        let router = OrchestrationRoutes.makeRouter(
-            queries: TaskQueries(pool: pool, orchestration: service), authenticator: authenticator, requestTimeout: .seconds(30))
-        let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
-        do {
-            try await Application(router: router).test(.router) { client in try await body(routes, client) }
-        } catch {
-            await pool.close()
-            throw error
-        }
-        await pool.close()
+        try await OrchestrationTaskAPIRoutesTests.withRouter(auth: auth, body)
     }
 
     /// `METHOD path` of every operation of `document`.

@@ -23,14 +23,22 @@ import Testing
         auth: WorkerConfiguration.Auth = WorkerConfiguration.Auth(),
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
+        try await withRouter(auth: auth) { _, client in try await body(client) }
+    }
+
+    /// ``withRoutes(auth:_:)`` that also hands `body` the routes the router serves (`METHOD /path`).
+    static func withRouter(
+        auth: WorkerConfiguration.Auth, _ body: @escaping @Sendable ([String], any TestClientProtocol) async throws -> Void
+    ) async throws {
         let url = "postgresql://tasker@127.0.0.1:1/no_database?connect_timeout=1"
         let pool = PostgresConnectionPool(configuration: PostgresPoolConfiguration(url: url, maxConnections: 1, minConnections: 0))
         let service = OrchestrationService(pool: pool, databaseURL: url)
         let authenticator = try await OrchestrationWebServer.authenticator(auth, logger: Logger(label: "test.auth"))
         let router = OrchestrationRoutes.makeRouter(
             queries: TaskQueries(pool: pool, orchestration: service), authenticator: authenticator, requestTimeout: .seconds(30))
+        let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
         do {
-            try await Application(router: router).test(.router, body)
+            try await Application(router: router).test(.router) { client in try await body(routes, client) }
         } catch {
             await pool.close()
             throw error
