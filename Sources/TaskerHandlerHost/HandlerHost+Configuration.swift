@@ -23,18 +23,24 @@ extension HandlerHost {
         public var logLevel: String?
         /// `text` or `json`.
         public var logFormat: String?
-        /// The library to load; nil: `TASKER_WORKER_LIBRARY`, else the nearest
-        /// `.build/{debug,release}/libTaskerWorkerFFI.so` from the working directory up, else
-        /// `/usr/local/lib/libTaskerWorkerFFI.so` (an installed copy).
+        /// The library to load; nil: `TASKER_WORKER_LIBRARY`, else `.build/{debug,release}/libTaskerWorkerFFI.so`
+        /// of the Swift packages the working directory is in (each directory from it up that holds a
+        /// `Package.swift`: a handler package inside the worker's checkout finds the checkout's build),
+        /// else `/usr/local/lib/libTaskerWorkerFFI.so` (an installed copy). A library writable by
+        /// another user is refused.
         public var libraryPath: String?
-        /// How long one poll of the dispatch channel waits before the host checks for its stop.
+        /// The most handlers running at once, overdue ones (past their step's timeout, cancelled but not
+        /// returned) included: the host polls for no more steps until one returns.
+        public var maxRunningHandlers: Int
+        /// How long one poll of the dispatch channel waits before the host checks for its stop
+        /// (between 1 ms and 10 s).
         public var pollTimeout: Duration
 
         public init(
             environment: String? = nil, configPath: String? = nil, databaseURL: String? = nil,
             templatePath: String? = nil, webBindAddress: String? = nil, grpcBindAddress: String? = nil,
             logLevel: String? = nil, logFormat: String? = nil, libraryPath: String? = nil,
-            pollTimeout: Duration = .milliseconds(250)
+            maxRunningHandlers: Int = 64, pollTimeout: Duration = .milliseconds(250)
         ) {
             self.environment = environment
             self.configPath = configPath
@@ -45,7 +51,15 @@ extension HandlerHost {
             self.logLevel = logLevel
             self.logFormat = logFormat
             self.libraryPath = libraryPath
+            self.maxRunningHandlers = max(1, maxRunningHandlers)
             self.pollTimeout = pollTimeout
+        }
+
+        /// ``pollTimeout`` in whole milliseconds, between 1 and 10,000.
+        var pollMilliseconds: Int32 {
+            let milliseconds = pollTimeout / .milliseconds(1)
+            guard milliseconds.isFinite else { return 250 }
+            return Int32(min(10_000, max(1, milliseconds.rounded())))
         }
 
         /// The `config_json` of `tasker_worker_bootstrap`: the keys that are set.
@@ -70,8 +84,10 @@ extension HandlerHost {
             var candidates: [String] = []
             var directory = URL(fileURLWithPath: workingDirectory).standardizedFileURL
             while true {
-                for build in ["debug", "release"] {
-                    candidates.append(directory.appendingPathComponent(".build/\(build)/\(WorkerLibrary.fileName)").path)
+                if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                    for build in ["debug", "release"] {
+                        candidates.append(directory.appendingPathComponent(".build/\(build)/\(WorkerLibrary.fileName)").path)
+                    }
                 }
                 let parent = directory.deletingLastPathComponent()
                 if parent.path == directory.path { break }

@@ -12,8 +12,12 @@ import TaskerHandlerSDK
 /// whole worker in this process (intake, claim, completion, REST and gRPC as configured); steps whose
 /// callable it has no Swift handler for (everything but the built-ins `tasker.noop|echo|fail|sleep`)
 /// come through its FFI dispatch channel to this host, which runs the registered handler and hands
-/// the result back. Claims, results, retries, checkpoints, timeouts and the shutdown drain are the
-/// worker's, exactly as for a handler compiled into it.
+/// the result back. Claims, results, retries, checkpoints and the shutdown drain are the worker's, as
+/// for a handler compiled into it. Timeouts: the host cancels a handler at its step's timeout (the
+/// template's `timeout_seconds`, else 30 s) and answers a retryable `handler_timeout`; the worker's
+/// own limit on a foreign step (`completion_timeout_ms` of its FFI dispatch settings) ends it
+/// earlier when shorter. At most `maxRunningHandlers` handlers run at once, one past its timeout
+/// included until it returns.
 ///
 /// ```swift
 /// let handlers = HandlerRegistry()
@@ -23,12 +27,14 @@ import TaskerHandlerSDK
 ///
 /// Limits: the library and this executable must come from the same Swift toolchain (they share its
 /// runtime libraries in one process); one host per process (one embedded worker); the C calls are
-/// made from the host's own threads, the handlers run as tasks.
+/// made from the host's own threads, the handlers run as tasks on the cooperative pool, which the
+/// library's own tasks share: a handler must not block its thread (as in any worker). The library is
+/// looked for where ``Configuration/libraryPath`` says, and one writable by another user is refused.
 public final class HandlerHost: Sendable {
     public let handlers: HandlerRegistry
     public let configuration: Configuration
-    private let stopSignal = StopSignal()
-    private let running = Atomic<Bool>(false)
+    /// The stop of the current ``run()``, if one runs.
+    private let currentStop = Mutex<StopSignal?>(nil)
 
     public init(handlers: HandlerRegistry, configuration: Configuration = Configuration()) {
         self.handlers = handlers
@@ -37,34 +43,43 @@ public final class HandlerHost: Sendable {
 
     /// Asks ``run()`` to stop (what SIGTERM and SIGINT do): intake stops, the steps in hand finish
     /// and are stored, then the worker stops.
-    public func stop() { stopSignal.trigger() }
+    public func stop() { currentStop.withLock { $0 }?.trigger(.requested) }
 
     /// Loads the library, starts the embedded worker and serves its steps until ``stop()``,
-    /// SIGTERM or SIGINT; returns once the worker has drained and stopped.
+    /// SIGTERM or SIGINT; returns once the worker has drained and stopped. Throws
+    /// ``HandlerHostError/workerStopped`` when the worker stopped by itself.
     ///
     /// - Parameter onStart: called with the bootstrap result (`worker_id`, `namespaces`, the REST
     ///   and gRPC addresses …) once the worker serves.
     public func run(
         installSignalHandlers: Bool = true, onStart: (@Sendable (JSONValue) -> Void)? = nil
     ) async throws(HandlerHostError) {
-        guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-            throw .alreadyRunning
+        let stopSignal = StopSignal()
+        let started = currentStop.withLock { current -> Bool in
+            guard current == nil else { return false }
+            current = stopSignal
+            return true
         }
-        defer { running.store(false, ordering: .releasing) }
+        guard started else { throw .alreadyRunning }
+        defer { currentStop.withLock { $0 = nil } }
         if installSignalHandlers { stopSignal.installSignalHandlers() }
+        defer { stopSignal.removeSignalHandlers() }
         let candidates = configuration.libraryCandidates()
         let loaded = await HostThreads.run("tasker-host-load") {
             Result { () throws(HandlerHostError) in try WorkerLibrary(candidates: candidates) }
         }
         let library = try loaded.get()
-        var logger = Logger(label: "tasker.handler-host") { _ in HostLogHandler(library: library) }
-        logger.logLevel = .trace
+        let logger = {
+            var logger = Logger(label: "tasker.handler-host") { _ in HostLogHandler(library: library) }
+            logger.logLevel = .trace
+            return logger
+        }()
         let bootstrapJSON = (try? configuration.bootstrapDocument.jsonString()) ?? "{}"
-        let started = await HostThreads.run("tasker-host-bootstrap") {
+        let booted = await HostThreads.run("tasker-host-bootstrap") {
             Result { () throws(WorkerLibrary.CallError) in try library.bootstrap(bootstrapJSON) }
         }
         let bootstrap: JSONValue
-        switch started {
+        switch booted {
         case .failure(let error): throw .bootstrapFailed(error.message)
         case .success(let text):
             bootstrap = text.flatMap { try? UntrustedJSON.decode(JSONValue.self, from: $0, what: "the bootstrap result") } ?? .null
@@ -77,9 +92,15 @@ public final class HandlerHost: Sendable {
             metadata: ["library": "\(library.path)", "callables": "\(handlers.callables.joined(separator: ","))"])
         onStart?(bootstrap)
         let replies = SerialCallThread(name: "tasker-host-replies")
-        let polling = await startPolling(library, processor: processor, replies: replies, logger: logger)
+        let polling = Task {
+            await HostThreads.run("tasker-host-poll") { [configuration] in
+                Self.poll(library, processor: processor, replies: replies, logger: logger, configuration: configuration)
+            }
+            // The worker no longer runs: asked to stop, or by itself (then this is the stop's reason).
+            stopSignal.trigger(.workerEnded)
+        }
         await stopSignal.wait()
-        logger.info("stopping: draining Swift handlers")
+        if stopSignal.reason == .requested { logger.info("stopping: draining Swift handlers") }
         // The stop waits for the steps in hand, which the poll thread keeps serving until the
         // worker reports it no longer runs.
         let stopped = await HostThreads.run("tasker-host-stop") { Result { () throws(WorkerLibrary.CallError) in try library.stop() } }
@@ -88,57 +109,81 @@ public final class HandlerHost: Sendable {
         }
         await polling.value
         await replies.finish()
+        if stopSignal.reason == .workerEnded {
+            logger.error("the embedded worker stopped by itself; the handler host stops with it")
+            throw .workerStopped
+        }
     }
 
-    /// The poll loop on a thread of its own: each event's handler runs as a task, its reply goes
-    /// through `replies`. Ends when the worker no longer runs.
-    private func startPolling(
-        _ library: WorkerLibrary, processor: StepEventProcessor, replies: SerialCallThread, logger: Logger
-    ) async -> Task<Void, Never> {
-        let timeout = Int32(
-            clamping: max(
-                1,
-                configuration.pollTimeout.components.seconds * 1000
-                    + configuration.pollTimeout.components.attoseconds / 1_000_000_000_000_000))
-        return Task {
-            await HostThreads.run("tasker-host-poll") {
-                while true {
-                    let event: String?
-                    do throws(WorkerLibrary.CallError) {
-                        event = try library.poll(timeoutMilliseconds: timeout)
-                    } catch {
-                        if error.isNotRunning { return }
-                        logger.error("poll failed", metadata: ["error": "\(error.message)"])
-                        Thread.sleep(forTimeInterval: 0.1)
-                        continue
-                    }
-                    guard let event else { continue }
-                    Task {
-                        let reply = await processor.process(event)
-                        replies.submit { Self.send(reply, to: library, logger: logger) }
-                    }
+    /// The poll loop, on a thread of its own: each event's handler runs as a task and its reply goes
+    /// through `replies`. At most `maxRunningHandlers` handlers run at once (a handler past its
+    /// timeout keeps its place until it returns): with all places taken no step is polled, and the
+    /// worker's own event timeout settles what waits. Ends when the worker no longer runs.
+    private static func poll(
+        _ library: WorkerLibrary, processor: StepEventProcessor, replies: SerialCallThread, logger: Logger,
+        configuration: Configuration
+    ) {
+        let places = DispatchSemaphore(value: configuration.maxRunningHandlers)
+        let timeout = configuration.pollMilliseconds
+        var lastErrorLogged: ContinuousClock.Instant?
+        while true {
+            guard places.wait(timeout: .now() + .milliseconds(Int(timeout))) == .success else {
+                if !library.isRunning() { return }
+                continue
+            }
+            let event: String?
+            do throws(WorkerLibrary.CallError) {
+                event = try library.poll(timeoutMilliseconds: timeout)
+            } catch {
+                places.signal()
+                if error.isNotRunning { return }
+                // Logged at most every 10 s; retried after 100 ms.
+                if lastErrorLogged.map({ $0.duration(to: .now) >= .seconds(10) }) ?? true {
+                    logger.error("poll failed", metadata: ["error": "\(error.message)"])
+                    lastErrorLogged = .now
                 }
+                Thread.sleep(forTimeInterval: 0.1)
+                continue
+            }
+            guard let event else {
+                places.signal()
+                continue
+            }
+            Task {
+                let reply = await processor.process(event)
+                places.signal()
+                replies.submit { send(reply, processor: processor, to: library, logger: logger) }
             }
         }
     }
 
-    /// Hands a reply to the library (on the replies thread). A late reply (the event timed out and
-    /// got its `handler_timeout` result) is logged, not retried.
-    private static func send(_ reply: StepEventProcessor.Reply, to library: WorkerLibrary, logger: Logger) {
+    /// Hands a reply to the library (on the replies thread). A reply refused as malformed is
+    /// replaced by a failure saying why (``StepEventProcessor/replacement(for:refusal:)``); a late
+    /// one (the event timed out and got its `handler_timeout` result) is logged, not retried.
+    private static func send(
+        _ reply: StepEventProcessor.Reply, processor: StepEventProcessor, to library: WorkerLibrary, logger: Logger,
+        replacing: Bool = true
+    ) {
         do throws(WorkerLibrary.CallError) {
             switch reply {
-            case .complete(let eventID, let json): try library.complete(eventID: eventID, resultJSON: json)
-            case .checkpoint(let eventID, let json): try library.checkpoint(eventID: eventID, checkpointJSON: json)
+            case .complete(let eventID, _, let json): try library.complete(eventID: eventID, resultJSON: json)
+            case .checkpoint(let eventID, _, let json): try library.checkpoint(eventID: eventID, checkpointJSON: json)
             case .unanswerable(let reason):
                 logger.error("step event not answerable; its timeout settles it", metadata: ["reason": "\(reason)"])
             }
         } catch {
+            if replacing, error.isInvalidArgument, let replacement = processor.replacement(for: reply, refusal: error.message) {
+                logger.warning("the worker refused a handler's reply; the step fails saying why", metadata: ["error": "\(error.message)"])
+                send(replacement, processor: processor, to: library, logger: logger, replacing: false)
+                return
+            }
             logger.warning("the worker did not accept a handler's reply", metadata: ["error": "\(error.message)"])
         }
     }
 
     /// Runs `handlers` (``run()``); a host that cannot start prints why on standard error and the
-    /// process exits with 78 (`EX_CONFIG`), as the `tasker-worker` daemon does for a launch error.
+    /// process exits with 78 (`EX_CONFIG`), as the `tasker-worker` daemon does for a launch error; one
+    /// whose worker stopped by itself exits with 1.
     public static func runExitingOnLaunchError(
         handlers: HandlerRegistry, configuration: Configuration = Configuration()
     ) async {
@@ -146,7 +191,7 @@ public final class HandlerHost: Sendable {
             try await HandlerHost(handlers: handlers, configuration: configuration).run()
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            exit(78)
+            exit(error == .workerStopped ? 1 : 78)
         }
     }
 }

@@ -9,6 +9,9 @@ public enum HandlerHostError: Error, Equatable, CustomStringConvertible {
     case bootstrapFailed(String)
     /// ``HandlerHost/run()`` was called while the host already runs.
     case alreadyRunning
+    /// The embedded worker stopped without being asked to (a service of its group ended or failed:
+    /// its log says which); the host stopped serving with it.
+    case workerStopped
 
     public var description: String {
         switch self {
@@ -18,6 +21,7 @@ public enum HandlerHostError: Error, Equatable, CustomStringConvertible {
         case .libraryUnusable(let path, let reason): "\(path) cannot be used: \(reason)"
         case .bootstrapFailed(let message): "the embedded worker did not start: \(message)"
         case .alreadyRunning: "this handler host already runs"
+        case .workerStopped: "the embedded worker stopped by itself (its log says why); the handler host stopped with it"
         }
     }
 }

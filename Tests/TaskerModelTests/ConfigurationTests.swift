@@ -80,6 +80,13 @@ struct ConfigurationFilesTests {
         #expect(ConfigurationLoader(environment: ["WORKSPACE_PATH": "/srv/app"]).configRoot == "/srv/app/config/tasker")
         #expect(ConfigurationLoader(environment: [:]).configRoot == "config/tasker")
     }
+
+    /// Issue #31 item 2: a tool built in a checkout finds that checkout's configuration from any working
+    /// directory (this test's executable is under the checkout's `.build`).
+    @Test func anExecutableBuiltInACheckoutFindsItsConfiguration() throws {
+        let root = try #require(ConfigurationLoader.executablesCheckoutRoot)
+        #expect(root.hasSuffix("/config/tasker") && FileManager.default.fileExists(atPath: root + "/base/worker.toml"))
+    }
 }
 
 @Suite("Configuration: environment variables")

@@ -40,6 +40,9 @@ struct RepeatedFailureLogTests {
         #expect("\(lines.first?.metadata["hint"] ?? "")".contains("is PostgreSQL running"))
         #expect(log.recovered() == 99)
         #expect(log.recovered() == 0)
+        // After a recovery, the next outage's first failure is logged at once.
+        log.failed(logger, "could not renew the liveness lease", error: refused)
+        #expect(sink.lines.withLock { $0.count } == 2)
     }
 
     @Test func anIntervalOfZeroLogsEveryFailureAndOnlyConnectionFailuresGetTheHint() {

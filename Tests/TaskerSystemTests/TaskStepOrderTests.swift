@@ -42,8 +42,13 @@ import Testing
                 return
             }
             let names = rows.compactMap { $0["name"]?.stringValue }
-            // Roots first (by creation among them), then each level below.
-            #expect(names == ["first", "alone", "middle", "last"], "\(names)")
+            // Each step after its parents, and each level after the one above (the roots, `first` and
+            // `alone`, in either order: rows created in one statement have no order of their own).
+            let position = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+            #expect(Set(names) == ["first", "alone", "middle", "last"], "\(names)")
+            #expect(position["first", default: 9] < position["middle", default: -1], "\(names)")
+            #expect(position["alone", default: 9] < position["middle", default: -1], "\(names)")
+            #expect(position["middle", default: 9] < position["last", default: -1], "\(names)")
         }
     }
 }

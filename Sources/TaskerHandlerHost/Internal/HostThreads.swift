@@ -51,40 +51,96 @@ final class SerialCallThread: Sendable {
     }
 }
 
-/// The host's stop: SIGTERM, SIGINT or ``HandlerHost/stop()``, whichever comes first.
+/// Why the host stops: asked to (SIGTERM, SIGINT, ``HandlerHost/stop()``), or the embedded worker
+/// ended by itself (a service of its group failed), whichever comes first.
 final class StopSignal: Sendable {
+    enum Reason: Int {
+        case none = 0
+        case requested = 1
+        case workerEnded = 2
+    }
+
     private let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
-    private let sources = Mutex<SignalSources?>(nil)
+    private let reasonValue = Atomic<Int>(Reason.none.rawValue)
+    private let signals = Mutex<SignalSources?>(nil)
 
     /// Keeps the signal sources alive. `@unchecked Sendable`: the array is written once, before the
-    /// box is shared, and never read again (the sources only have to stay retained).
+    /// box is shared, and only read again to cancel the sources once the host has stopped.
     private final class SignalSources: @unchecked Sendable {
-        let sources: [any DispatchSourceSignal]
-        init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
+        let sources: [(number: Int32, source: any DispatchSourceSignal)]
+        init(_ sources: [(number: Int32, source: any DispatchSourceSignal)]) { self.sources = sources }
     }
 
     init() {
         (stream, continuation) = AsyncStream.makeStream()
     }
 
-    func trigger() { continuation.finish() }
+    /// The first reason given wins; later ones change nothing.
+    func trigger(_ reason: Reason = .requested) {
+        _ = reasonValue.compareExchange(expected: Reason.none.rawValue, desired: reason.rawValue, ordering: .acquiringAndReleasing)
+        continuation.finish()
+    }
 
-    /// Returns once ``trigger()`` was called (at once when it already was).
+    var reason: Reason { Reason(rawValue: reasonValue.load(ordering: .acquiring)) ?? .none }
+
+    /// Returns once ``trigger(_:)`` was called (at once when it already was).
     func wait() async {
         for await _ in stream {}
     }
 
-    /// SIGTERM and SIGINT trigger the stop (their default action, ending the process at once, is replaced).
+    /// SIGTERM and SIGINT trigger the stop; a second one ends the process at once (exit status
+    /// 128 + the signal), as a second Ctrl-C does for the `tasker-worker` daemon.
     func installSignalHandlers() {
-        let installed = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+        let installed = [SIGTERM, SIGINT].map { number -> (number: Int32, source: any DispatchSourceSignal) in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in trigger() }
+            source.setEventHandler { [self] in
+                if reason != .none { _exit(128 + number) }
+                trigger(.requested)
+            }
             source.resume()
-            return source
+            return (number, source)
         }
         let box = SignalSources(installed)
-        sources.withLock { $0 = box }
+        signals.withLock { $0 = box }
     }
+
+    /// The signals' previous (default) actions back, once the host has stopped.
+    func removeSignalHandlers() {
+        guard
+            let box = signals.withLock({ state -> SignalSources? in
+                defer { state = nil }
+                return state
+            })
+        else { return }
+        for (number, source) in box.sources {
+            source.cancel()
+            signal(number, SIG_DFL)
+        }
+    }
+}
+
+/// Resumes a continuation once, whichever of several racers comes first.
+final class ResumeOnce<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, Never>?>
+
+    init(_ continuation: CheckedContinuation<T, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(_ value: T) {
+        let taken = continuation.withLock { state -> CheckedContinuation<T, Never>? in
+            defer { state = nil }
+            return state
+        }
+        taken?.resume(returning: value)
+    }
+}
+
+/// A task handle handed out of the closure that creates it (the timer of a handler's race).
+final class TaskSlot: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    func set(_ value: Task<Void, Never>) { task.withLock { $0 = value } }
+    func cancel() { task.withLock { $0 }?.cancel() }
 }

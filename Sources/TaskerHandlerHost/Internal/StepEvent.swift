@@ -55,13 +55,15 @@ struct StepEvent: Sendable {
         } catch {
             throw Malformed(description: "task_sequence_step.step_definition.handler: \(error)")
         }
+        // A stored dependency result that does not read as a result is left out, as the worker's own
+        // dispatcher does (`StepExecutor` hydration): the handler sees it as absent.
         var dependencies: [String: StepExecutionResult] = [:]
         if case .object(let members)? = sequence["dependency_results"] {
             for (name, stored) in members {
-                do {
-                    dependencies[name] = try stored.decode(StepExecutionResult.self)
-                } catch {
-                    throw Malformed(description: "task_sequence_step.dependency_results.\(name): \(error)")
+                if let result = try? stored.decode(StepExecutionResult.self) {
+                    dependencies[name] = result
+                } else {
+                    logger.warning("a dependency result does not read as a step result; left out", metadata: ["dependency": "\(name)"])
                 }
             }
         }

@@ -4,13 +4,12 @@ import TaskerHandlerSDK
 
 /// Runs one polled step event's handler and says what goes back to the library: the stored-result
 /// document (`tasker_complete_step_event`) or a checkpoint (`tasker_checkpoint_yield_step_event`).
-/// Pure apart from the handler itself: no call into the library (``HandlerHost`` makes those, on
-/// its own thread).
+/// Makes no call into the library itself (``HandlerHost`` makes those, on its own thread).
 struct StepEventProcessor: Sendable {
     /// What to hand the library for an event.
     enum Reply: Sendable, Equatable {
-        case complete(eventID: String, resultJSON: String)
-        case checkpoint(eventID: String, checkpointJSON: String)
+        case complete(eventID: String, stepUUID: UUID, resultJSON: String)
+        case checkpoint(eventID: String, stepUUID: UUID, checkpointJSON: String)
         /// Nothing can be answered (the event names no event id or step uuid); its timeout settles it.
         case unanswerable(reason: String)
     }
@@ -19,7 +18,7 @@ struct StepEventProcessor: Sendable {
     let logger: Logger
     let workerID: String?
     let hostname: String?
-    /// A step's timeout when its template names none (the channel's own event timeout ends it anyway).
+    /// A step's timeout when its template names none (the worker's `handler_timeout_ms` default).
     var defaultTimeout: Duration = .seconds(30)
 
     func process(_ text: String) async -> Reply {
@@ -38,7 +37,7 @@ struct StepEventProcessor: Sendable {
             event = try StepEvent(document, timeout: defaultTimeout, logger: logger)
         } catch {
             let failure = StepFailure.permanent("malformed step event: \(error)", errorType: "event_error")
-            return completion(StepHandlerResult.failure(failure), address: address, callable: "", version: nil, startedAt: startedAt)
+            return complete(.failure(failure), address: address, callable: "", version: nil, startedAt: startedAt)
         }
         let resolution = handlers.resolve(event.handler, templateStepName: event.context.templateStepName)
         guard let handler = resolution.handler else {
@@ -52,11 +51,15 @@ struct StepEventProcessor: Sendable {
             return encoded(result, address: address, startedAt: startedAt)
         }
         let context = event.context
-        let outcome: Result<StepHandlerResult, any Error>
-        do {
-            outcome = .success(try await handler.invoke(method: context.handlerMethod, context))
-        } catch {
-            outcome = .failure(error)
+        let work = Task { try await handler.invoke(method: context.handlerMethod, context) }
+        guard let outcome = await Self.outcome(of: work, within: context.timeout) else {
+            // Cancelled; a handler that ignores cancellation keeps its slot in the host until it returns.
+            context.logger.warning("handler still running at its timeout; cancelled", metadata: ["timeout": "\(context.timeout)"])
+            let result = StepExecutionResult.dispatchError(
+                stepUUID: address.stepUUID, kind: .handlerTimeout, callable: event.handler.callable,
+                timeoutMs: Int(context.timeout / .milliseconds(1)), taskUUID: address.taskUUID, message: nil,
+                startedAt: startedAt, completedAt: Date(), workerID: workerID, hostname: hostname)
+            return encoded(result, address: address, startedAt: startedAt)
         }
         if case .success(let result) = outcome, case .checkpointYield(let yield) = result.outcome {
             var checkpoint: [String: JSONValue] = [
@@ -64,11 +67,16 @@ struct StepEventProcessor: Sendable {
                 "items_processed": .int(Int64(yield.itemsProcessed)),
             ]
             if let accumulated = yield.accumulatedResults { checkpoint["accumulated_results"] = accumulated }
-            if let json = try? JSONValue.object(checkpoint).jsonString() {
-                return .checkpoint(eventID: address.eventID, checkpointJSON: json)
+            let value = JSONValue.object(checkpoint)
+            // The library reads a checkpoint at most `maximumValueDepth` deep: deeper is refused here, saying so.
+            if value.nestingDepth(stoppingAfter: UntrustedJSON.maximumValueDepth) <= UntrustedJSON.maximumValueDepth,
+                let json = try? value.jsonString()
+            {
+                return .checkpoint(eventID: address.eventID, stepUUID: address.stepUUID, checkpointJSON: json)
             }
-            let failure = StepFailure.permanent("the checkpoint is not storable JSON", errorType: "checkpoint_error")
-            return completion(
+            let failure = StepFailure.permanent(
+                "the checkpoint is nested more than \(UntrustedJSON.maximumValueDepth) levels deep", errorType: "checkpoint_error")
+            return complete(
                 .failure(failure), address: address, callable: event.handler.callable, version: handler.version, startedAt: startedAt)
         }
         if case .failure(let error) = outcome, !(error is StepFailure) {
@@ -80,7 +88,48 @@ struct StepEventProcessor: Sendable {
         return encoded(result, address: address, startedAt: startedAt)
     }
 
-    private func completion(
+    /// The handler's outcome, or nil when it is still running at `timeout` (then it is cancelled; its
+    /// task is not waited for).
+    static func outcome(
+        of work: Task<StepHandlerResult, any Error>, within timeout: Duration
+    ) async -> Result<StepHandlerResult, any Error>? {
+        let timer = TaskSlot()
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<StepHandlerResult, any Error>?, Never>) in
+            let once = ResumeOnce(continuation)
+            Task { once.resume(await work.result) }
+            timer.set(
+                Task {
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    once.resume(nil)
+                })
+        }
+        timer.cancel()
+        if outcome == nil { work.cancel() }
+        return outcome
+    }
+
+    /// What replaces a reply the library refused as malformed (`TASKER_ERR_INVALID_ARGUMENT`): a
+    /// refused checkpoint becomes a retryable `checkpoint_error`, a refused result a permanent failure
+    /// saying why, so the step ends now instead of waiting out its event's timeout. Nil: nothing to send.
+    func replacement(for reply: Reply, refusal: String) -> Reply? {
+        switch reply {
+        case .checkpoint(let eventID, let stepUUID, _):
+            let failure = StepFailure.retryable("the worker refused the checkpoint: \(refusal)", errorType: "checkpoint_error")
+            return fallback(failure, eventID: eventID, stepUUID: stepUUID)
+        case .complete(let eventID, let stepUUID, _):
+            let failure = StepFailure.permanent("the worker refused the handler's result: \(refusal)", errorType: "handler_error")
+            return fallback(failure, eventID: eventID, stepUUID: stepUUID)
+        case .unanswerable: return nil
+        }
+    }
+
+    private func fallback(_ failure: StepFailure, eventID: String, stepUUID: UUID) -> Reply? {
+        let result = StepHandlerResult.failure(failure).toExecutionResult(
+            stepUUID: stepUUID, startedAt: Date(), completedAt: Date(), workerID: workerID, hostname: hostname)
+        return (try? result.jsonString()).map { .complete(eventID: eventID, stepUUID: stepUUID, resultJSON: $0) }
+    }
+
+    private func complete(
         _ result: StepHandlerResult, address: StepEvent.Address, callable: String, version: String?, startedAt: Date
     ) -> Reply {
         let stored = StepHandlerResult.storedResult(
@@ -93,12 +142,11 @@ struct StepEventProcessor: Sendable {
     /// failure saying so, rather than an event left to time out.
     private func encoded(_ result: StepExecutionResult, address: StepEvent.Address, startedAt: Date) -> Reply {
         do {
-            return .complete(eventID: address.eventID, resultJSON: try result.jsonString())
+            return .complete(eventID: address.eventID, stepUUID: address.stepUUID, resultJSON: try result.jsonString())
         } catch {
             let failure = StepFailure.permanent("the handler's result is not storable: \(error)", errorType: "result_not_storable")
-            let fallback = StepHandlerResult.failure(failure).toExecutionResult(
-                stepUUID: address.stepUUID, startedAt: startedAt, completedAt: Date(), workerID: workerID, hostname: hostname)
-            return .complete(eventID: address.eventID, resultJSON: (try? fallback.jsonString()) ?? "{}")
+            return fallback(failure, eventID: address.eventID, stepUUID: address.stepUUID)
+                ?? .unanswerable(reason: "the handler's result is not storable: \(error)")
         }
     }
 }

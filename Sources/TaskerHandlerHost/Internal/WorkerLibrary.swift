@@ -48,6 +48,7 @@ final class WorkerLibrary: Sendable {
     private typealias LastError = @convention(c) () -> UnsafeMutablePointer<CChar>?
     private typealias StringFree = @convention(c) (UnsafeMutablePointer<CChar>?) -> Void
     private typealias Log = @convention(c) (Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    private typealias IntOut = @convention(c) (UnsafeMutablePointer<Int32>?) -> Int32
 
     /// The entry points. `@unchecked Sendable`: C function pointers capture nothing, and these are
     /// set once in `init` and never written again.
@@ -60,6 +61,7 @@ final class WorkerLibrary: Sendable {
         let lastError: LastError
         let stringFree: StringFree
         let log: Log
+        let isRunning: IntOut
     }
 
     let path: String
@@ -70,6 +72,7 @@ final class WorkerLibrary: Sendable {
         guard let path = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             throw .libraryNotFound(lookedAt: candidates)
         }
+        if let unsafe = Self.writableByOthers(path) { throw .libraryUnusable(path: path, reason: unsafe) }
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | Int32(RTLD_DEEPBIND)) else {
             let reason = dlerror().map { String(cString: $0) } ?? "dlopen failed"
             throw .libraryUnusable(path: path, reason: reason)
@@ -90,7 +93,26 @@ final class WorkerLibrary: Sendable {
             checkpoint: try symbol("tasker_checkpoint_yield_step_event", TwoIn.self),
             lastError: try symbol("tasker_last_error", LastError.self),
             stringFree: try symbol("tasker_string_free", StringFree.self),
-            log: try symbol("tasker_log", Log.self))
+            log: try symbol("tasker_log", Log.self),
+            isRunning: try symbol("tasker_worker_is_running", IntOut.self))
+    }
+
+    /// Why loading `path` would run code someone else can change, or nil: the library and its directory
+    /// must belong to this user or root and be writable by no one else (a library planted in a shared
+    /// directory would run as whoever loads it).
+    static func writableByOthers(_ path: String) -> String? {
+        let me = getuid()
+        for target in [path, (path as NSString).deletingLastPathComponent] {
+            var status = stat()
+            guard stat(target, &status) == 0 else { return "\(target) cannot be examined (errno \(errno))" }
+            if status.st_uid != me && status.st_uid != 0 {
+                return "\(target) belongs to another user (uid \(status.st_uid)); it is not loaded"
+            }
+            if status.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+                return "\(target) is writable by other users; it is not loaded"
+            }
+        }
+        return nil
     }
 
     /// `tasker_worker_bootstrap`: returns the bootstrap result's JSON once the worker serves.
@@ -101,6 +123,12 @@ final class WorkerLibrary: Sendable {
     /// `tasker_worker_stop`: the graceful stop, waited for (running steps drain first).
     func stop() throws(CallError) {
         _ = try outputCall { output in entry.stop(output) }
+    }
+
+    /// `tasker_worker_is_running`: whether the embedded worker still runs.
+    func isRunning() -> Bool {
+        var running: Int32 = 0
+        return entry.isRunning(&running) == Status.ok.rawValue && running != 0
     }
 
     /// `tasker_poll_step_event`: the next step event's JSON, or nil when none came within `timeoutMilliseconds`.

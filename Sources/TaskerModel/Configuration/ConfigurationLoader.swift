@@ -48,17 +48,26 @@ public struct ConfigurationLoader: Sendable {
         }
     }
 
-    /// `config/tasker` of the checkout whose `.build` holds the running executable (at most six
-    /// directories up from it, e.g. `.build/x86_64-unknown-linux-gnu/debug/tasker-dev`), or nil.
+    /// `config/tasker` of the checkout whose `.build` holds the running executable (e.g.
+    /// `<checkout>/.build/x86_64-unknown-linux-gnu/debug/tasker-dev`), or nil: only for an executable
+    /// under a `.build` directory, only a directory that also holds `Package.swift`, and only a tree that
+    /// no other user can write (an installed binary never reads a configuration someone else planted
+    /// above it).
     public static let executablesCheckoutRoot: String? = {
-        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
-        for _ in 0..<6 {
-            let root = directory.appendingPathComponent("config/tasker")
-            if FileManager.default.fileExists(atPath: root.appendingPathComponent("base/common.toml").path) { return root.path }
-            directory = directory.deletingLastPathComponent()
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
+            let build = executable.range(of: "/.build/")
+        else { return nil }
+        let checkout = String(executable[..<build.lowerBound])
+        let root = checkout + "/config/tasker"
+        guard FileManager.default.fileExists(atPath: checkout + "/Package.swift"),
+            FileManager.default.fileExists(atPath: root + "/base/common.toml")
+        else { return nil }
+        for path in [checkout, checkout + "/config", root, root + "/base"] {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+                let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o022 == 0
+            else { return nil }
         }
-        return nil
+        return root
     }()
 
     /// The allowed values of `TASKER_ENV`.

@@ -14,9 +14,12 @@ extension TaskQueries {
     public func resolveStep(_ taskUUID: UUID, _ stepUUID: UUID, _ action: StepManualAction) async throws(TaskAPIError) -> Data {
         let outcome: StepResolutionOutcome
         do {
-            guard
-                case .stepResolved(let result) = try await orchestration.process(
-                    .resolveStep(task: taskUUID, step: stepUUID, action: action))
+            // Not cancelled with the request (its timeout, a client gone): once the step's move commits,
+            // the messages of the steps it made ready must still be sent.
+            let command = Task { [orchestration] in
+                try await orchestration.process(.resolveStep(task: taskUUID, step: stepUUID, action: action))
+            }
+            guard case .stepResolved(let result) = try await command.value
             else { throw TaskAPIError(.internalError, "the step action was not processed") }
             outcome = result
         } catch let error as TaskAPIError {

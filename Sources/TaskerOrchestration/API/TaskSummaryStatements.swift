@@ -53,7 +53,8 @@ enum TaskSummaryStatements {
              WHERE jsonb_typeof(s.def -> 'name') = 'string'), '[]'::jsonb)
         """
 
-    /// Each workflow step as upstream's `StepSummaryInfo`; `x.e` is its result's `error` object (or NULL).
+    /// Each workflow step as upstream's `StepSummaryInfo`; `x.e` is its result's `error` object (or NULL),
+    /// its kind cut at 256 characters (it comes from handler results: the summary stays small).
     private static let steps = """
         coalesce((
             SELECT jsonb_agg(jsonb_build_object(
@@ -76,9 +77,9 @@ enum TaskSummaryStatements {
               FROM tasker.get_step_readiness_status(t.task_uuid, NULL) r
               JOIN tasker.workflow_steps ws ON ws.workflow_step_uuid = r.workflow_step_uuid
              CROSS JOIN LATERAL (
-                 SELECT e, coalesce(
+                 SELECT e, left(coalesce(
                             CASE WHEN jsonb_typeof(e -> 'error_type') = 'string' THEN e ->> 'error_type' END,
-                            CASE WHEN jsonb_typeof(e -> 'type') = 'string' THEN e ->> 'type' END) AS error_type
+                            CASE WHEN jsonb_typeof(e -> 'type') = 'string' THEN e ->> 'type' END), 256) AS error_type
                    FROM (SELECT CASE WHEN jsonb_typeof(ws.results -> 'error') = 'object'
                                      THEN ws.results -> 'error' END AS e) errors) x), '[]'::jsonb)
         """

@@ -126,11 +126,18 @@ extension ConsoleScript {
           }
 
           /** The DLQ's panels, each on its own (a key without `dlq:stats` still sees the entries). */
+          /** The staleness list scans every unfinished task (upstream's view): read every 30 s, not every poll. */
+          const STALENESS_MS = 30000;
+          let stalenessAt = 0;
+
           function refreshDLQ() {
             panel("dlq", renderDLQ);
             panel("dlq-stats", renderDLQStats);
             panel("dlq-queue", renderInvestigationQueue);
-            panel("dlq-staleness", renderStaleness);
+            if (Date.now() - stalenessAt >= STALENESS_MS) {
+              stalenessAt = Date.now();
+              panel("dlq-staleness", renderStaleness);
+            }
           }
         """#
 }

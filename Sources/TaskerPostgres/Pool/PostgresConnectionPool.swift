@@ -269,6 +269,7 @@ public actor PostgresConnectionPool: Service {
     private func open(for slot: State.OpenForWaiter?) async {
         do {
             let pooled = try await openConnection()
+            openFailures.recovered()
             perform(state.opened(pooled, for: slot))
         } catch {
             openFailures.failed(logger, "could not open a database connection", error: error)

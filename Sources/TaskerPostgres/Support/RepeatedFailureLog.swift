@@ -32,10 +32,13 @@ package final class RepeatedFailureLog: Sendable {
         logger.log(level: level, message(), metadata: metadata)
     }
 
-    /// The failures recorded and not logged since the last line (read and reset: the caller logs
-    /// the recovery with it).
+    /// The operation succeeded again: returns the failures recorded and not logged since the last line
+    /// (the caller may log the recovery with it) and starts afresh, so the next outage's first failure
+    /// is logged at once.
+    @discardableResult
     package func recovered() -> Int {
-        unlogged.exchange(0, ordering: .relaxed)
+        throttle.reset()
+        return unlogged.exchange(0, ordering: .relaxed)
     }
 
     /// What to check when `error` says the database does not accept connections; nil otherwise.

@@ -11,6 +11,11 @@ package final class Throttle: Sendable {
         intervalNanoseconds = interval.inNanoseconds
     }
 
+    /// The next ``allow()`` lets its action through, whenever it comes.
+    package func reset() {
+        last.store(Int64.min / 2, ordering: .relaxed)
+    }
+
     package func allow() -> Bool {
         let now = Int64(DispatchTime.now().uptimeNanoseconds)
         let previous = last.load(ordering: .relaxed)

@@ -120,7 +120,8 @@ final class WorkerLeaseService: Service, Sendable {
                 renewalFailures.failed(logger, "could not renew the liveness lease", error: error)
             case .timedOut:
                 state.withLock { $0.renewalFailed("the renewal did not answer within \(budget)") }
-                logger.warning("the liveness lease renewal did not answer", metadata: ["timeout": "\(budget)"])
+                renewalFailures.failed(
+                    logger, "the liveness lease renewal did not answer", error: RenewalTimeout(budget: budget))
             }
             publish()
             do { try await Task.sleep(for: snapshot.delayBeforeRenewal(at: .now)) } catch { return }
@@ -165,4 +166,10 @@ final class WorkerLeaseService: Service, Sendable {
             logger.warning("the liveness lease release did not answer; it expires by itself")
         }
     }
+}
+
+/// A lease renewal that did not answer within its budget (logged through the renewals' `RepeatedFailureLog`).
+struct RenewalTimeout: Error, CustomStringConvertible {
+    var budget: Duration
+    var description: String { "no answer within \(budget)" }
 }

@@ -44,7 +44,7 @@ struct HandlerHostEventTests {
 
     /// The stored result a reply completes with.
     static func stored(_ reply: StepEventProcessor.Reply) throws -> StepExecutionResult {
-        guard case .complete(_, let json) = reply else { throw Unexpected(what: "no completion: \(reply)") }
+        guard case .complete(_, _, let json) = reply else { throw Unexpected(what: "no completion: \(reply)") }
         return try UntrustedJSON.decode(StepExecutionResult.self, from: json, what: "result")
     }
 
@@ -115,7 +115,7 @@ struct HandlerHostEventTests {
         let handlers = HandlerRegistry()
         handlers.register("batch") { _ in .checkpoint(cursor: ["page": 3], itemsProcessed: 30, accumulatedResults: ["sum": 9]) }
         let (step, json) = try Self.event(handler: .init(callable: "batch"))
-        guard case .checkpoint(_, let text) = await Self.processor(handlers).process(json) else {
+        guard case .checkpoint(_, _, let text) = await Self.processor(handlers).process(json) else {
             Issue.record("no checkpoint reply")
             return
         }
@@ -152,25 +152,81 @@ struct HandlerHostEventTests {
         #expect(result.error?.message.contains("task_sequence_step.workflow_step.attempts is not an integer") == true)
     }
 
+    /// A handler still running at its step's timeout (`timeout_seconds`) is cancelled and answered
+    /// with a retryable `handler_timeout`, not waited for.
+    @Test func aHandlerPastItsTimeoutIsCancelledAndAnsweredAsTimedOut() async throws {
+        let handlers = HandlerRegistry()
+        let cancelled = Tally()
+        handlers.register("slow") { _ in
+            do {
+                try await Task.sleep(for: .seconds(600))
+            } catch {
+                cancelled.increment()
+                throw error
+            }
+            return .success(["late": true])
+        }
+        let reply = await Self.processor(handlers).process(try Self.event(handler: .init(callable: "slow"), timeoutSeconds: 1).json)
+        let result = try Self.stored(reply)
+        #expect(!result.success && result.error?.retryable == true && result.error?.errorType == "handler_timeout")
+        try await waitUntil { cancelled.count == 1 }
+    }
+
+    /// A reply the library refused as malformed is replaced by a failure saying why: a checkpoint by a
+    /// retryable `checkpoint_error`, a result by a permanent failure.
+    @Test func aRefusedReplyBecomesAFailureSayingWhy() throws {
+        let processor = Self.processor(HandlerRegistry())
+        let step = UUID()
+        for (reply, retryable) in [
+            (StepEventProcessor.Reply.checkpoint(eventID: "e", stepUUID: step, checkpointJSON: "{}"), true),
+            (.complete(eventID: "e", stepUUID: step, resultJSON: "{}"), false),
+        ] {
+            let replaced = try Self.stored(try #require(processor.replacement(for: reply, refusal: "nested too deep")))
+            #expect(replaced.stepUUID == step && !replaced.success && replaced.error?.retryable == retryable)
+            #expect(replaced.error?.message.contains("nested too deep") == true)
+        }
+        #expect(processor.replacement(for: .unanswerable(reason: "x"), refusal: "y") == nil)
+    }
+
     /// Where the host looks for the library: the configuration's path, `TASKER_WORKER_LIBRARY`, then
-    /// every `.build/{debug,release}` from the working directory up (a handler package inside the
-    /// worker's checkout finds the checkout's build), then the image's `/usr/local/lib`.
-    @Test func theLibraryIsLookedForWhereTheREADMESays() {
-        let configured = HandlerHost.Configuration(libraryPath: "/x/lib.so")
-        #expect(configured.libraryCandidates(environment: ["TASKER_WORKER_LIBRARY": "/y"], workingDirectory: "/a") == ["/x/lib.so"])
-        let plain = HandlerHost.Configuration()
-        #expect(plain.libraryCandidates(environment: ["TASKER_WORKER_LIBRARY": "/y/l.so"], workingDirectory: "/a") == ["/y/l.so"])
-        #expect(
-            plain.libraryCandidates(environment: [:], workingDirectory: "/repo/Examples/first-handler") == [
-                "/repo/Examples/first-handler/.build/debug/libTaskerWorkerFFI.so",
-                "/repo/Examples/first-handler/.build/release/libTaskerWorkerFFI.so",
-                "/repo/Examples/.build/debug/libTaskerWorkerFFI.so", "/repo/Examples/.build/release/libTaskerWorkerFFI.so",
-                "/repo/.build/debug/libTaskerWorkerFFI.so", "/repo/.build/release/libTaskerWorkerFFI.so",
-                "/.build/debug/libTaskerWorkerFFI.so", "/.build/release/libTaskerWorkerFFI.so",
-                "/usr/local/lib/libTaskerWorkerFFI.so",
-            ])
+    /// `.build/{debug,release}` of every Swift package the working directory is in (a handler package
+    /// inside the worker's checkout finds the checkout's build; a directory without `Package.swift`,
+    /// such as `/tmp`, is not looked in), then `/usr/local/lib`.
+    @Test func theLibraryIsLookedForWhereTheREADMESays() throws {
+        try withTemporaryDirectory { root in
+            let handlerPackage = root + "/repo/Examples/first-handler"
+            try FileManager.default.createDirectory(atPath: handlerPackage, withIntermediateDirectories: true)
+            _ = try writeFile(root + "/repo", "Package.swift", "// the worker")
+            _ = try writeFile(handlerPackage, "Package.swift", "// the handlers")
+            let configured = HandlerHost.Configuration(libraryPath: "/x/lib.so")
+            #expect(configured.libraryCandidates(environment: ["TASKER_WORKER_LIBRARY": "/y"], workingDirectory: "/a") == ["/x/lib.so"])
+            let plain = HandlerHost.Configuration()
+            #expect(plain.libraryCandidates(environment: ["TASKER_WORKER_LIBRARY": "/y/l.so"], workingDirectory: "/a") == ["/y/l.so"])
+            let resolvedRoot = URL(fileURLWithPath: root).standardizedFileURL.path
+            #expect(
+                plain.libraryCandidates(environment: [:], workingDirectory: handlerPackage) == [
+                    "\(resolvedRoot)/repo/Examples/first-handler/.build/debug/libTaskerWorkerFFI.so",
+                    "\(resolvedRoot)/repo/Examples/first-handler/.build/release/libTaskerWorkerFFI.so",
+                    "\(resolvedRoot)/repo/.build/debug/libTaskerWorkerFFI.so", "\(resolvedRoot)/repo/.build/release/libTaskerWorkerFFI.so",
+                    "/usr/local/lib/libTaskerWorkerFFI.so",
+                ])
+        }
         #expect(throws: HandlerHostError.libraryNotFound(lookedAt: ["/nonexistent/lib.so"])) {
             try WorkerLibrary(candidates: ["/nonexistent/lib.so"])
+        }
+    }
+
+    /// A library another user could have written is not loaded (its code would run as this user).
+    @Test func aLibraryWritableByOthersIsRefused() throws {
+        try withTemporaryDirectory { root in
+            let path = try writeFile(root, "libTaskerWorkerFFI.so", "not a library")
+            try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: path)
+            do {
+                _ = try WorkerLibrary(candidates: [path])
+                Issue.record("a world-writable library was loaded")
+            } catch {
+                #expect("\(error)".contains("writable by other users"), "\(error)")
+            }
         }
     }
 }
