@@ -354,7 +354,7 @@ let package = Package(
                 "TaskerModel", "TaskerPostgres", "TaskerStore", "TaskerAMQP", "TaskerMessaging", "TaskerAuth", "TaskerHTTP",
                 "TaskerOrchestration", "TaskerTelemetry",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                "TaskerWorker", "TaskerWorkerFFI", .product(name: "NIOCore", package: "swift-nio"),
+                "TaskerWorker", "TaskerWorkerFFI", "TaskerHandlerHost", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Fuzz/Checks"

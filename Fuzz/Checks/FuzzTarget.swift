@@ -23,6 +23,8 @@ public struct FuzzTarget: Sendable, CustomStringConvertible {
         FuzzTarget(name: "AMQPFrames", check: AMQPFramesCheck.check),
         FuzzTarget(name: "DeliveryBody", check: DeliveryBodyCheck.check),
         FuzzTarget(name: "ForeignResult", check: ForeignResultCheck.check),
+        FuzzTarget(name: "HostStepEvent", check: HostStepEventCheck.check),
+        FuzzTarget(name: "OperatorAction", check: OperatorActionCheck.check),
         FuzzTarget(name: "OrchestrationAnswer", check: OrchestrationAnswerCheck.check),
         FuzzTarget(name: "QueueMessage", check: QueueMessageCheck.check),
         FuzzTarget(name: "QueueNotification", check: QueueNotificationCheck.check),
